@@ -1,0 +1,104 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
+import { BASE_PATH, type Config } from './config.js';
+import { configRoutes } from './modules/config/routes.js';
+import { tokenRoutes } from './modules/tokens/routes.js';
+import { TokenAuthenticator } from './modules/tokens/service.js';
+import type { Clock } from './platform/clock.js';
+import type { Db, DbHandle } from './platform/db/database.js';
+import { registerBasicAuth } from './platform/http/auth.js';
+import { registerErrorHandling } from './platform/http/error-handler.js';
+import './platform/http/fastify-types.js';
+import { HttpMetrics } from './platform/http/metrics.js';
+import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js';
+import { registerOpsRoutes } from './platform/http/ops.js';
+import { ERROR_SCHEMAS } from './platform/http/schemas.js';
+import { validatorCompiler } from './platform/http/validation.js';
+import { uuidv7 } from './platform/ids.js';
+import type { JobWorker } from './platform/jobs.js';
+
+/** What every module's routes receive. */
+export interface ModuleDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  jobs: JobWorker;
+}
+
+export interface AppDeps extends ModuleDeps {
+  handle: DbHandle;
+  logger: Logger;
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>;
+
+/**
+ * Builds the HTTP application: platform plugins first (errors, validation, auth, metrics,
+ * OpenAPI), then every module's routes under the versioned base path. Not yet listening, so
+ * tests can add routes and use `inject`.
+ */
+export async function buildApp(deps: AppDeps) {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    genReqId: () => uuidv7(),
+    requestIdHeader: false,
+    bodyLimit: deps.config.bodyLimitBytes,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  registerErrorHandling(app);
+
+  // An empty body with a JSON content type is no body, not a parse error (DELETE from many clients).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        route: request.routeOptions.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        platformId: request.principal?.platformId,
+      },
+      'request',
+    );
+  });
+
+  const metrics = new HttpMetrics();
+  metrics.register(app);
+  for (const schema of ERROR_SCHEMAS) app.addSchema(schema);
+
+  await app.register(swagger, { ...openApiOptions(deps.config), transform: transformForOpenApi });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+
+  registerOpsRoutes(app, { ...deps, metrics });
+
+  const authenticator = new TokenAuthenticator(deps.handle, deps.config.tokenCacheTtlMs);
+  await authenticator.start();
+
+  await app.register(
+    async (api) => {
+      registerBasicAuth(api, authenticator);
+      api.get('/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
+      await api.register(tokenRoutes, { ...deps, authenticator });
+      await api.register(configRoutes, deps);
+    },
+    { prefix: BASE_PATH },
+  );
+
+  return app;
+}

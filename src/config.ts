@@ -1,0 +1,67 @@
+import { resolve } from 'node:path';
+
+export const API_VERSION = '2025-10-13';
+export const BASE_PATH = `/${API_VERSION}`;
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Set: PostgreSQL. Unset: embedded PGlite under `dataDir`. */
+  databaseUrl?: string;
+  dataDir: string;
+  logLevel: string;
+  /** Address printed in examples and used as the OpenAPI server. */
+  publicUrl: string;
+  /** How long a verified API token stays cached in a process (deletes also evict at once). */
+  tokenCacheTtlMs: number;
+  jobs: { enabled: boolean; pollMs: number };
+  bodyLimitBytes: number;
+  /** Grace period for in-flight requests on SIGTERM. */
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** Reads the environment once at boot; any bad value stops start-up with a message naming it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
+  }
+  const publicUrl = (env.CORRIDOR_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  return {
+    port,
+    host,
+    databaseUrl,
+    dataDir: resolve(env.CORRIDOR_DATA_DIR || './data'),
+    logLevel,
+    publicUrl,
+    tokenCacheTtlMs: integer(env, 'CORRIDOR_TOKEN_CACHE_TTL_MS', 60_000, 0, 3_600_000),
+    jobs: { enabled: bool(env, 'CORRIDOR_JOBS', true), pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000) },
+    bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
+    shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  };
+}

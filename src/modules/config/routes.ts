@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { ModuleDeps } from '../../app.js';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { sendWrite } from '../../platform/http/write.js';
+import { PlatformConfig, PlatformConfigUpdate } from './schemas.js';
+import { getPlatformConfig, updatePlatformConfig } from './service.js';
+
+export const configRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
+  app.get('/config', {
+    schema: {
+      operationId: 'getPlatformConfig',
+      tags: ['Platform Configuration'],
+      summary: 'Read the platform configuration',
+      response: { 200: PlatformConfig, ...errorResponses(401, 500) },
+    },
+    handler: async (request) => getPlatformConfig(deps.db, request.principal.platformId),
+  });
+
+  app.patch('/config', {
+    schema: {
+      operationId: 'updatePlatformConfig',
+      tags: ['Platform Configuration'],
+      summary: 'Update the platform configuration',
+      description:
+        'Fields left out stay as they are. `embeddedWalletConfig` and `cardTokenization2faConfig` merge field by field. ' +
+        '`feeConfigs` merge by `(feeType, sourceCurrency)`; a fee whose rate and fixed amount are both 0 is removed. ' +
+        'Fee configs accept USD source currency only (501 NOT_IMPLEMENTED otherwise).',
+      body: PlatformConfigUpdate,
+      response: { 200: PlatformConfig, ...errorResponses(400, 401, 403, 500, 501) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) =>
+      sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 200,
+        body: await updatePlatformConfig(trx, deps.clock, request.principal.platformId, request.body),
+      })),
+  });
+};

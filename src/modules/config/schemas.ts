@@ -1,0 +1,138 @@
+import Type, { type Static } from 'typebox';
+import { DateTime, MinorAmount, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+
+export const CUSTOMER_INFO_FIELDS = [
+  'FULL_NAME', 'BIRTH_DATE', 'NATIONALITY', 'PHONE_NUMBER', 'EMAIL', 'POSTAL_ADDRESS', 'TAX_ID',
+  'REGISTRATION_NUMBER', 'USER_TYPE', 'COUNTRY_OF_RESIDENCE', 'ACCOUNT_IDENTIFIER', 'FI_LEGAL_ENTITY_NAME',
+  'FI_ADDRESS', 'PURPOSE_OF_PAYMENT', 'ULTIMATE_INSTITUTION_COUNTRY', 'IDENTIFIER', 'BUSINESS_TYPE',
+  'COMPANY_LEGAL_NAME', 'ID_TYPE', 'ID_NUMBER',
+] as const;
+
+const CurrencyCode = Type.String({ format: 'iso4217', maxLength: 3, examples: ['USD'] });
+const Email = Type.String({ format: 'email', maxLength: 255 });
+
+export const PlatformCurrencyConfig = Type.Object(
+  {
+    currencyCode: CurrencyCode,
+    minAmount: MinorAmount({ description: 'Smallest amount per transaction, in minor units.' }),
+    maxAmount: MinorAmount({ description: 'Largest amount per transaction, in minor units.' }),
+    requiredCounterpartyFields: Type.Array(
+      Type.Object({ name: StringEnum(CUSTOMER_INFO_FIELDS), mandatory: Type.Boolean() }, { additionalProperties: false }),
+      { maxItems: CUSTOMER_INFO_FIELDS.length },
+    ),
+    enabledTransactionTypes: Type.Array(StringEnum(['INCOMING', 'OUTGOING']), { uniqueItems: true, maxItems: 2 }),
+  },
+  { additionalProperties: false },
+);
+
+const CurrencyConfigResponse = Type.Object({
+  ...PlatformCurrencyConfig.properties,
+  providerRequiredCustomerFields: Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true }),
+  providerRequiredCounterpartyCustomerFields: Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true }),
+});
+
+export const EmbeddedWalletConfig = Type.Object(
+  {
+    appName: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    otpLength: Type.Optional(Type.Integer({ minimum: 4, maximum: 12, description: 'OTP length; default 6.' })),
+    alphanumeric: Type.Optional(Type.Boolean({ description: 'Letters as well as digits; default false.' })),
+    expirationSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400, description: 'OTP validity; default 300.' })),
+    sendFromEmailAddress: Type.Optional(Email),
+    sendFromEmailSenderName: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    replyToEmailAddress: Type.Optional(Email),
+    logoUrl: Type.Optional(Type.String({ format: 'uri', pattern: '^https://', maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CardTokenization2faConfig = Type.Object(
+  {
+    displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    logoUrl: Type.Optional(Type.String({ format: 'uri', pattern: '^https://', maxLength: 512 })),
+    email: Type.Optional(
+      Type.Object(
+        {
+          fromAddress: Type.Optional(Email),
+          fromName: Type.Optional(Type.String({ maxLength: 255 })),
+          replyToAddress: Type.Optional(Email),
+          subject: Type.Optional(Type.String({ maxLength: 255 })),
+          bodyText: Type.Optional(Type.String({ maxLength: 2000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    sms: Type.Optional(
+      Type.Object(
+        { templateSid: Type.Optional(Type.String({ maxLength: 64 })), bodyText: Type.Optional(Type.String({ maxLength: 480 })) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const FixedFee = Type.Object(
+  { amount: MinorAmount({ description: 'Fixed fee in minor units of `currency`.' }), currency: CurrencyCode },
+  { additionalProperties: false },
+);
+
+/** A standing platform fee: a rate, a fixed amount, or both (spec §4.6 PATCH /config). */
+export const FeeConfigInput = Type.Object(
+  {
+    feeType: StringEnum(['CROSS_CURRENCY_TRANSACTION']),
+    sourceCurrency: CurrencyCode,
+    variableFeeBps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: 'Rate in basis points.' })),
+    fixedFee: Type.Optional(FixedFee),
+  },
+  { additionalProperties: false },
+);
+
+const FeeConfig = Type.Object({
+  feeType: StringEnum(['CROSS_CURRENCY_TRANSACTION']),
+  sourceCurrency: Type.String(),
+  variableFeeBps: Type.Integer(),
+  fixedFee: Type.Object({ amount: Type.Integer({ format: 'int64' }), currency: Type.String() }),
+});
+
+export const PlatformConfigUpdate = Type.Object(
+  {
+    umaDomain: Type.Optional(Type.String({ format: 'hostname', minLength: 1, maxLength: 253 })),
+    webhookEndpoint: Type.Optional(
+      Type.String({ format: 'uri', maxLength: 2048, description: 'https URL; http only for localhost and 127.0.0.1.' }),
+    ),
+    supportedCurrencies: Type.Optional(Type.Array(PlatformCurrencyConfig, { minItems: 1, maxItems: 50 })),
+    embeddedWalletConfig: Type.Optional(EmbeddedWalletConfig),
+    cardTokenization2faConfig: Type.Optional(CardTokenization2faConfig),
+    feeConfigs: Type.Optional(Type.Array(FeeConfigInput, { maxItems: 20 })),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    title: 'PlatformConfigUpdateRequest',
+    examples: [{ webhookEndpoint: 'https://example.com/webhooks', feeConfigs: [{ feeType: 'CROSS_CURRENCY_TRANSACTION', sourceCurrency: 'USD', variableFeeBps: 50 }] }],
+  },
+);
+
+export const PlatformConfig = Type.Object(
+  {
+    id: ResourceId('PlatformConfig'),
+    umaDomain: Type.Optional(Type.String()),
+    proxyUmaSubdomain: Type.Optional(Type.String()),
+    webhookEndpoint: Type.Optional(Type.String()),
+    supportedCurrencies: Type.Array(CurrencyConfigResponse),
+    isRegulatedFinancialInstitution: Type.Boolean(),
+    embeddedWalletConfig: Type.Optional(EmbeddedWalletConfig),
+    cardTokenization2faConfig: Type.Optional(CardTokenization2faConfig),
+    feeConfigs: Type.Array(FeeConfig),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { title: 'PlatformConfig' },
+);
+
+export type PlatformConfigUpdate = Static<typeof PlatformConfigUpdate>;
+export type PlatformConfig = Static<typeof PlatformConfig>;
+export type PlatformCurrencyConfig = Static<typeof PlatformCurrencyConfig>;
+export type EmbeddedWalletConfig = Static<typeof EmbeddedWalletConfig>;
+export type CardTokenization2faConfig = Static<typeof CardTokenization2faConfig>;
+export type FeeConfig = Static<typeof FeeConfig>;

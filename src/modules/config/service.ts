@@ -1,0 +1,169 @@
+import type { Clock } from '../../platform/clock.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
+import { formatId, uuidv7 } from '../../platform/ids.js';
+import { recordEvent } from '../../platform/outbox.js';
+import { findConfig, insertConfig, updateConfig, type ConfigRow } from './repo.js';
+import type { FeeConfig, PlatformConfig, PlatformConfigUpdate, PlatformCurrencyConfig } from './schemas.js';
+
+export const DEFAULT_CURRENCY: PlatformCurrencyConfig = {
+  currencyCode: 'USD',
+  minAmount: 1,
+  maxAmount: 100_000_000,
+  requiredCounterpartyFields: [],
+  enabledTransactionTypes: ['INCOMING', 'OUTGOING'],
+};
+
+/** Fee configs are only defined for USD sources today, as upstream. */
+const FEE_SOURCE_CURRENCIES = new Set(['USD']);
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+export async function createDefaultConfig(trx: Tx, clock: Clock, platformId: string): Promise<void> {
+  const now = clock.now();
+  await insertConfig(trx, {
+    id: uuidv7(now.getTime()),
+    platform_id: platformId,
+    uma_domain: null,
+    proxy_uma_subdomain: null,
+    webhook_endpoint: null,
+    is_regulated_financial_institution: false,
+    supported_currencies: [DEFAULT_CURRENCY],
+    embedded_wallet_config: null,
+    card_tokenization_2fa_config: null,
+    fee_configs: [],
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+export function toPlatformConfig(row: ConfigRow): PlatformConfig {
+  return {
+    id: formatId('PlatformConfig', row.id),
+    ...(row.uma_domain ? { umaDomain: row.uma_domain } : {}),
+    ...(row.proxy_uma_subdomain ? { proxyUmaSubdomain: row.proxy_uma_subdomain } : {}),
+    ...(row.webhook_endpoint ? { webhookEndpoint: row.webhook_endpoint } : {}),
+    supportedCurrencies: row.supported_currencies.map((c) => ({
+      ...c,
+      providerRequiredCustomerFields: [],
+      providerRequiredCounterpartyCustomerFields: [],
+    })),
+    isRegulatedFinancialInstitution: row.is_regulated_financial_institution,
+    ...(row.embedded_wallet_config ? { embeddedWalletConfig: row.embedded_wallet_config } : {}),
+    ...(row.card_tokenization_2fa_config ? { cardTokenization2faConfig: row.card_tokenization_2fa_config } : {}),
+    feeConfigs: row.fee_configs,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export async function getConfigRow(db: DbOrTx, platformId: string): Promise<ConfigRow> {
+  const row = await findConfig(db, platformId);
+  if (!row) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
+  return row;
+}
+
+export async function getPlatformConfig(db: DbOrTx, platformId: string): Promise<PlatformConfig> {
+  return toPlatformConfig(await getConfigRow(db, platformId));
+}
+
+function checkWebhookEndpoint(value: string, errors: FieldError[]): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const ok = url && (url.protocol === 'https:' || (url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname)));
+  if (!ok || url?.username || url?.password) {
+    errors.push({
+      field: 'webhookEndpoint',
+      constraint: { format: 'url', pattern: '^https://' },
+      message: 'must be an https URL without credentials (http is allowed only for localhost and 127.0.0.1)',
+    });
+  }
+}
+
+function checkCurrencies(currencies: PlatformCurrencyConfig[], errors: FieldError[]): void {
+  const seen = new Set<string>();
+  currencies.forEach((c, i) => {
+    if (seen.has(c.currencyCode)) errors.push({ field: `supportedCurrencies.${i}.currencyCode`, message: `${c.currencyCode} is listed twice` });
+    seen.add(c.currencyCode);
+    if (c.minAmount > c.maxAmount) errors.push({ field: `supportedCurrencies.${i}.minAmount`, message: 'must not exceed maxAmount' });
+    const names = c.requiredCounterpartyFields.map((f) => f.name);
+    if (new Set(names).size !== names.length) {
+      errors.push({ field: `supportedCurrencies.${i}.requiredCounterpartyFields`, message: 'must not repeat a field name' });
+    }
+  });
+}
+
+/** Merge-by-key on (feeType, sourceCurrency); a config whose rate and fixed amount are both 0 is removed. */
+function mergeFeeConfigs(current: FeeConfig[], updates: NonNullable<PlatformConfigUpdate['feeConfigs']>, errors: FieldError[]): FeeConfig[] {
+  const merged = new Map(current.map((f) => [`${f.feeType}/${f.sourceCurrency}`, f]));
+  const seen = new Set<string>();
+  updates.forEach((update, i) => {
+    const key = `${update.feeType}/${update.sourceCurrency}`;
+    if (seen.has(key)) errors.push({ field: `feeConfigs.${i}`, message: `repeats ${update.feeType} for ${update.sourceCurrency}` });
+    seen.add(key);
+    if (update.variableFeeBps === undefined && update.fixedFee === undefined) {
+      errors.push({ field: `feeConfigs.${i}`, message: 'needs variableFeeBps, fixedFee, or both' });
+      return;
+    }
+    if (update.fixedFee && update.fixedFee.currency !== update.sourceCurrency) {
+      errors.push({ field: `feeConfigs.${i}.fixedFee.currency`, constraint: { enum: [update.sourceCurrency] }, message: 'must equal sourceCurrency' });
+      return;
+    }
+    const previous = merged.get(key);
+    const next: FeeConfig = {
+      feeType: update.feeType,
+      sourceCurrency: update.sourceCurrency,
+      variableFeeBps: update.variableFeeBps ?? previous?.variableFeeBps ?? 0,
+      fixedFee: update.fixedFee ?? previous?.fixedFee ?? { amount: 0, currency: update.sourceCurrency },
+    };
+    if (next.variableFeeBps === 0 && next.fixedFee.amount === 0) merged.delete(key);
+    else merged.set(key, next);
+  });
+  return [...merged.values()];
+}
+
+export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: string, update: PlatformConfigUpdate): Promise<PlatformConfig> {
+  const unsupported = (update.feeConfigs ?? []).findIndex((f) => !FEE_SOURCE_CURRENCIES.has(f.sourceCurrency));
+  if (unsupported >= 0) {
+    throw new AppError('NOT_IMPLEMENTED', `Fee configs are supported only for USD source currency.`, {
+      details: { field: `feeConfigs.${unsupported}.sourceCurrency`, supported: [...FEE_SOURCE_CURRENCIES] },
+    });
+  }
+  const current = await findConfig(trx, platformId, { forUpdate: true });
+  if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
+  const errors: FieldError[] = [];
+  if (update.webhookEndpoint !== undefined) checkWebhookEndpoint(update.webhookEndpoint, errors);
+  if (update.supportedCurrencies) checkCurrencies(update.supportedCurrencies, errors);
+  const feeConfigs = update.feeConfigs ? mergeFeeConfigs(current.fee_configs, update.feeConfigs, errors) : undefined;
+  if (errors.length) throw invalidInput(errors);
+
+  const card = update.cardTokenization2faConfig;
+  const currentCard = current.card_tokenization_2fa_config ?? {};
+  const changes: Partial<ConfigRow> = {
+    ...(update.umaDomain !== undefined ? { uma_domain: update.umaDomain } : {}),
+    ...(update.webhookEndpoint !== undefined ? { webhook_endpoint: update.webhookEndpoint } : {}),
+    ...(update.supportedCurrencies ? { supported_currencies: update.supportedCurrencies } : {}),
+    ...(update.embeddedWalletConfig
+      ? { embedded_wallet_config: { ...(current.embedded_wallet_config ?? {}), ...update.embeddedWalletConfig } }
+      : {}),
+    ...(card
+      ? {
+          card_tokenization_2fa_config: {
+            ...currentCard,
+            ...card,
+            ...(card.email ? { email: { ...currentCard.email, ...card.email } } : {}),
+            ...(card.sms ? { sms: { ...currentCard.sms, ...card.sms } } : {}),
+          },
+        }
+      : {}),
+    ...(feeConfigs ? { fee_configs: feeConfigs } : {}),
+    updated_at: clock.now(),
+  };
+  const row = await updateConfig(trx, platformId, changes);
+  const config = toPlatformConfig(row);
+  await recordEvent(trx, clock, { platformId, type: 'PLATFORM_CONFIG.UPDATED', resourceId: config.id, data: config });
+  return config;
+}

@@ -1,0 +1,46 @@
+import { sql } from 'kysely';
+import type { Clock } from '../../platform/clock.js';
+import type { Tx } from '../../platform/db/database.js';
+import { formatId, uuidv7 } from '../../platform/ids.js';
+import { createDefaultConfig } from '../config/service.js';
+import { createToken, type CreatedToken } from '../tokens/service.js';
+import { countPlatforms, insertPlatform, type PlatformRow } from './repo.js';
+
+export type Environment = PlatformRow['environment'];
+
+export interface Platform {
+  id: string;
+  name: string;
+  environment: Environment;
+  createdAt: Date;
+}
+
+function toPlatform(row: PlatformRow): Platform {
+  return { id: formatId('Platform', row.id), name: row.name, environment: row.environment, createdAt: row.created_at };
+}
+
+/** A platform with its default configuration and one token holding every permission. */
+export async function createPlatform(
+  trx: Tx,
+  clock: Clock,
+  input: { name: string; environment: Environment },
+): Promise<{ platform: Platform; platformUuid: string; token: CreatedToken }> {
+  const now = clock.now();
+  const row: PlatformRow = { id: uuidv7(now.getTime()), name: input.name, environment: input.environment, created_at: now, updated_at: now };
+  await insertPlatform(trx, row);
+  await createDefaultConfig(trx, clock, row.id);
+  const token = await createToken(trx, clock, row.id, { name: 'Initial token', permissions: ['VIEW', 'TRANSACT', 'MANAGE'] });
+  return { platform: toPlatform(row), platformUuid: row.id, token };
+}
+
+const BOOTSTRAP_LOCK = 7_301_991_002;
+
+/**
+ * First start on an empty database: one sandbox platform and its token, returned exactly once
+ * (the caller prints the secret). Any later start, in any process, gets undefined.
+ */
+export async function bootstrapFirstPlatform(trx: Tx, clock: Clock) {
+  await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`.execute(trx);
+  if ((await countPlatforms(trx)) > 0) return undefined;
+  return createPlatform(trx, clock, { name: 'Sandbox platform', environment: 'sandbox' });
+}

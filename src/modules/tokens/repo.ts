@@ -1,0 +1,104 @@
+import type { Selectable } from 'kysely';
+import { sql } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import type { Permission } from '../../platform/http/auth.js';
+import type { PageRequest } from '../../platform/pagination.js';
+
+interface ApiTokensTable {
+  id: string;
+  platform_id: string;
+  name: string;
+  permissions: Permission[];
+  client_id: string;
+  secret_hash: Buffer;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    api_tokens: ApiTokensTable;
+  }
+}
+
+export type TokenRow = Selectable<ApiTokensTable>;
+export type LiveToken = Omit<TokenRow, 'deleted_at'>;
+
+export const TOKEN_DELETED_CHANNEL = 'corridor_api_token_deleted';
+
+export async function insertToken(db: DbOrTx, row: TokenRow): Promise<void> {
+  await db.insertInto('api_tokens').values(row).execute();
+}
+
+const LIVE_COLUMNS = ['id', 'platform_id', 'name', 'permissions', 'client_id', 'secret_hash', 'created_at', 'updated_at'] as const;
+
+export async function findLiveToken(db: DbOrTx, platformId: string, id: string): Promise<LiveToken | undefined> {
+  return db
+    .selectFrom('api_tokens')
+    .select(LIVE_COLUMNS)
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export interface TokenFilters {
+  name?: string;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  updatedAfter?: Date;
+  updatedBefore?: Date;
+}
+
+function filtered(db: DbOrTx, platformId: string, f: TokenFilters) {
+  let query = db.selectFrom('api_tokens').where('platform_id', '=', platformId).where('deleted_at', 'is', null);
+  if (f.name !== undefined) query = query.where('name', '=', f.name);
+  if (f.createdAfter) query = query.where('created_at', '>=', f.createdAfter);
+  if (f.createdBefore) query = query.where('created_at', '<=', f.createdBefore);
+  if (f.updatedAfter) query = query.where('updated_at', '>=', f.updatedAfter);
+  if (f.updatedBefore) query = query.where('updated_at', '<=', f.updatedBefore);
+  return query;
+}
+
+export async function listLiveTokens(db: DbOrTx, platformId: string, filters: TokenFilters, page: PageRequest) {
+  let query = filtered(db, platformId, filters).select(LIVE_COLUMNS).orderBy('id', 'desc').limit(page.limit + 1);
+  if (page.after) query = query.where('id', '<', page.after);
+  const [rows, count] = await Promise.all([
+    query.execute(),
+    filtered(db, platformId, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, totalCount: Number(count.n) };
+}
+
+/** Soft delete; the NOTIFY reaches every process's token cache when the transaction commits. */
+export async function markTokenDeleted(db: DbOrTx, platformId: string, id: string, at: Date): Promise<string | undefined> {
+  const row = await db
+    .updateTable('api_tokens')
+    .set({ deleted_at: at, updated_at: at })
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returning('client_id')
+    .executeTakeFirst();
+  if (row) await sql`select pg_notify(${TOKEN_DELETED_CHANNEL}, ${row.client_id})`.execute(db);
+  return row?.client_id;
+}
+
+export interface CredentialRow {
+  id: string;
+  platform_id: string;
+  permissions: Permission[];
+  secret_hash: Buffer;
+  environment: 'sandbox' | 'production';
+}
+
+export async function findCredentials(db: DbOrTx, column: 'client_id' | 'id', value: string): Promise<CredentialRow | undefined> {
+  return db
+    .selectFrom('api_tokens as t')
+    .innerJoin('platforms as p', 'p.id', 't.platform_id')
+    .select(['t.id', 't.platform_id', 't.permissions', 't.secret_hash', 'p.environment'])
+    .where(`t.${column}`, '=', value)
+    .where('t.deleted_at', 'is', null)
+    .executeTakeFirst();
+}

@@ -1,0 +1,71 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { ModuleDeps } from '../../app.js';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { sendWrite } from '../../platform/http/write.js';
+import { ApiToken, ApiTokenCreateRequest, TokenListQuery, TokenListResponse, TokenParams } from './schemas.js';
+import { createToken, deleteToken, getToken, listTokens, type TokenAuthenticator } from './service.js';
+
+export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { authenticator: TokenAuthenticator }> = async (app, deps) => {
+  const tags = ['API Tokens'];
+
+  app.post('/tokens', {
+    schema: {
+      operationId: 'createToken',
+      tags,
+      summary: 'Create an API token',
+      description: 'The response carries `clientSecret`, the only time it is ever shown. Needs the MANAGE permission.',
+      body: ApiTokenCreateRequest,
+      response: { 201: ApiToken, ...errorResponses(400, 401, 403, 500) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) =>
+      sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 201,
+        body: (await createToken(trx, deps.clock, request.principal.platformId, request.body)).token,
+      })),
+  });
+
+  app.get('/tokens', {
+    schema: {
+      operationId: 'listTokens',
+      tags,
+      summary: 'List API tokens',
+      description: 'Newest first. Deleted tokens are not listed. Secrets are never returned.',
+      querystring: TokenListQuery,
+      response: { 200: TokenListResponse, ...errorResponses(400, 401, 500) },
+    },
+    handler: async (request) => listTokens(deps.db, request.principal.platformId, request.query),
+  });
+
+  app.get('/tokens/:tokenId', {
+    schema: {
+      operationId: 'getToken',
+      tags,
+      summary: 'Read an API token',
+      params: TokenParams,
+      response: { 200: ApiToken, ...errorResponses(400, 401, 404, 500) },
+    },
+    handler: async (request) => getToken(deps.db, request.principal.platformId, request.params.tokenId),
+  });
+
+  app.delete('/tokens/:tokenId', {
+    schema: {
+      operationId: 'deleteToken',
+      tags,
+      summary: 'Delete an API token',
+      description: 'The token stops authenticating on the very next request, in every Corridor process.',
+      params: TokenParams,
+      response: { 204: { type: 'null', description: 'Deleted.' }, ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) => {
+      let clientId = '';
+      await sendWrite(deps, request, reply, async (trx) => {
+        clientId = await deleteToken(trx, deps.clock, request.principal.platformId, request.params.tokenId);
+        return { statusCode: 204, body: undefined };
+      });
+      deps.authenticator.evict(clientId);
+      return reply;
+    },
+  });
+};

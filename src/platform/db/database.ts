@@ -1,0 +1,122 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.js';
+
+/**
+ * The table map. Empty here on purpose: each module adds its own tables by declaration merging
+ * (`declare module '…/platform/db/database.js' { interface Database { … } }`), so the platform
+ * knows no domain and every table is declared beside the repo that owns it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Database {}
+
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+/** Repos take either the root handle or an open transaction. */
+export type DbOrTx = Db | Tx;
+
+export type Engine = 'postgres' | 'pglite';
+
+export interface DbHandle {
+  db: Db;
+  engine: Engine;
+  /** Human description of where the data lives, for the start-up log. */
+  location: string;
+  /** Calls `onMessage` for every NOTIFY on `channel`; resolves once listening. */
+  listen(channel: string, onMessage: (payload: string) => void, onReset?: () => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+
+export interface OpenOptions {
+  databaseUrl?: string;
+  dataDir?: string;
+  /** PGlite only: start from a dump of another instance's data directory (tests). */
+  loadDataDir?: Blob;
+  /** Postgres only: pool size. */
+  poolSize?: number;
+  /** Postgres only: schema to use as search_path (tests isolate themselves this way). */
+  schema?: string;
+}
+
+export async function openDatabase(options: OpenOptions): Promise<DbHandle> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options);
+}
+
+async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<DbHandle> {
+  const clientConfig: pg.ClientConfig = {
+    connectionString: databaseUrl,
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID ? (v: string) => BigInt(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  };
+  const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 });
+  pool.on('error', () => {
+    // An idle client lost its connection; the pool replaces it on next use.
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const listeners: pg.Client[] = [];
+  let closed = false;
+  const url = new URL(databaseUrl);
+  return {
+    db,
+    engine: 'postgres',
+    location: `postgres://${url.host}${url.pathname}${options.schema ? ` (schema ${options.schema})` : ''}`,
+    async listen(channel, onMessage, onReset) {
+      const connect = async (): Promise<void> => {
+        const client = new pg.Client(clientConfig);
+        const reconnect = () => {
+          if (closed) return;
+          onReset?.();
+          client.removeAllListeners();
+          client.end().catch(() => {});
+          listeners.splice(listeners.indexOf(client), 1);
+          setTimeout(() => connect().catch(reconnect), 500).unref();
+        };
+        client.on('error', reconnect);
+        client.on('end', reconnect);
+        client.on('notification', (msg) => {
+          if (msg.channel === channel) onMessage(msg.payload ?? '');
+        });
+        await client.connect();
+        await client.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+        listeners.push(client);
+      };
+      await connect();
+    },
+    async close() {
+      closed = true;
+      await Promise.all(listeners.map((c) => { c.removeAllListeners(); return c.end().catch(() => {}); }));
+      await db.destroy();
+    },
+  };
+}
+
+async function openPglite(options: OpenOptions): Promise<DbHandle> {
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const pglite = new PGlite({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    parsers: { [pgliteTypes.INT8]: (v: string) => BigInt(v) },
+    serializers: { [pgliteTypes.INT8]: (v: unknown) => String(v) },
+  });
+  await pglite.waitReady;
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    engine: 'pglite',
+    location: options.dataDir ? `PGlite in ${options.dataDir}` : 'PGlite in memory',
+    async listen(channel, onMessage) {
+      await pglite.listen(channel, onMessage);
+    },
+    async close() {
+      await db.destroy();
+      await pglite.close();
+    },
+  };
+}

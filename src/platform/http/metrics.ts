@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+interface Series {
+  labels: string;
+  count: number;
+  sum: number;
+  buckets: number[];
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+/** Request count and latency per route and status, in Prometheus text format. */
+export class HttpMetrics {
+  private readonly series = new Map<string, Series>();
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const labels = `method="${method}",route="${escapeLabel(route)}",status="${status}"`;
+    let s = this.series.get(labels);
+    if (!s) {
+      s = { labels, count: 0, sum: 0, buckets: BUCKETS.map(() => 0) };
+      this.series.set(labels, s);
+    }
+    s.count++;
+    s.sum += seconds;
+    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) s.buckets[i]!++;
+  }
+
+  register(app: FastifyInstance): void {
+    app.addHook('onResponse', async (request, reply) => {
+      this.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
+
+  render(gauges: Array<{ name: string; help: string; values: Array<{ labels: string; value: number }> }>): string {
+    const lines = [
+      '# HELP corridor_http_requests_total HTTP requests answered.',
+      '# TYPE corridor_http_requests_total counter',
+    ];
+    for (const s of this.series.values()) lines.push(`corridor_http_requests_total{${s.labels}} ${s.count}`);
+    lines.push('# HELP corridor_http_request_duration_seconds Time to answer HTTP requests.');
+    lines.push('# TYPE corridor_http_request_duration_seconds histogram');
+    for (const s of this.series.values()) {
+      BUCKETS.forEach((b, i) => lines.push(`corridor_http_request_duration_seconds_bucket{${s.labels},le="${b}"} ${s.buckets[i]}`));
+      lines.push(`corridor_http_request_duration_seconds_bucket{${s.labels},le="+Inf"} ${s.count}`);
+      lines.push(`corridor_http_request_duration_seconds_sum{${s.labels}} ${s.sum}`);
+      lines.push(`corridor_http_request_duration_seconds_count{${s.labels}} ${s.count}`);
+    }
+    for (const g of gauges) {
+      lines.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`);
+      for (const v of g.values) lines.push(`${g.name}${v.labels ? `{${v.labels}}` : ''} ${v.value}`);
+    }
+    return `${lines.join('\n')}\n`;
+  }
+}

@@ -1,0 +1,48 @@
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { API_VERSION, BASE_PATH, type Config } from '../../config.js';
+
+const TAGS = [
+  { name: 'API Tokens', description: 'Create, list and delete the credentials a platform backend authenticates with.' },
+  { name: 'Platform Configuration', description: 'Platform-wide settings: currencies, fees, webhooks, embedded wallets.' },
+];
+
+/** The OpenAPI 3.1 document is generated from the route schemas; nothing is written by hand. */
+export function openApiOptions(config: Pick<Config, 'publicUrl'>): FastifyDynamicSwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Corridor API',
+        version: API_VERSION,
+        description:
+          'Corridor is an open, self-hostable cross-border payments service. A platform backend calls it to onboard ' +
+          'customers, hold money in internal accounts and embedded wallets, authenticate wallet end users, quote and ' +
+          'execute transfers, and receive webhooks. Every error uses one envelope: `{status, code, message, details?}`.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: [{ url: `${config.publicUrl}${BASE_PATH}`, description: 'This Corridor instance' }],
+      tags: TAGS,
+      components: {
+        securitySchemes: {
+          BasicAuth: {
+            type: 'http',
+            scheme: 'basic',
+            description: 'User name: the API token `clientId` (or its `Token:<uuid>` id). Password: the token secret.',
+          },
+        },
+      },
+      security: [{ BasicAuth: [] }],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  };
+}
+
+type TransformInput = Parameters<NonNullable<FastifyDynamicSwaggerOptions['transform']>>[0];
+
+/** Paths are documented relative to the versioned server URL, as upstream clients expect. */
+export function transformForOpenApi({ schema, url }: TransformInput) {
+  const relative = url.startsWith(BASE_PATH) ? url.slice(BASE_PATH.length) || '/' : url;
+  return { schema, url: relative };
+}

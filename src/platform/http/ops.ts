@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import { migrationsCurrent } from '../db/migrate.js';
+import { AppError } from '../errors.js';
+import { jobQueueDepth } from '../jobs.js';
+import type { HttpMetrics } from './metrics.js';
+
+/** Unversioned operational endpoints: liveness, readiness, Prometheus metrics. No auth. */
+export function registerOpsRoutes(app: FastifyInstance, deps: { db: Db; metrics: HttpMetrics }): void {
+  const hidden = { schema: { hide: true }, config: { auth: false } };
+
+  app.get('/healthz', hidden, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', hidden, async () => {
+    try {
+      await sql`select 1`.execute(deps.db);
+      if (!(await migrationsCurrent(deps.db))) throw new Error('migrations pending');
+    } catch (error) {
+      throw new AppError('SERVICE_UNAVAILABLE', `Not ready: ${error instanceof Error ? error.message : 'database unreachable'}.`);
+    }
+    return { status: 'ready' };
+  });
+
+  app.get('/metrics', hidden, async (_request, reply) => {
+    const depth = await jobQueueDepth(deps.db);
+    const statuses = ['queued', 'running', 'done', 'dead'];
+    const body = deps.metrics.render([
+      {
+        name: 'corridor_jobs',
+        help: 'Background jobs by status.',
+        values: statuses.map((s) => ({ labels: `status="${s}"`, value: depth[s] ?? 0 })),
+      },
+    ]);
+    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(body);
+  });
+}

@@ -1,0 +1,101 @@
+import Type, { type TSchema } from 'typebox';
+import { codesWithStatus, ERROR_STATUSES } from '../errors.js';
+import { idPattern } from '../ids.js';
+
+/** A string enum as `{type: string, enum: […]}`: clean OpenAPI, and `constraint.enum` on failure. */
+export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/** `<Type>:<uuid>` id field. */
+export function ResourceId(type: string, options: Record<string, unknown> = {}) {
+  return Type.String({
+    pattern: idPattern(type),
+    maxLength: type.length + 37,
+    examples: [`${type}:019542f5-b3e7-1d02-0000-000000000001`],
+    ...options,
+  });
+}
+
+export const DateTime = (options: Record<string, unknown> = {}) =>
+  Type.String({ format: 'date-time', maxLength: 40, examples: ['2025-10-13T15:30:01Z'], ...options });
+
+/** Minor-unit amount: a JSON integer, never a float, inside the safe-integer range. */
+export const MinorAmount = (options: Record<string, unknown> = {}) =>
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', ...options });
+
+export const FieldConstraintSchema = Type.Object(
+  {
+    format: Type.Optional(Type.String()),
+    pattern: Type.Optional(Type.String()),
+    enum: Type.Optional(Type.Array(Type.String())),
+    minLength: Type.Optional(Type.Integer()),
+    maxLength: Type.Optional(Type.Integer()),
+  },
+  { description: 'The validation facet that failed.' },
+);
+
+export const FieldErrorSchema = Type.Object({
+  field: Type.String({ description: 'Dot path of the invalid field, e.g. `address.postalCode`.' }),
+  constraint: Type.Optional(FieldConstraintSchema),
+  message: Type.Optional(Type.String()),
+});
+
+/** Error envelope of one HTTP status, with that status's codes as the `code` enum. */
+function errorSchema(status: number) {
+  return Type.Object(
+    {
+      status: Type.Integer({ enum: [status], description: 'Equal to the HTTP status.' }),
+      code: StringEnum(codesWithStatus(status)),
+      message: Type.String(),
+      details: Type.Optional(
+        Type.Object(
+          status === 400 ? { errors: Type.Optional(Type.Array(FieldErrorSchema)) } : {},
+          { additionalProperties: true, description: 'Extra information; its shape depends on the code.' },
+        ),
+      ),
+      ...(status === 422
+        ? { precheckErrors: Type.Array(Type.String(), { description: 'Problems the screening provider found, verbatim.' }) }
+        : {}),
+    },
+    {
+      $id: `Error${status}`,
+      title: `Error${status}`,
+      description: `Error envelope for HTTP ${status}.`,
+      examples: [
+        status === 400
+          ? {
+              status,
+              code: 'INVALID_INPUT',
+              message: 'The request has invalid fields.',
+              details: { errors: [{ field: 'name', constraint: { maxLength: 255 }, message: 'must be at most 255 characters' }] },
+            }
+          : { status, code: codesWithStatus(status)[0], message: 'Explanation of the error.' },
+      ],
+    },
+  );
+}
+
+export const ERROR_SCHEMAS: TSchema[] = ERROR_STATUSES.map(errorSchema);
+
+/** `$ref`s to the shared error envelopes, keyed by status, for route response maps. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  return Object.fromEntries(statuses.map((s) => [s, Type.Unsafe({ $ref: `Error${s}#` })]));
+}
+
+export const PaginationQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1–100.' })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Opaque cursor from a previous page.' })),
+};
+
+export function ListResponse<T extends TSchema>(item: T, title: string) {
+  return Type.Object(
+    {
+      data: Type.Array(item),
+      hasMore: Type.Boolean({ description: 'Whether another page follows.' }),
+      nextCursor: Type.Optional(Type.String({ description: 'Pass as `cursor` for the next page; present only when hasMore.' })),
+      totalCount: Type.Optional(Type.Integer({ description: 'Number of items matching the filters, over all pages.' })),
+    },
+    { title },
+  );
+}

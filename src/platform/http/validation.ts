@@ -1,0 +1,129 @@
+import { Ajv, type ErrorObject, type Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { COUNTRY_CODES } from '../countries.js';
+import type { FieldConstraint, FieldError } from '../errors.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * Formats named as spec §2.3 names them, so a failed check reports `constraint.format` with the
+ * slug a platform can build its form from (`iso3166-1-alpha-2`, `e.164`, `us-ssn`, …).
+ */
+export const CUSTOM_FORMATS: Record<string, (value: string) => boolean> = {
+  'iso3166-1-alpha-2': (v) => COUNTRY_CODES.has(v),
+  'e.164': (v) => /^\+[1-9]\d{1,14}$/.test(v),
+  // SSA never issues area 000, 666 or 9xx, group 00 or serial 0000.
+  'us-ssn': (v) => /^(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}$/.test(v),
+  // ITINs start with 9 and carry a group of 50–65, 70–88, 90–92 or 94–99.
+  'us-itin': (v) => /^9\d{2}-(5[0-9]|6[0-5]|7[0-9]|8[0-8]|9[0-2]|9[4-9])-\d{4}$/.test(v),
+  iso4217: (v) => /^[A-Z]{3}$/.test(v),
+};
+
+function buildAjv(coerceTypes: Options['coerceTypes']): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    removeAdditional: false,
+    useDefaults: true,
+    coerceTypes,
+    discriminator: true,
+    strict: false,
+  });
+  addFormats(ajv);
+  for (const [name, check] of Object.entries(CUSTOM_FORMATS)) ajv.addFormat(name, { type: 'string', validate: check });
+  return ajv;
+}
+
+// Bodies are JSON and must carry the right types; query strings, paths and headers are text.
+const bodyAjv = buildAjv(false);
+const textAjv = buildAjv('array');
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+
+/** Compiles a schema for checks outside Fastify's request validation (multipart fields, CSV rows). */
+export function compileBodySchema(schema: object) {
+  return bodyAjv.compile(schema);
+}
+
+function pointerToPath(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string', integer: 'a whole number', number: 'a number', boolean: 'true or false',
+  object: 'an object', array: 'an array', null: 'null',
+};
+
+function describe(error: ErrorObject): { leaf?: string; constraint?: FieldConstraint; message: string } {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return { leaf: String(p.missingProperty), message: 'is required' };
+    case 'additionalProperties':
+      return { leaf: String(p.additionalProperty), message: 'is not a known field' };
+    case 'format':
+      return { constraint: { format: String(p.format) }, message: `must be a valid ${String(p.format)}` };
+    case 'pattern':
+      return { constraint: { pattern: String(p.pattern) }, message: `must match ${String(p.pattern)}` };
+    case 'enum':
+      return { constraint: { enum: (p.allowedValues as unknown[]).map(String) }, message: `must be one of ${(p.allowedValues as unknown[]).join(', ')}` };
+    case 'const':
+      return { constraint: { enum: [String(p.allowedValue)] }, message: `must be ${String(p.allowedValue)}` };
+    case 'minLength':
+      return { constraint: { minLength: Number(p.limit) }, message: `must be at least ${String(p.limit)} characters` };
+    case 'maxLength':
+      return { constraint: { maxLength: Number(p.limit) }, message: `must be at most ${String(p.limit)} characters` };
+    case 'type': {
+      const types = String(p.type).split(',').map((t) => TYPE_WORDS[t] ?? t);
+      return { message: `must be ${types.join(' or ')}` };
+    }
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return { message: `must be ${String(p.comparison)} ${String(p.limit)}` };
+    case 'minItems':
+      return { message: `must have at least ${String(p.limit)} items` };
+    case 'maxItems':
+      return { message: `must have at most ${String(p.limit)} items` };
+    case 'uniqueItems':
+      return { message: 'must not repeat items' };
+    case 'minProperties':
+      return { message: `must have at least ${String(p.limit)} fields` };
+    case 'discriminator':
+      return { leaf: String(p.tag), message: error.message ?? 'has an unknown value' };
+    default:
+      return { message: error.message ?? 'is invalid' };
+  }
+}
+
+/** Keywords that only summarise the failures of their branches; the branch errors say more. */
+const SUMMARY_KEYWORDS = new Set(['anyOf', 'oneOf', 'if', 'not']);
+
+/**
+ * Turns ajv errors into spec §2.3 FieldErrors: one entry per field, dot-path names, the failed
+ * facet in `constraint`, every invalid field of the request in one list.
+ */
+export function toFieldErrors(errors: ErrorObject[], rootName?: string): FieldError[] {
+  const byField = new Map<string, FieldError>();
+  const relevant = errors.some((e) => !SUMMARY_KEYWORDS.has(e.keyword)) ? errors.filter((e) => !SUMMARY_KEYWORDS.has(e.keyword)) : errors;
+  for (const error of relevant) {
+    const { leaf, constraint, message } = describe(error);
+    const segments = [...pointerToPath(error.instancePath), ...(leaf ? [leaf] : [])];
+    if (rootName && segments.length === 0) segments.push(rootName);
+    const field = segments.length ? segments.join('.') : '(body)';
+    const existing = byField.get(field);
+    if (!existing) {
+      byField.set(field, { field, ...(constraint ? { constraint } : {}), message });
+    } else {
+      if (constraint) existing.constraint = { ...existing.constraint, ...constraint };
+      if (existing.message && !existing.message.includes(message)) existing.message = `${existing.message}; ${message}`;
+    }
+  }
+  return [...byField.values()];
+}

@@ -1,0 +1,29 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Db, Tx } from '../db/database.js';
+import { withTx } from '../db/tx.js';
+import { checkIdempotencyKey, requestFingerprint, runIdempotent, type StoredResponse } from '../idempotency.js';
+
+/**
+ * One database transaction per writing request. With `idempotent`, an `Idempotency-Key`
+ * header makes the write happen at most once: a replay returns the stored response with
+ * `Idempotent-Replayed: true`, the same key with another body is 409.
+ */
+export async function sendWrite(
+  deps: { db: Db; clock: Clock },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: (trx: Tx) => Promise<StoredResponse>,
+  options: { idempotent?: boolean } = {},
+): Promise<FastifyReply> {
+  const header = request.headers['idempotency-key'];
+  const key = options.idempotent && typeof header === 'string' ? checkIdempotencyKey(header) : undefined;
+  const result = await withTx(deps.db, async (trx) => {
+    if (!key) return { ...(await work(trx)), replayed: false };
+    const fingerprint = requestFingerprint(request.method, request.url.split('?')[0]!, request.body);
+    return runIdempotent(trx, deps.clock, { platformId: request.principal.platformId, key, fingerprint }, () => work(trx));
+  });
+  if (result.replayed) reply.header('idempotent-replayed', 'true');
+  reply.code(result.statusCode);
+  return result.statusCode === 204 ? reply.send() : reply.send(result.body);
+}

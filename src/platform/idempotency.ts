@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from './clock.js';
+import type { Tx } from './db/database.js';
+import { AppError, invalidInput } from './errors.js';
+
+interface IdempotencyKeysTable {
+  platform_id: string;
+  key: string;
+  request_hash: string;
+  status_code: number | null;
+  response_body: unknown;
+  created_at: Date;
+}
+
+declare module './db/database.js' {
+  interface Database {
+    idempotency_keys: IdempotencyKeysTable;
+  }
+}
+
+export interface StoredResponse {
+  statusCode: number;
+  body: unknown;
+}
+
+const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+export function checkIdempotencyKey(key: string): string {
+  if (!KEY_RE.test(key)) {
+    throw invalidInput([
+      { field: 'Idempotency-Key', constraint: { minLength: 1, maxLength: 255 }, message: 'must be 1–255 visible ASCII characters' },
+    ]);
+  }
+  return key;
+}
+
+/** Stable JSON (sorted keys) so the same body always hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${canonical(body)}`).digest('hex');
+}
+
+/**
+ * Runs `work` at most once per (platform, key), inside the caller's transaction: the key, the
+ * request's fingerprint and the response commit together with the change, so a replay after
+ * a crash either finds the whole result or nothing. A concurrent request with the same key
+ * waits on the key's row and then replays what the first one committed.
+ */
+export async function runIdempotent(
+  trx: Tx,
+  clock: Clock,
+  scope: { platformId: string; key: string; fingerprint: string },
+  work: () => Promise<StoredResponse>,
+): Promise<StoredResponse & { replayed: boolean }> {
+  const inserted = await trx
+    .insertInto('idempotency_keys')
+    .values({
+      platform_id: scope.platformId,
+      key: scope.key,
+      request_hash: scope.fingerprint,
+      status_code: null,
+      response_body: null,
+      created_at: clock.now(),
+    })
+    .onConflict((oc) => oc.columns(['platform_id', 'key']).doNothing())
+    .returning('key')
+    .executeTakeFirst();
+  if (!inserted) {
+    const stored = await trx
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'status_code', 'response_body'])
+      .where('platform_id', '=', scope.platformId)
+      .where('key', '=', scope.key)
+      .executeTakeFirstOrThrow();
+    if (stored.request_hash !== scope.fingerprint) {
+      throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request.', {
+        details: { idempotencyKey: scope.key },
+      });
+    }
+    if (stored.status_code === null) {
+      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress.', { details: { idempotencyKey: scope.key } });
+    }
+    return { statusCode: stored.status_code, body: stored.response_body, replayed: true };
+  }
+  const response = await work();
+  await trx
+    .updateTable('idempotency_keys')
+    .set({ status_code: response.statusCode, response_body: JSON.stringify(response.body ?? null) })
+    .where('platform_id', '=', scope.platformId)
+    .where('key', '=', scope.key)
+    .execute();
+  return { ...response, replayed: false };
+}

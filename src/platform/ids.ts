@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Resource ids are `<Type>:<uuid>` with a UUIDv7 (RFC 9562), so ids sort by creation time.
+ * Inside one millisecond a 12-bit counter in `rand_a` keeps ids from one process monotonic
+ * (RFC 9562 §6.2 method 1), which cursor pagination relies on.
+ */
+let lastMs = 0;
+let counter = 0;
+
+export function uuidv7(nowMs: number = Date.now()): string {
+  if (nowMs > lastMs) {
+    lastMs = nowMs;
+    counter = randomBytes(2).readUInt16BE(0) & 0x3ff;
+  } else {
+    counter++;
+    if (counter > 0xfff) {
+      lastMs++;
+      counter = 0;
+    }
+  }
+  const bytes = randomBytes(16);
+  const ms = lastMs;
+  bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
+  bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;
+  bytes[2] = (ms >>> 24) & 0xff;
+  bytes[3] = (ms >>> 16) & 0xff;
+  bytes[4] = (ms >>> 8) & 0xff;
+  bytes[5] = ms & 0xff;
+  bytes[6] = 0x70 | ((counter >> 8) & 0x0f);
+  bytes[7] = counter & 0xff;
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+const UUID_RE = new RegExp(`^${UUID}$`);
+
+/** JSON-schema pattern for an id of one resource type, e.g. `^Token:<uuid>$`. */
+export function idPattern(type: string): string {
+  return `^${type}:${UUID}$`;
+}
+
+export function formatId(type: string, uuid: string): string {
+  return `${type}:${uuid}`;
+}
+
+/** The uuid inside `<type>:<uuid>`, or undefined when the id is of another type or malformed. */
+export function parseId(type: string, id: string): string | undefined {
+  const prefix = `${type}:`;
+  if (!id.startsWith(prefix)) return undefined;
+  const uuid = id.slice(prefix.length);
+  return UUID_RE.test(uuid) ? uuid.toLowerCase() : undefined;
+}
+
+export function newId(type: string): string {
+  return formatId(type, uuidv7());
+}

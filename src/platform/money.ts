@@ -1,0 +1,52 @@
+/**
+ * Money is an integer count of a currency's smallest unit: `bigint` inside Corridor and in the
+ * database, a JSON integer on the wire. Floating point never touches an amount.
+ */
+
+/** ISO 4217 minor-unit exponents for the currencies Corridor knows; default is 2. */
+const MINOR_UNITS: Record<string, number> = {
+  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0,
+  UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
+  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
+  BTC: 8, SAT: 0, USDC: 6, USDT: 6,
+};
+
+export function minorUnits(currency: string): number {
+  return MINOR_UNITS[currency] ?? 2;
+}
+
+export class AmountOutOfRangeError extends Error {}
+
+/** Wire → internal. Rejects anything that is not a safe integer. */
+export function amountFromWire(value: number): bigint {
+  if (!Number.isSafeInteger(value)) throw new AmountOutOfRangeError(`amount ${value} is not a safe integer`);
+  return BigInt(value);
+}
+
+/** Internal → wire. An amount past 2^53 cannot be a JSON number without losing cents. */
+export function amountToWire(value: bigint): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+    throw new AmountOutOfRangeError(`amount ${value} exceeds the safe-integer range`);
+  }
+  return Number(value);
+}
+
+/** Human form, e.g. 12345n USD → "123.45"; for logs and messages, never for arithmetic. */
+export function formatAmount(value: bigint, currency: string): string {
+  const exp = minorUnits(currency);
+  const negative = value < 0n;
+  const digits = (negative ? -value : value).toString().padStart(exp + 1, '0');
+  const whole = exp === 0 ? digits : digits.slice(0, -exp);
+  const frac = exp === 0 ? '' : `.${digits.slice(-exp)}`;
+  return `${negative ? '-' : ''}${whole}${frac}`;
+}
+
+/** `amount × bps / 10000`, rounded half away from zero, in integer arithmetic. */
+export function applyBasisPoints(amount: bigint, bps: bigint): bigint {
+  const product = amount * bps;
+  const quotient = product / 10000n;
+  const remainder = product % 10000n;
+  const twice = (remainder < 0n ? -remainder : remainder) * 2n;
+  if (twice >= 10000n) return quotient + (product < 0n ? -1n : 1n);
+  return quotient;
+}

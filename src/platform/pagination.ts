@@ -1,0 +1,51 @@
+import { invalidInput } from './errors.js';
+
+/**
+ * Keyset pagination over UUIDv7 primary keys, newest first. The cursor is the last id of the
+ * page, wrapped so clients treat it as opaque. Rows inserted while a client pages have newer
+ * ids and fall before its cursor, so later pages neither repeat nor skip existing rows.
+ */
+export interface PageRequest {
+  limit: number;
+  /** Keyset position: only ids strictly below this one. */
+  after?: string;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function encodeCursor(lastId: string): string {
+  return Buffer.from(JSON.stringify({ k: lastId }), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): string {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown };
+    if (typeof parsed.k === 'string' && UUID_RE.test(parsed.k)) return parsed.k;
+  } catch {
+    // fall through to the error below
+  }
+  throw invalidInput([{ field: 'cursor', message: 'is not a cursor returned by this list' }]);
+}
+
+export function pageRequest(query: { limit?: number; cursor?: string }): PageRequest {
+  return { limit: query.limit ?? 20, ...(query.cursor ? { after: decodeCursor(query.cursor) } : {}) };
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+  nextCursor?: string;
+  totalCount?: number;
+}
+
+/** `rows` were fetched with `limit + 1`; the extra row only says whether another page exists. */
+export function toPage<R extends { id: string }, T>(rows: R[], request: PageRequest, map: (row: R) => T, totalCount?: number): Page<T> {
+  const hasMore = rows.length > request.limit;
+  const pageRows = hasMore ? rows.slice(0, request.limit) : rows;
+  return {
+    data: pageRows.map(map),
+    hasMore,
+    ...(hasMore ? { nextCursor: encodeCursor(pageRows[pageRows.length - 1]!.id) } : {}),
+    ...(totalCount === undefined ? {} : { totalCount }),
+  };
+}

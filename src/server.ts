@@ -1,0 +1,76 @@
+import type { Logger } from 'pino';
+import { buildApp, type App } from './app.js';
+import { BASE_PATH, type Config } from './config.js';
+import { createLogger } from './logger.js';
+import { bootstrapFirstPlatform } from './modules/platforms/service.js';
+import { systemClock } from './platform/clock.js';
+import { openDatabase, type DbHandle } from './platform/db/database.js';
+import { migrate } from './platform/db/migrate.js';
+import { withTx } from './platform/db/tx.js';
+import { JobWorker } from './platform/jobs.js';
+
+export async function openAndMigrate(config: Config, logger: Logger): Promise<DbHandle> {
+  if (!config.databaseUrl) {
+    logger.info({ dataDir: config.dataDir }, 'opening the embedded database (PGlite); the first open of a new data directory takes several seconds');
+  }
+  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const applied = await migrate(handle.db);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+  return handle;
+}
+
+function firstRunBanner(config: Config, clientId: string, secret: string, platformId: string): string {
+  const base = `${config.publicUrl}${BASE_PATH}`;
+  return [
+    '',
+    '  Corridor created a sandbox platform and its first API token.',
+    '  The secret is shown now and never again: store it.',
+    '',
+    `    platform      ${platformId}`,
+    `    client id     ${clientId}`,
+    `    secret        ${secret}`,
+    '',
+    '  Try it:',
+    `    curl -u ${clientId}:${secret} ${base}/config`,
+    '',
+  ].join('\n');
+}
+
+/** Starts Corridor: database, migrations, first-run bootstrap, HTTP, job worker, signals. */
+export async function startServer(config: Config): Promise<{ app: App; stop: () => Promise<void> }> {
+  const logger = createLogger(config.logLevel);
+  const handle = await openAndMigrate(config, logger);
+  const clock = systemClock;
+
+  const created = await withTx(handle.db, (trx) => bootstrapFirstPlatform(trx, clock));
+  if (created) {
+    process.stdout.write(`${firstRunBanner(config, created.token.token.clientId, created.token.clientSecret, created.platform.id)}\n`);
+  }
+
+  const jobs = new JobWorker(handle.db, clock, logger);
+  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });
+  await app.listen({ port: config.port, host: config.host });
+  if (config.jobs.enabled) jobs.start(config.jobs.pollMs);
+
+  logger.info(
+    { engine: handle.engine, data: handle.location, baseUrl: `${config.publicUrl}${BASE_PATH}`, docs: `${config.publicUrl}/docs` },
+    `Corridor listening on ${config.publicUrl}${BASE_PATH} (${handle.location})`,
+  );
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      logger.info('shutting down: no new connections, draining in-flight requests');
+      const force = setTimeout(() => {
+        logger.error('in-flight requests did not finish within the grace period; closing anyway');
+        app.server.closeAllConnections();
+      }, config.shutdownGraceMs);
+      force.unref();
+      await app.close();
+      await jobs.stop();
+      await handle.close();
+      clearTimeout(force);
+      logger.info('stopped');
+    })());
+  return { app, stop };
+}
