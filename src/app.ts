@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 import { BASE_PATH, type Config } from './config.js';
 import { configRoutes } from './modules/config/routes.js';
@@ -43,7 +43,8 @@ export type App = Awaited<ReturnType<typeof buildApp>>;
 export async function buildApp(deps: AppDeps) {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // One log line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => uuidv7(),
     requestIdHeader: false,
     bodyLimit: deps.config.bodyLimitBytes,
@@ -63,6 +64,10 @@ export async function buildApp(deps: AppDeps) {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  // A missing body is validated as an empty object, so the caller learns every required field.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(

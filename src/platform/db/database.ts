@@ -27,6 +27,8 @@ export interface DbHandle {
   /** Calls `onMessage` for every NOTIFY on `channel`; resolves once listening. */
   listen(channel: string, onMessage: (payload: string) => void, onReset?: () => void): Promise<void>;
   close(): Promise<void>;
+  /** PGlite only: a snapshot of the whole data directory (tests start from a migrated one). */
+  dumpDataDir?: () => Promise<Blob>;
 }
 
 const INT8_OID = 20;
@@ -118,5 +120,6 @@ async function openPglite(options: OpenOptions): Promise<DbHandle> {
       await db.destroy();
       await pglite.close();
     },
+    dumpDataDir: () => pglite.dumpDataDir('none'),
   };
 }

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import { buildApp, type App } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createPlatform, type Environment } from '../../src/modules/platforms/service.js';
+import { createToken } from '../../src/modules/tokens/service.js';
+import { ManualClock } from '../../src/platform/clock.js';
+import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import type { Permission } from '../../src/platform/http/auth.js';
+import { JobWorker } from '../../src/platform/jobs.js';
+
+export const BASE = '/2025-10-13';
+export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+
+export function basic(user: string, secret: string): string {
+  return `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`;
+}
+
+export interface TestPlatform {
+  id: string;
+  uuid: string;
+  auth: string;
+  tokenId: string;
+  clientId: string;
+  secret: string;
+}
+
+/**
+ * A private database for one test file: a fresh PGlite from the migrated template, or on
+ * PostgreSQL (TEST_DATABASE_URL) a fresh schema that is dropped afterwards.
+ */
+export async function openTestDatabase(): Promise<{ handle: DbHandle; schema?: string; drop: () => Promise<void> }> {
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) {
+    const schema = `t_${randomBytes(6).toString('hex')}`;
+    const admin = await openDatabase({ databaseUrl: url, poolSize: 1 });
+    await admin.db.schema.createSchema(schema).execute();
+    await admin.close();
+    const handle = await openDatabase({ databaseUrl: url, schema, poolSize: 10 });
+    await migrate(handle.db);
+    return {
+      handle,
+      schema,
+      drop: async () => {
+        await handle.close();
+        const cleanup = await openDatabase({ databaseUrl: url, poolSize: 1 });
+        await cleanup.db.schema.dropSchema(schema).cascade().execute();
+        await cleanup.close();
+      },
+    };
+  }
+  const template = await readFile(inject('pgliteTemplate'));
+  const handle = await openDatabase({ loadDataDir: new Blob([template]) });
+  return { handle, drop: () => handle.close() };
+}
+
+export interface TestContext {
+  app: App;
+  handle: DbHandle;
+  clock: ManualClock;
+  config: Config;
+  jobs: JobWorker;
+  platform: TestPlatform;
+  newPlatform(environment?: Environment): Promise<TestPlatform>;
+  newToken(platform: TestPlatform, permissions: Permission[]): Promise<TestPlatform>;
+  /** Builds a second app on the same database: another Corridor process, as far as tests can tell. */
+  secondApp(): Promise<App>;
+  close(): Promise<void>;
+}
+
+export async function createTestContext(options: { env?: Record<string, string>; beforeReady?: (app: App) => void | Promise<void> } = {}): Promise<TestContext> {
+  const { handle, schema, drop } = await openTestDatabase();
+  const clock = new ManualClock(new Date());
+  const config = loadConfig({ CORRIDOR_JOBS: 'false', ...options.env });
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const jobs = new JobWorker(handle.db, clock, logger);
+  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });
+  await options.beforeReady?.(app);
+  await app.ready();
+  const extraApps: Array<{ app: App; handle: DbHandle }> = [];
+
+  const newPlatform = async (environment: Environment = 'sandbox'): Promise<TestPlatform> => {
+    const created = await withTx(handle.db, (trx) => createPlatform(trx, clock, { name: 'Test platform', environment }));
+    const { token, clientSecret } = created.token;
+    return {
+      id: created.platform.id,
+      uuid: created.platformUuid,
+      auth: basic(token.clientId, clientSecret),
+      tokenId: token.id,
+      clientId: token.clientId,
+      secret: clientSecret,
+    };
+  };
+
+  const newToken = async (platform: TestPlatform, permissions: Permission[]): Promise<TestPlatform> => {
+    const { token, clientSecret } = await withTx(handle.db, (trx) => createToken(trx, clock, platform.uuid, { name: 'extra', permissions }));
+    return { ...platform, auth: basic(token.clientId, clientSecret), tokenId: token.id, clientId: token.clientId, secret: clientSecret };
+  };
+
+  return {
+    app,
+    handle,
+    clock,
+    config,
+    jobs,
+    platform: await newPlatform(),
+    newPlatform,
+    newToken,
+    async secondApp() {
+      if (!process.env.TEST_DATABASE_URL) throw new Error('a second process needs PostgreSQL');
+      const other = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL, schema, poolSize: 4 });
+      const otherApp = await buildApp({ db: other.db, handle: other, clock, config, jobs: new JobWorker(other.db, clock, logger), logger });
+      await otherApp.ready();
+      extraApps.push({ app: otherApp, handle: other });
+      return otherApp;
+    },
+    async close() {
+      for (const extra of extraApps) {
+        await extra.app.close();
+        await extra.handle.close();
+      }
+      await app.close();
+      await drop();
+    },
+  };
+}
+
+/** Asserts the spec's error envelope and returns it. */
+export function expectEnvelope(response: { statusCode: number; json(): unknown }, status: number, code: string) {
+  const body = response.json() as { status: number; code: string; message: string; details?: Record<string, unknown> };
+  if (response.statusCode !== status || body.status !== status || body.code !== code || typeof body.message !== 'string') {
+    throw new Error(`expected ${status} ${code}, got ${response.statusCode} ${JSON.stringify(body)}`);
+  }
+  return body;
+}
