@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { BASE_PATH, type Config } from './config.js';
 import { configRoutes } from './modules/config/routes.js';
@@ -38,9 +38,9 @@ export type App = Awaited<ReturnType<typeof buildApp>>;
 /**
  * Builds the HTTP application: platform plugins first (errors, validation, auth, metrics,
  * OpenAPI), then every module's routes under the versioned base path. Not yet listening, so
- * tests can add routes and use `inject`.
+ * tests can use `inject`.
  */
-export async function buildApp(deps: AppDeps) {
+export async function buildApp(deps: AppDeps, options: { extraRoutes?: FastifyPluginAsync } = {}) {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
@@ -101,6 +101,8 @@ export async function buildApp(deps: AppDeps) {
       api.get('/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
       await api.register(tokenRoutes, { ...deps, authenticator });
       await api.register(configRoutes, deps);
+      // Embedders (and tests) may add routes behind the same authentication and error handling.
+      if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },
   );

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import type { FastifyPluginAsync } from 'fastify';
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, type App } from '../../src/app.js';
@@ -72,13 +73,15 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-export async function createTestContext(options: { env?: Record<string, string>; beforeReady?: (app: App) => void | Promise<void> } = {}): Promise<TestContext> {
+export async function createTestContext(
+  options: { env?: Record<string, string>; beforeReady?: (app: App) => void | Promise<void>; extraRoutes?: FastifyPluginAsync } = {},
+): Promise<TestContext> {
   const { handle, schema, drop } = await openTestDatabase();
   const clock = new ManualClock(new Date());
   const config = loadConfig({ CORRIDOR_JOBS: 'false', ...options.env });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const jobs = new JobWorker(handle.db, clock, logger);
-  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });
+  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger }, { extraRoutes: options.extraRoutes });
   await options.beforeReady?.(app);
   await app.ready();
   const extraApps: Array<{ app: App; handle: DbHandle }> = [];

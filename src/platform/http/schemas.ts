@@ -70,7 +70,9 @@ function errorSchema(status: number) {
               message: 'The request has invalid fields.',
               details: { errors: [{ field: 'name', constraint: { maxLength: 255 }, message: 'must be at most 255 characters' }] },
             }
-          : { status, code: codesWithStatus(status)[0], message: 'Explanation of the error.' },
+          : status === 422
+            ? { status, code: 'DOCUMENT_REJECTED', message: 'The document did not pass screening.', precheckErrors: ['grayscale'] }
+            : { status, code: codesWithStatus(status)[0], message: 'Explanation of the error.' },
       ],
     },
   );

@@ -1,0 +1,97 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendWrite } from '../../src/platform/http/write.js';
+import { newId } from '../../src/platform/ids.js';
+import { recordEvent } from '../../src/platform/outbox.js';
+import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+
+let ctx: TestContext;
+let executions = 0;
+
+/** A write that records an event, so the test can count how often it really ran. */
+const widgets: FastifyPluginAsync = async (api) => {
+  api.post('/test/widgets', { config: { permission: 'MANAGE' } }, async (request, reply) =>
+    sendWrite(
+      { db: ctx.handle.db, clock: ctx.clock },
+      request,
+      reply,
+      async (trx) => {
+        executions++;
+        const id = newId('Widget');
+        await recordEvent(trx, ctx.clock, { platformId: request.principal.platformId, type: 'WIDGET.CREATED', resourceId: id, data: request.body });
+        if ((request.body as { fail?: boolean }).fail) throw new Error('failed after writing');
+        return { statusCode: 201, body: { id, ...(request.body as object) } };
+      },
+      { idempotent: true },
+    ),
+  );
+};
+
+beforeAll(async () => {
+  ctx = await createTestContext({ extraRoutes: widgets });
+});
+afterAll(() => ctx.close());
+
+const post = (payload: object, key?: string, auth = ctx.platform.auth) =>
+  ctx.app.inject({ method: 'POST', url: `${BASE}/test/widgets`, headers: { authorization: auth, ...(key ? { 'idempotency-key': key } : {}) }, payload });
+
+describe('Idempotency-Key', () => {
+  it('replays the stored response without running the write again', async () => {
+    executions = 0;
+    const first = await post({ colour: 'red' }, 'key-1');
+    expect(first.statusCode).toBe(201);
+    const again = await post({ colour: 'red' }, 'key-1');
+    expect(again.statusCode).toBe(201);
+    expect(again.json()).toEqual(first.json());
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(executions).toBe(1);
+  });
+
+  it('answers 409 for the same key with a different body', async () => {
+    await post({ colour: 'blue' }, 'key-2');
+    const response = await post({ colour: 'green' }, 'key-2');
+    expectEnvelope(response, 409, 'CONFLICT');
+  });
+
+  it('treats the same body with keys in another order as the same request', async () => {
+    const a = await post({ colour: 'teal', size: 2 }, 'key-order');
+    const b = await ctx.app.inject({
+      method: 'POST', url: `${BASE}/test/widgets`,
+      headers: { authorization: ctx.platform.auth, 'idempotency-key': 'key-order', 'content-type': 'application/json' },
+      payload: '{"size":2,"colour":"teal"}',
+    });
+    expect(b.json()).toEqual(a.json());
+  });
+
+  it('scopes keys per platform', async () => {
+    const other = await ctx.newPlatform();
+    const mine = await post({ colour: 'red' }, 'shared-key');
+    const theirs = await post({ colour: 'red' }, 'shared-key', other.auth);
+    expect(theirs.statusCode).toBe(201);
+    expect((theirs.json() as { id: string }).id).not.toBe((mine.json() as { id: string }).id);
+  });
+
+  it('frees the key when the write fails, and leaves nothing behind', async () => {
+    const failed = await post({ colour: 'red', fail: true }, 'key-3');
+    expectEnvelope(failed, 500, 'INTERNAL_ERROR');
+    const stored = await ctx.handle.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'key-3').execute();
+    expect(stored).toEqual([]);
+    const retried = await post({ colour: 'red' }, 'key-3');
+    expect(retried.statusCode).toBe(201);
+  });
+
+  it('runs every request without a key', async () => {
+    executions = 0;
+    await post({ colour: 'red' });
+    await post({ colour: 'red' });
+    expect(executions).toBe(2);
+  });
+
+  it.each(['', 'x'.repeat(256), 'has space'])('rejects the malformed key %j', async (key) => {
+    const response = await ctx.app.inject({
+      method: 'POST', url: `${BASE}/test/widgets`, headers: { authorization: ctx.platform.auth, 'idempotency-key': key }, payload: { colour: 'red' },
+    });
+    const body = expectEnvelope(response, 400, 'INVALID_INPUT');
+    expect((body.details!.errors as Array<{ field: string }>)[0]!.field).toBe('Idempotency-Key');
+  });
+});

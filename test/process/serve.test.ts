@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/platform/db/database.js';
+import { BASE, basic } from '../helpers/context.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+let env: Record<string, string>;
+let cleanup: () => Promise<void>;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) {
+    const schema = `serve_${process.pid}_${Date.now()}`;
+    const admin = await openDatabase({ databaseUrl: url, poolSize: 1 });
+    await admin.db.schema.createSchema(schema).execute();
+    await admin.close();
+    const withSchema = new URL(url);
+    withSchema.searchParams.set('options', `-c search_path=${schema}`);
+    env = { DATABASE_URL: withSchema.toString() };
+    cleanup = async () => {
+      const db = await openDatabase({ databaseUrl: url, poolSize: 1 });
+      await db.db.schema.dropSchema(schema).cascade().execute();
+      await db.close();
+    };
+  } else {
+    const dir = await mkdtemp(join(tmpdir(), 'corridor-serve-'));
+    env = { CORRIDOR_DATA_DIR: join(dir, 'data') };
+    cleanup = () => rm(dir, { recursive: true, force: true });
+  }
+});
+afterAll(() => cleanup());
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  port: number;
+  exited: Promise<number | null>;
+}
+
+async function start(): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: env.DATABASE_URL ?? '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('Corridor listening')) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, output: () => output, port, exited };
+}
+
+describe('corridor serve', () => {
+  it('prints the first credentials once, serves them, and stops cleanly on SIGTERM', async () => {
+    const first = await start();
+    const banner = /curl -u ([0-9a-f]{32}):([0-9a-f]{64}) (\S+)/.exec(first.output());
+    expect(banner, first.output()).not.toBeNull();
+    const [, clientId, secret, exampleUrl] = banner!;
+    expect(exampleUrl).toBe(`http://localhost:${first.port}${BASE}/config`);
+    expect(first.output()).toMatch(/"engine":"(pglite|postgres)"/);
+
+    const response = await fetch(`http://127.0.0.1:${first.port}${BASE}/config`, { headers: { authorization: basic(clientId!, secret!) } });
+    expect(response.status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain('"msg":"stopped"');
+    // The secret appears in the banner only, never in a JSON log line.
+    expect(first.output().split('\n').filter((l) => l.startsWith('{') && l.includes(secret!))).toEqual([]);
+
+    const second = await start();
+    expect(second.output()).not.toContain('first API token');
+    expect(second.output()).not.toContain(secret);
+    const again = await fetch(`http://127.0.0.1:${second.port}${BASE}/config`, { headers: { authorization: basic(clientId!, secret!) } });
+    expect(again.status).toBe(200);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 120_000);
+});

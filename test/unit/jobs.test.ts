@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { ManualClock } from '../../src/platform/clock.js';
+import type { DbHandle } from '../../src/platform/db/database.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { backoffMs, enqueueJob, JobWorker } from '../../src/platform/jobs.js';
+import { openTestDatabase } from '../helpers/context.js';
+
+let handle: DbHandle;
+let drop: () => Promise<void>;
+const clock = new ManualClock('2026-03-01T00:00:00Z');
+const logger = pino({ level: 'silent' });
+
+beforeAll(async () => {
+  ({ handle, drop } = await openTestDatabase());
+});
+afterAll(() => drop());
+
+async function job(id: string) {
+  return handle.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+describe('durable jobs', () => {
+  it('runs a due job once and marks it done', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    const seen: unknown[] = [];
+    worker.register('test.ok', async (j) => {
+      seen.push(j.payload);
+    });
+    const id = await withTx(handle.db, (trx) => enqueueJob(trx, clock, { kind: 'test.ok', payload: { n: 1 } }));
+    expect(await worker.runDue()).toBe(1);
+    expect(await worker.runDue()).toBe(0);
+    expect(seen).toEqual([{ n: 1 }]);
+    expect(await job(id)).toMatchObject({ status: 'done', attempts: 1, last_error: null });
+  });
+
+  it('waits for run_at', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    let ran = 0;
+    worker.register('test.later', async () => {
+      ran++;
+    });
+    await enqueueJob(handle.db, clock, { kind: 'test.later', payload: null, runAt: new Date(clock.now().getTime() + 10_000) });
+    expect(await worker.runDue()).toBe(0);
+    clock.advance(10_000);
+    expect(await worker.runDue()).toBe(1);
+    expect(ran).toBe(1);
+  });
+
+  it('retries failures with exponential backoff, then parks the job as dead', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    let calls = 0;
+    worker.register('test.fail', async () => {
+      calls++;
+      throw new Error(`boom ${calls}`);
+    });
+    const id = await enqueueJob(handle.db, clock, { kind: 'test.fail', payload: null, maxAttempts: 3 });
+    expect(await worker.runDue()).toBe(1);
+    let row = await job(id);
+    expect(row).toMatchObject({ status: 'queued', attempts: 1, last_error: 'boom 1' });
+    const firstDelay = row.run_at.getTime() - clock.now().getTime();
+    expect(firstDelay).toBeGreaterThanOrEqual(800);
+    expect(firstDelay).toBeLessThanOrEqual(1200);
+    expect(await worker.runDue()).toBe(0);
+    clock.advance(firstDelay);
+    expect(await worker.runDue()).toBe(1);
+    row = await job(id);
+    const secondDelay = row.run_at.getTime() - clock.now().getTime();
+    expect(secondDelay).toBeGreaterThanOrEqual(1600);
+    clock.advance(secondDelay);
+    expect(await worker.runDue()).toBe(1);
+    row = await job(id);
+    expect(row).toMatchObject({ status: 'dead', attempts: 3, last_error: 'boom 3' });
+    clock.advance(3_600_000);
+    expect(await worker.runDue()).toBe(0);
+    expect(calls).toBe(3);
+  });
+
+  it('reclaims a job whose worker died mid-run once its lease ends', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    let ran = 0;
+    worker.register('test.lease', async () => {
+      ran++;
+    });
+    const id = await enqueueJob(handle.db, clock, { kind: 'test.lease', payload: null });
+    // Simulate a worker that claimed the job and vanished.
+    await handle.db.updateTable('jobs').set({ status: 'running', attempts: 1, locked_until: new Date(clock.now().getTime() + 60_000) }).where('id', '=', id).execute();
+    expect(await worker.runDue()).toBe(0);
+    clock.advance(60_001);
+    expect(await worker.runDue()).toBe(1);
+    expect(ran).toBe(1);
+    expect(await job(id)).toMatchObject({ status: 'done', attempts: 2 });
+  });
+
+  it('computes backoff exponentially, capped at an hour', () => {
+    expect(backoffMs(1, () => 0.5)).toBe(1000);
+    expect(backoffMs(4, () => 0.5)).toBe(8000);
+    expect(backoffMs(40, () => 0.5)).toBe(3_600_000);
+    expect(backoffMs(1, () => 0)).toBe(800);
+    expect(backoffMs(1, () => 1)).toBe(1200);
+  });
+
+  it('only claims kinds it has handlers for', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    worker.register('test.mine', async () => {});
+    const other = await enqueueJob(handle.db, clock, { kind: 'test.someone-else', payload: null });
+    await worker.runDue();
+    expect((await job(other)).status).toBe('queued');
+  });
+});

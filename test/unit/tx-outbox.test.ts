@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/platform/clock.js';
+import type { DbHandle } from '../../src/platform/db/database.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { enqueueJob } from '../../src/platform/jobs.js';
+import { recordEvent } from '../../src/platform/outbox.js';
+import { createPlatform } from '../../src/modules/platforms/service.js';
+import { openTestDatabase } from '../helpers/context.js';
+
+let handle: DbHandle;
+let drop: () => Promise<void>;
+let platformId: string;
+const clock = new ManualClock();
+
+beforeAll(async () => {
+  ({ handle, drop } = await openTestDatabase());
+  platformId = (await withTx(handle.db, (trx) => createPlatform(trx, clock, { name: 'p', environment: 'sandbox' }))).platformUuid;
+});
+afterAll(() => drop());
+
+describe('withTx', () => {
+  it('runs the work again after a serialization failure or deadlock', async () => {
+    let attempts = 0;
+    const result = await withTx(handle.db, async () => {
+      attempts++;
+      if (attempts < 3) throw Object.assign(new Error('could not serialize access'), { code: attempts === 1 ? '40001' : '40P01' });
+      return 'ok';
+    });
+    expect(result).toBe('ok');
+    expect(attempts).toBe(3);
+  });
+
+  it('does not retry other errors, and gives up after five attempts', async () => {
+    let attempts = 0;
+    await expect(
+      withTx(handle.db, async () => {
+        attempts++;
+        throw Object.assign(new Error('unique violation'), { code: '23505' });
+      }),
+    ).rejects.toThrow('unique violation');
+    expect(attempts).toBe(1);
+    attempts = 0;
+    await expect(
+      withTx(handle.db, async () => {
+        attempts++;
+        throw Object.assign(new Error('always'), { code: '40001' });
+      }),
+    ).rejects.toThrow('always');
+    expect(attempts).toBe(5);
+  });
+});
+
+describe('outbox', () => {
+  it('keeps an event and a job exactly when their transaction commits', async () => {
+    const committed = await withTx(handle.db, async (trx) => {
+      const event = await recordEvent(trx, clock, { platformId, type: 'TEST.HAPPENED', resourceId: 'Test:1', data: { a: 1 } });
+      const job = await enqueueJob(trx, clock, { kind: 'test.outbox', payload: { event } });
+      return { event, job };
+    });
+    await expect(
+      withTx(handle.db, async (trx) => {
+        await recordEvent(trx, clock, { platformId, type: 'TEST.ROLLED_BACK', resourceId: 'Test:2', data: {} });
+        await enqueueJob(trx, clock, { kind: 'test.outbox', payload: {} });
+        throw new Error('the change failed after writing its event');
+      }),
+    ).rejects.toThrow();
+    const events = await handle.db.selectFrom('events').selectAll().where('platform_id', '=', platformId).where('type', 'like', 'TEST.%').execute();
+    expect(events.map((e) => e.type)).toEqual(['TEST.HAPPENED']);
+    expect(events[0]!.data).toEqual({ a: 1 });
+    const jobs = await handle.db.selectFrom('jobs').select('id').where('kind', '=', 'test.outbox').execute();
+    expect(jobs.map((j) => j.id)).toEqual([committed.job]);
+  });
+});

@@ -1,0 +1,54 @@
+import Type from 'typebox';
+import { describe, expect, it } from 'vitest';
+import { compileBodySchema, toFieldErrors } from '../../src/platform/http/validation.js';
+
+const Address = Type.Object({ line1: Type.String({ maxLength: 5 }), postalCode: Type.String({ pattern: '^\\d{5}$' }) }, { additionalProperties: false });
+const Schema = Type.Object(
+  {
+    email: Type.String({ format: 'email' }),
+    birthDate: Type.String({ format: 'date' }),
+    country: Type.String({ format: 'iso3166-1-alpha-2' }),
+    address: Address,
+    owners: Type.Array(Type.Object({ birthDate: Type.String({ format: 'date' }) })),
+    amount: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+function errorsOf(value: unknown) {
+  const validate = compileBodySchema(Schema);
+  expect(validate(value)).toBe(false);
+  return toFieldErrors(validate.errors!);
+}
+
+describe('ajv errors → FieldErrors', () => {
+  it('reports every invalid field once, with dot paths and the failed facet', () => {
+    const errors = errorsOf({
+      email: 'nope',
+      birthDate: '2023-02-30',
+      country: 'XX',
+      address: { line1: 'far too long', postalCode: 'abc', extra: 1 },
+      owners: [{ birthDate: '2020-01-01' }, { birthDate: '2021-13-01' }],
+      amount: 1.5,
+    });
+    expect(errors).toEqual([
+      { field: 'email', constraint: { format: 'email' }, message: 'must be a valid email' },
+      { field: 'birthDate', constraint: { format: 'date' }, message: 'must be a valid date' },
+      { field: 'country', constraint: { format: 'iso3166-1-alpha-2' }, message: 'must be a valid iso3166-1-alpha-2' },
+      { field: 'address.extra', message: 'is not a known field' },
+      { field: 'address.line1', constraint: { maxLength: 5 }, message: 'must be at most 5 characters' },
+      { field: 'address.postalCode', constraint: { pattern: '^\\d{5}$' }, message: 'must match ^\\d{5}$' },
+      { field: 'owners.1.birthDate', constraint: { format: 'date' }, message: 'must be a valid date' },
+      { field: 'amount', message: 'must be a whole number' },
+    ]);
+  });
+
+  it('names missing required fields', () => {
+    expect(errorsOf({}).map((e) => e.field)).toEqual(['email', 'birthDate', 'country', 'address', 'owners', 'amount']);
+  });
+
+  it('does not coerce JSON types in bodies', () => {
+    const errors = errorsOf({ email: 'a@b.co', birthDate: '2000-01-01', country: 'US', address: { line1: 'a', postalCode: '12345' }, owners: [], amount: '5' });
+    expect(errors).toEqual([{ field: 'amount', message: 'must be a whole number' }]);
+  });
+});
