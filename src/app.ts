@@ -5,6 +5,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync
 import type { Logger } from 'pino';
 import { BASE_PATH, type Config } from './config.js';
 import { configRoutes } from './modules/config/routes.js';
+import { customerRoutes } from './modules/customers/routes.js';
+import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
 import { tokenRoutes } from './modules/tokens/routes.js';
 import { TokenAuthenticator } from './modules/tokens/service.js';
 import type { Clock } from './platform/clock.js';
@@ -101,6 +103,8 @@ export async function buildApp(deps: AppDeps, options: { extraRoutes?: FastifyPl
       api.get('/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
       await api.register(tokenRoutes, { ...deps, authenticator });
       await api.register(configRoutes, deps);
+      await api.register(customerRoutes, deps);
+      await api.register(internalAccountRoutes, deps);
       // Embedders (and tests) may add routes behind the same authentication and error handling.
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },

@@ -18,6 +18,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Grace period for in-flight requests on SIGTERM. */
   shutdownGraceMs: number;
+  /** The end-user terms customers accept now; consents must name this version. */
+  endUserTerms: { version: string; url: string };
 }
 
 export class ConfigError extends Error {}
@@ -37,6 +39,14 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function termsConfig(env: NodeJS.ProcessEnv): Config['endUserTerms'] {
+  const version = env.CORRIDOR_TERMS_VERSION || 'V1';
+  if (!/^[A-Za-z0-9._-]{1,32}$/.test(version)) throw new ConfigError(`CORRIDOR_TERMS_VERSION must be 1–32 letters, digits, '.', '_' or '-'; got "${version}"`);
+  const url = env.CORRIDOR_TERMS_URL || 'https://corridor.dev/legal/end-user-terms';
+  if (!/^https?:\/\/\S+$/.test(url)) throw new ConfigError(`CORRIDOR_TERMS_URL must be an http(s) URL, got "${url}"`);
+  return { version, url };
 }
 
 /** Reads the environment once at boot; any bad value stops start-up with a message naming it. */
@@ -63,5 +73,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobs: { enabled: bool(env, 'CORRIDOR_JOBS', true), pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000) },
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    endUserTerms: termsConfig(env),
   };
 }

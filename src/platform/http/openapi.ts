@@ -4,6 +4,8 @@ import { API_VERSION, BASE_PATH, type Config } from '../../config.js';
 const TAGS = [
   { name: 'API Tokens', description: 'Create, list and delete the credentials a platform backend authenticates with.' },
   { name: 'Platform Configuration', description: 'Platform-wide settings: currencies, fees, webhooks, embedded wallets.' },
+  { name: 'Customers', description: 'Create, update and delete individual and business customers; end-user terms; bulk CSV import.' },
+  { name: 'Internal Accounts', description: 'Accounts Corridor holds for customers (opened on KYC/KYB approval) and for the platform.' },
 ];
 
 /** The OpenAPI 3.1 document is generated from the route schemas; nothing is written by hand. */

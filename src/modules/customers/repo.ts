@@ -1,0 +1,142 @@
+import type { Selectable } from 'kysely';
+import { sql } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import type { PageRequest } from '../../platform/pagination.js';
+import type { CustomerType, ReviewStatus } from './schemas.js';
+
+interface CustomersTable {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  customer_type: CustomerType;
+  review_status: ReviewStatus;
+  region: string | null;
+  currencies: string[] | null;
+  email: string | null;
+  phone_number: string | null;
+  uma_address: string;
+  profile: Record<string, unknown>;
+  identifier: string | null;
+  terms_version: string | null;
+  terms_accepted_at: Date | null;
+  terms_ip_address: string | null;
+  terms_acceptance_method: string | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+interface CustomerSettingsTable {
+  platform_id: string;
+  sandbox_auto_approve: boolean;
+  updated_at: Date;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    customers: CustomersTable;
+    customer_settings: CustomerSettingsTable;
+  }
+}
+
+export type CustomerRow = Selectable<CustomersTable>;
+
+/** Names of the partial unique indexes, so a violation can be told apart. */
+export const UNIQUE_PLATFORM_CUSTOMER_ID = 'customers_platform_customer_id_live';
+export const UNIQUE_UMA_ADDRESS = 'customers_uma_address_live';
+
+function encode(row: Partial<CustomerRow>): Record<string, unknown> {
+  return row.profile === undefined ? { ...row } : { ...row, profile: JSON.stringify(row.profile) };
+}
+
+export async function insertCustomer(db: DbOrTx, row: CustomerRow): Promise<void> {
+  await db.insertInto('customers').values(encode(row) as CustomerRow).execute();
+}
+
+export async function findCustomer(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {
+  let query = db.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function updateCustomer(db: DbOrTx, platformId: string, id: string, changes: Partial<CustomerRow>): Promise<CustomerRow> {
+  return db
+    .updateTable('customers')
+    .set(encode(changes) as Partial<CustomerRow>)
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function liveCustomerIdByPlatformCustomerId(db: DbOrTx, platformId: string, platformCustomerId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('customers')
+    .select('id')
+    .where('platform_id', '=', platformId)
+    .where('platform_customer_id', '=', platformCustomerId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+export async function umaAddressTaken(db: DbOrTx, platformId: string, umaAddress: string, exceptId?: string): Promise<boolean> {
+  let query = db
+    .selectFrom('customers')
+    .select('id')
+    .where('platform_id', '=', platformId)
+    .where(sql<string>`lower(uma_address)`, '=', umaAddress.toLowerCase())
+    .where('deleted_at', 'is', null);
+  if (exceptId) query = query.where('id', '!=', exceptId);
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
+export interface CustomerFilters {
+  platformCustomerId?: string;
+  customerType?: CustomerType;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  updatedAfter?: Date;
+  updatedBefore?: Date;
+  region?: string;
+  currency?: string;
+  umaAddress?: string;
+  includeDeleted: boolean;
+}
+
+function filtered(db: DbOrTx, platformId: string, f: CustomerFilters) {
+  let query = db.selectFrom('customers').where('platform_id', '=', platformId);
+  if (!f.includeDeleted) query = query.where('deleted_at', 'is', null);
+  if (f.platformCustomerId !== undefined) query = query.where('platform_customer_id', '=', f.platformCustomerId);
+  if (f.customerType) query = query.where('customer_type', '=', f.customerType);
+  if (f.createdAfter) query = query.where('created_at', '>=', f.createdAfter);
+  if (f.createdBefore) query = query.where('created_at', '<=', f.createdBefore);
+  if (f.updatedAfter) query = query.where('updated_at', '>=', f.updatedAfter);
+  if (f.updatedBefore) query = query.where('updated_at', '<=', f.updatedBefore);
+  if (f.region) query = query.where('region', '=', f.region);
+  if (f.currency) query = query.where(sql<boolean>`${f.currency} = any(currencies)`);
+  if (f.umaAddress) query = query.where(sql<string>`lower(uma_address)`, '=', f.umaAddress.toLowerCase());
+  return query;
+}
+
+export async function listCustomers(db: DbOrTx, platformId: string, filters: CustomerFilters, page: PageRequest) {
+  let query = filtered(db, platformId, filters).selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+  if (page.after) query = query.where('id', '<', page.after);
+  const [rows, count] = await Promise.all([
+    query.execute(),
+    filtered(db, platformId, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, totalCount: Number(count.n) };
+}
+
+export async function findSettings(db: DbOrTx, platformId: string) {
+  return db.selectFrom('customer_settings').selectAll().where('platform_id', '=', platformId).executeTakeFirst();
+}
+
+export async function upsertSettings(db: DbOrTx, platformId: string, sandboxAutoApprove: boolean, at: Date): Promise<void> {
+  await db
+    .insertInto('customer_settings')
+    .values({ platform_id: platformId, sandbox_auto_approve: sandboxAutoApprove, updated_at: at })
+    .onConflict((oc) => oc.column('platform_id').doUpdateSet({ sandbox_auto_approve: sandboxAutoApprove, updated_at: at }))
+    .execute();
+}

@@ -1,0 +1,175 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { ModuleDeps } from '../../app.js';
+import type { FieldError } from '../../platform/errors.js';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { toFieldErrors } from '../../platform/http/validation.js';
+import { sendWrite } from '../../platform/http/write.js';
+import {
+  Customer,
+  CUSTOMER_TYPES,
+  CustomerCreateRequest,
+  CustomerListQuery,
+  CustomerListResponse,
+  CustomerParams,
+  CustomerSettings,
+  CustomerUpdateRequest,
+  EndUserTerms,
+  type CustomerCreate,
+} from './schemas.js';
+import {
+  checkCreate,
+  createCustomer,
+  deleteCustomer,
+  getCustomer,
+  getEndUserTerms,
+  getSettings,
+  listCustomers,
+  updateCustomer,
+  updateSettings,
+} from './service.js';
+
+/** Body errors are collected, not thrown, so the service can add its own and answer once. */
+function schemaErrorsOf(request: FastifyRequest): FieldError[] {
+  const validation = request.validationError as (Error & { validation?: Parameters<typeof toFieldErrors>[0] }) | undefined;
+  const errors = validation?.validation ? toFieldErrors(validation.validation) : [];
+  // ajv words a bad discriminator in its own terms; say it the way every other enum is said.
+  return errors.map((e) =>
+    e.field === 'customerType' && !e.constraint
+      ? { field: 'customerType', constraint: { enum: [...CUSTOMER_TYPES] }, message: `must be one of ${CUSTOMER_TYPES.join(', ')}` }
+      : e,
+  );
+}
+
+export const customerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
+  const tags = ['Customers'];
+  const terms = getEndUserTerms(deps.config);
+
+  app.post('/customers', {
+    schema: {
+      operationId: 'createCustomer',
+      tags,
+      summary: 'Create a customer',
+      description:
+        'Every invalid field is reported in one 400 INVALID_INPUT. `platformCustomerId` must be unique among live customers (409 CONFLICT) and ' +
+        '`umaAddress` unique (409 UMA_ADDRESS_EXISTS). An `endUserTermsConsent` must name the current terms version ' +
+        '(400 END_USER_TERMS_VERSION_NOT_FOUND). In a sandbox platform individuals are approved at creation unless ' +
+        '`PATCH /customers/settings` turned that off. Send `Idempotency-Key` to make retries safe.',
+      body: CustomerCreateRequest,
+      response: { 201: Customer, ...errorResponses(400, 401, 403, 409, 500) },
+    },
+    attachValidation: true,
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) => {
+      checkCreate(request.body, schemaErrorsOf(request), deps.clock.now());
+      const { platformId, environment } = request.principal;
+      return sendWrite(
+        deps,
+        request,
+        reply,
+        async (trx) => ({ statusCode: 201, body: await createCustomer(trx, deps.clock, { platformId, environment }, terms, request.body as CustomerCreate) }),
+        { idempotent: true },
+      );
+    },
+  });
+
+  app.get('/customers', {
+    schema: {
+      operationId: 'listCustomers',
+      tags,
+      summary: 'List customers',
+      description: 'Newest first. Deleted customers are listed only with `isIncludingDeleted=true`.',
+      querystring: CustomerListQuery,
+      response: { 200: CustomerListResponse, ...errorResponses(400, 401, 500) },
+    },
+    handler: async (request) => listCustomers(deps.db, request.principal.platformId, request.query),
+  });
+
+  app.get('/customers/end-user-terms', {
+    schema: {
+      operationId: 'getEndUserTerms',
+      tags,
+      summary: 'Read the current end-user terms',
+      description: 'Customers accept this version; pass it as `endUserTermsConsent.termsVersion`.',
+      response: { 200: EndUserTerms, ...errorResponses(401, 500) },
+    },
+    handler: async () => terms,
+  });
+
+  app.get('/customers/settings', {
+    schema: {
+      operationId: 'getCustomerSettings',
+      tags,
+      summary: 'Read onboarding settings',
+      response: { 200: CustomerSettings, ...errorResponses(401, 500) },
+    },
+    handler: async (request) => getSettings(deps.db, request.principal.platformId),
+  });
+
+  app.patch('/customers/settings', {
+    schema: {
+      operationId: 'updateCustomerSettings',
+      tags,
+      summary: 'Change onboarding settings',
+      description: 'Corridor extension. `sandboxAutoApprove: false` makes sandbox individuals go through the full verification review.',
+      body: CustomerSettings,
+      response: { 200: CustomerSettings, ...errorResponses(400, 401, 403, 500) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) =>
+      sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 200,
+        body: await updateSettings(trx, deps.clock, request.principal.platformId, request.body),
+      })),
+  });
+
+  app.get('/customers/:customerId', {
+    schema: {
+      operationId: 'getCustomer',
+      tags,
+      summary: 'Read a customer',
+      description: 'Deleted customers are still returned, with `isDeleted: true`.',
+      params: CustomerParams,
+      response: { 200: Customer, ...errorResponses(400, 401, 404, 500) },
+    },
+    handler: async (request) => getCustomer(deps.db, request.principal.platformId, request.params.customerId),
+  });
+
+  app.patch('/customers/:customerId', {
+    schema: {
+      operationId: 'updateCustomer',
+      tags,
+      summary: 'Update a customer',
+      description: 'Fields left out stay as they are. Every invalid field is reported in one 400 INVALID_INPUT. 410 CUSTOMER_DELETED for a deleted customer.',
+      params: CustomerParams,
+      body: CustomerUpdateRequest,
+      response: { 200: Customer, ...errorResponses(400, 401, 403, 404, 409, 410, 500) },
+    },
+    attachValidation: true,
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) => {
+      const schemaErrors = schemaErrorsOf(request);
+      return sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 200,
+        body: await updateCustomer(trx, deps.clock, request.principal.platformId, terms, request.params.customerId, request.body, schemaErrors),
+      }));
+    },
+  });
+
+  app.delete('/customers/:customerId', {
+    schema: {
+      operationId: 'deleteCustomer',
+      tags,
+      summary: 'Delete a customer',
+      description: 'Answers the customer marked deleted. Deleting again is 410 CUSTOMER_DELETED.',
+      params: CustomerParams,
+      response: { 200: Customer, ...errorResponses(400, 401, 403, 404, 410, 500) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) =>
+      sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 200,
+        body: await deleteCustomer(trx, deps.clock, request.principal.platformId, request.params.customerId),
+      })),
+  });
+};

@@ -1,0 +1,306 @@
+import Type, { type Static, type TSchema } from 'typebox';
+import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+
+export const REVIEW_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD'] as const;
+export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
+export const CUSTOMER_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
+export type CustomerType = (typeof CUSTOMER_TYPES)[number];
+
+export const INDIVIDUAL_SOURCE_OF_FUNDS = [
+  'SALARY', 'SELF_EMPLOYMENT_INCOME', 'INVESTMENT_INCOME', 'PENSION', 'RENTAL_INCOME', 'GIFT', 'INHERITANCE', 'LOAN',
+  'SAVINGS', 'SALE_OF_ASSETS', 'OTHER',
+] as const;
+export const SOURCE_OF_WEALTH = ['SALARY', 'BUSINESS_INCOME', 'INVESTMENTS', 'INHERITANCE', 'PROPERTY_SALE', 'GIFT', 'RETIREMENT', 'SAVINGS', 'OTHER'] as const;
+export const PURPOSE_OF_ACCOUNT = [
+  'CONTRACTOR_PAYOUTS', 'CREATOR_PAYOUTS', 'EMPLOYEE_PAYOUTS', 'MARKETPLACE_SELLER_PAYOUTS', 'SUPPLIER_PAYMENTS', 'CROSS_BORDER_B2B',
+  'AR_AUTOMATION', 'AP_AUTOMATION', 'EMBEDDED_PAYMENTS', 'PLATFORM_FEE_COLLECTION', 'P2P_TRANSFERS', 'CHARITABLE_DONATIONS', 'OTHER',
+] as const;
+export const TRANSACTION_COUNT = ['COUNT_UNDER_10', 'COUNT_10_TO_100', 'COUNT_100_TO_500', 'COUNT_500_TO_1000', 'COUNT_OVER_1000'] as const;
+export const TRANSACTION_VOLUME = ['VOLUME_UNDER_10K', 'VOLUME_10K_TO_100K', 'VOLUME_100K_TO_1M', 'VOLUME_1M_TO_10M', 'VOLUME_OVER_10M'] as const;
+export const ANNUAL_INCOME = ['UNDER_50K', 'RANGE_50K_100K', 'RANGE_100K_250K', 'RANGE_250K_1M', 'OVER_1M'] as const;
+export const NET_WORTH = ['UNDER_100K', 'RANGE_100K_500K', 'RANGE_500K_1M', 'RANGE_1M_5M', 'RANGE_5M_25M', 'OVER_25M'] as const;
+export const PEP_STATUS = ['NONE', 'DOMESTIC', 'FOREIGN', 'HIO', 'FAMILY_OR_ASSOCIATE'] as const;
+export const INDIVIDUAL_ID_TYPES = ['SSN', 'ITIN'] as const;
+export const ENTITY_TYPES = [
+  'SOLE_PROPRIETORSHIP', 'PARTNERSHIP', 'LLC', 'CORPORATION', 'S_CORPORATION', 'NON_PROFIT', 'PUBLICLY_LISTED_COMPANY', 'TRUST',
+  'PRIVATE_FOUNDATION', 'CHARITY', 'OTHER',
+] as const;
+export const BUSINESS_TYPES = [
+  'AGRICULTURE_FORESTRY_FISHING_AND_HUNTING', 'MINING_QUARRYING_AND_OIL_AND_GAS_EXTRACTION', 'UTILITIES', 'CONSTRUCTION',
+  'MANUFACTURING', 'WHOLESALE_TRADE', 'RETAIL_TRADE', 'TRANSPORTATION_AND_WAREHOUSING', 'INFORMATION', 'FINANCE_AND_INSURANCE',
+  'REAL_ESTATE_AND_RENTAL_AND_LEASING', 'PROFESSIONAL_SCIENTIFIC_AND_TECHNICAL_SERVICES', 'MANAGEMENT_OF_COMPANIES_AND_ENTERPRISES',
+  'ADMINISTRATIVE_AND_SUPPORT_AND_WASTE_MANAGEMENT_AND_REMEDIATION_SERVICES', 'EDUCATIONAL_SERVICES', 'HEALTH_CARE_AND_SOCIAL_ASSISTANCE',
+  'ARTS_ENTERTAINMENT_AND_RECREATION', 'ACCOMMODATION_AND_FOOD_SERVICES', 'OTHER_SERVICES', 'PUBLIC_ADMINISTRATION',
+] as const;
+export const BUSINESS_SOURCE_OF_FUNDS = [
+  'OPERATING_REVENUE', 'INVESTMENT_INCOME', 'LOANS', 'VENTURE_CAPITAL', 'PERSONAL_SAVINGS', 'DONATIONS', 'OTHER',
+] as const;
+export const ACCEPTANCE_METHODS = ['CHECKBOX', 'CLICK_TO_ACCEPT'] as const;
+
+export const Country = (options: Record<string, unknown> = {}) =>
+  Type.String({ format: 'iso3166-1-alpha-2', maxLength: 2, examples: ['US'], description: 'ISO 3166-1 alpha-2 country code.', ...options });
+export const Email = Type.String({ format: 'email', maxLength: 254, examples: ['jane@example.com'] });
+export const Phone = Type.String({ format: 'e.164', maxLength: 16, examples: ['+14155550123'], description: 'E.164, e.g. +14155550123.' });
+export const DateOnly = (options: Record<string, unknown> = {}) =>
+  Type.String({ format: 'date', maxLength: 10, examples: ['1990-01-15'], description: 'A calendar date, YYYY-MM-DD.', ...options });
+const Text = (max: number, options: Record<string, unknown> = {}) => Type.String({ minLength: 1, maxLength: max, ...options });
+const CurrencyList = Type.Array(Type.String({ format: 'iso4217', maxLength: 3, examples: ['USD'] }), { maxItems: 50, uniqueItems: true });
+const CountryList = Type.Array(Country(), { maxItems: 250, uniqueItems: true });
+const EnumList = <const T extends readonly string[]>(values: T) => Type.Array(StringEnum(values), { maxItems: values.length, uniqueItems: true });
+export const UmaAddress = Type.String({
+  pattern: '^\\$[A-Za-z0-9._-]{1,64}@[A-Za-z0-9.-]{1,253}$',
+  maxLength: 320,
+  examples: ['$jane.doe@pay.example.com'],
+  description: 'UMA address `$user@domain`; generated when left out.',
+});
+
+export const Address = Type.Object(
+  {
+    line1: Text(255),
+    line2: Type.Optional(Text(255)),
+    city: Type.Optional(Text(100)),
+    state: Type.Optional(Text(100)),
+    postalCode: Text(20),
+    country: Country(),
+  },
+  { additionalProperties: false, title: 'Address' },
+);
+
+export const EndUserTermsConsentRequest = Type.Object(
+  {
+    acceptedAt: DateTime({ description: 'When the customer accepted; not in the future.' }),
+    ipAddress: Type.String({ minLength: 2, maxLength: 45, description: 'IPv4 or IPv6 address the customer accepted from.' }),
+    termsVersion: Type.String({ minLength: 1, maxLength: 32, examples: ['V1'], description: 'Must be the current version (GET /customers/end-user-terms).' }),
+    acceptanceMethod: StringEnum(ACCEPTANCE_METHODS),
+  },
+  { additionalProperties: false, title: 'EndUserTermsConsentRequest' },
+);
+
+const individualFields = {
+  fullName: Type.Optional(Text(255)),
+  birthDate: Type.Optional(DateOnly({ description: 'Date of birth, YYYY-MM-DD; not in the future.' })),
+  nationality: Type.Optional(Country()),
+  address: Type.Optional(Address),
+  sourceOfFundsCategories: Type.Optional(EnumList(INDIVIDUAL_SOURCE_OF_FUNDS)),
+  sourceOfFundsOtherDescription: Type.Optional(Text(500, { description: 'Required exactly when sourceOfFundsCategories holds OTHER.' })),
+  sourceOfWealthCategories: Type.Optional(EnumList(SOURCE_OF_WEALTH)),
+  sourceOfWealthOtherDescription: Type.Optional(Text(500, { description: 'Required exactly when sourceOfWealthCategories holds OTHER.' })),
+  purposeOfAccount: Type.Optional(StringEnum(PURPOSE_OF_ACCOUNT)),
+  purposeOfAccountOtherDescription: Type.Optional(Text(500, { description: 'Required exactly when purposeOfAccount is OTHER.' })),
+  expectedMonthlyTransactionCount: Type.Optional(StringEnum(TRANSACTION_COUNT)),
+  expectedMonthlyTransactionVolume: Type.Optional(StringEnum(TRANSACTION_VOLUME)),
+  annualIncomeRange: Type.Optional(StringEnum(ANNUAL_INCOME)),
+  netWorthRange: Type.Optional(StringEnum(NET_WORTH)),
+  pepStatus: Type.Optional(StringEnum(PEP_STATUS)),
+};
+
+const identificationFields = {
+  idType: Type.Optional(StringEnum(INDIVIDUAL_ID_TYPES, { description: 'Individuals: SSN or ITIN.' })),
+  identifier: Type.Optional(
+    Type.String({ minLength: 11, maxLength: 11, writeOnly: true, description: 'SSN or ITIN as ###-##-####. Write-only: never returned.' }),
+  ),
+  countryOfIssuance: Type.Optional(StringEnum(['US'], { description: 'Country that issued the identifier; only US is supported.' })),
+};
+
+const businessInfoFields = {
+  legalName: Text(255),
+  doingBusinessAs: Type.Optional(Text(255)),
+  country: Country({ description: 'Country of incorporation.' }),
+  registrationNumber: Type.Optional(Text(64)),
+  incorporatedOn: DateOnly({ description: 'Date of incorporation; not in the future.' }),
+  entityType: Type.Optional(StringEnum(ENTITY_TYPES)),
+  taxId: Text(64, { description: 'Tax id; for a US business an EIN, ##-#######.' }),
+  countriesOfOperation: Type.Optional(CountryList),
+  businessType: Type.Optional(StringEnum(BUSINESS_TYPES)),
+  purposeOfAccount: Type.Optional(StringEnum(PURPOSE_OF_ACCOUNT)),
+  sourceOfFunds: Type.Optional(Text(500)),
+  expectedMonthlyTransactionCount: Type.Optional(StringEnum(TRANSACTION_COUNT)),
+  expectedMonthlyTransactionVolume: Type.Optional(StringEnum(TRANSACTION_VOLUME)),
+  expectedRecipientJurisdictions: Type.Optional(CountryList),
+  naicsCode: Type.Optional(Type.String({ pattern: '^\\d{2,6}$', maxLength: 6 })),
+  sourceOfFundsCategories: Type.Optional(EnumList(BUSINESS_SOURCE_OF_FUNDS)),
+  sourceOfFundsOtherDescription: Type.Optional(Text(500, { description: 'Required exactly when sourceOfFundsCategories holds OTHER.' })),
+  purposeOfAccountOtherDescription: Type.Optional(Text(500, { description: 'Required exactly when purposeOfAccount is OTHER.' })),
+  expectedCounterpartyCountries: Type.Optional(CountryList),
+  primaryContactFirstName: Type.Optional(Text(250)),
+  primaryContactLastName: Type.Optional(Text(250)),
+};
+
+export const BusinessInfo = Type.Object(businessInfoFields, { additionalProperties: false, title: 'BusinessInfo' });
+const BusinessInfoUpdate = Type.Partial(BusinessInfo, { additionalProperties: false, title: 'BusinessInfoUpdate' });
+
+const commonCreate = {
+  platformCustomerId: Type.Optional(Text(255, { description: "The platform's own id for the customer; unique among live customers. Generated when left out." })),
+  region: Type.Optional(Country({ description: 'Region the customer is served from, ISO 3166-1 alpha-2.' })),
+  currencies: Type.Optional(CurrencyList),
+  email: Type.Optional(Email),
+  phoneNumber: Type.Optional(Phone),
+  umaAddress: Type.Optional(UmaAddress),
+  endUserTermsConsent: Type.Optional(EndUserTermsConsentRequest),
+};
+
+const commonUpdate = {
+  currencies: Type.Optional(CurrencyList),
+  email: Type.Optional(Email),
+  phoneNumber: Type.Optional(Phone),
+  umaAddress: Type.Optional(UmaAddress),
+  endUserTermsConsent: Type.Optional(EndUserTermsConsentRequest),
+};
+
+function oneOfByType(title: string, individual: TSchema, business: TSchema, description: string) {
+  return Type.Unsafe<unknown>({
+    title,
+    description,
+    type: 'object',
+    discriminator: { propertyName: 'customerType' },
+    required: ['customerType'],
+    oneOf: [individual, business],
+  });
+}
+
+export const IndividualCustomerCreate = Type.Object(
+  { customerType: StringEnum(['INDIVIDUAL']), ...commonCreate, ...individualFields, ...identificationFields },
+  { additionalProperties: false, title: 'IndividualCustomerCreateRequest' },
+);
+export const BusinessCustomerCreate = Type.Object(
+  { customerType: StringEnum(['BUSINESS']), ...commonCreate, address: Type.Optional(Address), businessInfo: BusinessInfo },
+  { additionalProperties: false, title: 'BusinessCustomerCreateRequest' },
+);
+export const IndividualCustomerUpdate = Type.Object(
+  { customerType: StringEnum(['INDIVIDUAL']), ...commonUpdate, ...individualFields, ...identificationFields },
+  { additionalProperties: false, title: 'IndividualCustomerUpdateRequest' },
+);
+export const BusinessCustomerUpdate = Type.Object(
+  { customerType: StringEnum(['BUSINESS']), ...commonUpdate, address: Type.Optional(Address), businessInfo: Type.Optional(BusinessInfoUpdate) },
+  { additionalProperties: false, title: 'BusinessCustomerUpdateRequest' },
+);
+
+export const CustomerCreateRequest = oneOfByType(
+  'CustomerCreateRequest',
+  IndividualCustomerCreate,
+  BusinessCustomerCreate,
+  '`customerType` selects the shape: INDIVIDUAL or BUSINESS (which needs `businessInfo`).',
+);
+export const CustomerUpdateRequest = oneOfByType(
+  'CustomerUpdateRequest',
+  IndividualCustomerUpdate,
+  BusinessCustomerUpdate,
+  '`customerType` must be the customer\'s type. Fields left out stay as they are; `currencies` replaces the whole list. ' +
+    'E-mail and phone number cannot change in the same request.',
+);
+
+export type IndividualCreate = Static<typeof IndividualCustomerCreate>;
+export type BusinessCreate = Static<typeof BusinessCustomerCreate>;
+export type CustomerCreate = IndividualCreate | BusinessCreate;
+export type IndividualUpdate = Static<typeof IndividualCustomerUpdate>;
+export type BusinessUpdate = Static<typeof BusinessCustomerUpdate>;
+export type CustomerUpdate = IndividualUpdate | BusinessUpdate;
+export type AddressT = Static<typeof Address>;
+export type BusinessInfoT = Static<typeof BusinessInfo>;
+export type EndUserTermsConsentT = Static<typeof EndUserTermsConsentRequest>;
+
+const EndUserTermsConsent = Type.Object(
+  {
+    acceptedAt: DateTime(),
+    ipAddress: Type.String(),
+    termsVersion: Type.String(),
+    acceptanceMethod: StringEnum(ACCEPTANCE_METHODS),
+  },
+  { title: 'EndUserTermsConsent' },
+);
+
+const ResponseAddress = Type.Object({
+  line1: Type.String(),
+  line2: Type.Optional(Type.String()),
+  city: Type.Optional(Type.String()),
+  state: Type.Optional(Type.String()),
+  postalCode: Type.String(),
+  country: Type.String(),
+});
+
+const ARRAY_BUSINESS_FIELDS = new Set(['countriesOfOperation', 'expectedRecipientJurisdictions', 'sourceOfFundsCategories', 'expectedCounterpartyCountries']);
+const ResponseBusinessInfo = Type.Object(
+  {
+    ...Object.fromEntries(
+      Object.keys(businessInfoFields).map((k) => [k, Type.Optional(ARRAY_BUSINESS_FIELDS.has(k) ? Type.Array(Type.String()) : Type.String())]),
+    ),
+    legalName: Type.String(),
+  },
+  { title: 'BusinessInfoResponse' },
+);
+
+/** One flat shape for both types: the fields of the other type are simply absent. */
+export const Customer = Type.Object(
+  {
+    id: ResourceId('Customer'),
+    platformCustomerId: Type.String(),
+    customerType: StringEnum(CUSTOMER_TYPES),
+    kycStatus: Type.Optional(StringEnum(REVIEW_STATUSES, { description: 'INDIVIDUAL only.' })),
+    kybStatus: Type.Optional(StringEnum(REVIEW_STATUSES, { description: 'BUSINESS only.' })),
+    region: Type.Optional(Type.String()),
+    currencies: Type.Optional(Type.Array(Type.String())),
+    email: Type.Optional(Type.String()),
+    phoneNumber: Type.Optional(Type.String()),
+    umaAddress: Type.String(),
+    endUserTermsConsent: Type.Optional(EndUserTermsConsent),
+    fullName: Type.Optional(Type.String()),
+    birthDate: Type.Optional(Type.String({ format: 'date' })),
+    nationality: Type.Optional(Type.String()),
+    address: Type.Optional(ResponseAddress),
+    idType: Type.Optional(Type.String()),
+    countryOfIssuance: Type.Optional(Type.String()),
+    sourceOfFundsCategories: Type.Optional(Type.Array(Type.String())),
+    sourceOfFundsOtherDescription: Type.Optional(Type.String()),
+    sourceOfWealthCategories: Type.Optional(Type.Array(Type.String())),
+    sourceOfWealthOtherDescription: Type.Optional(Type.String()),
+    purposeOfAccount: Type.Optional(Type.String()),
+    purposeOfAccountOtherDescription: Type.Optional(Type.String()),
+    expectedMonthlyTransactionCount: Type.Optional(Type.String()),
+    expectedMonthlyTransactionVolume: Type.Optional(Type.String()),
+    annualIncomeRange: Type.Optional(Type.String()),
+    netWorthRange: Type.Optional(Type.String()),
+    pepStatus: Type.Optional(Type.String()),
+    businessInfo: Type.Optional(ResponseBusinessInfo),
+    isDeleted: Type.Boolean(),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { title: 'Customer', description: 'An INDIVIDUAL or BUSINESS customer. `identifier` is write-only and never returned.' },
+);
+export type Customer = Static<typeof Customer>;
+
+export const CustomerListQuery = Type.Object(
+  {
+    platformCustomerId: Type.Optional(Text(255)),
+    customerType: Type.Optional(StringEnum(CUSTOMER_TYPES)),
+    createdAfter: Type.Optional(DateTime({ description: 'Inclusive.' })),
+    createdBefore: Type.Optional(DateTime({ description: 'Inclusive.' })),
+    updatedAfter: Type.Optional(DateTime({ description: 'Inclusive.' })),
+    updatedBefore: Type.Optional(DateTime({ description: 'Inclusive.' })),
+    region: Type.Optional(Country()),
+    currency: Type.Optional(Type.String({ format: 'iso4217', maxLength: 3 })),
+    umaAddress: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+    isIncludingDeleted: Type.Optional(Type.Boolean({ default: false, description: 'Also list deleted customers.' })),
+    ...PaginationQuery,
+  },
+  { additionalProperties: false },
+);
+export type CustomerListQuery = Static<typeof CustomerListQuery>;
+
+export const CustomerListResponse = ListResponse(Customer, 'CustomerListResponse');
+export const CustomerParams = Type.Object({ customerId: ResourceId('Customer') }, { additionalProperties: false });
+
+export const EndUserTerms = Type.Object(
+  { version: Type.String({ examples: ['V1'] }), url: Type.String({ format: 'uri' }) },
+  { title: 'EndUserTerms' },
+);
+
+export const CustomerSettings = Type.Object(
+  {
+    sandboxAutoApprove: Type.Boolean({
+      description: 'Sandbox only: individuals are KYC-approved at creation (default true). Turn off to exercise the full review.',
+    }),
+  },
+  { additionalProperties: false, title: 'CustomerSettings' },
+);
+export type CustomerSettings = Static<typeof CustomerSettings>;

@@ -1,0 +1,69 @@
+import type { Selectable } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import type { PageRequest } from '../../platform/pagination.js';
+
+export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
+export type InternalAccountStatus = 'PENDING' | 'ACTIVE' | 'CLOSED' | 'FROZEN' | 'FAILED';
+
+interface InternalAccountsTable {
+  id: string;
+  platform_id: string;
+  /** null: owned by the platform itself. */
+  customer_id: string | null;
+  type: InternalAccountType;
+  currency: string;
+  status: InternalAccountStatus;
+  balance: bigint;
+  total_balance: bigint;
+  funding_payment_instructions: unknown[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    internal_accounts: InternalAccountsTable;
+  }
+}
+
+export type InternalAccountRow = Selectable<InternalAccountsTable>;
+
+/** Inserts unless the owner already has an account of this type and currency (so provisioning can run again safely). */
+export async function insertAccountIfAbsent(db: DbOrTx, row: InternalAccountRow): Promise<boolean> {
+  const inserted = await db
+    .insertInto('internal_accounts')
+    .values({ ...row, funding_payment_instructions: JSON.stringify(row.funding_payment_instructions) as unknown as unknown[] })
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+export interface AccountFilters {
+  customerId?: string;
+  currency?: string;
+  type?: InternalAccountType;
+}
+
+function filtered(db: DbOrTx, platformId: string, owner: 'customers' | 'platform', f: AccountFilters) {
+  let query = db.selectFrom('internal_accounts').where('platform_id', '=', platformId);
+  query = owner === 'platform' ? query.where('customer_id', 'is', null) : query.where('customer_id', 'is not', null);
+  if (f.customerId) query = query.where('customer_id', '=', f.customerId);
+  if (f.currency) query = query.where('currency', '=', f.currency);
+  if (f.type) query = query.where('type', '=', f.type);
+  return query;
+}
+
+export async function listCustomerAccounts(db: DbOrTx, platformId: string, filters: AccountFilters, page: PageRequest) {
+  let query = filtered(db, platformId, 'customers', filters).selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+  if (page.after) query = query.where('id', '<', page.after);
+  const [rows, count] = await Promise.all([
+    query.execute(),
+    filtered(db, platformId, 'customers', filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, totalCount: Number(count.n) };
+}
+
+export async function listPlatformAccounts(db: DbOrTx, platformId: string, filters: AccountFilters) {
+  return filtered(db, platformId, 'platform', filters).selectAll().orderBy('id', 'asc').execute();
+}

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
+import { amountToWire, minorUnits } from '../../platform/money.js';
+import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
+import { getConfigRow } from '../config/service.js';
+import {
+  insertAccountIfAbsent,
+  listCustomerAccounts,
+  listPlatformAccounts,
+  type InternalAccountRow,
+  type InternalAccountType,
+} from './repo.js';
+import type { CustomerAccountsQuery, InternalAccount, PaymentInstructions, PlatformAccountsQuery } from './schemas.js';
+
+const CURRENCY_NAMES: Record<string, [name: string, symbol: string]> = {
+  USD: ['US Dollar', '$'], EUR: ['Euro', '€'], GBP: ['Pound Sterling', '£'], MXN: ['Mexican Peso', '$'], BRL: ['Brazilian Real', 'R$'],
+  CAD: ['Canadian Dollar', '$'], INR: ['Indian Rupee', '₹'], NGN: ['Naira', '₦'], PHP: ['Philippine Peso', '₱'], KES: ['Kenyan Shilling', 'KSh'],
+  JPY: ['Yen', '¥'], BTC: ['Bitcoin', '₿'], USDC: ['USD Coin', 'USDC'], USDT: ['Tether USD', 'USDT'],
+};
+
+function currencyOf(code: string) {
+  const [name, symbol] = CURRENCY_NAMES[code] ?? [code, code];
+  return { code, name, symbol, decimals: minorUnits(code) };
+}
+
+/** Digits derived from the account id: stable for an account, distinct between accounts. */
+function digitsFor(accountId: string, length: number): string {
+  const hash = createHash('sha256').update(accountId).digest();
+  let out = '';
+  for (let i = 0; out.length < length; i++) out += String(hash[i % hash.length]! % 10);
+  return out;
+}
+
+/**
+ * Where money for this account is sent. Only USD has a simulated bank account today; other
+ * currencies get their instructions when their rails exist, and an embedded wallet is funded
+ * by transfers between accounts.
+ */
+function fundingInstructions(accountId: string, type: InternalAccountType, currency: string, isPlatformAccount: boolean): PaymentInstructions[] {
+  if (type !== 'INTERNAL_FIAT' || currency !== 'USD') return [];
+  return [
+    {
+      instructionsNotes: 'Simulated bank account. Include the reference so the deposit is credited to this account.',
+      isPlatformAccount,
+      accountOrWalletInfo: {
+        accountType: 'USD_ACCOUNT',
+        accountNumber: digitsFor(accountId, 12),
+        routingNumber: '110000000',
+        bankName: 'Corridor Simulated Bank',
+        paymentRails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'],
+        reference: `CDR-${accountId.replace(/-/g, '').slice(-10).toUpperCase()}`,
+      },
+    },
+  ];
+}
+
+function toInternalAccount(row: InternalAccountRow): InternalAccount {
+  const currency = currencyOf(row.currency);
+  return {
+    id: formatId('InternalAccount', row.id),
+    ...(row.customer_id ? { customerId: formatId('Customer', row.customer_id) } : {}),
+    type: row.type,
+    status: row.status,
+    balance: { amount: amountToWire(row.balance), currency },
+    totalBalance: { amount: amountToWire(row.total_balance), currency },
+    fundingPaymentInstructions: row.funding_payment_instructions as PaymentInstructions[],
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string | null): Promise<number> {
+  const config = await getConfigRow(trx, platformUuid);
+  const wanted: Array<{ type: InternalAccountType; currency: string }> = config.supported_currencies.map((c) => ({
+    type: 'INTERNAL_FIAT',
+    currency: c.currencyCode,
+  }));
+  // An embedded wallet is the customer's own; the platform does not get one.
+  if (customerUuid && config.embedded_wallet_config) {
+    wanted.push({ type: 'EMBEDDED_WALLET', currency: config.supported_currencies[0]?.currencyCode ?? 'USD' });
+  }
+  let created = 0;
+  for (const { type, currency } of wanted) {
+    const now = clock.now();
+    const id = uuidv7(now.getTime());
+    const inserted = await insertAccountIfAbsent(trx, {
+      id,
+      platform_id: platformUuid,
+      customer_id: customerUuid,
+      type,
+      currency,
+      status: 'ACTIVE',
+      balance: 0n,
+      total_balance: 0n,
+      funding_payment_instructions: fundingInstructions(id, type, currency, customerUuid === null),
+      created_at: now,
+      updated_at: now,
+    });
+    if (inserted) created++;
+  }
+  return created;
+}
+
+/**
+ * A newly approved customer's accounts: one INTERNAL_FIAT per currency the platform supports,
+ * plus an EMBEDDED_WALLET when embedded wallets are configured. Safe to call again.
+ */
+export async function provisionCustomerAccounts(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string): Promise<number> {
+  return provision(trx, clock, platformUuid, customerUuid);
+}
+
+/** The platform's own INTERNAL_FIAT accounts, one per supported currency. Safe to call again. */
+export async function provisionPlatformAccounts(trx: Tx, clock: Clock, platformUuid: string): Promise<number> {
+  return provision(trx, clock, platformUuid, null);
+}
+
+export async function listCustomerInternalAccounts(db: DbOrTx, platformUuid: string, query: CustomerAccountsQuery): Promise<Page<InternalAccount>> {
+  const page = pageRequest(query);
+  const customerId = query.customerId ? parseId('Customer', query.customerId) : undefined;
+  const { rows, totalCount } = await listCustomerAccounts(
+    db,
+    platformUuid,
+    { ...(customerId ? { customerId } : {}), ...(query.currency ? { currency: query.currency } : {}), ...(query.type ? { type: query.type } : {}) },
+    page,
+  );
+  return toPage(rows, page, toInternalAccount, totalCount);
+}
+
+/**
+ * Lists the platform's accounts, first creating any that are missing: platforms made before
+ * accounts existed, and currencies added to the platform config since, get theirs here.
+ */
+export async function listPlatformInternalAccounts(
+  trx: Tx,
+  clock: Clock,
+  platformUuid: string,
+  query: PlatformAccountsQuery,
+): Promise<{ data: InternalAccount[] }> {
+  await provisionPlatformAccounts(trx, clock, platformUuid);
+  const rows = await listPlatformAccounts(trx, platformUuid, {
+    ...(query.currency ? { currency: query.currency } : {}),
+    ...(query.type ? { type: query.type } : {}),
+  });
+  return { data: rows.map(toInternalAccount) };
+}
