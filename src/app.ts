@@ -5,9 +5,11 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync
 import type { Logger } from 'pino';
 import { BASE_PATH, type Config } from './config.js';
 import { configRoutes } from './modules/config/routes.js';
+import { beneficialOwnerRoutes } from './modules/beneficial-owners/routes.js';
 import { customerRoutes } from './modules/customers/routes.js';
 import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
 import { tokenRoutes } from './modules/tokens/routes.js';
+import { verificationRoutes } from './modules/verifications/routes.js';
 import { TokenAuthenticator } from './modules/tokens/service.js';
 import type { Clock } from './platform/clock.js';
 import type { Db, DbHandle } from './platform/db/database.js';
@@ -105,6 +107,8 @@ export async function buildApp(deps: AppDeps, options: { extraRoutes?: FastifyPl
       await api.register(configRoutes, deps);
       await api.register(customerRoutes, deps);
       await api.register(internalAccountRoutes, deps);
+      await api.register(beneficialOwnerRoutes, deps);
+      await api.register(verificationRoutes, deps);
       // Embedders (and tests) may add routes behind the same authentication and error handling.
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },

@@ -451,8 +451,13 @@ export async function loadCustomerForReview(trx: Tx, platformId: string, custome
 }
 
 /** A live customer's type, for modules that hang records on customers (USER_NOT_FOUND otherwise). */
-export async function customerTypeOf(db: DbOrTx, platformId: string, customerId: string): Promise<{ uuid: string; type: CustomerType }> {
-  const row = await loadLive(db, platformId, customerId);
+export async function customerTypeOf(
+  db: DbOrTx,
+  platformId: string,
+  customerId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<{ uuid: string; type: CustomerType }> {
+  const row = await loadLive(db, platformId, customerId, options.forUpdate);
   return { uuid: row.id, type: row.customer_type };
 }
 

@@ -5,6 +5,7 @@ const TAGS = [
   { name: 'API Tokens', description: 'Create, list and delete the credentials a platform backend authenticates with.' },
   { name: 'Platform Configuration', description: 'Platform-wide settings: currencies, fees, webhooks, embedded wallets.' },
   { name: 'Customers', description: 'Create, update and delete individual and business customers; end-user terms; bulk CSV import.' },
+  { name: 'KYC/KYB Verifications', description: 'Beneficial owners of businesses and reviews of customers against the KYC/KYB requirements.' },
   { name: 'Internal Accounts', description: 'Accounts Corridor holds for customers (opened on KYC/KYB approval) and for the platform.' },
 ];
 

@@ -1,0 +1,78 @@
+import type { Selectable } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import type { PageRequest } from '../../platform/pagination.js';
+import type { ReviewStatus } from '../customers/schemas.js';
+import type { PersonalInfo } from './schemas.js';
+
+interface BeneficialOwnersTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  roles: string[];
+  ownership_percentage: number;
+  personal_info: PersonalInfo;
+  identifier: string;
+  kyc_status: ReviewStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    beneficial_owners: BeneficialOwnersTable;
+  }
+}
+
+export type OwnerRow = Selectable<BeneficialOwnersTable>;
+
+function encode(row: Partial<OwnerRow>): Record<string, unknown> {
+  return row.personal_info === undefined ? { ...row } : { ...row, personal_info: JSON.stringify(row.personal_info) };
+}
+
+export async function insertOwner(db: DbOrTx, row: OwnerRow): Promise<void> {
+  await db.insertInto('beneficial_owners').values(encode(row) as OwnerRow).execute();
+}
+
+export async function findOwner(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {
+  let query = db.selectFrom('beneficial_owners').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function updateOwner(db: DbOrTx, platformId: string, id: string, changes: Partial<OwnerRow>): Promise<OwnerRow> {
+  return db
+    .updateTable('beneficial_owners')
+    .set(encode(changes) as Partial<OwnerRow>)
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function ownersOf(db: DbOrTx, platformId: string, customerId: string): Promise<OwnerRow[]> {
+  return db
+    .selectFrom('beneficial_owners')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .orderBy('id', 'asc')
+    .execute();
+}
+
+export async function listOwners(db: DbOrTx, platformId: string, customerId: string, page: PageRequest) {
+  const base = db.selectFrom('beneficial_owners').where('platform_id', '=', platformId).where('customer_id', '=', customerId);
+  let query = base.selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+  if (page.after) query = query.where('id', '<', page.after);
+  const [rows, count] = await Promise.all([query.execute(), base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()]);
+  return { rows, totalCount: Number(count.n) };
+}
+
+export async function setOwnerStatuses(db: DbOrTx, platformId: string, ids: string[], status: ReviewStatus, at: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('beneficial_owners')
+    .set({ kyc_status: status, updated_at: at })
+    .where('platform_id', '=', platformId)
+    .where('id', 'in', ids)
+    .execute();
+}

@@ -1,0 +1,88 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { ModuleDeps } from '../../app.js';
+import type { FieldError } from '../../platform/errors.js';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { toFieldErrors } from '../../platform/http/validation.js';
+import { sendWrite } from '../../platform/http/write.js';
+import {
+  BeneficialOwner,
+  BeneficialOwnerCreateRequest,
+  BeneficialOwnerUpdateRequest,
+  OwnerListQuery,
+  OwnerListResponse,
+  OwnerParams,
+} from './schemas.js';
+import { checkCreate, createBeneficialOwner, getBeneficialOwner, listBeneficialOwners, updateBeneficialOwner } from './service.js';
+
+function schemaErrorsOf(request: FastifyRequest): FieldError[] {
+  const validation = request.validationError as (Error & { validation?: Parameters<typeof toFieldErrors>[0] }) | undefined;
+  return validation?.validation ? toFieldErrors(validation.validation) : [];
+}
+
+export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
+  const tags = ['KYC/KYB Verifications'];
+
+  app.post('/beneficial-owners', {
+    schema: {
+      operationId: 'createBeneficialOwner',
+      tags,
+      summary: 'Add a beneficial owner to a business customer',
+      description: 'Only BUSINESS customers have beneficial owners. The ownership of all owners of a customer totals at most 100%.',
+      body: BeneficialOwnerCreateRequest,
+      response: { 201: BeneficialOwner, ...errorResponses(400, 401, 403, 404, 410, 500) },
+    },
+    attachValidation: true,
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) => {
+      checkCreate(request.body, schemaErrorsOf(request), deps.clock.now());
+      return sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 201,
+        body: await createBeneficialOwner(trx, deps.clock, request.principal.platformId, request.body),
+      }));
+    },
+  });
+
+  app.get('/beneficial-owners', {
+    schema: {
+      operationId: 'listBeneficialOwners',
+      tags,
+      summary: "List a customer's beneficial owners",
+      querystring: OwnerListQuery,
+      response: { 200: OwnerListResponse, ...errorResponses(400, 401, 404, 500) },
+    },
+    handler: async (request) => listBeneficialOwners(deps.db, request.principal.platformId, request.query),
+  });
+
+  app.get('/beneficial-owners/:beneficialOwnerId', {
+    schema: {
+      operationId: 'getBeneficialOwner',
+      tags,
+      summary: 'Read a beneficial owner',
+      params: OwnerParams,
+      response: { 200: BeneficialOwner, ...errorResponses(400, 401, 404, 500) },
+    },
+    handler: async (request) => getBeneficialOwner(deps.db, request.principal.platformId, request.params.beneficialOwnerId),
+  });
+
+  app.patch('/beneficial-owners/:beneficialOwnerId', {
+    schema: {
+      operationId: 'updateBeneficialOwner',
+      tags,
+      summary: 'Update a beneficial owner',
+      description: 'Fields left out stay as they are; `personalInfo` merges field by field.',
+      params: OwnerParams,
+      body: BeneficialOwnerUpdateRequest,
+      response: { 200: BeneficialOwner, ...errorResponses(400, 401, 403, 404, 410, 500) },
+    },
+    attachValidation: true,
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) => {
+      const schemaErrors = schemaErrorsOf(request);
+      return sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 200,
+        body: await updateBeneficialOwner(trx, deps.clock, request.principal.platformId, request.params.beneficialOwnerId, request.body, schemaErrors),
+      }));
+    },
+  });
+};

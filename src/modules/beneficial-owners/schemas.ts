@@ -1,0 +1,86 @@
+import Type, { type Static } from 'typebox';
+import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { Address, Country, DateOnly, Email, Phone } from '../customers/schemas.js';
+
+export const OWNER_ROLES = ['UBO', 'DIRECTOR', 'COMPANY_OFFICER', 'CONTROL_PERSON', 'TRUSTEE', 'GENERAL_PARTNER'] as const;
+/** A person's identification; EIN identifies businesses, so it is not offered here. */
+export const OWNER_ID_TYPES = ['SSN', 'ITIN', 'NON_US_TAX_ID'] as const;
+
+const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
+
+const personalInfoFields = {
+  firstName: Text(100),
+  middleName: Type.Optional(Text(100)),
+  lastName: Text(100),
+  birthDate: DateOnly({ description: 'YYYY-MM-DD; not in the future.' }),
+  nationality: Country(),
+  email: Type.Optional(Email),
+  phoneNumber: Type.Optional(Phone),
+  address: Address,
+  idType: StringEnum(OWNER_ID_TYPES),
+  identifier: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    writeOnly: true,
+    description: 'SSN or ITIN as ###-##-####, or a foreign tax id. Write-only: never returned.',
+  }),
+  countryOfIssuance: Type.Optional(Country({ description: 'Country that issued the identifier; US for SSN and ITIN (the default).' })),
+};
+
+const PersonalInfo = Type.Object(personalInfoFields, { additionalProperties: false, title: 'BeneficialOwnerPersonalInfo' });
+const PersonalInfoUpdate = Type.Partial(PersonalInfo, { additionalProperties: false, title: 'BeneficialOwnerPersonalInfoUpdate' });
+
+const Roles = Type.Array(StringEnum(OWNER_ROLES), { minItems: 1, maxItems: OWNER_ROLES.length, uniqueItems: true });
+const Percentage = Type.Integer({ minimum: 0, maximum: 100, description: 'Share of ownership, whole percent. All owners of a customer total at most 100.' });
+
+export const BeneficialOwnerCreateRequest = Type.Object(
+  { customerId: ResourceId('Customer'), roles: Roles, ownershipPercentage: Percentage, personalInfo: PersonalInfo },
+  { additionalProperties: false, title: 'BeneficialOwnerCreateRequest' },
+);
+export const BeneficialOwnerUpdateRequest = Type.Object(
+  { roles: Type.Optional(Roles), ownershipPercentage: Type.Optional(Percentage), personalInfo: Type.Optional(PersonalInfoUpdate) },
+  { additionalProperties: false, minProperties: 1, title: 'BeneficialOwnerUpdateRequest' },
+);
+export type BeneficialOwnerCreateRequest = Static<typeof BeneficialOwnerCreateRequest>;
+export type BeneficialOwnerUpdateRequest = Static<typeof BeneficialOwnerUpdateRequest>;
+export type PersonalInfo = Omit<Static<typeof PersonalInfo>, 'identifier'>;
+
+const PersonalInfoResponse = Type.Object({
+  firstName: Type.String(),
+  middleName: Type.Optional(Type.String()),
+  lastName: Type.String(),
+  birthDate: Type.String({ format: 'date' }),
+  nationality: Type.String(),
+  email: Type.Optional(Type.String()),
+  phoneNumber: Type.Optional(Type.String()),
+  address: Type.Object({
+    line1: Type.String(),
+    line2: Type.Optional(Type.String()),
+    city: Type.Optional(Type.String()),
+    state: Type.Optional(Type.String()),
+    postalCode: Type.String(),
+    country: Type.String(),
+  }),
+  idType: Type.String(),
+  countryOfIssuance: Type.Optional(Type.String()),
+});
+
+export const BeneficialOwner = Type.Object(
+  {
+    id: ResourceId('BeneficialOwner'),
+    customerId: ResourceId('Customer'),
+    roles: Type.Array(StringEnum(OWNER_ROLES)),
+    ownershipPercentage: Type.Integer(),
+    personalInfo: PersonalInfoResponse,
+    kycStatus: StringEnum(['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD']),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { title: 'BeneficialOwner' },
+);
+export type BeneficialOwner = Static<typeof BeneficialOwner>;
+
+export const OwnerParams = Type.Object({ beneficialOwnerId: ResourceId('BeneficialOwner') }, { additionalProperties: false });
+export const OwnerListQuery = Type.Object({ customerId: ResourceId('Customer'), ...PaginationQuery }, { additionalProperties: false });
+export type OwnerListQuery = Static<typeof OwnerListQuery>;
+export const OwnerListResponse = ListResponse(BeneficialOwner, 'BeneficialOwnerListResponse');

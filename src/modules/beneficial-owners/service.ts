@@ -1,0 +1,159 @@
+import type { Clock } from '../../platform/clock.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
+import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
+import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
+import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
+import { customerTypeOf, mergeFieldErrors } from '../customers/service.js';
+import type { ReviewStatus } from '../customers/schemas.js';
+import { findOwner, insertOwner, listOwners, ownersOf, setOwnerStatuses, updateOwner, type OwnerRow } from './repo.js';
+import type { BeneficialOwner, BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, OwnerListQuery, PersonalInfo } from './schemas.js';
+
+const US_FORMATS: Record<string, string> = { SSN: 'us-ssn', ITIN: 'us-itin' };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function toBeneficialOwner(row: OwnerRow): BeneficialOwner {
+  return {
+    id: formatId('BeneficialOwner', row.id),
+    customerId: formatId('Customer', row.customer_id),
+    roles: row.roles as BeneficialOwner['roles'],
+    ownershipPercentage: row.ownership_percentage,
+    personalInfo: row.personal_info,
+    kycStatus: row.kyc_status,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/**
+ * Rules beyond the schema, on the personal info as it will be stored: birth date in the past,
+ * US identifiers in their format and issued by the US. Robust to any input shape.
+ */
+function personalInfoErrors(info: Record<string, unknown>, sent: Record<string, unknown>, now: Date): FieldError[] {
+  const errors: FieldError[] = [];
+  const birthDate = sent.birthDate;
+  if (typeof birthDate === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(birthDate) && birthDate > now.toISOString().slice(0, 10)) {
+    errors.push({ field: 'personalInfo.birthDate', constraint: { format: 'date' }, message: 'must not be in the future' });
+  }
+  const format = typeof info.idType === 'string' ? US_FORMATS[info.idType] : undefined;
+  if (format && (sent.identifier !== undefined || sent.idType !== undefined)) {
+    if (typeof info.identifier === 'string' && !CUSTOM_FORMATS[format]!(info.identifier)) {
+      errors.push({ field: 'personalInfo.identifier', constraint: { format }, message: `must be a valid ${String(info.idType)} (###-##-####)` });
+    }
+    if (info.countryOfIssuance !== undefined && info.countryOfIssuance !== 'US') {
+      errors.push({ field: 'personalInfo.countryOfIssuance', constraint: { enum: ['US'] }, message: `must be US for ${String(info.idType)}` });
+    }
+  }
+  return errors;
+}
+
+function notFound(id: string): AppError {
+  return new AppError('REFERENCE_NOT_FOUND', `Beneficial owner ${id} was not found.`);
+}
+
+async function checkOwnershipTotal(trx: Tx, platformId: string, customerUuid: string, exceptId: string | undefined, percentage: number): Promise<void> {
+  const others = (await ownersOf(trx, platformId, customerUuid)).filter((o) => o.id !== exceptId);
+  const total = others.reduce((sum, o) => sum + o.ownership_percentage, 0) + percentage;
+  if (total > 100) {
+    throw invalidInput([
+      { field: 'ownershipPercentage', message: `would bring the customer's owners to ${total}%; at most ${100 - (total - percentage)}% is left` },
+    ]);
+  }
+}
+
+export function checkCreate(input: unknown, schemaErrors: FieldError[], now: Date): void {
+  const info = isObject(input) && isObject(input.personalInfo) ? input.personalInfo : {};
+  const errors = mergeFieldErrors(schemaErrors, personalInfoErrors(info, info, now));
+  if (errors.length) throw invalidInput(errors);
+}
+
+export async function createBeneficialOwner(trx: Tx, clock: Clock, platformId: string, input: BeneficialOwnerCreateRequest): Promise<BeneficialOwner> {
+  // Locking the customer serialises owner writes, so concurrent creates cannot pass 100% together.
+  const customer = await customerTypeOf(trx, platformId, input.customerId, { forUpdate: true });
+  if (customer.type !== 'BUSINESS') {
+    throw invalidInput([{ field: 'customerId', message: 'must be a BUSINESS customer; individuals have no beneficial owners' }]);
+  }
+  await checkOwnershipTotal(trx, platformId, customer.uuid, undefined, input.ownershipPercentage);
+  const now = clock.now();
+  const { identifier, ...personalInfo } = input.personalInfo;
+  const row: OwnerRow = {
+    id: uuidv7(now.getTime()),
+    platform_id: platformId,
+    customer_id: customer.uuid,
+    roles: input.roles,
+    ownership_percentage: input.ownershipPercentage,
+    personal_info: { ...personalInfo, ...(US_FORMATS[personalInfo.idType] && !personalInfo.countryOfIssuance ? { countryOfIssuance: 'US' } : {}) },
+    identifier,
+    kyc_status: 'UNVERIFIED',
+    created_at: now,
+    updated_at: now,
+  };
+  await insertOwner(trx, row);
+  return toBeneficialOwner(row);
+}
+
+export async function getBeneficialOwner(db: DbOrTx, platformId: string, ownerId: string): Promise<BeneficialOwner> {
+  const uuid = parseId('BeneficialOwner', ownerId);
+  const row = uuid && (await findOwner(db, platformId, uuid));
+  if (!row) throw notFound(ownerId);
+  return toBeneficialOwner(row);
+}
+
+export async function listBeneficialOwners(db: DbOrTx, platformId: string, query: OwnerListQuery): Promise<Page<BeneficialOwner>> {
+  const customerUuid = parseId('Customer', query.customerId)!;
+  await customerTypeOf(db, platformId, query.customerId).catch((error: unknown) => {
+    // A deleted customer's owners stay readable; only an unknown customer is an error.
+    if (!(error instanceof AppError && error.code === 'CUSTOMER_DELETED')) throw error;
+  });
+  const page = pageRequest(query);
+  const { rows, totalCount } = await listOwners(db, platformId, customerUuid, page);
+  return toPage(rows, page, toBeneficialOwner, totalCount);
+}
+
+export async function updateBeneficialOwner(
+  trx: Tx,
+  clock: Clock,
+  platformId: string,
+  ownerId: string,
+  input: unknown,
+  schemaErrors: FieldError[],
+): Promise<BeneficialOwner> {
+  const uuid = parseId('BeneficialOwner', ownerId);
+  const row = uuid && (await findOwner(trx, platformId, uuid, { forUpdate: true }));
+  if (!row) throw notFound(ownerId);
+  const sent = isObject(input) && isObject(input.personalInfo) ? input.personalInfo : {};
+  const merged = { ...row.personal_info, identifier: row.identifier, ...sent };
+  const errors = mergeFieldErrors(schemaErrors, personalInfoErrors(merged, sent, clock.now()));
+  if (errors.length) throw invalidInput(errors);
+  const update = input as BeneficialOwnerUpdateRequest;
+  await customerTypeOf(trx, platformId, formatId('Customer', row.customer_id), { forUpdate: true });
+  if (update.ownershipPercentage !== undefined) await checkOwnershipTotal(trx, platformId, row.customer_id, row.id, update.ownershipPercentage);
+  const { identifier, ...personalInfo } = merged as PersonalInfo & { identifier: string };
+  const updated = await updateOwner(trx, platformId, row.id, {
+    ...(update.roles ? { roles: update.roles } : {}),
+    ...(update.ownershipPercentage !== undefined ? { ownership_percentage: update.ownershipPercentage } : {}),
+    personal_info: personalInfo,
+    identifier,
+    updated_at: clock.now(),
+  });
+  return toBeneficialOwner(updated);
+}
+
+/** What verification needs about a business's owners, including their write-only identifiers. */
+export async function ownersForReview(db: DbOrTx, platformId: string, customerUuid: string): Promise<OwnerRow[]> {
+  return ownersOf(db, platformId, customerUuid);
+}
+
+export async function setBeneficialOwnerStatuses(trx: Tx, clock: Clock, platformId: string, ownerUuids: string[], status: ReviewStatus): Promise<void> {
+  await setOwnerStatuses(trx, platformId, ownerUuids, status, clock.now());
+}
+
+/** The owning customer's uuid, for documents held by an owner (REFERENCE_NOT_FOUND otherwise). */
+export async function ownerHolder(db: DbOrTx, platformId: string, ownerUuid: string): Promise<{ customerUuid: string }> {
+  const row = await findOwner(db, platformId, ownerUuid);
+  if (!row) throw notFound(formatId('BeneficialOwner', ownerUuid));
+  return { customerUuid: row.customer_id };
+}

@@ -1,0 +1,70 @@
+import type { Selectable } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import type { PageRequest } from '../../platform/pagination.js';
+import type { VerificationError, VerificationStatus } from './schemas.js';
+
+interface VerificationsTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  status: VerificationStatus;
+  errors: VerificationError[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    verifications: VerificationsTable;
+  }
+}
+
+export type VerificationRow = Selectable<VerificationsTable>;
+
+export async function insertVerification(db: DbOrTx, row: VerificationRow): Promise<void> {
+  await db
+    .insertInto('verifications')
+    .values({ ...row, errors: JSON.stringify(row.errors) as unknown as VerificationError[] })
+    .execute();
+}
+
+export async function findVerification(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {
+  let query = db.selectFrom('verifications').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function findInProgress(db: DbOrTx, platformId: string, customerId: string) {
+  return db
+    .selectFrom('verifications')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .where('status', '=', 'IN_PROGRESS')
+    .executeTakeFirst();
+}
+
+export async function updateVerification(
+  db: DbOrTx,
+  platformId: string,
+  id: string,
+  changes: { status: VerificationStatus; errors: VerificationError[]; updated_at: Date },
+): Promise<VerificationRow> {
+  return db
+    .updateTable('verifications')
+    .set({ ...changes, errors: JSON.stringify(changes.errors) as unknown as VerificationError[] })
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function listVerifications(db: DbOrTx, platformId: string, filters: { customerId?: string; status?: VerificationStatus }, page: PageRequest) {
+  let base = db.selectFrom('verifications').where('platform_id', '=', platformId);
+  if (filters.customerId) base = base.where('customer_id', '=', filters.customerId);
+  if (filters.status) base = base.where('status', '=', filters.status);
+  let query = base.selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+  if (page.after) query = query.where('id', '<', page.after);
+  const [rows, count] = await Promise.all([query.execute(), base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()]);
+  return { rows, totalCount: Number(count.n) };
+}

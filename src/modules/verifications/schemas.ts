@@ -1,0 +1,54 @@
+import Type, { type Static } from 'typebox';
+import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DOCUMENT_TYPES } from '../documents/service.js';
+
+export const VERIFICATION_STATUSES = ['RESOLVE_ERRORS', 'PENDING_MANUAL_REVIEW', 'IN_PROGRESS', 'APPROVED', 'REJECTED', 'READY_FOR_VERIFICATION'] as const;
+export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
+
+export const VERIFICATION_ERROR_TYPES = [
+  'MISSING_FIELD', 'INVALID_FIELD', 'MISSING_LEGAL_PRESENCE_DOCUMENT', 'MISSING_CONTROL_STRUCTURE_DOCUMENT',
+  'MISSING_OWNERSHIP_STRUCTURE_DOCUMENT', 'MISSING_PROOF_OF_ADDRESS_DOCUMENT', 'MISSING_IDENTITY_DOCUMENT', 'INVALID_DOCUMENT',
+  'EXPIRED_DOCUMENT', 'POOR_QUALITY_DOCUMENT', 'SUSPECTED_FRAUD_DOCUMENT', 'WRONG_DOCUMENT_TYPE', 'INCOMPLETE_DOCUMENT',
+  'UNREADABLE_DOCUMENT', 'DOCUMENT_VERIFICATION_FAILED', 'APPLICANT_SANCTIONED', 'APPLICANT_FRAUD', 'APPLICANT_CRIMINAL_RECORD',
+  'APPLICANT_REJECTED', 'MISSING_BENEFICIAL_OWNER', 'MISSING_CONTROL_PERSON', 'MISSING_GOOD_STANDING_DOCUMENT',
+] as const;
+export type VerificationErrorType = (typeof VERIFICATION_ERROR_TYPES)[number];
+
+/** Spec §7.1 document-review codes. */
+export const DOCUMENT_REVIEW_CODES = ['LOW_QUALITY', 'DATA_MISMATCH', 'EXPIRED', 'SUSPECTED_FRAUD', 'UNSUITABLE_DOCUMENT', 'INCOMPLETE'] as const;
+export type DocumentReviewCode = (typeof DOCUMENT_REVIEW_CODES)[number];
+
+export const VerificationError = Type.Object(
+  {
+    resourceId: Type.String({ description: 'The Customer, BeneficialOwner or Document the problem is about.' }),
+    type: StringEnum(VERIFICATION_ERROR_TYPES),
+    field: Type.Optional(Type.String({ description: 'Dot path of the missing or invalid field, e.g. `customer.address`.' })),
+    acceptedDocumentTypes: Type.Optional(Type.Array(StringEnum(DOCUMENT_TYPES), { description: 'Any one of these resolves the problem.' })),
+    code: Type.Optional(StringEnum(DOCUMENT_REVIEW_CODES, { description: 'Why a document was rejected in review; replace it, then start a new verification.' })),
+    reason: Type.String(),
+  },
+  { title: 'VerificationError' },
+);
+export type VerificationError = Static<typeof VerificationError>;
+
+export const Verification = Type.Object(
+  {
+    id: ResourceId('Verification'),
+    customerId: ResourceId('Customer'),
+    verificationStatus: StringEnum(VERIFICATION_STATUSES),
+    errors: Type.Array(VerificationError),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { title: 'Verification' },
+);
+export type Verification = Static<typeof Verification>;
+
+export const VerificationCreateRequest = Type.Object({ customerId: ResourceId('Customer') }, { additionalProperties: false, title: 'VerificationCreateRequest' });
+export const VerificationParams = Type.Object({ verificationId: ResourceId('Verification') }, { additionalProperties: false });
+export const VerificationListQuery = Type.Object(
+  { customerId: Type.Optional(ResourceId('Customer')), verificationStatus: Type.Optional(StringEnum(VERIFICATION_STATUSES)), ...PaginationQuery },
+  { additionalProperties: false },
+);
+export type VerificationListQuery = Static<typeof VerificationListQuery>;
+export const VerificationListResponse = ListResponse(Verification, 'VerificationListResponse');

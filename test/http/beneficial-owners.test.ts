@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(() => ctx.close());
+
+type Body = Record<string, unknown>;
+type FieldErrors = Array<{ field: string; constraint?: Record<string, unknown>; message?: string }>;
+
+const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: unknown) =>
+  ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+async function createCustomer(p: TestPlatform, type: 'INDIVIDUAL' | 'BUSINESS'): Promise<Body> {
+  const body =
+    type === 'BUSINESS'
+      ? { customerType: 'BUSINESS', businessInfo: { legalName: 'Acme LLC', country: 'US', incorporatedOn: '2015-03-01', taxId: '12-3456789' } }
+      : { customerType: 'INDIVIDUAL', fullName: 'Solo Person' };
+  const response = await call(p, 'POST', '/customers', body);
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json() as Body;
+}
+
+const personalInfo = (extra: Body = {}): Body => ({
+  firstName: 'Maria',
+  lastName: 'Garcia',
+  birthDate: '1980-05-20',
+  nationality: 'MX',
+  email: 'maria@example.com',
+  phoneNumber: '+525512345678',
+  address: { line1: 'Av. Reforma 1', city: 'CDMX', postalCode: '06600', country: 'MX' },
+  idType: 'NON_US_TAX_ID',
+  identifier: 'GAMM800520XX1',
+  ...extra,
+});
+
+const owner = (customerId: unknown, extra: Body = {}): Body => ({ customerId, roles: ['UBO', 'DIRECTOR'], ownershipPercentage: 60, personalInfo: personalInfo(), ...extra });
+
+const fieldsOf = (body: { details?: Record<string, unknown> }) => (body.details!.errors as FieldErrors).map((e) => e.field).sort();
+
+async function ownersOf(p: TestPlatform, customerId: unknown) {
+  return (await call(p, 'GET', `/beneficial-owners?customerId=${String(customerId)}`)).json() as { data: Body[]; totalCount: number; hasMore: boolean; nextCursor?: string };
+}
+
+describe('beneficial owners', () => {
+  it('creates, reads back, lists and patches an owner of a business, never returning the identifier', async () => {
+    const biz = await createCustomer(ctx.platform, 'BUSINESS');
+    const created = await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id));
+    expect(created.statusCode).toBe(201);
+    const { identifier: _id, ...shownInfo } = personalInfo();
+    const expected = {
+      id: expect.stringMatching(/^BeneficialOwner:[0-9a-f-]{36}$/),
+      customerId: biz.id,
+      roles: ['UBO', 'DIRECTOR'],
+      ownershipPercentage: 60,
+      personalInfo: shownInfo,
+      kycStatus: 'UNVERIFIED',
+      createdAt: ctx.clock.now().toISOString(),
+      updatedAt: ctx.clock.now().toISOString(),
+    };
+    const bo = created.json() as Body;
+    expect(bo).toEqual(expected);
+    expect(created.body).not.toContain('GAMM800520XX1');
+    expect((await call(ctx.platform, 'GET', `/beneficial-owners/${bo.id}`)).json()).toEqual(bo);
+    expect(await ownersOf(ctx.platform, biz.id)).toEqual({ data: [bo], hasMore: false, totalCount: 1 });
+
+    ctx.clock.advance(1000);
+    const patched = await call(ctx.platform, 'PATCH', `/beneficial-owners/${bo.id}`, { ownershipPercentage: 40, personalInfo: { middleName: 'Luisa' } });
+    expect(patched.statusCode).toBe(200);
+    const after = { ...bo, ownershipPercentage: 40, personalInfo: { ...shownInfo, middleName: 'Luisa' }, updatedAt: ctx.clock.now().toISOString() };
+    expect(patched.json()).toEqual(after);
+    expect((await call(ctx.platform, 'GET', `/beneficial-owners/${bo.id}`)).json()).toEqual(after);
+  });
+
+  it('defaults countryOfIssuance to US for SSN and checks the SSN format', async () => {
+    const biz = await createCustomer(ctx.platform, 'BUSINESS');
+    const ok = await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 10, personalInfo: personalInfo({ idType: 'SSN', identifier: '123-45-6789', nationality: 'US' }) }));
+    expect(ok.statusCode).toBe(201);
+    expect((ok.json() as { personalInfo: Body }).personalInfo.countryOfIssuance).toBe('US');
+    const bad = await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { personalInfo: personalInfo({ idType: 'SSN', identifier: '666-12-3456', countryOfIssuance: 'MX' }) }));
+    const body = expectEnvelope(bad, 400, 'INVALID_INPUT');
+    expect(body.details!.errors).toEqual([
+      { field: 'personalInfo.identifier', constraint: { format: 'us-ssn' }, message: 'must be a valid SSN (###-##-####)' },
+      { field: 'personalInfo.countryOfIssuance', constraint: { enum: ['US'] }, message: 'must be US for SSN' },
+    ]);
+  });
+
+  it('reports every invalid field at once and creates nothing', async () => {
+    const biz = await createCustomer(ctx.platform, 'BUSINESS');
+    const tomorrow = new Date(ctx.clock.now().getTime() + 86_400_000).toISOString().slice(0, 10);
+    const response = await call(ctx.platform, 'POST', '/beneficial-owners', {
+      customerId: biz.id,
+      roles: ['OWNER'],
+      ownershipPercentage: 101,
+      personalInfo: { firstName: '', lastName: 'X', birthDate: tomorrow, nationality: 'XX', email: 'bad', address: { line1: 'a', country: 'US' }, idType: 'EIN', identifier: 'x' },
+      extra: true,
+    });
+    const body = expectEnvelope(response, 400, 'INVALID_INPUT');
+    expect(fieldsOf(body)).toEqual([
+      'extra',
+      'ownershipPercentage',
+      'personalInfo.address.postalCode',
+      'personalInfo.birthDate',
+      'personalInfo.email',
+      'personalInfo.firstName',
+      'personalInfo.idType',
+      'personalInfo.nationality',
+      'roles.0',
+    ]);
+    expect((await ownersOf(ctx.platform, biz.id)).data).toEqual([]);
+  });
+
+  it('refuses individuals, unknown and foreign customers, and ownership above 100% in total', async () => {
+    const person = await createCustomer(ctx.platform, 'INDIVIDUAL');
+    const notBiz = expectEnvelope(await call(ctx.platform, 'POST', '/beneficial-owners', owner(person.id)), 400, 'INVALID_INPUT');
+    expect(fieldsOf(notBiz)).toEqual(['customerId']);
+    const other = await ctx.newPlatform();
+    const foreign = await createCustomer(other, 'BUSINESS');
+    expectEnvelope(await call(ctx.platform, 'POST', '/beneficial-owners', owner(foreign.id)), 404, 'USER_NOT_FOUND');
+    expectEnvelope(await call(ctx.platform, 'GET', `/beneficial-owners?customerId=${String(foreign.id)}`), 404, 'USER_NOT_FOUND');
+
+    const biz = await createCustomer(ctx.platform, 'BUSINESS');
+    const first = (await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 70 }))).json() as Body;
+    const over = expectEnvelope(await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 31 })), 400, 'INVALID_INPUT');
+    expect(over.details!.errors).toEqual([{ field: 'ownershipPercentage', message: "would bring the customer's owners to 101%; at most 30% is left" }]);
+    expect((await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 30 }))).statusCode).toBe(201);
+    expectEnvelope(await call(ctx.platform, 'PATCH', `/beneficial-owners/${first.id}`, { ownershipPercentage: 71 }), 400, 'INVALID_INPUT');
+    expect(((await call(ctx.platform, 'GET', `/beneficial-owners/${first.id}`)).json() as Body).ownershipPercentage).toBe(70);
+
+    await call(ctx.platform, 'DELETE', `/customers/${biz.id}`);
+    expectEnvelope(await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 0 })), 410, 'CUSTOMER_DELETED');
+    expect((await ownersOf(ctx.platform, biz.id)).totalCount).toBe(2);
+  });
+
+  it("answers 404 for another platform's owner and unknown ids; pages the list", async () => {
+    const other = await ctx.newPlatform();
+    const foreignBiz = await createCustomer(other, 'BUSINESS');
+    const theirs = (await call(other, 'POST', '/beneficial-owners', owner(foreignBiz.id))).json() as Body;
+    for (const id of [theirs.id, 'BeneficialOwner:019542f5-b3e7-7d02-8000-000000000001']) {
+      expectEnvelope(await call(ctx.platform, 'GET', `/beneficial-owners/${id}`), 404, 'REFERENCE_NOT_FOUND');
+      expectEnvelope(await call(ctx.platform, 'PATCH', `/beneficial-owners/${id}`, { roles: ['UBO'] }), 404, 'REFERENCE_NOT_FOUND');
+    }
+    expect(((await call(other, 'GET', `/beneficial-owners/${theirs.id}`)).json() as Body).roles).toEqual(['UBO', 'DIRECTOR']);
+
+    const biz = await createCustomer(ctx.platform, 'BUSINESS');
+    for (let i = 0; i < 3; i++) await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 10 }));
+    const page = (await call(ctx.platform, 'GET', `/beneficial-owners?customerId=${String(biz.id)}&limit=2`)).json() as { data: Body[]; hasMore: boolean; nextCursor: string };
+    expect(page.hasMore).toBe(true);
+    const rest = (await call(ctx.platform, 'GET', `/beneficial-owners?customerId=${String(biz.id)}&limit=2&cursor=${page.nextCursor}`)).json() as { data: Body[]; hasMore: boolean };
+    expect(rest.hasMore).toBe(false);
+    expect(new Set([...page.data, ...rest.data].map((o) => o.id)).size).toBe(3);
+    const missing = expectEnvelope(await call(ctx.platform, 'GET', '/beneficial-owners'), 400, 'INVALID_INPUT');
+    expect(fieldsOf(missing)).toEqual(['customerId']);
+  });
+});
