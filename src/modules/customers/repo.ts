@@ -32,12 +32,40 @@ interface CustomerSettingsTable {
   updated_at: Date;
 }
 
+export type ImportStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+
+export interface ImportError {
+  row: number;
+  correlationId: string;
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+interface CustomerImportJobsTable {
+  id: string;
+  platform_id: string;
+  status: ImportStatus;
+  csv: string | null;
+  total: number;
+  processed: number;
+  successful: number;
+  failed: number;
+  errors: ImportError[];
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
 declare module '../../platform/db/database.js' {
   interface Database {
     customers: CustomersTable;
     customer_settings: CustomerSettingsTable;
+    customer_import_jobs: CustomerImportJobsTable;
   }
 }
+
+export type ImportRow = Selectable<CustomerImportJobsTable>;
 
 export type CustomerRow = Selectable<CustomersTable>;
 
@@ -139,4 +167,47 @@ export async function upsertSettings(db: DbOrTx, platformId: string, sandboxAuto
     .values({ platform_id: platformId, sandbox_auto_approve: sandboxAutoApprove, updated_at: at })
     .onConflict((oc) => oc.column('platform_id').doUpdateSet({ sandbox_auto_approve: sandboxAutoApprove, updated_at: at }))
     .execute();
+}
+
+export async function insertImport(db: DbOrTx, row: ImportRow): Promise<void> {
+  await db
+    .insertInto('customer_import_jobs')
+    .values({ ...row, errors: JSON.stringify(row.errors) as unknown as ImportError[] })
+    .execute();
+}
+
+export async function findImport(db: DbOrTx, platformId: string, id: string) {
+  return db.selectFrom('customer_import_jobs').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Counts one processed row, only if no one counted it yet (`processed` is still `index`), so a
+ * row is counted exactly once even when two workers hold the job. False: someone else did.
+ */
+export async function countImportRow(db: DbOrTx, id: string, index: number, outcome: { ok: true } | { ok: false; error: ImportError }, at: Date) {
+  const result = await db
+    .updateTable('customer_import_jobs')
+    .set((eb) => ({
+      processed: eb('processed', '+', 1),
+      successful: outcome.ok ? eb('successful', '+', 1) : eb.ref('successful'),
+      failed: outcome.ok ? eb.ref('failed') : eb('failed', '+', 1),
+      errors: outcome.ok ? eb.ref('errors') : sql<ImportError[]>`errors || ${JSON.stringify([outcome.error])}::jsonb`,
+      status: 'PROCESSING' as const,
+      updated_at: at,
+    }))
+    .where('id', '=', id)
+    .where('processed', '=', index)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function finishImport(db: DbOrTx, id: string, at: Date): Promise<ImportRow | undefined> {
+  return db
+    .updateTable('customer_import_jobs')
+    .set({ status: 'COMPLETED', csv: null, completed_at: at, updated_at: at })
+    .where('id', '=', id)
+    .where('status', '!=', 'COMPLETED')
+    .whereRef('processed', '=', 'total')
+    .returningAll()
+    .executeTakeFirst();
 }

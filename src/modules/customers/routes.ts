@@ -1,10 +1,12 @@
+import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ModuleDeps } from '../../app.js';
-import type { FieldError } from '../../platform/errors.js';
+import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { toFieldErrors } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
+import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
 import {
   Customer,
   CUSTOMER_TYPES,
@@ -15,6 +17,9 @@ import {
   CustomerSettings,
   CustomerUpdateRequest,
   EndUserTerms,
+  ImportJobAccepted,
+  ImportJobParams,
+  ImportJobResponse,
   type CustomerCreate,
 } from './schemas.js';
 import {
@@ -41,9 +46,75 @@ function schemaErrorsOf(request: FastifyRequest): FieldError[] {
   );
 }
 
+const MAX_CSV_BYTES = 10 * 1024 * 1024;
+const CSV_TYPES = new Set(['text/csv', 'application/csv', 'text/plain', 'application/vnd.ms-excel', 'application/octet-stream']);
+
+/** The `file` part of a multipart upload as text: at most 10 MB of UTF-8 CSV. */
+async function readCsvUpload(request: FastifyRequest): Promise<string> {
+  let buffer: Buffer;
+  let mimetype: string;
+  try {
+    const part = await request.file({ limits: { fileSize: MAX_CSV_BYTES, files: 1 } });
+    if (!part || part.fieldname !== 'file') throw invalidInput([{ field: 'file', message: 'is required (a multipart part named file)' }]);
+    mimetype = part.mimetype;
+    buffer = await part.toBuffer();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const code = (error as { code?: string }).code;
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw invalidInput([{ field: 'file', message: 'must be at most 10 MB' }]);
+    if (code?.startsWith('FST_')) throw invalidInput([{ field: 'file', message: 'must be sent as multipart/form-data' }]);
+    throw error;
+  }
+  if (!CSV_TYPES.has(mimetype.split(';')[0]!.trim().toLowerCase())) {
+    throw invalidInput([{ field: 'file', constraint: { enum: [...CSV_TYPES] }, message: `has type ${mimetype}; send text/csv` }]);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buffer);
+  } catch {
+    throw invalidInput([{ field: 'file', message: 'must be UTF-8 text' }]);
+  }
+}
+
 export const customerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
   const tags = ['Customers'];
   const terms = getEndUserTerms(deps.config);
+
+  await app.register(multipart, { limits: { fileSize: MAX_CSV_BYTES, files: 1, fields: 0, parts: 1 } });
+  deps.jobs.register(IMPORT_JOB, async (job) => runImport(deps.db, deps.clock, job.platform_id!, job.payload as ImportJobPayload, terms));
+
+  app.post('/customers/bulk/csv', {
+    schema: {
+      operationId: 'uploadCustomersCsv',
+      tags,
+      summary: 'Import customers from a CSV file',
+      description:
+        'multipart/form-data with one part `file` (CSV, UTF-8, at most 10 MB). The header names the columns: customerType (required), ' +
+        'platformCustomerId, umaAddress, region, currencies (separated by `;`), email, phoneNumber, fullName, birthDate, nationality, ' +
+        'idType, identifier, addressLine1, addressLine2, city, state, postalCode, country, businessLegalName, businessRegistrationNumber, ' +
+        'businessTaxId, businessCountry (defaults to country), businessIncorporatedOn, businessEntityType; platformAccountId and description ' +
+        'are accepted and ignored. Each row is validated like POST /customers; rows are created by a background job, one bad row never ' +
+        'blocks the others, and a row whose platformCustomerId already exists fails with CONFLICT, so uploading a file again creates no duplicates.',
+      consumes: ['multipart/form-data'],
+      response: { 202: ImportJobAccepted, ...errorResponses(400, 401, 403, 500) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) => {
+      const text = await readCsvUpload(request);
+      return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 202, body: await startImport(trx, deps.clock, request.principal, text) }));
+    },
+  });
+
+  app.get('/customers/bulk/jobs/:jobId', {
+    schema: {
+      operationId: 'getBulkCustomerImportJob',
+      tags,
+      summary: 'Read the progress of a CSV import',
+      description: 'Per-row errors carry `row` (the CSV record number; the header is 1) and, for invalid fields, `details.errors` named by CSV column.',
+      params: ImportJobParams,
+      response: { 200: ImportJobResponse, ...errorResponses(400, 401, 404, 500) },
+    },
+    handler: async (request) => getImport(deps.db, request.principal.platformId, request.params.jobId),
+  });
 
   app.post('/customers', {
     schema: {

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, FieldErrorSchema, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 
 export const REVIEW_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -304,3 +304,29 @@ export const CustomerSettings = Type.Object(
   { additionalProperties: false, title: 'CustomerSettings' },
 );
 export type CustomerSettings = Static<typeof CustomerSettings>;
+
+export const ImportJobAccepted = Type.Object(
+  { jobId: ResourceId('Job'), status: StringEnum(['PENDING', 'PROCESSING']) },
+  { title: 'BulkCustomerImportJobAccepted' },
+);
+
+export const ImportJobParams = Type.Object({ jobId: ResourceId('Job') }, { additionalProperties: false });
+
+export const ImportJobResponse = Type.Object(
+  {
+    id: ResourceId('Job'),
+    status: StringEnum(['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED']),
+    progress: Type.Object({ total: Type.Integer(), processed: Type.Integer(), successful: Type.Integer(), failed: Type.Integer() }),
+    errors: Type.Array(
+      Type.Object({
+        row: Type.Integer({ description: 'CSV record number; the header is record 1.' }),
+        correlationId: Type.String({ description: 'The row\'s platformCustomerId, or `row <n>` when it has none.' }),
+        code: Type.String(),
+        message: Type.String(),
+        details: Type.Optional(Type.Object({ errors: Type.Optional(Type.Array(FieldErrorSchema)) }, { additionalProperties: true })),
+      }),
+    ),
+    completedAt: Type.Optional(DateTime()),
+  },
+  { title: 'BulkCustomerImportJob' },
+);
