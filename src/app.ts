@@ -5,6 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync
 import type { Logger } from 'pino';
 import { BASE_PATH, type Config } from './config.js';
 import { configRoutes } from './modules/config/routes.js';
+import { PlatformConfigCache } from './modules/config/service.js';
 import { beneficialOwnerRoutes } from './modules/beneficial-owners/routes.js';
 import { customerRoutes } from './modules/customers/routes.js';
 import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
@@ -96,15 +97,17 @@ export async function buildApp(deps: AppDeps, options: { extraRoutes?: FastifyPl
 
   registerOpsRoutes(app, { ...deps, metrics });
 
-  const authenticator = new TokenAuthenticator(deps.handle, deps.config.tokenCacheTtlMs);
+  const authenticator = new TokenAuthenticator(deps.handle, deps.config.cacheTtlMs);
   await authenticator.start();
+  const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
+  await configCache.start();
 
   await app.register(
     async (api) => {
       registerBasicAuth(api, authenticator);
       api.get('/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
       await api.register(tokenRoutes, { ...deps, authenticator });
-      await api.register(configRoutes, deps);
+      await api.register(configRoutes, { ...deps, configCache });
       await api.register(customerRoutes, deps);
       await api.register(internalAccountRoutes, deps);
       await api.register(beneficialOwnerRoutes, deps);

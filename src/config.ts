@@ -12,8 +12,8 @@ export interface Config {
   logLevel: string;
   /** Address printed in examples and used as the OpenAPI server. */
   publicUrl: string;
-  /** How long a verified API token stays cached in a process (deletes also evict at once). */
-  tokenCacheTtlMs: number;
+  /** How long a process may cache verified API tokens and platform configs (changes evict at once, everywhere). */
+  cacheTtlMs: number;
   jobs: { enabled: boolean; pollMs: number };
   bodyLimitBytes: number;
   /** Grace period for in-flight requests on SIGTERM. */
@@ -69,7 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.CORRIDOR_DATA_DIR || './data'),
     logLevel,
     publicUrl,
-    tokenCacheTtlMs: integer(env, 'CORRIDOR_TOKEN_CACHE_TTL_MS', 60_000, 0, 3_600_000),
+    cacheTtlMs: integer(env, 'CORRIDOR_CACHE_TTL_MS', 60_000, 0, 3_600_000),
     jobs: { enabled: bool(env, 'CORRIDOR_JOBS', true), pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000) },
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

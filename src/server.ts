@@ -71,6 +71,7 @@ export async function startServer(config: Config): Promise<{ app: App; stop: () 
       await handle.close();
       clearTimeout(force);
       logger.info('stopped');
+      await new Promise<void>((resolve) => logger.flush(() => resolve()));
     })());
   return { app, stop };
 }

@@ -8,10 +8,25 @@ import { randomBytes } from 'node:crypto';
 let lastMs = 0;
 let counter = 0;
 
+// One getrandom call per 256 ids instead of one per id: ids are minted on every request.
+const POOL_IDS = 256;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function random16(): Buffer {
+  if (poolOffset >= pool.length) {
+    pool = randomBytes(16 * POOL_IDS);
+    poolOffset = 0;
+  }
+  const slice = Buffer.from(pool.subarray(poolOffset, poolOffset + 16));
+  poolOffset += 16;
+  return slice;
+}
+
 export function uuidv7(nowMs: number = Date.now()): string {
   if (nowMs > lastMs) {
     lastMs = nowMs;
-    counter = randomBytes(2).readUInt16BE(0) & 0x3ff;
+    counter = random16().readUInt16BE(0) & 0x3ff;
   } else {
     counter++;
     if (counter > 0xfff) {
@@ -19,7 +34,7 @@ export function uuidv7(nowMs: number = Date.now()): string {
       counter = 0;
     }
   }
-  const bytes = randomBytes(16);
+  const bytes = random16();
   const ms = lastMs;
   bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
   bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;

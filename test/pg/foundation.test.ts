@@ -49,6 +49,23 @@ describe.runIf(onPostgres)('on PostgreSQL', () => {
     expect(status).toBe(401);
   });
 
+  it('a config change through one process is read by another at once (LISTEN/NOTIFY)', async () => {
+    const other = await ctx.secondApp();
+    const read = async () =>
+      ((await other.inject({ method: 'GET', url: `${BASE}/config`, headers: { authorization: ctx.platform.auth } })).json() as { umaDomain?: string }).umaDomain;
+    expect(await read()).toBeUndefined();
+    const patched = await ctx.app.inject({
+      method: 'PATCH', url: `${BASE}/config`, headers: { authorization: ctx.platform.auth }, payload: { umaDomain: 'pay.example.com' },
+    });
+    expect(patched.statusCode).toBe(200);
+    let seen: string | undefined;
+    for (let i = 0; i < 50 && seen === undefined; i++) {
+      seen = await read();
+      if (seen === undefined) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(seen).toBe('pay.example.com');
+  });
+
   it('runs concurrent requests with one Idempotency-Key exactly once', async () => {
     executions = 0;
     const send = () =>

@@ -3,9 +3,9 @@ import type { ModuleDeps } from '../../app.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import { PlatformConfig, PlatformConfigUpdate } from './schemas.js';
-import { getPlatformConfig, updatePlatformConfig } from './service.js';
+import { updatePlatformConfig, type PlatformConfigCache } from './service.js';
 
-export const configRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
+export const configRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { configCache: PlatformConfigCache }> = async (app, deps) => {
   app.get('/config', {
     schema: {
       operationId: 'getPlatformConfig',
@@ -13,7 +13,7 @@ export const configRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, d
       summary: 'Read the platform configuration',
       response: { 200: PlatformConfig, ...errorResponses(401, 500) },
     },
-    handler: async (request) => getPlatformConfig(deps.db, request.principal.platformId),
+    handler: async (request) => deps.configCache.get(request.principal.platformId),
   });
 
   app.patch('/config', {
@@ -29,10 +29,14 @@ export const configRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, d
       response: { 200: PlatformConfig, ...errorResponses(400, 401, 403, 500, 501) },
     },
     config: { permission: 'MANAGE' },
-    handler: async (request, reply) =>
-      sendWrite(deps, request, reply, async (trx) => ({
+    handler: async (request, reply) => {
+      await sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
         body: await updatePlatformConfig(trx, deps.clock, request.principal.platformId, request.body),
-      })),
+      }));
+      // Read-your-writes on this process; the NOTIFY reaches the others.
+      deps.configCache.evict(request.principal.platformId);
+      return reply;
+    },
   });
 };

@@ -1,5 +1,6 @@
+import { NotifiedCache, notifyChanged } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
-import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
@@ -64,6 +65,35 @@ export async function getConfigRow(db: DbOrTx, platformId: string): Promise<Conf
 
 export async function getPlatformConfig(db: DbOrTx, platformId: string): Promise<PlatformConfig> {
   return toPlatformConfig(await getConfigRow(db, platformId));
+}
+
+const CONFIG_CHANGED_CHANNEL = 'corridor_platform_config_changed';
+
+/**
+ * Configuration is read on every request that needs it and changes rarely, so each process
+ * keeps the serialised form; every change notifies all processes on commit (NotifiedCache).
+ */
+export class PlatformConfigCache {
+  private readonly cache: NotifiedCache<PlatformConfig>;
+
+  constructor(
+    private readonly handle: DbHandle,
+    ttlMs: number,
+  ) {
+    this.cache = new NotifiedCache(handle, CONFIG_CHANGED_CHANNEL, ttlMs);
+  }
+
+  start(): Promise<void> {
+    return this.cache.start();
+  }
+
+  async get(platformId: string): Promise<PlatformConfig> {
+    return (await this.cache.getOrLoad(platformId, () => getPlatformConfig(this.handle.db, platformId)))!;
+  }
+
+  evict(platformId: string): void {
+    this.cache.evict(platformId);
+  }
 }
 
 function checkWebhookEndpoint(value: string, errors: FieldError[]): void {
@@ -163,6 +193,7 @@ export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: st
     updated_at: clock.now(),
   };
   const row = await updateConfig(trx, platformId, changes);
+  await notifyChanged(trx, CONFIG_CHANGED_CHANNEL, platformId);
   const config = toPlatformConfig(row);
   await recordEvent(trx, clock, { platformId, type: 'PLATFORM_CONFIG.UPDATED', resourceId: config.id, data: config });
   return config;

@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Tx } from '../../platform/db/database.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { createDefaultConfig } from '../config/service.js';
+import { provisionPlatformAccounts } from '../internal-accounts/service.js';
 import { createToken, type CreatedToken } from '../tokens/service.js';
 import { countPlatforms, insertPlatform, type PlatformRow } from './repo.js';
 
@@ -19,7 +20,7 @@ function toPlatform(row: PlatformRow): Platform {
   return { id: formatId('Platform', row.id), name: row.name, environment: row.environment, createdAt: row.created_at };
 }
 
-/** A platform with its default configuration and one token holding every permission. */
+/** A platform with its default configuration, its own internal accounts, and one token holding every permission. */
 export async function createPlatform(
   trx: Tx,
   clock: Clock,
@@ -29,6 +30,7 @@ export async function createPlatform(
   const row: PlatformRow = { id: uuidv7(now.getTime()), name: input.name, environment: input.environment, created_at: now, updated_at: now };
   await insertPlatform(trx, row);
   await createDefaultConfig(trx, clock, row.id);
+  await provisionPlatformAccounts(trx, clock, row.id);
   const token = await createToken(trx, clock, row.id, { name: 'Initial token', permissions: ['VIEW', 'TRANSACT', 'MANAGE'] });
   return { platform: toPlatform(row), platformUuid: row.id, token };
 }

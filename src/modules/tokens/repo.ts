@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { sql } from 'kysely';
+import { notifyChanged } from '../../platform/cache.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import type { Permission } from '../../platform/http/auth.js';
 import type { PageRequest } from '../../platform/pagination.js';
@@ -71,7 +71,7 @@ export async function listLiveTokens(db: DbOrTx, platformId: string, filters: To
   return { rows, totalCount: Number(count.n) };
 }
 
-/** Soft delete; the NOTIFY reaches every process's token cache when the transaction commits. */
+/** Soft delete; the NOTIFY (the token's uuid) reaches every process's token cache on commit. */
 export async function markTokenDeleted(db: DbOrTx, platformId: string, id: string, at: Date): Promise<string | undefined> {
   const row = await db
     .updateTable('api_tokens')
@@ -79,10 +79,10 @@ export async function markTokenDeleted(db: DbOrTx, platformId: string, id: strin
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
-    .returning('client_id')
+    .returning('id')
     .executeTakeFirst();
-  if (row) await sql`select pg_notify(${TOKEN_DELETED_CHANNEL}, ${row.client_id})`.execute(db);
-  return row?.client_id;
+  if (row) await notifyChanged(db, TOKEN_DELETED_CHANNEL, row.id);
+  return row?.id;
 }
 
 export interface CredentialRow {
@@ -93,12 +93,12 @@ export interface CredentialRow {
   environment: 'sandbox' | 'production';
 }
 
-export async function findCredentials(db: DbOrTx, column: 'client_id' | 'id', value: string): Promise<CredentialRow | undefined> {
+export async function findCredentials(db: DbOrTx, id: string): Promise<CredentialRow | undefined> {
   return db
     .selectFrom('api_tokens as t')
     .innerJoin('platforms as p', 'p.id', 't.platform_id')
     .select(['t.id', 't.platform_id', 't.permissions', 't.secret_hash', 'p.environment'])
-    .where(`t.${column}`, '=', value)
+    .where('t.id', '=', id)
     .where('t.deleted_at', 'is', null)
     .executeTakeFirst();
 }

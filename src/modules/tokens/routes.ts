@@ -59,12 +59,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { authenticator
     },
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
-      let clientId = '';
+      let deletedUuid = '';
       await sendWrite(deps, request, reply, async (trx) => {
-        clientId = await deleteToken(trx, deps.clock, request.principal.platformId, request.params.tokenId);
+        deletedUuid = await deleteToken(trx, deps.clock, request.principal.platformId, request.params.tokenId);
         return { statusCode: 204, body: undefined };
       });
-      deps.authenticator.evict(clientId);
+      deps.authenticator.evict(deletedUuid);
       return reply;
     },
   });

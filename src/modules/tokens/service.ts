@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { NotifiedCache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
@@ -93,55 +94,52 @@ export async function listTokens(db: DbOrTx, platformId: string, query: TokenLis
   return toPage(rows, page, toApiToken, totalCount);
 }
 
+/** Returns the deleted token's uuid (its cache key). */
 export async function deleteToken(trx: Tx, clock: Clock, platformId: string, tokenId: string): Promise<string> {
   const uuid = parseId('Token', tokenId);
-  const clientId = uuid && (await markTokenDeleted(trx, platformId, uuid, clock.now()));
-  if (!clientId) throw notFound(tokenId);
+  const deleted = uuid && (await markTokenDeleted(trx, platformId, uuid, clock.now()));
+  if (!deleted) throw notFound(tokenId);
   await recordEvent(trx, clock, { platformId, type: 'API_TOKEN.DELETED', resourceId: tokenId, data: { id: tokenId } });
-  return clientId;
+  return deleted;
 }
 
-interface CacheEntry {
-  row: CredentialRow;
-  expiresAt: number;
+/** The token uuid a Basic user name names: `Token:<uuid>` or the clientId (the uuid's hex digits). */
+function tokenUuid(username: string): string | undefined {
+  if (username.startsWith('Token:')) return parseId('Token', username);
+  const hex = /^[0-9a-f]{32}$/.test(username) ? username : undefined;
+  return hex && `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
-
-const CACHE_LIMIT = 10_000;
 
 /**
  * Verifies Basic credentials against stored token hashes. Verified tokens are cached per
- * process so an authenticated read costs no extra query; a delete evicts the entry here at
- * once and in every other process through LISTEN/NOTIFY. While the listener is disconnected
- * the cache is bypassed, so a missed notification can never keep a deleted token alive.
+ * process so an authenticated request costs no extra query; a delete evicts the entry here at
+ * once and in every other process through LISTEN/NOTIFY (see NotifiedCache).
  */
 export class TokenAuthenticator implements Authenticator {
-  private readonly cache = new Map<string, CacheEntry>();
-  private listening = false;
+  private readonly cache: NotifiedCache<CredentialRow>;
 
   constructor(
     private readonly handle: DbHandle,
-    private readonly ttlMs: number,
-  ) {}
-
-  async start(): Promise<void> {
-    await this.handle.listen(
-      TOKEN_DELETED_CHANNEL,
-      (clientId) => this.evict(clientId),
-      () => {
-        this.listening = false;
-        this.cache.clear();
-      },
-    );
-    this.listening = true;
+    ttlMs: number,
+  ) {
+    this.cache = new NotifiedCache(handle, TOKEN_DELETED_CHANNEL, ttlMs);
   }
 
-  evict(clientId: string): void {
-    this.cache.delete(clientId);
-    for (const [key, entry] of this.cache) if (entry.row.id.replace(/-/g, '') === clientId) this.cache.delete(key);
+  start(): Promise<void> {
+    return this.cache.start();
+  }
+
+  evict(tokenUuid: string): void {
+    this.cache.evict(tokenUuid);
   }
 
   async authenticate(username: string, secret: string): Promise<Principal | undefined> {
-    const row = await this.lookup(username);
+    const uuid = tokenUuid(username);
+    if (!uuid) return undefined;
+    const row = await this.cache.getOrLoad(uuid, async () => {
+      const found = await findCredentials(this.handle.db, uuid);
+      return found && { ...found, secret_hash: Buffer.from(found.secret_hash) };
+    });
     if (!row) return undefined;
     const presented = hashSecret(secret);
     if (presented.length !== row.secret_hash.length || !timingSafeEqual(presented, row.secret_hash)) return undefined;
@@ -151,24 +149,5 @@ export class TokenAuthenticator implements Authenticator {
       tokenId: formatId('Token', row.id),
       permissions: row.permissions,
     };
-  }
-
-  private async lookup(username: string): Promise<CredentialRow | undefined> {
-    const now = Date.now();
-    const cached = this.cache.get(username);
-    if (cached && cached.expiresAt > now && this.listening) return cached.row;
-    const uuid = parseId('Token', username);
-    const row = uuid
-      ? await findCredentials(this.handle.db, 'id', uuid)
-      : /^[0-9a-f]{32}$/.test(username)
-        ? await findCredentials(this.handle.db, 'client_id', username)
-        : undefined;
-    if (row && this.listening && this.ttlMs > 0) {
-      if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(username, { row: { ...row, secret_hash: Buffer.from(row.secret_hash) }, expiresAt: now + this.ttlMs });
-    } else {
-      this.cache.delete(username);
-    }
-    return row;
   }
 }

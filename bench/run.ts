@@ -1,0 +1,159 @@
+/**
+ * `npm run bench`: starts Corridor (PostgreSQL when DATABASE_URL is set, else PGlite in a
+ * throw-away directory) and a bare node:http baseline, drives each scenario with autocannon
+ * (warm-up, then a measured run) and prints one table with the ratio to the baseline.
+ * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50).
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { BASE_PATH } from '../src/config.js';
+
+const root = new URL('../', import.meta.url).pathname;
+const duration = Number(process.env.BENCH_DURATION ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const warmup = Math.max(1, Math.round(duration / 5));
+
+interface Scenario {
+  name: string;
+  target: 'baseline' | 'corridor';
+  method?: 'GET' | 'POST';
+  /** A path, or one computed from what the scenario needs created first. */
+  path: string | ((call: (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>) => Promise<string>);
+  auth: boolean;
+  body?: string;
+  expectStatus: number;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: 'bare node:http baseline', target: 'baseline', path: '/', auth: false, expectStatus: 200 },
+  { name: 'unauthenticated GET /config (401)', target: 'corridor', path: `${BASE_PATH}/config`, auth: false, expectStatus: 401 },
+  { name: 'GET /config', target: 'corridor', path: `${BASE_PATH}/config`, auth: true, expectStatus: 200 },
+  { name: 'GET /tokens', target: 'corridor', path: `${BASE_PATH}/tokens`, auth: true, expectStatus: 200 },
+  {
+    name: 'GET /customers/{id}',
+    target: 'corridor',
+    path: async (call) => `${BASE_PATH}/customers/${String((await call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Bench Reader' })).id)}`,
+    auth: true,
+    expectStatus: 200,
+  },
+  {
+    name: 'POST /customers',
+    target: 'corridor',
+    method: 'POST',
+    path: `${BASE_PATH}/customers`,
+    body: JSON.stringify({ customerType: 'INDIVIDUAL', fullName: 'Bench Writer' }),
+    auth: true,
+    expectStatus: 201,
+  },
+];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a server process and waits until `readyUrl` answers 200. */
+async function startProcess(args: string[], env: NodeJS.ProcessEnv, readyUrl: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);
+    if (Date.now() > deadline) throw new Error(`${args.join(' ')} did not become ready`);
+    const ok = await fetch(readyUrl).then((r) => r.ok, () => false);
+    if (ok) return child;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function run(url: string, scenario: Scenario, headers: Record<string, string>, seconds: number) {
+  return autocannon({
+    url,
+    method: scenario.method ?? 'GET',
+    connections,
+    duration: seconds,
+    headers: { ...headers, ...(scenario.body ? { 'content-type': 'application/json' } : {}) },
+    ...(scenario.body ? { body: scenario.body } : {}),
+  });
+}
+
+async function main(): Promise<void> {
+  const dataDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'corridor-bench-'));
+  const env: NodeJS.ProcessEnv = { ...(dataDir ? { CORRIDOR_DATA_DIR: dataDir } : {}), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+  const engine = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
+  process.stdout.write(`Corridor bench on ${engine}: ${connections} connections, ${warmup}s warm-up + ${duration}s per scenario\n`);
+
+  const created = JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'platforms', 'create', '--environment', 'sandbox', '--name', 'bench', '--json'], {
+      cwd: root,
+      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+    }).trim().split('\n').pop()!,
+  ) as { clientId: string; clientSecret: string };
+  const authorization = `Basic ${Buffer.from(`${created.clientId}:${created.clientSecret}`).toString('base64')}`;
+
+  const basePort = await freePort();
+  const baseline = await startProcess(['bench/baseline-server.mjs'], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`);
+  const corridorPort = await freePort();
+  const corridor = await startProcess(
+    ['--import', 'tsx', 'src/cli.ts', 'serve'],
+    { ...env, PORT: String(corridorPort), HOST: '127.0.0.1', CORRIDOR_JOBS: 'false' },
+    `http://127.0.0.1:${corridorPort}/readyz`,
+  );
+
+  const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number }> = [];
+  try {
+    for (const scenario of SCENARIOS) {
+      const port = scenario.target === 'baseline' ? basePort : corridorPort;
+      const headers: Record<string, string> = scenario.auth ? { authorization } : {};
+      const call = async (method: string, path: string, body?: unknown) => {
+        const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
+          method,
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
+        return (await response.json()) as Record<string, unknown>;
+      };
+      const path = typeof scenario.path === 'string' ? scenario.path : await scenario.path(call);
+      const url = `http://127.0.0.1:${port}${path}`;
+      await run(url, scenario, headers, warmup);
+      const result = await run(url, scenario, headers, duration);
+      const unexpected = Object.entries(result.statusCodeStats ?? {})
+        .filter(([status]) => Number(status) !== scenario.expectStatus)
+        .reduce((sum, [, stats]) => sum + (stats as { count: number }).count, 0);
+      rows.push({ name: scenario.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: unexpected + result.errors });
+    }
+  } finally {
+    corridor.kill('SIGTERM');
+    baseline.kill('SIGTERM');
+    await new Promise((r) => corridor.once('exit', r));
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  const baselineRps = rows[0]!.rps;
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected'];
+  const table = rows.map((r) => [
+    r.name,
+    r.rps.toFixed(0),
+    r.p50.toFixed(1),
+    r.p99.toFixed(1),
+    `${((r.rps / baselineRps) * 100).toFixed(1)}%`,
+    String(r.errors),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,67 @@
+import { sql } from 'kysely';
+import type { DbHandle, DbOrTx } from './db/database.js';
+
+/**
+ * A per-process read cache kept honest across processes: a writer calls `notifyChanged` in
+ * its transaction, and PostgreSQL delivers the key to every process's listener on commit,
+ * which evicts it. While the listener is disconnected nothing is served from the cache, so a
+ * missed notification can never serve stale data; the TTL bounds anything else.
+ */
+export class NotifiedCache<V> {
+  private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+  private listening = false;
+
+  constructor(
+    private readonly handle: DbHandle,
+    private readonly channel: string,
+    private readonly ttlMs: number,
+    private readonly limit = 10_000,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.handle.listen(
+      this.channel,
+      (key) => this.entries.delete(key),
+      () => {
+        this.listening = false;
+        this.entries.clear();
+      },
+    );
+    this.listening = true;
+  }
+
+  get(key: string): V | undefined {
+    if (!this.listening) return undefined;
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= Date.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: string, value: V): void {
+    if (!this.listening || this.ttlMs <= 0) return;
+    if (this.entries.size >= this.limit) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { value, expiresAt: Date.now() + this.ttlMs });
+  }
+
+  evict(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Read-through: the cached value, or `load`'s (cached when defined). */
+  async getOrLoad(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
+    const cached = this.get(key);
+    if (cached !== undefined) return cached;
+    const loaded = await load();
+    if (loaded !== undefined) this.set(key, loaded);
+    return loaded;
+  }
+}
+
+/** Tells every process's cache on `channel` that `key` changed, when the caller's transaction commits. */
+export async function notifyChanged(db: DbOrTx, channel: string, key: string): Promise<void> {
+  await sql`select pg_notify(${channel}, ${key})`.execute(db);
+}
