@@ -25,7 +25,8 @@ describe('HTTP Basic authentication (spec §5)', () => {
       ['no colon', `Basic ${Buffer.from(clientId).toString('base64')}`],
       ['unknown id', basic('0'.repeat(32), secret)],
       ['unknown Token id', basic('Token:00000000-0000-7000-8000-000000000000', secret)],
-      ['wrong secret', basic(clientId, `${secret.slice(0, -1)}0`)],
+      ['wrong secret', basic(clientId, `${secret.slice(0, -1)}${secret.endsWith('0') ? '1' : '0'}`)],
+      ['secret of another token', basic(clientId, 'f'.repeat(64))],
       ['empty secret', basic(clientId, '')],
       ['absurdly long user', basic('a'.repeat(5000), secret)],
     ];
