@@ -1,9 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import type { ModuleDeps } from '../../app.js';
-import type { FieldError } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
-import { toFieldErrors } from '../../platform/http/validation.js';
+import { attachedFieldErrors } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
 import {
   BeneficialOwner,
@@ -14,11 +12,6 @@ import {
   OwnerParams,
 } from './schemas.js';
 import { checkCreate, createBeneficialOwner, getBeneficialOwner, listBeneficialOwners, updateBeneficialOwner } from './service.js';
-
-function schemaErrorsOf(request: FastifyRequest): FieldError[] {
-  const validation = request.validationError as (Error & { validation?: Parameters<typeof toFieldErrors>[0] }) | undefined;
-  return validation?.validation ? toFieldErrors(validation.validation) : [];
-}
 
 export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
   const tags = ['KYC/KYB Verifications'];
@@ -35,7 +28,7 @@ export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = asyn
     attachValidation: true,
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
-      checkCreate(request.body, schemaErrorsOf(request), deps.clock.now());
+      checkCreate(request.body, attachedFieldErrors(request), deps.clock.now());
       return sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 201,
         body: await createBeneficialOwner(trx, deps.clock, request.principal.platformId, request.body),
@@ -78,7 +71,7 @@ export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = asyn
     attachValidation: true,
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
-      const schemaErrors = schemaErrorsOf(request);
+      const schemaErrors = attachedFieldErrors(request);
       return sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
         body: await updateBeneficialOwner(trx, deps.clock, request.principal.platformId, request.params.beneficialOwnerId, request.body, schemaErrors),

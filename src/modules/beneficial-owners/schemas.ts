@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
-import { Address, Country, DateOnly, Email, Phone } from '../customers/schemas.js';
+import { Address, Country, DateOnly, Email, Phone, ResponseAddress } from '../customers/schemas.js';
 
 export const OWNER_ROLES = ['UBO', 'DIRECTOR', 'COMPANY_OFFICER', 'CONTROL_PERSON', 'TRUSTEE', 'GENERAL_PARTNER'] as const;
 /** A person's identification; EIN identifies businesses, so it is not offered here. */
@@ -53,14 +53,7 @@ const PersonalInfoResponse = Type.Object({
   nationality: Type.String(),
   email: Type.Optional(Type.String()),
   phoneNumber: Type.Optional(Type.String()),
-  address: Type.Object({
-    line1: Type.String(),
-    line2: Type.Optional(Type.String()),
-    city: Type.Optional(Type.String()),
-    state: Type.Optional(Type.String()),
-    postalCode: Type.String(),
-    country: Type.String(),
-  }),
+  address: ResponseAddress,
   idType: Type.String(),
   countryOfIssuance: Type.Optional(Type.String()),
 });

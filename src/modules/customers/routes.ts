@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ModuleDeps } from '../../app.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
-import { toFieldErrors } from '../../platform/http/validation.js';
+import { attachedFieldErrors } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
 import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
 import {
@@ -36,8 +36,7 @@ import {
 
 /** Body errors are collected, not thrown, so the service can add its own and answer once. */
 function schemaErrorsOf(request: FastifyRequest): FieldError[] {
-  const validation = request.validationError as (Error & { validation?: Parameters<typeof toFieldErrors>[0] }) | undefined;
-  const errors = validation?.validation ? toFieldErrors(validation.validation) : [];
+  const errors = attachedFieldErrors(request);
   // ajv words a bad discriminator in its own terms; say it the way every other enum is said.
   return errors.map((e) =>
     e.field === 'customerType' && !e.constraint

@@ -209,7 +209,7 @@ const EndUserTermsConsent = Type.Object(
   { title: 'EndUserTermsConsent' },
 );
 
-const ResponseAddress = Type.Object({
+export const ResponseAddress = Type.Object({
   line1: Type.String(),
   line2: Type.Optional(Type.String()),
   city: Type.Optional(Type.String()),

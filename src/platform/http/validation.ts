@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { COUNTRY_CODES } from '../countries.js';
 import type { FieldConstraint, FieldError } from '../errors.js';
 
@@ -126,4 +126,14 @@ export function toFieldErrors(errors: ErrorObject[], rootName?: string): FieldEr
     }
   }
   return [...byField.values()];
+}
+
+/**
+ * The body's schema errors of a route declared with `attachValidation: true`: such routes
+ * collect them instead of failing at once, add the errors of rules a schema cannot express,
+ * and answer every invalid field in one response.
+ */
+export function attachedFieldErrors(request: FastifyRequest): FieldError[] {
+  const validation = request.validationError as (Error & { validation?: ErrorObject[] }) | undefined;
+  return validation?.validation ? toFieldErrors(validation.validation) : [];
 }
