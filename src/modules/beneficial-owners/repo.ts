@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { ReviewStatus } from '../customers/schemas.js';
 import type { PersonalInfo } from './schemas.js';
@@ -25,12 +26,8 @@ declare module '../../platform/db/database.js' {
 
 export type OwnerRow = Selectable<BeneficialOwnersTable>;
 
-function encode(row: Partial<OwnerRow>): Record<string, unknown> {
-  return row.personal_info === undefined ? { ...row } : { ...row, personal_info: JSON.stringify(row.personal_info) };
-}
-
 export async function insertOwner(db: DbOrTx, row: OwnerRow): Promise<void> {
-  await db.insertInto('beneficial_owners').values(encode(row) as OwnerRow).execute();
+  await db.insertInto('beneficial_owners').values(withJsonColumns(row, ['personal_info'])).execute();
 }
 
 export async function findOwner(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {
@@ -42,7 +39,7 @@ export async function findOwner(db: DbOrTx, platformId: string, id: string, opti
 export async function updateOwner(db: DbOrTx, platformId: string, id: string, changes: Partial<OwnerRow>): Promise<OwnerRow> {
   return db
     .updateTable('beneficial_owners')
-    .set(encode(changes) as Partial<OwnerRow>)
+    .set(withJsonColumns(changes, ['personal_info']))
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
     .returningAll()

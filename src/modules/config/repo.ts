@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
 import type { CardTokenization2faConfig, EmbeddedWalletConfig, FeeConfig, PlatformCurrencyConfig } from './schemas.js';
 
 interface PlatformConfigsTable {
@@ -27,17 +28,8 @@ export type ConfigRow = Selectable<PlatformConfigsTable>;
 
 const JSON_COLUMNS = ['supported_currencies', 'embedded_wallet_config', 'card_tokenization_2fa_config', 'fee_configs'] as const;
 
-/** jsonb parameters go over the wire as JSON text on both engines. */
-function encode(row: Partial<ConfigRow>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...row };
-  for (const column of JSON_COLUMNS) {
-    if (out[column] !== undefined && out[column] !== null) out[column] = JSON.stringify(out[column]);
-  }
-  return out;
-}
-
 export async function insertConfig(db: DbOrTx, row: ConfigRow): Promise<void> {
-  await db.insertInto('platform_configs').values(encode(row) as ConfigRow).execute();
+  await db.insertInto('platform_configs').values(withJsonColumns(row, JSON_COLUMNS)).execute();
 }
 
 export async function findConfig(db: DbOrTx, platformId: string, options: { forUpdate?: boolean } = {}): Promise<ConfigRow | undefined> {
@@ -49,7 +41,7 @@ export async function findConfig(db: DbOrTx, platformId: string, options: { forU
 export async function updateConfig(db: DbOrTx, platformId: string, changes: Partial<ConfigRow>): Promise<ConfigRow> {
   return db
     .updateTable('platform_configs')
-    .set(encode(changes) as Partial<ConfigRow>)
+    .set(withJsonColumns(changes, JSON_COLUMNS))
     .where('platform_id', '=', platformId)
     .returningAll()
     .executeTakeFirstOrThrow();

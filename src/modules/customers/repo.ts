@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
 
@@ -73,12 +74,8 @@ export type CustomerRow = Selectable<CustomersTable>;
 export const UNIQUE_PLATFORM_CUSTOMER_ID = 'customers_platform_customer_id_live';
 export const UNIQUE_UMA_ADDRESS = 'customers_uma_address_live';
 
-function encode(row: Partial<CustomerRow>): Record<string, unknown> {
-  return row.profile === undefined ? { ...row } : { ...row, profile: JSON.stringify(row.profile) };
-}
-
 export async function insertCustomer(db: DbOrTx, row: CustomerRow): Promise<void> {
-  await db.insertInto('customers').values(encode(row) as CustomerRow).execute();
+  await db.insertInto('customers').values(withJsonColumns(row, ['profile'])).execute();
 }
 
 export async function findCustomer(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {
@@ -90,7 +87,7 @@ export async function findCustomer(db: DbOrTx, platformId: string, id: string, o
 export async function updateCustomer(db: DbOrTx, platformId: string, id: string, changes: Partial<CustomerRow>): Promise<CustomerRow> {
   return db
     .updateTable('customers')
-    .set(encode(changes) as Partial<CustomerRow>)
+    .set(withJsonColumns(changes, ['profile']))
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
     .returningAll()
@@ -172,7 +169,7 @@ export async function upsertSettings(db: DbOrTx, platformId: string, sandboxAuto
 export async function insertImport(db: DbOrTx, row: ImportRow): Promise<void> {
   await db
     .insertInto('customer_import_jobs')
-    .values({ ...row, errors: JSON.stringify(row.errors) as unknown as ImportError[] })
+    .values(withJsonColumns(row, ['errors']))
     .execute();
 }
 

@@ -41,15 +41,7 @@ export interface Document {
   updatedAt?: string;
 }
 
-export interface NewDocument {
-  documentHolder: string;
-  documentType: DocumentType;
-  side?: 'FRONT' | 'BACK';
-  country: string;
-  documentNumber?: string;
-  issuingAuthority?: string;
-  fileName: string;
-}
+export type NewDocument = Omit<Document, 'id' | 'createdAt' | 'updatedAt'>;
 
 export function toDocument(row: DocumentRow): Document {
   return {

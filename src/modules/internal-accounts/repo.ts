@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
@@ -32,7 +33,7 @@ export type InternalAccountRow = Selectable<InternalAccountsTable>;
 export async function insertAccountIfAbsent(db: DbOrTx, row: InternalAccountRow): Promise<boolean> {
   const inserted = await db
     .insertInto('internal_accounts')
-    .values({ ...row, funding_payment_instructions: JSON.stringify(row.funding_payment_instructions) as unknown as unknown[] })
+    .values(withJsonColumns(row, ['funding_payment_instructions']))
     .onConflict((oc) => oc.doNothing())
     .returning('id')
     .executeTakeFirst();

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { VerificationError, VerificationStatus } from './schemas.js';
 
@@ -24,7 +25,7 @@ export type VerificationRow = Selectable<VerificationsTable>;
 export async function insertVerification(db: DbOrTx, row: VerificationRow): Promise<void> {
   await db
     .insertInto('verifications')
-    .values({ ...row, errors: JSON.stringify(row.errors) as unknown as VerificationError[] })
+    .values(withJsonColumns(row, ['errors']))
     .execute();
 }
 
@@ -52,7 +53,7 @@ export async function updateVerification(
 ): Promise<VerificationRow> {
   return db
     .updateTable('verifications')
-    .set({ ...changes, errors: JSON.stringify(changes.errors) as unknown as VerificationError[] })
+    .set(withJsonColumns(changes, ['errors']))
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
     .returningAll()
