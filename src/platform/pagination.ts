@@ -1,3 +1,4 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
 import { invalidInput } from './errors.js';
 
 /**
@@ -48,4 +49,22 @@ export function toPage<R extends { id: string }, T>(rows: R[], request: PageRequ
     ...(hasMore ? { nextCursor: encodeCursor(pageRows[pageRows.length - 1]!.id) } : {}),
     ...(totalCount === undefined ? {} : { totalCount }),
   };
+}
+
+export interface TimeRange {
+  createdAfter?: string;
+  createdBefore?: string;
+  updatedAfter?: string;
+  updatedBefore?: string;
+}
+
+/** A list's inclusive time bounds as conditions on its `created_at` and `updated_at` columns. */
+export function timeRangeConditions(range: TimeRange): Expression<SqlBool>[] {
+  const at = (v: string) => new Date(v);
+  return [
+    ...(range.createdAfter ? [sql<SqlBool>`created_at >= ${at(range.createdAfter)}`] : []),
+    ...(range.createdBefore ? [sql<SqlBool>`created_at <= ${at(range.createdBefore)}`] : []),
+    ...(range.updatedAfter ? [sql<SqlBool>`updated_at >= ${at(range.updatedAfter)}`] : []),
+    ...(range.updatedBefore ? [sql<SqlBool>`updated_at <= ${at(range.updatedBefore)}`] : []),
+  ];
 }

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
-import type { PageRequest } from '../../platform/pagination.js';
+import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
 
 interface CustomersTable {
@@ -119,10 +119,7 @@ export async function umaAddressTaken(db: DbOrTx, platformId: string, umaAddress
 export interface CustomerFilters {
   platformCustomerId?: string;
   customerType?: CustomerType;
-  createdAfter?: Date;
-  createdBefore?: Date;
-  updatedAfter?: Date;
-  updatedBefore?: Date;
+  timeRange: TimeRange;
   region?: string;
   currency?: string;
   umaAddress?: string;
@@ -134,10 +131,7 @@ function filtered(db: DbOrTx, platformId: string, f: CustomerFilters) {
   if (!f.includeDeleted) query = query.where('deleted_at', 'is', null);
   if (f.platformCustomerId !== undefined) query = query.where('platform_customer_id', '=', f.platformCustomerId);
   if (f.customerType) query = query.where('customer_type', '=', f.customerType);
-  if (f.createdAfter) query = query.where('created_at', '>=', f.createdAfter);
-  if (f.createdBefore) query = query.where('created_at', '<=', f.createdBefore);
-  if (f.updatedAfter) query = query.where('updated_at', '>=', f.updatedAfter);
-  if (f.updatedBefore) query = query.where('updated_at', '<=', f.updatedBefore);
+  for (const condition of timeRangeConditions(f.timeRange)) query = query.where(condition);
   if (f.region) query = query.where('region', '=', f.region);
   if (f.currency) query = query.where(sql<boolean>`${f.currency} = any(currencies)`);
   if (f.umaAddress) query = query.where(sql<string>`lower(uma_address)`, '=', f.umaAddress.toLowerCase());

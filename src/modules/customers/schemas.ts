@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { DateTime, FieldErrorSchema, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, FieldErrorSchema, ListResponse, PaginationQuery, ResourceId, StringEnum, TimeRangeQuery } from '../../platform/http/schemas.js';
 
 export const REVIEW_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -273,10 +273,7 @@ export const CustomerListQuery = Type.Object(
   {
     platformCustomerId: Type.Optional(Text(255)),
     customerType: Type.Optional(StringEnum(CUSTOMER_TYPES)),
-    createdAfter: Type.Optional(DateTime({ description: 'Inclusive.' })),
-    createdBefore: Type.Optional(DateTime({ description: 'Inclusive.' })),
-    updatedAfter: Type.Optional(DateTime({ description: 'Inclusive.' })),
-    updatedBefore: Type.Optional(DateTime({ description: 'Inclusive.' })),
+    ...TimeRangeQuery,
     region: Type.Optional(Country()),
     currency: Type.Optional(Type.String({ format: 'iso4217', maxLength: 3 })),
     umaAddress: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),

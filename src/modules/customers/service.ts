@@ -329,17 +329,13 @@ export async function getCustomer(db: DbOrTx, platformId: string, customerId: st
 
 export async function listCustomers(db: DbOrTx, platformId: string, query: CustomerListQuery): Promise<Page<Customer>> {
   const page = pageRequest(query);
-  const date = (v?: string) => (v ? new Date(v) : undefined);
   const { rows, totalCount } = await listCustomerRows(
     db,
     platformId,
     {
       platformCustomerId: query.platformCustomerId,
       customerType: query.customerType,
-      createdAfter: date(query.createdAfter),
-      createdBefore: date(query.createdBefore),
-      updatedAfter: date(query.updatedAfter),
-      updatedBefore: date(query.updatedBefore),
+      timeRange: query,
       region: query.region,
       currency: query.currency,
       umaAddress: query.umaAddress,

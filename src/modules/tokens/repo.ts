@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { notifyChanged } from '../../platform/cache.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import type { Permission } from '../../platform/http/auth.js';
-import type { PageRequest } from '../../platform/pagination.js';
+import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 
 interface ApiTokensTable {
   id: string;
@@ -45,19 +45,13 @@ export async function findLiveToken(db: DbOrTx, platformId: string, id: string):
 
 export interface TokenFilters {
   name?: string;
-  createdAfter?: Date;
-  createdBefore?: Date;
-  updatedAfter?: Date;
-  updatedBefore?: Date;
+  timeRange: TimeRange;
 }
 
 function filtered(db: DbOrTx, platformId: string, f: TokenFilters) {
   let query = db.selectFrom('api_tokens').where('platform_id', '=', platformId).where('deleted_at', 'is', null);
   if (f.name !== undefined) query = query.where('name', '=', f.name);
-  if (f.createdAfter) query = query.where('created_at', '>=', f.createdAfter);
-  if (f.createdBefore) query = query.where('created_at', '<=', f.createdBefore);
-  if (f.updatedAfter) query = query.where('updated_at', '>=', f.updatedAfter);
-  if (f.updatedBefore) query = query.where('updated_at', '<=', f.updatedBefore);
+  for (const condition of timeRangeConditions(f.timeRange)) query = query.where(condition);
   return query;
 }
 

@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { PERMISSIONS } from '../../platform/http/auth.js';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum, TimeRangeQuery } from '../../platform/http/schemas.js';
 
 const Permission = StringEnum(PERMISSIONS, {
   description: 'VIEW: read everything. TRANSACT: also send payments. MANAGE: also manage configuration, tokens and customers.',
@@ -32,10 +32,7 @@ export const ApiTokenCreateRequest = Type.Object(
 export const TokenListQuery = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Exact token name.' })),
-    createdAfter: Type.Optional(DateTime({ description: 'Inclusive.' })),
-    createdBefore: Type.Optional(DateTime({ description: 'Inclusive.' })),
-    updatedAfter: Type.Optional(DateTime({ description: 'Inclusive.' })),
-    updatedBefore: Type.Optional(DateTime({ description: 'Inclusive.' })),
+    ...TimeRangeQuery,
     ...PaginationQuery,
   },
   { additionalProperties: false },

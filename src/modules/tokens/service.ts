@@ -78,16 +78,12 @@ export async function getToken(db: DbOrTx, platformId: string, tokenId: string):
 
 export async function listTokens(db: DbOrTx, platformId: string, query: TokenListQuery): Promise<Page<ApiToken>> {
   const page = pageRequest(query);
-  const date = (v?: string) => (v ? new Date(v) : undefined);
   const { rows, totalCount } = await listLiveTokens(
     db,
     platformId,
     {
       name: query.name,
-      createdAfter: date(query.createdAfter),
-      createdBefore: date(query.createdBefore),
-      updatedAfter: date(query.updatedAfter),
-      updatedBefore: date(query.updatedBefore),
+      timeRange: query,
     },
     page,
   );

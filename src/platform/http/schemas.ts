@@ -90,6 +90,14 @@ export const PaginationQuery = {
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Opaque cursor from a previous page.' })),
 };
 
+/** Inclusive creation and update bounds, shared by every list that filters by time. */
+export const TimeRangeQuery = {
+  createdAfter: Type.Optional(DateTime({ description: 'Created at or after this time.' })),
+  createdBefore: Type.Optional(DateTime({ description: 'Created at or before this time.' })),
+  updatedAfter: Type.Optional(DateTime({ description: 'Updated at or after this time.' })),
+  updatedBefore: Type.Optional(DateTime({ description: 'Updated at or before this time.' })),
+};
+
 export function ListResponse<T extends TSchema>(item: T, title: string) {
   return Type.Object(
     {
