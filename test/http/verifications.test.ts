@@ -201,9 +201,14 @@ describe('background review', () => {
     const manual = await individual(p, { platformCustomerId: 'user-SANDBOX_MANUAL_REVIEW' });
     await doc(p, manual.id, 'NATIONAL_ID', { side: 'FRONT' });
     await doc(p, manual.id, 'NATIONAL_ID', { side: 'BACK' });
-    const ids = [await verify(p, fraud.id), await verify(p, expired.id), await verify(p, rejected.id), await verify(p, manual.id)].map((v) => v.id);
-    expect(await ctx.jobs.runDue()).toBe(4);
-    const [f, e, r, m] = await Promise.all(ids.map((id) => read(p, id)));
+    const blurry = await individual(p);
+    const blurryDoc = await doc(p, blurry.id, 'PASSPORT', { documentNumber: 'SANDBOX_LOW_QUALITY' });
+    const applicants = [fraud, expired, rejected, manual, blurry];
+    const started = [];
+    for (const c of applicants) started.push((await verify(p, c.id)).id);
+    expect(await ctx.jobs.runDue()).toBe(5);
+    const [f, e, r, m, b] = await Promise.all(started.map((id) => read(p, id)));
+    expect(b).toMatchObject({ verificationStatus: 'RESOLVE_ERRORS', errors: [{ resourceId: blurryDoc.id, type: 'POOR_QUALITY_DOCUMENT', code: 'LOW_QUALITY' }] });
     expect(f).toMatchObject({ verificationStatus: 'REJECTED', errors: [{ type: 'SUSPECTED_FRAUD_DOCUMENT', code: 'SUSPECTED_FRAUD' }] });
     expect(e).toMatchObject({ verificationStatus: 'RESOLVE_ERRORS', errors: [{ resourceId: expiredDoc.id, type: 'EXPIRED_DOCUMENT', code: 'EXPIRED' }] });
     expect(r).toMatchObject({ verificationStatus: 'REJECTED', errors: [{ resourceId: rejected.id, type: 'APPLICANT_REJECTED' }] });
@@ -213,7 +218,7 @@ describe('background review', () => {
     expect((await customer(p, manual.id)).kycStatus).toBe('PENDING');
     expect(await eventTypes(p, rejected.id)).toEqual(['CUSTOMER.KYC_PENDING', 'CUSTOMER.KYC_REJECTED']);
     const list = (await call(p, 'GET', '/verifications?verificationStatus=REJECTED')).json() as { data: Verification[] };
-    expect(list.data.map((v) => v.id).sort()).toEqual([ids[0], ids[2]].sort());
+    expect(list.data.map((v) => v.id).sort()).toEqual([started[0], started[2]].sort());
   });
 
   it('leaves production applicants for manual review and ignores sandbox triggers there', async () => {

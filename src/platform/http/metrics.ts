@@ -18,11 +18,12 @@ export class HttpMetrics {
   private readonly series = new Map<string, Series>();
 
   observe(method: string, route: string, status: number, seconds: number): void {
-    const labels = `method="${method}",route="${escapeLabel(route)}",status="${status}"`;
-    let s = this.series.get(labels);
+    // Keyed by the raw values; the escaped label text is built once per series, not per request.
+    const key = `${method} ${status} ${route}`;
+    let s = this.series.get(key);
     if (!s) {
-      s = { labels, count: 0, sum: 0, buckets: BUCKETS.map(() => 0) };
-      this.series.set(labels, s);
+      s = { labels: `method="${method}",route="${escapeLabel(route)}",status="${status}"`, count: 0, sum: 0, buckets: BUCKETS.map(() => 0) };
+      this.series.set(key, s);
     }
     s.count++;
     s.sum += seconds;
