@@ -52,3 +52,30 @@ describe('ajv errors → FieldErrors', () => {
     expect(errors).toEqual([{ field: 'amount', message: 'must be a whole number' }]);
   });
 });
+
+describe('discriminated unions', () => {
+  const Pet = Type.Object(
+    {},
+    {
+      type: 'object',
+      discriminator: { propertyName: 'kind' },
+      required: ['kind'],
+      oneOf: [
+        Type.Object({ kind: Type.Unsafe({ type: 'string', enum: ['CAT'] }), lives: Type.Integer() }),
+        Type.Object({ kind: Type.Unsafe({ type: 'string', enum: ['DOG'] }), barks: Type.Boolean() }),
+      ],
+    },
+  );
+
+  it.each([[{}], [{ kind: 'FISH' }], [{ kind: 3 }]])('names the tag with every branch’s value for %j', (value) => {
+    const validate = compileBodySchema(Pet);
+    expect(validate(value)).toBe(false);
+    expect(toFieldErrors(validate.errors!)).toEqual([{ field: 'kind', constraint: { enum: ['CAT', 'DOG'] }, message: 'must be one of CAT, DOG' }]);
+  });
+
+  it('validates the chosen branch only', () => {
+    const validate = compileBodySchema(Pet);
+    expect(validate({ kind: 'DOG', barks: 'loud' })).toBe(false);
+    expect(toFieldErrors(validate.errors!)).toEqual([{ field: 'barks', message: 'must be true or false' }]);
+  });
+});

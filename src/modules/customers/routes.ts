@@ -2,14 +2,13 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ModuleDeps } from '../../app.js';
-import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
+import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
 import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
 import {
   Customer,
-  CUSTOMER_TYPES,
   CustomerCreateRequest,
   CustomerListQuery,
   CustomerListResponse,
@@ -33,17 +32,6 @@ import {
   updateCustomer,
   updateSettings,
 } from './service.js';
-
-/** Body errors are collected, not thrown, so the service can add its own and answer once. */
-function schemaErrorsOf(request: FastifyRequest): FieldError[] {
-  const errors = attachedFieldErrors(request);
-  // ajv words a bad discriminator in its own terms; say it the way every other enum is said.
-  return errors.map((e) =>
-    e.field === 'customerType' && !e.constraint
-      ? { field: 'customerType', constraint: { enum: [...CUSTOMER_TYPES] }, message: `must be one of ${CUSTOMER_TYPES.join(', ')}` }
-      : e,
-  );
-}
 
 const MAX_CSV_BYTES = 10 * 1024 * 1024;
 const CSV_TYPES = new Set(['text/csv', 'application/csv', 'text/plain', 'application/vnd.ms-excel', 'application/octet-stream']);
@@ -131,7 +119,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app,
     attachValidation: true,
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
-      checkCreate(request.body, schemaErrorsOf(request), deps.clock.now());
+      checkCreate(request.body, attachedFieldErrors(request), deps.clock.now());
       const { platformId, environment } = request.principal;
       return sendWrite(
         deps,
@@ -218,7 +206,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app,
     attachValidation: true,
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
-      const schemaErrors = schemaErrorsOf(request);
+      const schemaErrors = attachedFieldErrors(request);
       return sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
         body: await updateCustomer(trx, deps.clock, request.principal.platformId, terms, request.params.customerId, request.body, schemaErrors),

@@ -27,6 +27,8 @@ function buildAjv(coerceTypes: Options['coerceTypes']): Ajv {
     useDefaults: true,
     coerceTypes,
     discriminator: true,
+    // Errors carry their schema, so a bad discriminator can name the values its branches allow.
+    verbose: true,
     strict: false,
   });
   addFormats(ajv);
@@ -95,11 +97,24 @@ function describe(error: ErrorObject): { leaf?: string; constraint?: FieldConstr
       return { message: 'must not repeat items' };
     case 'minProperties':
       return { message: `must have at least ${String(p.limit)} fields` };
-    case 'discriminator':
-      return { leaf: String(p.tag), message: error.message ?? 'has an unknown value' };
+    case 'discriminator': {
+      const allowed = discriminatorValues(error.parentSchema, String(p.tag));
+      return allowed.length
+        ? { leaf: String(p.tag), constraint: { enum: allowed }, message: `must be one of ${allowed.join(', ')}` }
+        : { leaf: String(p.tag), message: error.message ?? 'has an unknown value' };
+    }
     default:
       return { message: error.message ?? 'is invalid' };
   }
+}
+
+/** The tag values of a `oneOf` + `discriminator` schema's branches, in branch order. */
+function discriminatorValues(schema: unknown, tag: string): string[] {
+  const branches = (schema as { oneOf?: Array<{ properties?: Record<string, { enum?: unknown[]; const?: unknown }> }> } | undefined)?.oneOf ?? [];
+  return branches.flatMap((branch) => {
+    const property = branch.properties?.[tag];
+    return (property?.enum ?? (property?.const !== undefined ? [property.const] : [])).map(String);
+  });
 }
 
 /** Keywords that only summarise the failures of their branches; the branch errors say more. */
@@ -112,7 +127,10 @@ const SUMMARY_KEYWORDS = new Set(['anyOf', 'oneOf', 'if', 'not']);
 export function toFieldErrors(errors: ErrorObject[], rootName?: string): FieldError[] {
   const byField = new Map<string, FieldError>();
   const relevant = errors.some((e) => !SUMMARY_KEYWORDS.has(e.keyword)) ? errors.filter((e) => !SUMMARY_KEYWORDS.has(e.keyword)) : errors;
-  for (const error of relevant) {
+  // A missing discriminator tag fails `required` too; the discriminator error says more (its values).
+  const tags = new Set(relevant.filter((e) => e.keyword === 'discriminator').map((e) => `${e.instancePath}/${String((e.params as { tag: string }).tag)}`));
+  const useful = relevant.filter((e) => !(e.keyword === 'required' && tags.has(`${e.instancePath}/${String((e.params as { missingProperty: string }).missingProperty)}`)));
+  for (const error of useful) {
     const { leaf, constraint, message } = describe(error);
     const segments = [...pointerToPath(error.instancePath), ...(leaf ? [leaf] : [])];
     if (rootName && segments.length === 0) segments.push(rootName);
