@@ -80,8 +80,11 @@ describe('corridor serve', () => {
 
     const response = await fetch(`http://127.0.0.1:${first.port}${BASE}/config`, { headers: { authorization: basic(clientId!, secret!) } });
     expect(response.status).toBe(200);
+    const requestId = response.headers.get('x-request-id');
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
+    const requestLine = first.output().split('\n').find((l) => l.includes('"msg":"request"') && l.includes(requestId!));
+    expect(JSON.parse(requestLine!)).toMatchObject({ reqId: requestId, method: 'GET', route: `${BASE}/config`, status: 200 });
     expect(first.output()).toContain('"msg":"stopped"');
     // The secret appears in the banner only, never in a JSON log line.
     expect(first.output().split('\n').filter((l) => l.startsWith('{') && l.includes(secret!))).toEqual([]);
