@@ -6,6 +6,7 @@ const TAGS = [
   { name: 'Platform Configuration', description: 'Platform-wide settings: currencies, fees, webhooks, embedded wallets.' },
   { name: 'Customers', description: 'Create, update and delete individual and business customers; end-user terms; bulk CSV import.' },
   { name: 'KYC/KYB Verifications', description: 'Beneficial owners of businesses and reviews of customers against the KYC/KYB requirements.' },
+  { name: 'Documents', description: 'Verification documents of customers and beneficial owners: upload (screened at once), replace, list, delete.' },
   { name: 'Internal Accounts', description: 'Accounts Corridor holds for customers (opened on KYC/KYB approval) and for the platform.' },
 ];
 
@@ -47,5 +48,7 @@ type TransformInput = Parameters<NonNullable<FastifyDynamicSwaggerOptions['trans
 /** Paths are documented relative to the versioned server URL, as upstream clients expect. */
 export function transformForOpenApi({ schema, url }: TransformInput) {
   const relative = url.startsWith(BASE_PATH) ? url.slice(BASE_PATH.length) || '/' : url;
-  return { schema, url: relative };
+  if (!schema?.multipartBody) return { schema, url: relative };
+  const { multipartBody, ...rest } = schema;
+  return { schema: { ...rest, body: multipartBody }, url: relative };
 }

@@ -1,0 +1,139 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyMultipartBaseOptions } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import type { LocalFile } from '../blob-store.js';
+import { AppError, invalidInput } from '../errors.js';
+
+/**
+ * A private directory for uploads in flight. Files are streamed here (never held whole in
+ * memory), each removed when its request ends; the directory goes when the app closes.
+ */
+export class UploadSpool {
+  private constructor(readonly dir: string) {}
+
+  static async open(parent: string = tmpdir()): Promise<UploadSpool> {
+    return new UploadSpool(await mkdtemp(join(parent, 'corridor-uploads-')));
+  }
+
+  newPath(): string {
+    return join(this.dir, randomUUID());
+  }
+
+  async close(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A file part, already on disk with its digest. Its bytes stop at the size limit (`tooLarge`). */
+export interface FormFile extends LocalFile {
+  field: string;
+  fileName: string;
+  /** The part's own Content-Type, lower-cased, without parameters. */
+  contentType: string;
+  tooLarge: boolean;
+}
+
+export interface ReceivedForm {
+  /** Text parts by name; a name sent twice is reported in `problems`. */
+  fields: Record<string, string>;
+  files: FormFile[];
+  /** Structural problems with individual parts (repeated, too long), as field errors. */
+  problems: { field: string; message: string }[];
+  /** Removes the spooled files; call when the request is done with them. */
+  discard(): Promise<void>;
+}
+
+export interface FormLimits {
+  maxFileBytes: number;
+  maxFiles: number;
+  maxFields: number;
+  maxFieldBytes: number;
+}
+
+function measuring(onChunk: (chunk: Buffer) => void): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      onChunk(chunk);
+      done(null, chunk);
+    },
+  });
+}
+
+/**
+ * Reads a multipart/form-data body, spooling each file part to disk while hashing it. Anything
+ * that is not well-formed multipart within the limits is 400 INVALID_INPUT (never 406/413), so
+ * callers see the same envelope as for any other bad input.
+ */
+export async function receiveForm(request: FastifyRequest, spool: UploadSpool, limits: FormLimits): Promise<ReceivedForm> {
+  const files: FormFile[] = [];
+  const discard = async () => {
+    await Promise.all(files.map((f) => rm(f.path, { force: true })));
+  };
+  if (!request.isMultipart()) {
+    throw invalidInput([{ field: 'body', message: 'must be multipart/form-data' }], 'The request body must be multipart/form-data.');
+  }
+  const fields: Record<string, string> = {};
+  const problems: ReceivedForm['problems'] = [];
+  try {
+    // The plugin honours throwFileSizeLimit per call, though its types only declare it for file():
+    // an oversized file is marked `truncated` and reported with the other fields, not thrown as 413.
+    const options: FastifyMultipartBaseOptions = {
+      limits: { fileSize: limits.maxFileBytes, files: limits.maxFiles, fields: limits.maxFields, fieldSize: limits.maxFieldBytes, parts: limits.maxFiles + limits.maxFields },
+      throwFileSizeLimit: false,
+    };
+    const parts = request.parts(options);
+    for await (const part of parts) {
+      if (part.type === 'field') {
+        if (part.fieldname in fields) problems.push({ field: part.fieldname, message: 'is sent more than once' });
+        else if (part.valueTruncated) problems.push({ field: part.fieldname, message: `must be at most ${limits.maxFieldBytes} bytes` });
+        else fields[part.fieldname] = String(part.value);
+        continue;
+      }
+      const hash = createHash('sha256');
+      const file: FormFile = {
+        field: part.fieldname,
+        fileName: part.filename,
+        contentType: part.mimetype.split(';')[0]!.trim().toLowerCase(),
+        path: spool.newPath(),
+        sha256: '',
+        sizeBytes: 0,
+        tooLarge: false,
+      };
+      files.push(file);
+      await pipeline(
+        part.file,
+        measuring((chunk) => {
+          hash.update(chunk);
+          file.sizeBytes += chunk.length;
+        }),
+        createWriteStream(file.path),
+      );
+      file.sha256 = hash.digest('hex');
+      file.tooLarge = part.file.truncated;
+    }
+  } catch (error) {
+    await discard();
+    throw malformed(error, limits);
+  }
+  return { fields, files, problems, discard };
+}
+
+function malformed(error: unknown, limits: FormLimits): unknown {
+  if (error instanceof AppError) return error;
+  const code = (error as { code?: string }).code;
+  if (code === 'FST_FILES_LIMIT') return invalidInput([{ field: 'file', message: `at most ${limits.maxFiles} file part(s) may be sent` }]);
+  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') {
+    return invalidInput([{ field: 'body', message: `at most ${limits.maxFields} text parts may be sent` }]);
+  }
+  // What is left is the parser's complaint about the body; disk and system errors stay 500s.
+  if (code?.startsWith('FST_') || (error instanceof Error && !('syscall' in error))) {
+    return invalidInput([{ field: 'body', message: 'is not well-formed multipart/form-data' }], 'The multipart body could not be read.');
+  }
+  return error;
+}
