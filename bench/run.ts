@@ -2,31 +2,55 @@
  * `npm run bench`: starts Corridor (PostgreSQL when DATABASE_URL is set, else PGlite in a
  * throw-away directory) and a bare node:http baseline, drives each scenario with autocannon
  * (warm-up, then a measured run) and prints one table with the ratio to the baseline.
+ * Upload scenarios also report MB/s and the server's peak RSS growth (Linux: VmHWM, reset
+ * before each scenario), including 20 concurrent 10 MB uploads.
  * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { BASE_PATH } from '../src/config.js';
+import { grainyCardJpeg, uploadBodies } from './documents.js';
 
 const root = new URL('../', import.meta.url).pathname;
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const warmup = Math.max(1, Math.round(duration / 5));
 
+type Call = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
+
+/** A body made afresh for every request (uploads: a different file each time). */
+interface BodyMaker {
+  contentType: string;
+  next: () => Buffer;
+  bytesPerRequest: number;
+}
+
 interface Scenario {
   name: string;
   target: 'baseline' | 'corridor';
   method?: 'GET' | 'POST';
   /** A path, or one computed from what the scenario needs created first. */
-  path: string | ((call: (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>) => Promise<string>);
+  path: string | ((call: Call) => Promise<string>);
   auth: boolean;
   body?: string;
+  bodies?: (call: Call) => Promise<BodyMaker>;
+  /** Overrides BENCH_CONNECTIONS (uploads: a few large bodies at a time, as real clients send them). */
+  connections?: number;
+  /** Instead of running for the configured duration: this many connections sending this many requests, once. */
+  burst?: { connections: number; amount: number };
   expectStatus: number;
 }
+
+async function documentUploads(call: Call, jpeg: Buffer): Promise<BodyMaker> {
+  const holder = String((await call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Bench Uploader' })).id);
+  return { ...uploadBodies(holder, jpeg), bytesPerRequest: jpeg.length };
+}
+
+const MiB = 1024 * 1024;
 
 const SCENARIOS: Scenario[] = [
   { name: 'bare node:http baseline', target: 'baseline', path: '/', auth: false, expectStatus: 200 },
@@ -49,7 +73,42 @@ const SCENARIOS: Scenario[] = [
     auth: true,
     expectStatus: 201,
   },
+  {
+    name: 'POST /documents (1 MB JPEG)',
+    target: 'corridor',
+    method: 'POST',
+    path: `${BASE_PATH}/documents`,
+    bodies: async (call) => documentUploads(call, await grainyCardJpeg(0.95 * MiB, 1.1 * MiB)),
+    connections: 4,
+    auth: true,
+    expectStatus: 201,
+  },
+  {
+    name: 'POST /documents, 20 concurrent 10 MB',
+    target: 'corridor',
+    method: 'POST',
+    path: `${BASE_PATH}/documents`,
+    bodies: async (call) => documentUploads(call, await grainyCardJpeg(9.5 * MiB, 10 * MiB)),
+    burst: { connections: 20, amount: 20 },
+    auth: true,
+    expectStatus: 201,
+  },
 ];
+
+/** Linux: forget the process's peak RSS, so the next reading is the peak of what follows. */
+function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function rssKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) : Number.NaN;
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -73,14 +132,15 @@ async function startProcess(args: string[], env: NodeJS.ProcessEnv, readyUrl: st
   }
 }
 
-function run(url: string, scenario: Scenario, headers: Record<string, string>, seconds: number) {
+function run(url: string, scenario: Scenario, headers: Record<string, string>, seconds: number, bodies?: BodyMaker) {
   return autocannon({
     url,
     method: scenario.method ?? 'GET',
-    connections,
-    duration: seconds,
-    headers: { ...headers, ...(scenario.body ? { 'content-type': 'application/json' } : {}) },
+    ...(scenario.burst ?? { connections: scenario.connections ?? connections, duration: seconds }),
+    timeout: 120,
+    headers: { ...headers, ...(scenario.body ? { 'content-type': 'application/json' } : {}), ...(bodies ? { 'content-type': bodies.contentType } : {}) },
     ...(scenario.body ? { body: scenario.body } : {}),
+    ...(bodies ? { requests: [{ setupRequest: (request) => ({ ...request, body: bodies.next() }) }] } : {}),
   });
 }
 
@@ -108,7 +168,7 @@ async function main(): Promise<void> {
     `http://127.0.0.1:${corridorPort}/readyz`,
   );
 
-  const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number }> = [];
+  const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number; mbps?: number; rss?: { before: number; peak: number } }> = [];
   try {
     for (const scenario of SCENARIOS) {
       const port = scenario.target === 'baseline' ? basePort : corridorPort;
@@ -123,13 +183,25 @@ async function main(): Promise<void> {
         return (await response.json()) as Record<string, unknown>;
       };
       const path = typeof scenario.path === 'string' ? scenario.path : await scenario.path(call);
+      const bodies = scenario.bodies ? await scenario.bodies(call) : undefined;
       const url = `http://127.0.0.1:${port}${path}`;
-      await run(url, scenario, headers, warmup);
-      const result = await run(url, scenario, headers, duration);
+      if (!scenario.burst) await run(url, scenario, headers, warmup, bodies);
+      const rssBefore = rssKiB(corridor.pid!, 'VmRSS');
+      const measuresPeak = bodies !== undefined && resetPeakRss(corridor.pid!);
+      const result = await run(url, scenario, headers, duration, bodies);
       const unexpected = Object.entries(result.statusCodeStats ?? {})
         .filter(([status]) => Number(status) !== scenario.expectStatus)
         .reduce((sum, [, stats]) => sum + (stats as { count: number }).count, 0);
-      rows.push({ name: scenario.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: unexpected + result.errors });
+      const rps = scenario.burst ? result.requests.total / (result.duration || 1) : result.requests.average;
+      rows.push({
+        name: scenario.name,
+        rps,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        errors: unexpected + result.errors,
+        ...(bodies ? { mbps: (rps * bodies.bytesPerRequest) / MiB } : {}),
+        ...(measuresPeak ? { rss: { before: rssBefore, peak: rssKiB(corridor.pid!, 'VmHWM') } } : {}),
+      });
     }
   } finally {
     corridor.kill('SIGTERM');
@@ -139,14 +211,16 @@ async function main(): Promise<void> {
   }
 
   const baselineRps = rows[0]!.rps;
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected'];
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected', 'MB/s', 'RSS before → peak (MB)'];
   const table = rows.map((r) => [
     r.name,
-    r.rps.toFixed(0),
+    r.rps.toFixed(r.rps < 100 ? 1 : 0),
     r.p50.toFixed(1),
     r.p99.toFixed(1),
     `${((r.rps / baselineRps) * 100).toFixed(1)}%`,
     String(r.errors),
+    r.mbps === undefined ? '' : r.mbps.toFixed(1),
+    r.rss ? `${(r.rss.before / 1024).toFixed(0)} → ${(r.rss.peak / 1024).toFixed(0)} (+${((r.rss.peak - r.rss.before) / 1024).toFixed(0)})` : '',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');

@@ -8,10 +8,12 @@ import { configRoutes } from './modules/config/routes.js';
 import { PlatformConfigCache } from './modules/config/service.js';
 import { beneficialOwnerRoutes } from './modules/beneficial-owners/routes.js';
 import { customerRoutes } from './modules/customers/routes.js';
+import { documentRoutes } from './modules/documents/routes.js';
 import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
 import { tokenRoutes } from './modules/tokens/routes.js';
 import { verificationRoutes } from './modules/verifications/routes.js';
 import { TokenAuthenticator } from './modules/tokens/service.js';
+import type { BlobStore } from './platform/blob-store.js';
 import type { Clock } from './platform/clock.js';
 import type { Db, DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
@@ -45,7 +47,14 @@ export type App = Awaited<ReturnType<typeof buildApp>>;
  * OpenAPI), then every module's routes under the versioned base path. Not yet listening, so
  * tests can use `inject`.
  */
-export async function buildApp(deps: AppDeps, options: { extraRoutes?: FastifyPluginAsync } = {}) {
+export interface AppOptions {
+  /** Embedders (and tests) may add routes behind the same authentication and error handling. */
+  extraRoutes?: FastifyPluginAsync;
+  /** Where document files are kept; default: the database. An object store plugs in here. */
+  blobStore?: BlobStore;
+}
+
+export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
@@ -112,7 +121,7 @@ export async function buildApp(deps: AppDeps, options: { extraRoutes?: FastifyPl
       await api.register(internalAccountRoutes, deps);
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
-      // Embedders (and tests) may add routes behind the same authentication and error handling.
+      await api.register(documentRoutes, { ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 
 export const API_VERSION = '2025-10-13';
@@ -20,6 +21,10 @@ export interface Config {
   shutdownGraceMs: number;
   /** The end-user terms customers accept now; consents must name this version. */
   endUserTerms: { version: string; url: string };
+  /** External document-screening provider for production platforms; unset: the built-in screener. */
+  screening: { url?: string; token?: string; timeoutMs: number };
+  /** Where uploads are spooled while a request screens them (a private directory is made inside). */
+  uploadDir: string;
 }
 
 export class ConfigError extends Error {}
@@ -39,6 +44,16 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function screeningConfig(env: NodeJS.ProcessEnv): Config['screening'] {
+  const url = env.CORRIDOR_SCREENING_URL || undefined;
+  if (url !== undefined && !/^https?:\/\/\S+$/.test(url)) throw new ConfigError(`CORRIDOR_SCREENING_URL must be an http(s) URL, got "${url}"`);
+  return {
+    ...(url ? { url } : {}),
+    ...(env.CORRIDOR_SCREENING_TOKEN ? { token: env.CORRIDOR_SCREENING_TOKEN } : {}),
+    timeoutMs: integer(env, 'CORRIDOR_SCREENING_TIMEOUT_MS', 30_000, 100, 300_000),
+  };
 }
 
 function termsConfig(env: NodeJS.ProcessEnv): Config['endUserTerms'] {
@@ -74,5 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     endUserTerms: termsConfig(env),
+    screening: screeningConfig(env),
+    uploadDir: resolve(env.CORRIDOR_UPLOAD_DIR || tmpdir()),
   };
 }

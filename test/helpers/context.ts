@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { FastifyPluginAsync } from 'fastify';
 import { pino } from 'pino';
 import { inject } from 'vitest';
-import { buildApp, type App } from '../../src/app.js';
+import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createPlatform, type Environment } from '../../src/modules/platforms/service.js';
 import { createToken } from '../../src/modules/tokens/service.js';
@@ -74,14 +73,17 @@ export interface TestContext {
 }
 
 export async function createTestContext(
-  options: { env?: Record<string, string>; beforeReady?: (app: App) => void | Promise<void>; extraRoutes?: FastifyPluginAsync } = {},
+  options: { env?: Record<string, string>; beforeReady?: (app: App) => void | Promise<void> } & AppOptions = {},
 ): Promise<TestContext> {
   const { handle, schema, drop } = await openTestDatabase();
   const clock = new ManualClock(new Date());
   const config = loadConfig({ CORRIDOR_JOBS: 'false', ...options.env });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const jobs = new JobWorker(handle.db, clock, logger);
-  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger }, { extraRoutes: options.extraRoutes });
+  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger }, {
+    ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}),
+    ...(options.blobStore ? { blobStore: options.blobStore } : {}),
+  });
   await options.beforeReady?.(app);
   await app.ready();
   const extraApps: Array<{ app: App; handle: DbHandle }> = [];

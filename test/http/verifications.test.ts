@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDocument, type NewDocument } from '../../src/modules/documents/service.js';
-import { withTx } from '../../src/platform/db/tx.js';
+import type { DocumentType } from '../../src/modules/documents/catalogue.js';
+import { validPdf } from '../helpers/document-files.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { sendDocumentForm, textParts } from '../helpers/multipart.js';
 
 let ctx: TestContext;
 let p: TestPlatform;
@@ -49,10 +50,17 @@ async function business(pl: TestPlatform, extra: Body = {}): Promise<Body> {
   return response.json() as Body;
 }
 
-const doc = (pl: TestPlatform, holder: unknown, documentType: NewDocument['documentType'], extra: Partial<NewDocument> = {}) =>
-  withTx(ctx.handle.db, (trx) =>
-    addDocument(trx, ctx.clock, pl.uuid, { documentHolder: String(holder), documentType, country: 'US', fileName: `${documentType}.pdf`, ...extra }),
-  );
+type DocumentExtra = { side?: 'FRONT' | 'BACK'; country?: string; documentNumber?: string };
+
+/** Uploads a real (screened) PDF over HTTP. */
+async function doc(pl: TestPlatform, holder: unknown, documentType: DocumentType, extra: DocumentExtra = {}): Promise<Body> {
+  const response = await sendDocumentForm(ctx.app, pl, 'POST', '/documents', [
+    ...textParts({ documentHolder: String(holder), documentType, country: 'US', ...extra }),
+    { name: 'file', filename: `${documentType}.pdf`, contentType: 'application/pdf', data: await validPdf() },
+  ]);
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json() as Body;
+}
 
 async function verify(pl: TestPlatform, customerId: unknown): Promise<Verification> {
   const response = await call(pl, 'POST', '/verifications', { customerId });

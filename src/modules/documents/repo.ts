@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import type { PageRequest } from '../../platform/pagination.js';
 
 interface DocumentsTable {
   id: string;
@@ -16,16 +17,57 @@ interface DocumentsTable {
   updated_at: Date;
 }
 
+interface DocumentFilesTable {
+  id: string;
+  document_id: string;
+  sha256: string;
+  size_bytes: bigint;
+  content_type: string;
+  file_name: string;
+  active: boolean;
+  created_at: Date;
+  deactivated_at: Date | null;
+}
+
 declare module '../../platform/db/database.js' {
   interface Database {
     documents: DocumentsTable;
+    document_files: DocumentFilesTable;
   }
 }
 
 export type DocumentRow = Selectable<DocumentsTable>;
+export type DocumentFileRow = Selectable<DocumentFilesTable>;
+export type DocumentMetadata = Pick<DocumentRow, 'document_type' | 'side' | 'country' | 'document_number' | 'issuing_authority' | 'file_name'>;
 
 export async function insertDocument(db: DbOrTx, row: DocumentRow): Promise<void> {
   await db.insertInto('documents').values(row).execute();
+}
+
+export async function findDocument(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {
+  let query = db.selectFrom('documents').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function updateDocument(db: DbOrTx, id: string, metadata: DocumentMetadata, at: Date): Promise<DocumentRow> {
+  return db.updateTable('documents').set({ ...metadata, updated_at: at }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Deletes a document with all its files (the foreign key cascades); answers the digests they used. */
+export async function deleteDocument(db: DbOrTx, id: string): Promise<string[]> {
+  const files = await db.selectFrom('document_files').select('sha256').distinct().where('document_id', '=', id).execute();
+  await db.deleteFrom('documents').where('id', '=', id).execute();
+  return files.map((f) => f.sha256);
+}
+
+export async function listDocuments(db: DbOrTx, platformId: string, filters: { holderId?: string }, page: PageRequest) {
+  let base = db.selectFrom('documents').where('platform_id', '=', platformId);
+  if (filters.holderId) base = base.where('holder_id', '=', filters.holderId);
+  let query = base.selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+  if (page.after) query = query.where('id', '<', page.after);
+  const [rows, count] = await Promise.all([query.execute(), base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()]);
+  return { rows, totalCount: Number(count.n) };
 }
 
 export async function documentsOf(db: DbOrTx, platformId: string, holderIds: string[]): Promise<DocumentRow[]> {
@@ -37,4 +79,27 @@ export async function documentsOf(db: DbOrTx, platformId: string, holderIds: str
     .where('holder_id', 'in', holderIds)
     .orderBy('id', 'asc')
     .execute();
+}
+
+export async function insertFile(db: DbOrTx, row: DocumentFileRow): Promise<void> {
+  await db.insertInto('document_files').values(row).execute();
+}
+
+export async function deactivateActiveFile(db: DbOrTx, documentId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('document_files')
+    .set({ active: false, deactivated_at: at })
+    .where('document_id', '=', documentId)
+    .where('active', '=', true)
+    .execute();
+}
+
+/** Every file of a document, oldest first. */
+export async function filesOf(db: DbOrTx, documentId: string): Promise<DocumentFileRow[]> {
+  return db.selectFrom('document_files').selectAll().where('document_id', '=', documentId).orderBy('id', 'asc').execute();
+}
+
+export async function blobInUse(db: DbOrTx, sha256: string): Promise<boolean> {
+  const row = await db.selectFrom('document_files').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst();
+  return row !== undefined;
 }

@@ -1,47 +1,39 @@
+import type { BlobStore } from '../../platform/blob-store.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
-import { invalidInput } from '../../platform/errors.js';
+import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
+import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { ownerHolder } from '../beneficial-owners/service.js';
 import { customerTypeOf } from '../customers/service.js';
-import { documentsOf, insertDocument, type DocumentRow } from './repo.js';
+import { reviewUnderway } from '../verifications/service.js';
+import type { DocumentType } from './catalogue.js';
+import {
+  blobInUse,
+  deactivateActiveFile,
+  deleteDocument as deleteDocumentRow,
+  documentsOf,
+  filesOf,
+  findDocument,
+  insertDocument,
+  insertFile,
+  listDocuments as listDocumentRows,
+  updateDocument,
+  type DocumentFileRow,
+  type DocumentMetadata,
+  type DocumentRow,
+} from './repo.js';
+import type { Document, DocumentListQuery, DocumentReplaceFields, DocumentUploadFields } from './schemas.js';
+import type { DocumentContentType, DocumentScreener } from './screening/screener.js';
 
-export const DOCUMENT_TYPES = [
-  'PASSPORT', 'DRIVERS_LICENSE', 'NATIONAL_ID', 'PROOF_OF_ADDRESS', 'BANK_STATEMENT', 'TAX_RETURN', 'CERTIFICATE_OF_INCORPORATION',
-  'ARTICLES_OF_INCORPORATION', 'ARTICLES_OF_ASSOCIATION', 'STATE_REGISTRY_EXCERPT', 'GOOD_STANDING_CERTIFICATE', 'INFORMATION_STATEMENT',
-  'INCUMBENCY_CERTIFICATE', 'BUSINESS_LICENSE', 'SHAREHOLDER_REGISTER', 'POWER_OF_ATTORNEY', 'UTILITY_BILL', 'ELECTRICITY_BILL',
-  'RENT_OR_LEASE_AGREEMENT', 'DIRECTOR_REGISTRY', 'TRUST_AGREEMENT', 'STATE_COMPANY_REGISTRY', 'PARTNERSHIP_CONTROL_AGREEMENT',
-  'PARTNERSHIP_AGREEMENT', 'SELFIE', 'OTHER',
-] as const;
-export type DocumentType = (typeof DOCUMENT_TYPES)[number];
-
-/** Spec §2.2: which document types prove which verification category. */
-export const DOCUMENT_CATEGORIES = {
-  IDENTITY: ['PASSPORT', 'DRIVERS_LICENSE', 'NATIONAL_ID'],
-  LEGAL_PRESENCE: ['CERTIFICATE_OF_INCORPORATION', 'ARTICLES_OF_INCORPORATION', 'ARTICLES_OF_ASSOCIATION', 'STATE_REGISTRY_EXCERPT'],
-  CONTROL_STRUCTURE: ['DIRECTOR_REGISTRY', 'TRUST_AGREEMENT', 'STATE_COMPANY_REGISTRY', 'PARTNERSHIP_CONTROL_AGREEMENT'],
-  OWNERSHIP_STRUCTURE: ['SHAREHOLDER_REGISTER', 'TRUST_AGREEMENT', 'PARTNERSHIP_AGREEMENT'],
-  PROOF_OF_ADDRESS: ['UTILITY_BILL', 'RENT_OR_LEASE_AGREEMENT', 'ELECTRICITY_BILL', 'BANK_STATEMENT', 'TAX_RETURN'],
-} as const satisfies Record<string, readonly DocumentType[]>;
-export type DocumentCategory = keyof typeof DOCUMENT_CATEGORIES;
-
-/** Types that have a front and a back; both sides must be uploaded. */
-export const TWO_SIDED_TYPES: ReadonlySet<string> = new Set(['DRIVERS_LICENSE', 'NATIONAL_ID']);
-
-export interface Document {
-  id: string;
-  documentHolder: string;
-  documentType: DocumentType;
-  side?: 'FRONT' | 'BACK';
-  country: string;
-  documentNumber?: string;
-  issuingAuthority?: string;
+/** An accepted upload, spooled to disk: its bytes, digest and the name and type it was sent with. */
+export interface UploadedFile {
+  path: string;
+  sha256: string;
+  sizeBytes: number;
   fileName: string;
-  createdAt: string;
-  updatedAt?: string;
+  contentType: DocumentContentType;
 }
-
-export type NewDocument = Omit<Document, 'id' | 'createdAt' | 'updatedAt'>;
 
 export function toDocument(row: DocumentRow): Document {
   return {
@@ -58,33 +50,154 @@ export function toDocument(row: DocumentRow): Document {
   };
 }
 
+function notFound(documentId: string): AppError {
+  return new AppError('REFERENCE_NOT_FOUND', `Document ${documentId} was not found.`);
+}
+
+interface Holder {
+  type: 'Customer' | 'BeneficialOwner';
+  uuid: string;
+}
+
+/** The holder, a live customer or a beneficial owner of this platform (404 otherwise). */
+async function resolveHolder(db: DbOrTx, platformId: string, holderId: string): Promise<Holder> {
+  const ownerUuid = parseId('BeneficialOwner', holderId);
+  if (ownerUuid) {
+    await ownerHolder(db, platformId, ownerUuid);
+    return { type: 'BeneficialOwner', uuid: ownerUuid };
+  }
+  return { type: 'Customer', uuid: (await customerTypeOf(db, platformId, holderId)).uuid };
+}
+
+function metadataOf(fields: DocumentReplaceFields, file: UploadedFile): DocumentMetadata {
+  return {
+    document_type: fields.documentType,
+    side: fields.side ?? null,
+    country: fields.country,
+    document_number: fields.documentNumber ?? null,
+    issuing_authority: fields.issuingAuthority ?? null,
+    file_name: file.fileName,
+  };
+}
+
+/** Checks, before any screening work, that the upload has somewhere to go. */
+export async function checkHolder(db: DbOrTx, platformId: string, holderId: string): Promise<void> {
+  await resolveHolder(db, platformId, holderId);
+}
+
 /**
- * Records a document's metadata for a customer or beneficial owner of this platform
- * (USER_NOT_FOUND / REFERENCE_NOT_FOUND otherwise). Field formats are checked by the caller's schema.
+ * Screens the file with the provider (spec §4.1 rules 4–6). Any problem rejects it with 422
+ * DOCUMENT_REJECTED, carrying the provider's findings verbatim; nothing is stored.
  */
-export async function addDocument(trx: Tx, clock: Clock, platformId: string, input: NewDocument): Promise<Document> {
-  const customerUuid = parseId('Customer', input.documentHolder);
-  const ownerUuid = parseId('BeneficialOwner', input.documentHolder);
-  if (customerUuid) await customerTypeOf(trx, platformId, input.documentHolder);
-  else if (ownerUuid) await ownerHolder(trx, platformId, ownerUuid);
-  else throw invalidInput([{ field: 'documentHolder', message: 'must be a Customer or BeneficialOwner id' }]);
+export async function screenUpload(screener: DocumentScreener, fields: DocumentReplaceFields, file: UploadedFile): Promise<void> {
+  const precheckErrors = await screener.screen({
+    filePath: file.path,
+    contentType: file.contentType,
+    sizeBytes: file.sizeBytes,
+    sha256: file.sha256,
+    fileName: file.fileName,
+    documentType: fields.documentType,
+    country: fields.country,
+    ...(fields.side ? { side: fields.side } : {}),
+    ...(fields.documentNumber ? { documentNumber: fields.documentNumber } : {}),
+    ...(fields.issuingAuthority ? { issuingAuthority: fields.issuingAuthority } : {}),
+  });
+  if (precheckErrors.length > 0) {
+    throw new AppError('DOCUMENT_REJECTED', 'The document did not pass screening; see precheckErrors.', { extra: { precheckErrors } });
+  }
+}
+
+async function storeActiveFile(trx: Tx, blobs: BlobStore, documentId: string, file: UploadedFile, at: Date): Promise<void> {
+  await blobs.put(trx, file);
+  await insertFile(trx, {
+    id: uuidv7(at.getTime()),
+    document_id: documentId,
+    sha256: file.sha256,
+    size_bytes: BigInt(file.sizeBytes),
+    content_type: file.contentType,
+    file_name: file.fileName,
+    active: true,
+    created_at: at,
+    deactivated_at: null,
+  });
+}
+
+/** Records a screened upload: the document, its first (active) file and the bytes, in one transaction. */
+export async function createDocument(trx: Tx, clock: Clock, blobs: BlobStore, platformId: string, fields: DocumentUploadFields, file: UploadedFile): Promise<Document> {
+  const holder = await resolveHolder(trx, platformId, fields.documentHolder);
   const now = clock.now();
   const row: DocumentRow = {
     id: uuidv7(now.getTime()),
     platform_id: platformId,
-    holder_type: customerUuid ? 'Customer' : 'BeneficialOwner',
-    holder_id: (customerUuid ?? ownerUuid)!,
-    document_type: input.documentType,
-    side: input.side ?? null,
-    country: input.country,
-    document_number: input.documentNumber ?? null,
-    issuing_authority: input.issuingAuthority ?? null,
-    file_name: input.fileName,
+    holder_type: holder.type,
+    holder_id: holder.uuid,
+    ...metadataOf(fields, file),
     created_at: now,
     updated_at: now,
   };
   await insertDocument(trx, row);
+  await storeActiveFile(trx, blobs, row.id, file, now);
   return toDocument(row);
+}
+
+async function loadDocument(db: DbOrTx, platformId: string, documentId: string, options: { forUpdate?: boolean } = {}): Promise<DocumentRow> {
+  const uuid = parseId('Document', documentId);
+  const row = uuid && (await findDocument(db, platformId, uuid, options));
+  if (!row) throw notFound(documentId);
+  return row;
+}
+
+export async function getDocument(db: DbOrTx, platformId: string, documentId: string): Promise<Document> {
+  return toDocument(await loadDocument(db, platformId, documentId));
+}
+
+/**
+ * Replaces a document's file and metadata (spec §3, §4.1 rules 1–3): the active file becomes
+ * inactive and is kept; the new file becomes active; the metadata is the new request's, whole.
+ * Verifications keep their errors until a new review.
+ */
+export async function replaceDocument(
+  trx: Tx,
+  clock: Clock,
+  blobs: BlobStore,
+  platformId: string,
+  documentId: string,
+  fields: DocumentReplaceFields,
+  file: UploadedFile,
+): Promise<Document> {
+  const row = await loadDocument(trx, platformId, documentId, { forUpdate: true });
+  const now = clock.now();
+  await deactivateActiveFile(trx, row.id, now);
+  await storeActiveFile(trx, blobs, row.id, file, now);
+  return toDocument(await updateDocument(trx, row.id, metadataOf(fields, file), now));
+}
+
+export async function listDocuments(db: DbOrTx, platformId: string, query: DocumentListQuery): Promise<Page<Document>> {
+  const page = pageRequest(query);
+  const holderId = query.documentHolder && (parseId('Customer', query.documentHolder) ?? parseId('BeneficialOwner', query.documentHolder));
+  const { rows, totalCount } = await listDocumentRows(db, platformId, holderId ? { holderId } : {}, page);
+  return toPage(rows, page, toDocument, totalCount);
+}
+
+/**
+ * Deletes a document, every file it had, and the bytes no other file uses. A document under an
+ * open review (IN_PROGRESS or PENDING_MANUAL_REVIEW) cannot be deleted: 409 CONFLICT.
+ */
+export async function deleteDocument(trx: Tx, blobs: BlobStore, platformId: string, documentId: string): Promise<void> {
+  const row = await loadDocument(trx, platformId, documentId, { forUpdate: true });
+  const customerUuid = row.holder_type === 'Customer' ? row.holder_id : (await ownerHolder(trx, platformId, row.holder_id)).customerUuid;
+  if (await reviewUnderway(trx, platformId, customerUuid)) {
+    throw new AppError('CONFLICT', `Document ${documentId} is under an open verification; wait for its verdict before deleting it.`);
+  }
+  for (const sha256 of await deleteDocumentRow(trx, row.id)) {
+    await blobs.release(trx, sha256, () => blobInUse(trx, sha256));
+  }
+}
+
+/** Every file a document has had, oldest first; only one is active. */
+export async function documentFiles(db: DbOrTx, platformId: string, documentId: string): Promise<DocumentFileRow[]> {
+  const row = await loadDocument(db, platformId, documentId);
+  return filesOf(db, row.id);
 }
 
 /** Every document held by any of these customers or owners, oldest first. */

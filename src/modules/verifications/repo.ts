@@ -45,6 +45,19 @@ export async function findInProgress(db: DbOrTx, platformId: string, customerId:
     .executeTakeFirst();
 }
 
+/** Whether a review of this customer is still looking at its documents. */
+export async function hasOpenReview(db: DbOrTx, platformId: string, customerId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('verifications')
+    .select('id')
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .where('status', 'in', ['IN_PROGRESS', 'PENDING_MANUAL_REVIEW'])
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function updateVerification(
   db: DbOrTx,
   platformId: string,

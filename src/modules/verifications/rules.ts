@@ -1,7 +1,8 @@
 import { formatId } from '../../platform/ids.js';
 import type { OwnerRow } from '../beneficial-owners/repo.js';
 import type { CustomerForReview } from '../customers/service.js';
-import { DOCUMENT_CATEGORIES, TWO_SIDED_TYPES, type Document, type DocumentCategory, type DocumentType } from '../documents/service.js';
+import { DOCUMENT_CATEGORIES, TWO_SIDED_TYPES, type DocumentCategory, type DocumentType } from '../documents/catalogue.js';
+import type { Document } from '../documents/schemas.js';
 import type { DocumentReviewCode, VerificationError, VerificationErrorType } from './schemas.js';
 
 /**

@@ -9,7 +9,7 @@ import { ownersForReview, setBeneficialOwnerStatuses } from '../beneficial-owner
 import type { ReviewStatus } from '../customers/schemas.js';
 import { loadCustomerForReview, setReviewStatus } from '../customers/service.js';
 import { documentsOfHolders } from '../documents/service.js';
-import { findInProgress, findVerification, insertVerification, listVerifications as listRows, updateVerification, type VerificationRow } from './repo.js';
+import { findInProgress, findVerification, hasOpenReview, insertVerification, listVerifications as listRows, updateVerification, type VerificationRow } from './repo.js';
 import { missingRequirements, reviewDocuments, sandboxOutcome, type ReviewInput } from './rules.js';
 import type { Verification, VerificationError, VerificationListQuery, VerificationStatus } from './schemas.js';
 
@@ -144,4 +144,9 @@ export async function listVerifications(db: DbOrTx, platformId: string, query: V
     page,
   );
   return toPage(rows, page, toVerification, totalCount);
+}
+
+/** Whether a verification of this customer is IN_PROGRESS or PENDING_MANUAL_REVIEW, i.e. its documents are under review. */
+export async function reviewUnderway(db: DbOrTx, platformId: string, customerUuid: string): Promise<boolean> {
+  return hasOpenReview(db, platformId, customerUuid);
 }

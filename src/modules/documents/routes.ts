@@ -1,0 +1,140 @@
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { ModuleDeps } from '../../app.js';
+import { DatabaseBlobStore, type BlobStore } from '../../platform/blob-store.js';
+import { UploadSpool } from '../../platform/http/multipart.js';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { sendWrite } from '../../platform/http/write.js';
+import {
+  Document,
+  DocumentListQuery,
+  DocumentListResponse,
+  DocumentParams,
+  DocumentReplaceForm,
+  DocumentUploadForm,
+  MAX_DOCUMENT_BYTES,
+} from './schemas.js';
+import { ScreeningProviders } from './screening/index.js';
+import { checkHolder, createDocument, deleteDocument, getDocument, listDocuments, replaceDocument, screenUpload } from './service.js';
+import { receiveDocumentForm } from './upload.js';
+
+export interface DocumentDeps extends ModuleDeps {
+  /** Defaults: file bytes in the database; screeners chosen from the config. */
+  blobs?: BlobStore;
+  screening?: ScreeningProviders;
+}
+
+const UPLOAD_RULES =
+  `The file part's Content-Type must be application/pdf, image/jpeg or image/png (the file name is not considered), and the file at most ` +
+  `${MAX_DOCUMENT_BYTES} bytes (10 MiB); otherwise 400 INVALID_INPUT, listing every invalid part. The file is screened before anything is ` +
+  'stored: a rejection is 422 DOCUMENT_REJECTED with `precheckErrors` (dataNotReadable, screenshot, grayscale, documentExpired, glare, …).';
+
+export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (app, deps) => {
+  const tags = ['Documents'];
+  const blobs = deps.blobs ?? new DatabaseBlobStore(() => deps.clock.now());
+  const screening = deps.screening ?? new ScreeningProviders(deps.config);
+  const spool = await UploadSpool.open(deps.config.uploadDir);
+  app.addHook('onClose', async () => spool.close());
+
+  await app.register(multipart);
+  // Any other body reaches the handler, which answers 400 INVALID_INPUT rather than 415.
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+
+  app.post('/documents', {
+    schema: {
+      operationId: 'uploadDocument',
+      tags,
+      summary: 'Upload a document for a customer or beneficial owner',
+      description: `multipart/form-data. ${UPLOAD_RULES} A rejected file creates no document. An unknown documentHolder is 404.`,
+      consumes: ['multipart/form-data'],
+      multipartBody: DocumentUploadForm,
+      response: { 201: Document, ...errorResponses(400, 401, 403, 404, 410, 422, 500, 503) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) => {
+      const { platformId, environment } = request.principal;
+      const form = await receiveDocumentForm(request, spool, 'upload');
+      try {
+        await checkHolder(deps.db, platformId, form.fields.documentHolder);
+        await screenUpload(screening.for(environment), form.fields, form.file);
+        return await sendWrite(deps, request, reply, async (trx) => ({
+          statusCode: 201,
+          body: await createDocument(trx, deps.clock, blobs, platformId, form.fields, form.file),
+        }));
+      } finally {
+        await form.discard();
+      }
+    },
+  });
+
+  app.get('/documents', {
+    schema: {
+      operationId: 'listDocuments',
+      tags,
+      summary: 'List documents',
+      description: 'Newest first. `documentHolder` narrows the list to one customer or beneficial owner.',
+      querystring: DocumentListQuery,
+      response: { 200: DocumentListResponse, ...errorResponses(400, 401, 500) },
+    },
+    handler: async (request) => listDocuments(deps.db, request.principal.platformId, request.query),
+  });
+
+  app.get('/documents/:documentId', {
+    schema: {
+      operationId: 'getDocument',
+      tags,
+      summary: 'Read a document',
+      params: DocumentParams,
+      response: { 200: Document, ...errorResponses(400, 401, 404, 500) },
+    },
+    handler: async (request) => getDocument(deps.db, request.principal.platformId, request.params.documentId),
+  });
+
+  app.put('/documents/:documentId', {
+    schema: {
+      operationId: 'replaceDocument',
+      tags,
+      summary: 'Replace a document',
+      description:
+        `multipart/form-data. ${UPLOAD_RULES} On success the previous file becomes inactive (it is kept, never served as current), the ` +
+        'new file is active and the metadata is the one sent here (parts left out are cleared). On 422 the document keeps its previous ' +
+        'file and metadata. Errors of earlier verifications stay until a new POST /verifications gives a new verdict.',
+      consumes: ['multipart/form-data'],
+      params: DocumentParams,
+      multipartBody: DocumentReplaceForm,
+      response: { 200: Document, ...errorResponses(400, 401, 403, 404, 422, 500, 503) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) => {
+      const { platformId, environment } = request.principal;
+      const form = await receiveDocumentForm(request, spool, 'replace');
+      try {
+        await getDocument(deps.db, platformId, request.params.documentId);
+        await screenUpload(screening.for(environment), form.fields, form.file);
+        return await sendWrite(deps, request, reply, async (trx) => ({
+          statusCode: 200,
+          body: await replaceDocument(trx, deps.clock, blobs, platformId, request.params.documentId, form.fields, form.file),
+        }));
+      } finally {
+        await form.discard();
+      }
+    },
+  });
+
+  app.delete('/documents/:documentId', {
+    schema: {
+      operationId: 'deleteDocument',
+      tags,
+      summary: 'Delete a document',
+      description: 'Deletes the document and all its files. While a verification of its customer is IN_PROGRESS or PENDING_MANUAL_REVIEW: 409 CONFLICT.',
+      params: DocumentParams,
+      response: { 204: { type: 'null', description: 'Deleted.' }, ...errorResponses(400, 401, 403, 404, 409, 500) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) =>
+      sendWrite(deps, request, reply, async (trx) => {
+        await deleteDocument(trx, blobs, request.principal.platformId, request.params.documentId);
+        return { statusCode: 204, body: undefined };
+      }),
+  });
+};
