@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_DOCUMENT_BYTES } from '../../src/modules/documents/schemas.js';
 import { DatabaseBlobStore } from '../../src/platform/blob-store.js';
@@ -25,12 +27,18 @@ import { sendDocumentForm, textParts, type Part } from '../helpers/multipart.js'
 let ctx: TestContext;
 let p: TestPlatform;
 let customerId: string;
+let uploadRoot: string;
 beforeAll(async () => {
-  ctx = await createTestContext();
+  // A private spool root, so the leftover check sees only this file's uploads.
+  uploadRoot = await mkdtemp(join(tmpdir(), 'documents-test-'));
+  ctx = await createTestContext({ env: { CORRIDOR_UPLOAD_DIR: uploadRoot } });
   p = ctx.platform;
   customerId = await newCustomer(p);
 });
-afterAll(() => ctx.close());
+afterAll(async () => {
+  await ctx.close();
+  await rm(uploadRoot, { recursive: true, force: true });
+});
 
 type Body = Record<string, unknown>;
 type FieldErrors = { field: string; constraint?: Record<string, unknown>; message?: string }[];
