@@ -4,9 +4,12 @@
  * (warm-up, then a measured run) and prints one table with the ratio to the baseline.
  * Upload scenarios also report MB/s and the server's peak RSS growth (Linux: VmHWM, reset
  * before each scenario), including 20 concurrent 10 MB uploads.
+ * Flow scenarios (wallet auth) run whole multi-request flows, client-side crypto included, from
+ * a few concurrent workers and report flows/s and the latency of a whole flow.
  * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +17,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { BASE_PATH } from '../src/config.js';
 import { grainyCardJpeg, uploadBodies } from './documents.js';
+import { emailOtpVerifyFlow, signedRetryFlow, type Call as FlowCall } from './wallet.js';
 
 const root = new URL('../', import.meta.url).pathname;
 const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -42,7 +46,43 @@ interface Scenario {
   connections?: number;
   /** Instead of running for the configured duration: this many connections sending this many requests, once. */
   burst?: { connections: number; amount: number };
+  /** A multi-request flow instead of one request: a factory of workers, each looping over the flow. */
+  flow?: (call: FlowCall) => Promise<() => FlowWorker>;
   expectStatus: number;
+}
+
+interface FlowWorker {
+  /** Untimed set-up before each flow (e.g. a fresh wallet when the last one is used up). */
+  prepare: () => Promise<void>;
+  flow: () => Promise<void>;
+}
+
+const FLOW_WORKERS = 8;
+
+/** Runs `workers` loops of the flow for `seconds`; answers flows/s and per-flow latency percentiles. */
+async function runFlows(makeWorker: () => FlowWorker, seconds: number) {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: FLOW_WORKERS }, async () => {
+      const worker = makeWorker();
+      while (performance.now() < deadline) {
+        try {
+          await worker.prepare();
+          const t = performance.now();
+          await worker.flow();
+          latencies.push(performance.now() - t);
+        } catch (error) {
+          if (++errors === 1) process.stderr.write(`flow failed: ${String(error)}\n`);
+        }
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+  return { rps: latencies.length / ((performance.now() - started) / 1000), p50: at(0.5), p99: at(0.99), errors };
 }
 
 async function documentUploads(call: Call, jpeg: Buffer): Promise<BodyMaker> {
@@ -93,6 +133,8 @@ const SCENARIOS: Scenario[] = [
     auth: true,
     expectStatus: 201,
   },
+  { name: `EMAIL_OTP verify flow (${FLOW_WORKERS} workers)`, target: 'corridor', path: '', flow: emailOtpVerifyFlow, auth: true, expectStatus: 200 },
+  { name: `signed retry flow, PATCH wallet (${FLOW_WORKERS} workers)`, target: 'corridor', path: '', flow: signedRetryFlow, auth: true, expectStatus: 200 },
 ];
 
 /** Linux: forget the process's peak RSS, so the next reading is the peak of what follows. */
@@ -146,7 +188,11 @@ function run(url: string, scenario: Scenario, headers: Record<string, string>, s
 
 async function main(): Promise<void> {
   const dataDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'corridor-bench-'));
-  const env: NodeJS.ProcessEnv = { ...(dataDir ? { CORRIDOR_DATA_DIR: dataDir } : {}), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+  const env: NodeJS.ProcessEnv = {
+    ...(dataDir ? { CORRIDOR_DATA_DIR: dataDir } : {}),
+    CORRIDOR_MASTER_KEY: process.env.CORRIDOR_MASTER_KEY ?? randomBytes(32).toString('hex'),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+  };
   const engine = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
   process.stdout.write(`Corridor bench on ${engine}: ${connections} connections, ${warmup}s warm-up + ${duration}s per scenario\n`);
 
@@ -182,6 +228,21 @@ async function main(): Promise<void> {
         if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
         return (await response.json()) as Record<string, unknown>;
       };
+      if (scenario.flow) {
+        const flowCall: FlowCall = async (method, path, body, extra = {}) => {
+          const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
+            method,
+            headers: { ...headers, 'content-type': 'application/json', ...extra },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+          const text = await response.text();
+          return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+        };
+        const makeWorker = await scenario.flow(flowCall);
+        await runFlows(makeWorker, warmup);
+        rows.push({ name: scenario.name, ...(await runFlows(makeWorker, duration)) });
+        continue;
+      }
       const path = typeof scenario.path === 'string' ? scenario.path : await scenario.path(call);
       const bodies = scenario.bodies ? await scenario.bodies(call) : undefined;
       const url = `http://127.0.0.1:${port}${path}`;
@@ -211,7 +272,7 @@ async function main(): Promise<void> {
   }
 
   const baselineRps = rows[0]!.rps;
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected', 'MB/s', 'RSS before → peak (MB)'];
+  const header = ['scenario', 'req/s (flows/s)', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected', 'MB/s', 'RSS before → peak (MB)'];
   const table = rows.map((r) => [
     r.name,
     r.rps.toFixed(r.rps < 100 ? 1 : 0),

@@ -12,6 +12,10 @@ import { documentRoutes } from './modules/documents/routes.js';
 import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
 import { tokenRoutes } from './modules/tokens/routes.js';
 import { verificationRoutes } from './modules/verifications/routes.js';
+import { LocalEnclave, loadMasterKey, type WalletEnclave } from './modules/wallet-auth/enclave/enclave.js';
+import { walletAuthRoutes } from './modules/wallet-auth/routes.js';
+import { WalletAuth } from './modules/wallet-auth/service.js';
+import { SignedRequests } from './modules/wallet-auth/signed-retry.js';
 import { TokenAuthenticator } from './modules/tokens/service.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { Clock } from './platform/clock.js';
@@ -26,6 +30,7 @@ import { ERROR_SCHEMAS } from './platform/http/schemas.js';
 import { validatorCompiler } from './platform/http/validation.js';
 import { uuidv7 } from './platform/ids.js';
 import type { JobWorker } from './platform/jobs.js';
+import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
 /** What every module's routes receive. */
 export interface ModuleDeps {
@@ -52,6 +57,10 @@ export interface AppOptions {
   extraRoutes?: FastifyPluginAsync;
   /** Where document files are kept; default: the database. An object store plugs in here. */
   blobStore?: BlobStore;
+  /** The wallet enclave; default: in-process, keyed by the master key. An HSM plugs in here. */
+  enclave?: WalletEnclave;
+  /** Where OTP messages go for production platforms; default: CORRIDOR_MESSAGES_URL, else nowhere. */
+  messages?: MessageSender;
 }
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
@@ -111,14 +120,22 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
   await configCache.start();
 
+  const enclave = options.enclave ?? new LocalEnclave(loadMasterKey(deps.config.wallet.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined));
+  const messages =
+    options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
+  const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);
+  const walletAuth = new WalletAuth({ db: deps.db, clock: deps.clock, jobs: deps.jobs, enclave, messages, signed, sessionSeconds: deps.config.wallet.sessionSeconds });
+  const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
+
   await app.register(
     async (api) => {
       registerBasicAuth(api, authenticator);
       api.get('/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
       await api.register(tokenRoutes, { ...deps, authenticator });
       await api.register(configRoutes, { ...deps, configCache });
-      await api.register(customerRoutes, deps);
-      await api.register(internalAccountRoutes, deps);
+      await api.register(customerRoutes, { ...deps, ...wallet });
+      await api.register(internalAccountRoutes, { ...deps, ...wallet });
+      await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
       await api.register(documentRoutes, { ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });

@@ -22,9 +22,25 @@ export interface Config {
   /** The end-user terms customers accept now; consents must name this version. */
   endUserTerms: { version: string; url: string };
   /** External document-screening provider for production platforms; unset: the built-in screener. */
-  screening: { url?: string; token?: string; timeoutMs: number };
+  screening: HttpProviderConfig;
   /** Where uploads are spooled while a request screens them (a private directory is made inside). */
   uploadDir: string;
+  wallet: {
+    /** 32-byte key that seals wallet secrets and enclave keys; unset: generated into `dataDir/master.key`. */
+    masterKey?: Buffer;
+    /** Lifetime of a wallet session. */
+    sessionSeconds: number;
+    /** How long a signed retry waits for the wallet provider to settle before answering PROCESSING. */
+    settleWaitMs: number;
+  };
+  /** Where OTP e-mails and SMS go for production platforms; unset: not delivered (logged as undeliverable). */
+  messages: HttpProviderConfig;
+}
+
+export interface HttpProviderConfig {
+  url?: string;
+  token?: string;
+  timeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -46,14 +62,25 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
-function screeningConfig(env: NodeJS.ProcessEnv): Config['screening'] {
-  const url = env.CORRIDOR_SCREENING_URL || undefined;
-  if (url !== undefined && !/^https?:\/\/\S+$/.test(url)) throw new ConfigError(`CORRIDOR_SCREENING_URL must be an http(s) URL, got "${url}"`);
+/** An external provider reached over HTTP: `<PREFIX>_URL`, `_TOKEN` (Bearer) and `_TIMEOUT_MS`. */
+function httpProvider(env: NodeJS.ProcessEnv, prefix: string, timeoutMs: { fallback: number; max: number }): HttpProviderConfig {
+  const url = env[`${prefix}_URL`] || undefined;
+  if (url !== undefined && !/^https?:\/\/\S+$/.test(url)) throw new ConfigError(`${prefix}_URL must be an http(s) URL, got "${url}"`);
+  const token = env[`${prefix}_TOKEN`];
   return {
     ...(url ? { url } : {}),
-    ...(env.CORRIDOR_SCREENING_TOKEN ? { token: env.CORRIDOR_SCREENING_TOKEN } : {}),
-    timeoutMs: integer(env, 'CORRIDOR_SCREENING_TIMEOUT_MS', 30_000, 100, 300_000),
+    ...(token ? { token } : {}),
+    timeoutMs: integer(env, `${prefix}_TIMEOUT_MS`, timeoutMs.fallback, 100, timeoutMs.max),
   };
+}
+
+function masterKey(env: NodeJS.ProcessEnv): Buffer | undefined {
+  const raw = env.CORRIDOR_MASTER_KEY;
+  if (raw === undefined || raw === '') return undefined;
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
+  const decoded = /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
+  if (decoded.length === 32) return decoded;
+  throw new ConfigError('CORRIDOR_MASTER_KEY must be 32 bytes as 64 hex characters or base64');
 }
 
 function termsConfig(env: NodeJS.ProcessEnv): Config['endUserTerms'] {
@@ -76,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
   }
+  const walletKey = masterKey(env);
   const publicUrl = (env.CORRIDOR_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
   return {
     port,
@@ -89,7 +117,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     endUserTerms: termsConfig(env),
-    screening: screeningConfig(env),
+    screening: httpProvider(env, 'CORRIDOR_SCREENING', { fallback: 30_000, max: 300_000 }),
     uploadDir: resolve(env.CORRIDOR_UPLOAD_DIR || tmpdir()),
+    wallet: {
+      ...(walletKey ? { masterKey: walletKey } : {}),
+      sessionSeconds: integer(env, 'CORRIDOR_WALLET_SESSION_SECONDS', 900, 60, 86_400),
+      settleWaitMs: integer(env, 'CORRIDOR_WALLET_SETTLE_WAIT_MS', 2_000, 0, 30_000),
+    },
+    messages: httpProvider(env, 'CORRIDOR_MESSAGES', { fallback: 10_000, max: 120_000 }),
   };
 }

@@ -77,12 +77,20 @@ export async function createTestContext(
 ): Promise<TestContext> {
   const { handle, schema, drop } = await openTestDatabase();
   const clock = new ManualClock(new Date());
-  const config = loadConfig({ CORRIDOR_JOBS: 'false', ...options.env });
+  const config = loadConfig({
+    CORRIDOR_JOBS: 'false',
+    CORRIDOR_MASTER_KEY: randomBytes(32).toString('hex'),
+    // Tests move a manual clock: a long real-time wait for settling would only slow them down.
+    CORRIDOR_WALLET_SETTLE_WAIT_MS: '20',
+    ...options.env,
+  });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const jobs = new JobWorker(handle.db, clock, logger);
   const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger }, {
     ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}),
     ...(options.blobStore ? { blobStore: options.blobStore } : {}),
+    ...(options.messages ? { messages: options.messages } : {}),
+    ...(options.enclave ? { enclave: options.enclave } : {}),
   });
   await options.beforeReady?.(app);
   await app.ready();

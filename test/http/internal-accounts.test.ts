@@ -14,8 +14,8 @@ const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', path: string, p
   ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
 let seq = 0;
-async function createIndividual(p: TestPlatform): Promise<Body> {
-  const response = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `acc-${++seq}`, fullName: 'Ann Lee' });
+async function createIndividual(p: TestPlatform, extra: Body = {}): Promise<Body> {
+  const response = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `acc-${++seq}`, fullName: 'Ann Lee', ...extra });
   expect(response.statusCode, response.body).toBe(201);
   return response.json() as Body;
 }
@@ -66,7 +66,7 @@ describe('customer internal accounts', () => {
     const currency = (code: string) => ({ currencyCode: code, minAmount: 1, maxAmount: 1000, requiredCounterpartyFields: [], enabledTransactionTypes: ['OUTGOING'] });
     const configured = await call(p, 'PATCH', '/config', { supportedCurrencies: [currency('USD'), currency('EUR')], embeddedWalletConfig: { appName: 'Acme' } });
     expect(configured.statusCode).toBe(200);
-    const customer = await createIndividual(p);
+    const customer = await createIndividual(p, { email: 'ann@example.com' });
     const list = await customerAccounts(p, `?customerId=${customer.id}`);
     expect(list.data.map((a) => `${a.type}/${a.balance.currency.code}`).sort()).toEqual(['EMBEDDED_WALLET/USD', 'INTERNAL_FIAT/EUR', 'INTERNAL_FIAT/USD']);
     const eur = list.data.find((a) => a.balance.currency.code === 'EUR')!;

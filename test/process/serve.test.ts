@@ -1,4 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -29,7 +31,7 @@ beforeAll(async () => {
     await admin.close();
     const withSchema = new URL(url);
     withSchema.searchParams.set('options', `-c search_path=${schema}`);
-    env = { DATABASE_URL: withSchema.toString() };
+    env = { DATABASE_URL: withSchema.toString(), CORRIDOR_MASTER_KEY: randomBytes(32).toString('hex') };
     cleanup = async () => {
       const db = await openDatabase({ databaseUrl: url, poolSize: 1 });
       await db.db.schema.dropSchema(schema).cascade().execute();
@@ -81,6 +83,12 @@ describe('corridor serve', () => {
     const response = await fetch(`http://127.0.0.1:${first.port}${BASE}/config`, { headers: { authorization: basic(clientId!, secret!) } });
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-request-id');
+    const e2e = await promisify(execFile)(process.execPath, ['examples/wallet-e2e.mjs'], {
+      cwd: root,
+      env: { ...process.env, CORRIDOR_URL: `http://127.0.0.1:${first.port}${BASE}`, CORRIDOR_CLIENT_ID: clientId, CORRIDOR_SECRET: secret },
+    });
+    // The wallet guide's script, run as a platform's client would: register, log in, one signed operation.
+    expect(e2e.stdout).toMatch(/^wallet InternalAccount:\S+ credential EMAIL_OTP \S+@example\.com\nsession Session:\S+ until \S+\nprivateEnabled true\n$/);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     const requestLine = first.output().split('\n').find((l) => l.includes('"msg":"request"') && l.includes(requestId!));

@@ -1,11 +1,15 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import type { ModuleDeps } from '../../app.js';
+import Type from 'typebox';
+import { dryRun } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
+import { sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
+import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
+import { SignedRequestChallenge, WalletOperationProcessing } from '../wallet-auth/schemas.js';
 import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
 import {
   Customer,
@@ -22,8 +26,10 @@ import {
   type CustomerCreate,
 } from './schemas.js';
 import {
+  changeTiedEmail,
   checkCreate,
   createCustomer,
+  emailChangeSigner,
   deleteCustomer,
   getCustomer,
   getEndUserTerms,
@@ -62,7 +68,10 @@ async function readCsvUpload(request: FastifyRequest): Promise<string> {
   }
 }
 
-export const customerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
+/** The signed operation that changes an e-mail tied to EMAIL_OTP credentials. */
+const CHANGE_TIED_EMAIL = 'customer.email';
+
+export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = async (app, deps) => {
   const tags = ['Customers'];
   const terms = getEndUserTerms(deps.config);
 
@@ -193,24 +202,69 @@ export const customerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app,
     handler: async (request) => getCustomer(deps.db, request.principal.platformId, request.params.customerId),
   });
 
+  deps.signed.register(CHANGE_TIED_EMAIL, {
+    execute: async (trx, row) => ({
+      statusCode: 200,
+      body: await changeTiedEmail(trx, deps.clock, row.platform_id, terms, row.target_id, row.context.body),
+    }),
+  });
+
   app.patch('/customers/:customerId', {
     schema: {
       operationId: 'updateCustomer',
       tags,
       summary: 'Update a customer',
-      description: 'Fields left out stay as they are. Every invalid field is reported in one 400 INVALID_INPUT. 410 CUSTOMER_DELETED for a deleted customer.',
+      description:
+        'Fields left out stay as they are. Every invalid field is reported in one 400 INVALID_INPUT. 410 CUSTOMER_DELETED for a deleted customer. ' +
+        "Changing an e-mail that an embedded wallet's EMAIL_OTP credential is tied to answers 202 with a signed-retry challenge; the signed retry changes the " +
+        'customer e-mail and the credential together and answers 200 (or 200 `{status: PROCESSING}`).',
       params: CustomerParams,
+      headers: SignedRetryHeaders,
       body: CustomerUpdateRequest,
-      response: { 200: Customer, ...errorResponses(400, 401, 403, 404, 409, 410, 500) },
+      response: {
+        200: Type.Union([Customer, WalletOperationProcessing]),
+        202: SignedRequestChallenge,
+        ...errorResponses(400, 401, 403, 404, 409, 410, 500),
+      },
     },
     attachValidation: true,
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
       const schemaErrors = attachedFieldErrors(request);
-      return sendWrite(deps, request, reply, async (trx) => ({
-        statusCode: 200,
-        body: await updateCustomer(trx, deps.clock, request.principal.platformId, terms, request.params.customerId, request.body, schemaErrors),
-      }));
+      const { platformId, environment } = request.principal;
+      const { customerId } = request.params;
+      const signedHeaders = signedRetryHeaders(request);
+      if (signedHeaders) {
+        if (schemaErrors.length) throw invalidInput(schemaErrors);
+        const outcome = await deps.signed.retry({
+          platformId,
+          environment,
+          operation: CHANGE_TIED_EMAIL,
+          targetId: customerId,
+          body: request.body,
+          ...signedHeaders,
+          settleDelaySeconds: settleDelaySeconds(request),
+        });
+        return sendOutcome(reply, outcome);
+      }
+      return sendWrite(deps, request, reply, async (trx) => {
+        const signer = await emailChangeSigner(trx, platformId, customerId, request.body);
+        const update = () => updateCustomer(trx, deps.clock, platformId, terms, customerId, request.body, schemaErrors);
+        if (!signer) return { statusCode: 200, body: await update() };
+        // Every field error is reported before the challenge; the change itself waits for the signature.
+        await dryRun(trx, update);
+        const email = (request.body as { email: string }).email;
+        const challenge = await deps.walletAuth.issueFor(trx, {
+          platformId,
+          accountUuid: signer,
+          operation: CHANGE_TIED_EMAIL,
+          targetId: customerId,
+          body: request.body,
+          type: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL',
+          parameters: { userEmail: email, userId: `InternalAccount:${signer}` },
+        });
+        return { statusCode: 202, body: challenge };
+      });
     },
   });
 

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { DateTime, FieldErrorSchema, ListResponse, PaginationQuery, ResourceId, StringEnum, TimeRangeQuery } from '../../platform/http/schemas.js';
+import { DateTime, FieldErrorSchema, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion, TimeRangeQuery } from '../../platform/http/schemas.js';
 
 export const REVIEW_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -148,14 +148,7 @@ const commonUpdate = {
 };
 
 function oneOfByType(title: string, individual: TSchema, business: TSchema, description: string) {
-  return Type.Unsafe<unknown>({
-    title,
-    description,
-    type: 'object',
-    discriminator: { propertyName: 'customerType' },
-    required: ['customerType'],
-    oneOf: [individual, business],
-  });
+  return TaggedUnion('customerType', [individual, business], { title, description });
 }
 
 export const IndividualCustomerCreate = Type.Object(

@@ -10,6 +10,7 @@ import { recordEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { getConfigRow } from '../config/service.js';
 import { provisionCustomerAccounts } from '../internal-accounts/service.js';
+import { accountTiedToEmail, retieEmailCredentials } from '../wallet-auth/service.js';
 import {
   findCustomer,
   findSettings,
@@ -306,7 +307,7 @@ export async function createCustomer(trx: Tx, clock: Clock, caller: CallerContex
   await guardUnique({ platformCustomerId, umaAddress }, () => insertCustomer(trx, row));
   const customer = toCustomer(row);
   if (approve) {
-    await provisionCustomerAccounts(trx, clock, caller.platformId, id);
+    await provisionCustomerAccounts(trx, clock, caller.platformId, id, row.email);
     await recordEvent(trx, clock, { platformId: caller.platformId, type: 'CUSTOMER.KYC_APPROVED', resourceId: customer.id, data: customer });
   }
   return customer;
@@ -403,7 +404,31 @@ export async function updateCustomer(
   const updated = await guardUnique({ platformCustomerId: row.platform_customer_id, umaAddress: update.umaAddress ?? row.uma_address }, () =>
     updateCustomerRow(trx, platformId, row.id, changes),
   );
+  // A customer approved without an e-mail gets the embedded wallet once one is set.
+  if (!row.email && updated.email && updated.review_status === 'APPROVED') {
+    await provisionCustomerAccounts(trx, clock, platformId, row.id, updated.email);
+  }
   return toCustomer(updated);
+}
+
+/**
+ * When this update changes the e-mail that a wallet's EMAIL_OTP credential is tied to, the
+ * wallet account whose session must sign it (spec §4.3); otherwise undefined.
+ */
+export async function emailChangeSigner(db: DbOrTx, platformId: string, customerId: string, input: unknown): Promise<string | undefined> {
+  const email = isObject(input) && typeof input.email === 'string' ? input.email : undefined;
+  const uuid = parseId('Customer', customerId);
+  if (email === undefined || !uuid) return undefined;
+  const row = await findCustomer(db, platformId, uuid);
+  if (!row || row.deleted_at || row.email === email) return undefined;
+  return accountTiedToEmail(db, platformId, uuid);
+}
+
+/** The signed e-mail change: the customer and its EMAIL_OTP credentials change together. */
+export async function changeTiedEmail(trx: Tx, clock: Clock, platformId: string, terms: EndUserTerms, customerId: string, input: unknown): Promise<Customer> {
+  const customer = await updateCustomer(trx, clock, platformId, terms, customerId, input, []);
+  await retieEmailCredentials(trx, clock, platformId, parseId('Customer', customerId)!, customer.email!);
+  return customer;
 }
 
 export async function deleteCustomer(trx: Tx, clock: Clock, platformId: string, customerId: string): Promise<Customer> {
@@ -467,7 +492,7 @@ export async function setReviewStatus(trx: Tx, clock: Clock, platformId: string,
   if (row.review_status === status) return toCustomer(row);
   const updated = await updateCustomerRow(trx, platformId, customerUuid, { review_status: status, updated_at: clock.now() });
   const customer = toCustomer(updated);
-  if (status === 'APPROVED') await provisionCustomerAccounts(trx, clock, platformId, customerUuid);
+  if (status === 'APPROVED') await provisionCustomerAccounts(trx, clock, platformId, customerUuid, updated.email);
   if (status === 'APPROVED' || status === 'REJECTED' || status === 'PENDING') {
     const prefix = row.customer_type === 'INDIVIDUAL' ? 'KYC' : 'KYB';
     await recordEvent(trx, clock, { platformId, type: `CUSTOMER.${prefix}_${status}`, resourceId: customer.id, data: customer });

@@ -17,6 +17,8 @@ interface InternalAccountsTable {
   balance: bigint;
   total_balance: bigint;
   funding_payment_instructions: unknown[];
+  /** EMBEDDED_WALLET only; null elsewhere. */
+  private_enabled: boolean | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -67,4 +69,14 @@ export async function listCustomerAccounts(db: DbOrTx, platformId: string, filte
 
 export async function listPlatformAccounts(db: DbOrTx, platformId: string, filters: AccountFilters) {
   return filtered(db, platformId, 'platform', filters).selectAll().orderBy('id', 'asc').execute();
+}
+
+export async function findAccount(db: DbOrTx, platformId: string, id: string, lock = false): Promise<InternalAccountRow | undefined> {
+  let query = db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function updateAccount(db: DbOrTx, id: string, changes: Partial<InternalAccountRow>): Promise<InternalAccountRow> {
+  return db.updateTable('internal_accounts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }

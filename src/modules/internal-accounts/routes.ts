@@ -1,12 +1,96 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { ModuleDeps } from '../../app.js';
+import Type from 'typebox';
 import { withTx } from '../../platform/db/tx.js';
 import { errorResponses } from '../../platform/http/schemas.js';
-import { CustomerAccountList, CustomerAccountsQuery, PlatformAccountList, PlatformAccountsQuery } from './schemas.js';
-import { listCustomerInternalAccounts, listPlatformInternalAccounts } from './service.js';
+import { sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
+import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
+import { SignedRequestChallenge, WalletExportRequest, WalletExportResponse, WalletOperationProcessing } from '../wallet-auth/schemas.js';
+import { OPERATIONS } from '../wallet-auth/service.js';
+import {
+  CustomerAccountList,
+  CustomerAccountsQuery,
+  InternalAccount,
+  InternalAccountParams,
+  InternalAccountUpdate,
+  PlatformAccountList,
+  PlatformAccountsQuery,
+} from './schemas.js';
+import { listCustomerInternalAccounts, listPlatformInternalAccounts, updateWalletAccount, walletAccountRow } from './service.js';
 
-export const internalAccountRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
+/** The signed operation behind PATCH /internal-accounts/{id}. */
+const UPDATE_WALLET_ACCOUNT = 'wallet.privacy';
+
+export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = async (app, deps) => {
   const tags = ['Internal Accounts'];
+  const { signed, walletAuth } = deps;
+  signed.register(UPDATE_WALLET_ACCOUNT, {
+    execute: async (trx, row) => ({
+      statusCode: 200,
+      body: await updateWalletAccount(trx, deps.clock, row.platform_id, row.target_id, row.context.body as InternalAccountUpdate),
+    }),
+  });
+
+  /** The signed retry of `operation` on the account in the path. */
+  const retry = (request: Parameters<typeof signedRetryHeaders>[0] & { params: { id: string } }, operation: string, headers: { stamp: string; requestId: string }) =>
+    signed.retry({
+      platformId: request.principal.platformId,
+      environment: request.principal.environment,
+      operation,
+      targetId: request.params.id,
+      body: request.body,
+      ...headers,
+      settleDelaySeconds: settleDelaySeconds(request),
+    });
+
+  app.patch('/internal-accounts/:id', {
+    schema: {
+      operationId: 'updateInternalAccount',
+      tags,
+      summary: "Update an embedded wallet's settings",
+      description:
+        'Sets `privateEnabled`. Needs the end user: the first call answers 202 with a challenge; the retry signed by an active session of the wallet answers 200 with the account, or 200 `{status: PROCESSING}`.',
+      headers: SignedRetryHeaders,
+      params: InternalAccountParams,
+      body: InternalAccountUpdate,
+      response: { 200: Type.Union([InternalAccount, WalletOperationProcessing]), 202: SignedRequestChallenge, ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    handler: async (request, reply) => {
+      const headers = signedRetryHeaders(request);
+      if (headers) return sendOutcome(reply, await retry(request, UPDATE_WALLET_ACCOUNT, headers));
+      const challenge = await withTx(deps.db, async (trx) => {
+        const account = await walletAccountRow(trx, request.principal.platformId, request.params.id);
+        return walletAuth.issueFor(trx, {
+          platformId: request.principal.platformId,
+          accountUuid: account.id,
+          operation: UPDATE_WALLET_ACCOUNT,
+          targetId: request.params.id,
+          body: request.body,
+          type: 'ACTIVITY_TYPE_UPDATE_WALLET_SETTINGS',
+          parameters: { walletId: request.params.id, ...request.body },
+        });
+      });
+      return reply.code(202).send(challenge);
+    },
+  });
+
+  app.post('/internal-accounts/:id/export', {
+    schema: {
+      operationId: 'exportEmbeddedWallet',
+      tags,
+      summary: 'Export an embedded wallet',
+      description:
+        "The first call answers 202; the retry signed by an active session of the wallet answers 200 with the wallet mnemonic sealed to `clientPublicKey`, or 200 `{status: PROCESSING}`. The sealed export is never stored: only re-sending that identical signed request returns it, until the challenge expires.",
+      headers: SignedRetryHeaders,
+      params: InternalAccountParams,
+      body: WalletExportRequest,
+      response: { 200: Type.Union([WalletExportResponse, WalletOperationProcessing]), 202: SignedRequestChallenge, ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    handler: async (request, reply) => {
+      const headers = signedRetryHeaders(request);
+      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.exportWallet, headers));
+      return reply.code(202).send(await walletAuth.startExport(request.principal.platformId, request.params.id, request.body));
+    },
+  });
 
   app.get('/customers/internal-accounts', {
     schema: {

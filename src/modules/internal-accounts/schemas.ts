@@ -49,6 +49,7 @@ export const InternalAccount = Type.Object(
     balance: CurrencyAmount,
     totalBalance: CurrencyAmount,
     fundingPaymentInstructions: Type.Array(PaymentInstructions),
+    privateEnabled: Type.Optional(Type.Boolean({ description: 'EMBEDDED_WALLET only: whether the wallet is private.' })),
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
@@ -72,3 +73,10 @@ export type PlatformAccountsQuery = Static<typeof PlatformAccountsQuery>;
 
 export const CustomerAccountList = ListResponse(InternalAccount, 'InternalAccountListResponse');
 export const PlatformAccountList = Type.Object({ data: Type.Array(InternalAccount) }, { title: 'PlatformInternalAccountListResponse' });
+
+export const InternalAccountParams = Type.Object({ id: ResourceId('InternalAccount') });
+export const InternalAccountUpdate = Type.Object(
+  { privateEnabled: Type.Optional(Type.Boolean({ description: 'Make the embedded wallet private (or not).' })) },
+  { additionalProperties: false, minProperties: 1, title: 'InternalAccountUpdateRequest' },
+);
+export type InternalAccountUpdate = Static<typeof InternalAccountUpdate>;

@@ -5,14 +5,18 @@ import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { amountToWire, minorUnits } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { getConfigRow } from '../config/service.js';
+import { initialiseWallet } from '../wallet-auth/service.js';
 import {
+  findAccount,
   insertAccountIfAbsent,
+  updateAccount,
   listCustomerAccounts,
   listPlatformAccounts,
   type InternalAccountRow,
   type InternalAccountType,
 } from './repo.js';
-import type { CustomerAccountsQuery, InternalAccount, PaymentInstructions, PlatformAccountsQuery } from './schemas.js';
+import type { CustomerAccountsQuery, InternalAccount, InternalAccountUpdate, PaymentInstructions, PlatformAccountsQuery } from './schemas.js';
+import { AppError } from '../../platform/errors.js';
 
 const CURRENCY_NAMES: Record<string, [name: string, symbol: string]> = {
   USD: ['US Dollar', '$'], EUR: ['Euro', '€'], GBP: ['Pound Sterling', '£'], MXN: ['Mexican Peso', '$'], BRL: ['Brazilian Real', 'R$'],
@@ -66,19 +70,21 @@ function toInternalAccount(row: InternalAccountRow): InternalAccount {
     balance: { amount: amountToWire(row.balance), currency },
     totalBalance: { amount: amountToWire(row.total_balance), currency },
     fundingPaymentInstructions: row.funding_payment_instructions as PaymentInstructions[],
+    ...(row.type === 'EMBEDDED_WALLET' ? { privateEnabled: row.private_enabled ?? false } : {}),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
 }
 
-async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string | null): Promise<number> {
+async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string | null, email: string | null): Promise<number> {
   const config = await getConfigRow(trx, platformUuid);
   const wanted: Array<{ type: InternalAccountType; currency: string }> = config.supported_currencies.map((c) => ({
     type: 'INTERNAL_FIAT',
     currency: c.currencyCode,
   }));
-  // An embedded wallet is the customer's own; the platform does not get one.
-  if (customerUuid && config.embedded_wallet_config) {
+  // An embedded wallet is the customer's own, and its first credential is the customer's
+  // e-mail (spec §2.4 rule 6): no e-mail, no wallet until one is set.
+  if (customerUuid && email && config.embedded_wallet_config) {
     wanted.push({ type: 'EMBEDDED_WALLET', currency: config.supported_currencies[0]?.currencyCode ?? 'USD' });
   }
   let created = 0;
@@ -95,25 +101,29 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUu
       balance: 0n,
       total_balance: 0n,
       funding_payment_instructions: fundingInstructions(id, type, currency, customerUuid === null),
+      private_enabled: type === 'EMBEDDED_WALLET' ? false : null,
       created_at: now,
       updated_at: now,
     });
-    if (inserted) created++;
+    if (!inserted) continue;
+    created++;
+    if (type === 'EMBEDDED_WALLET') await initialiseWallet(trx, clock, platformUuid, id, email!);
   }
   return created;
 }
 
 /**
  * A newly approved customer's accounts: one INTERNAL_FIAT per currency the platform supports,
- * plus an EMBEDDED_WALLET when embedded wallets are configured. Safe to call again.
+ * plus an EMBEDDED_WALLET when embedded wallets are configured and the customer has an e-mail.
+ * Safe to call again (e.g. once the e-mail is set).
  */
-export async function provisionCustomerAccounts(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string): Promise<number> {
-  return provision(trx, clock, platformUuid, customerUuid);
+export async function provisionCustomerAccounts(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string, email: string | null): Promise<number> {
+  return provision(trx, clock, platformUuid, customerUuid, email);
 }
 
 /** The platform's own INTERNAL_FIAT accounts, one per supported currency. Safe to call again. */
 export async function provisionPlatformAccounts(trx: Tx, clock: Clock, platformUuid: string): Promise<number> {
-  return provision(trx, clock, platformUuid, null);
+  return provision(trx, clock, platformUuid, null, null);
 }
 
 export async function listCustomerInternalAccounts(db: DbOrTx, platformUuid: string, query: CustomerAccountsQuery): Promise<Page<InternalAccount>> {
@@ -144,4 +154,22 @@ export async function listPlatformInternalAccounts(
     ...(query.type ? { type: query.type } : {}),
   });
   return { data: rows.map(toInternalAccount) };
+}
+
+/** An embedded wallet account of this platform (404 otherwise). */
+export async function walletAccountRow(db: DbOrTx, platformId: string, accountId: string, lock = false): Promise<InternalAccountRow> {
+  const uuid = parseId('InternalAccount', accountId);
+  const row = uuid && (await findAccount(db, platformId, uuid, lock));
+  if (!row || row.type !== 'EMBEDDED_WALLET') throw new AppError('REFERENCE_NOT_FOUND', `Embedded wallet account ${accountId} was not found.`);
+  return row;
+}
+
+/** Applies a signed PATCH /internal-accounts/{id}. */
+export async function updateWalletAccount(trx: Tx, clock: Clock, platformId: string, accountId: string, update: InternalAccountUpdate): Promise<InternalAccount> {
+  const row = await walletAccountRow(trx, platformId, accountId, true);
+  const updated = await updateAccount(trx, row.id, {
+    ...(update.privateEnabled !== undefined ? { private_enabled: update.privateEnabled } : {}),
+    updated_at: clock.now(),
+  });
+  return toInternalAccount(updated);
 }

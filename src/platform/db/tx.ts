@@ -1,4 +1,5 @@
-import type { Db, Tx } from './database.js';
+import { sql } from 'kysely';
+import type { Db, DbOrTx, Tx } from './database.js';
 
 /** SQLSTATEs after which the whole transaction may simply be run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -29,4 +30,36 @@ export async function withTx<T>(
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
+}
+
+/**
+ * Runs `work` inside a savepoint of the caller's transaction, so a failure undoes only what
+ * `work` wrote and the transaction can go on (e.g. to record that the work failed).
+ */
+export async function inSavepoint<T>(trx: DbOrTx, name: string, work: () => Promise<T>): Promise<T> {
+  await sql.raw(`savepoint ${name}`).execute(trx);
+  try {
+    const result = await work();
+    await sql.raw(`release savepoint ${name}`).execute(trx);
+    return result;
+  } catch (error) {
+    await sql.raw(`rollback to savepoint ${name}`).execute(trx);
+    throw error;
+  }
+}
+
+class DryRunRollback extends Error {}
+
+/** Runs `work` and undoes its writes: the caller learns whether it would succeed, and its answer. */
+export async function dryRun<T>(trx: DbOrTx, work: () => Promise<T>): Promise<T> {
+  let result: T | undefined;
+  try {
+    await inSavepoint(trx, 'dry_run', async () => {
+      result = await work();
+      throw new DryRunRollback();
+    });
+  } catch (error) {
+    if (!(error instanceof DryRunRollback)) throw error;
+  }
+  return result as T;
 }

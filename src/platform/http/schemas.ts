@@ -17,6 +17,11 @@ export function ResourceId(type: string, options: Record<string, unknown> = {}) 
   });
 }
 
+/** One of several object shapes told apart by the value of `propertyName` (OpenAPI discriminator). */
+export function TaggedUnion(propertyName: string, branches: TSchema[], options: Record<string, unknown> = {}) {
+  return Type.Unsafe<unknown>({ type: 'object', discriminator: { propertyName }, required: [propertyName], oneOf: branches, ...options });
+}
+
 export const DateTime = (options: Record<string, unknown> = {}) =>
   Type.String({ format: 'date-time', maxLength: 40, examples: ['2025-10-13T15:30:01Z'], ...options });
 

@@ -1,0 +1,142 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateMnemonic } from '@scure/bip39';
+import { ConfigError } from '../../../config.js';
+import { wordlist } from '@scure/bip39/wordlists/english.js';
+import { generateP256, p256DeriveFromSeed, p256FromPrivateScalar, p256PrivateScalar, parseP256PublicKey } from '../../../platform/crypto/p256.js';
+import { SecretBox } from '../../../platform/crypto/secret-box.js';
+import {
+  exportBundle,
+  openEncryptedOtpBundle,
+  otpEncryptionTargetBundle,
+  otpVerificationToken,
+  sealCredentialBundle,
+  type EnclaveSigner,
+} from './bundles.js';
+
+export interface OtpTarget {
+  /** The target's private key, sealed; only this enclave can use it. */
+  sealedTargetKey: string;
+  /** `otpEncryptionTargetBundle` for the client. */
+  bundle: string;
+}
+
+export interface OpenedOtp {
+  otpCode: string;
+  /** The client's key pair inside the bundle, which becomes the session key (lowercase hex, as sent). */
+  publicKey: string;
+  publicKeyCompressed: string;
+}
+
+export interface IssuedSessionKey {
+  publicKeyCompressed: string;
+  /** The session private key sealed to the client's key; the only copy. */
+  encryptedSessionSigningKey: string;
+}
+
+/**
+ * Everything that touches wallet secrets and enclave keys, behind one interface so an external
+ * enclave or HSM can take the in-process one's place. Secrets never leave it unsealed.
+ */
+export interface WalletEnclave {
+  /** Uncompressed hex of the key that signs target bundles, export bundles and verification tokens. */
+  readonly publicKey: string;
+  createWalletSecret(accountId: string): string;
+  newOtpTarget(organizationId: string): OtpTarget;
+  /** Throws BundleError when the bundle was not made for this target or is malformed. */
+  openOtp(sealedTargetKey: string, encryptedOtpBundle: string): OpenedOtp;
+  /** A keyed hash of an OTP, bound to its challenge, so stored hashes cannot be brute-forced offline. */
+  otpHash(challengeId: string, code: string): string;
+  otpMatches(challengeId: string, code: string, hash: string): boolean;
+  verificationToken(claims: Parameters<typeof otpVerificationToken>[0]): string;
+  /** A new session key pair whose private half is sealed to `clientPublicKey` (uncompressed). */
+  issueSessionKey(clientPublicKey: Buffer): IssuedSessionKey;
+  exportWallet(sealedSecret: string, accountId: string, clientPublicKey: Buffer, organizationId: string): string;
+}
+
+const OTP_TARGET_AAD = 'otp-target';
+
+/** The enclave inside the Corridor process: keys derived from, and secrets sealed under, the master key. */
+export class LocalEnclave implements WalletEnclave {
+  readonly publicKey: string;
+  private readonly signer: EnclaveSigner;
+  private readonly secrets: SecretBox;
+  private readonly targets: SecretBox;
+  private readonly otpKey: Buffer;
+
+  constructor(masterKey: Buffer) {
+    const signing = p256DeriveFromSeed(masterKey, 'corridor/enclave-signing');
+    this.publicKey = signing.publicUncompressed.toString('hex');
+    this.signer = { privateKey: signing.privateKey, publicHex: this.publicKey };
+    this.secrets = new SecretBox(masterKey, 'wallet-secret');
+    this.targets = new SecretBox(masterKey, 'otp-target');
+    this.otpKey = p256PrivateScalar(p256DeriveFromSeed(masterKey, 'corridor/otp-hash').privateKey);
+  }
+
+  createWalletSecret(accountId: string): string {
+    return this.secrets.seal(Buffer.from(generateMnemonic(wordlist, 256), 'utf8'), accountId);
+  }
+
+  newOtpTarget(organizationId: string): OtpTarget {
+    const target = generateP256();
+    return {
+      sealedTargetKey: this.targets.seal(p256PrivateScalar(target.privateKey), OTP_TARGET_AAD),
+      bundle: otpEncryptionTargetBundle(target.publicUncompressed, this.signer, organizationId),
+    };
+  }
+
+  openOtp(sealedTargetKey: string, encryptedOtpBundle: string): OpenedOtp {
+    const target = p256FromPrivateScalar(this.targets.open(sealedTargetKey, OTP_TARGET_AAD));
+    return openEncryptedOtpBundle(encryptedOtpBundle, target.privateKey);
+  }
+
+  otpHash(challengeId: string, code: string): string {
+    return createHmac('sha256', this.otpKey).update(`${challengeId}\n${code}`).digest('hex');
+  }
+
+  otpMatches(challengeId: string, code: string, hash: string): boolean {
+    const expected = Buffer.from(hash, 'hex');
+    const actual = Buffer.from(this.otpHash(challengeId, code), 'hex');
+    return expected.length === actual.length && timingSafeEqual(expected, actual);
+  }
+
+  verificationToken(claims: Parameters<typeof otpVerificationToken>[0]): string {
+    return otpVerificationToken(claims, this.signer);
+  }
+
+  issueSessionKey(clientPublicKey: Buffer): IssuedSessionKey {
+    const session = generateP256();
+    return {
+      publicKeyCompressed: session.publicCompressed.toString('hex'),
+      encryptedSessionSigningKey: sealCredentialBundle(p256PrivateScalar(session.privateKey), parseP256PublicKey(clientPublicKey).uncompressed),
+    };
+  }
+
+  exportWallet(sealedSecret: string, accountId: string, clientPublicKey: Buffer, organizationId: string): string {
+    const mnemonic = this.secrets.open(sealedSecret, accountId);
+    return exportBundle(mnemonic, clientPublicKey, this.signer, organizationId);
+  }
+}
+
+/**
+ * The configured master key, or for the embedded database the one kept in the data directory
+ * (created on first start, readable only by this user) so the default needs no setup. A shared
+ * PostgreSQL database needs it configured: processes on other hosts must use the same key.
+ */
+export function loadMasterKey(configured: Buffer | undefined, dataDir: string, sharedDatabase: boolean): Buffer {
+  if (configured) return configured;
+  if (sharedDatabase) {
+    throw new ConfigError('CORRIDOR_MASTER_KEY must be set when DATABASE_URL is: every process sharing the database needs the same key (32 bytes, 64 hex characters).');
+  }
+  const path = join(dataDir, 'master.key');
+  try {
+    return Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(path, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  return key;
+}

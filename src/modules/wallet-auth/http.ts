@@ -1,0 +1,59 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
+import { AppError } from '../../platform/errors.js';
+import type { StoredOutcome } from './repo.js';
+import { MAX_SANDBOX_SETTLE_SECONDS, replayOutcome } from './signed-retry.js';
+
+export const SIGNATURE_HEADER = 'service-wallet-signature';
+export const REQUEST_ID_HEADER = 'request-id';
+export const SETTLE_DELAY_HEADER = 'sandbox-settle-delay';
+
+/** Header schema for routes with a signed retry, for validation and the OpenAPI document. */
+export const SignedRetryHeaders = Type.Object({
+  'service-wallet-signature': Type.Optional(
+    Type.String({ maxLength: 4096, description: 'Signed retry only: the wallet signature (stamp) over `payloadToSign`.' }),
+  ),
+  'request-id': Type.Optional(Type.String({ maxLength: 100, description: 'Signed retry only: the `requestId` of the 202 challenge.' })),
+  'sandbox-settle-delay': Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{1,4}$',
+      description: `Sandbox platforms only: seconds the simulated wallet provider takes to settle this operation (0–${MAX_SANDBOX_SETTLE_SECONDS}); longer than the settle wait answers PROCESSING. Ignored in production.`,
+    }),
+  ),
+});
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * The signed-retry headers: undefined on a first call (neither present); both, on a retry.
+ * One without the other is the retry's 401 (spec §5 rule 2).
+ */
+export function signedRetryHeaders(request: FastifyRequest): { stamp: string; requestId: string } | undefined {
+  const stamp = header(request, SIGNATURE_HEADER);
+  const requestId = header(request, REQUEST_ID_HEADER);
+  if (stamp === undefined && requestId === undefined) return undefined;
+  if (stamp === undefined) throw new AppError('WALLET_SIGNATURE_MISSING', 'The signed retry needs the Service-Wallet-Signature header.');
+  if (requestId === undefined) throw new AppError('REQUEST_ID_MISSING', 'The signed retry needs the Request-Id header from the 202 challenge.');
+  return { stamp, requestId };
+}
+
+export function settleDelaySeconds(request: FastifyRequest): number {
+  const raw = header(request, SETTLE_DELAY_HEADER);
+  if (raw === undefined) return 0;
+  const seconds = Number(raw);
+  if (!Number.isInteger(seconds) || seconds > MAX_SANDBOX_SETTLE_SECONDS) {
+    throw new AppError('INVALID_INPUT', `Sandbox-Settle-Delay must be whole seconds from 0 to ${MAX_SANDBOX_SETTLE_SECONDS}.`, {
+      details: { errors: [{ field: 'header.sandbox-settle-delay', message: `must be 0–${MAX_SANDBOX_SETTLE_SECONDS}` }] },
+    });
+  }
+  return seconds;
+}
+
+export function sendOutcome(reply: FastifyReply, outcome: StoredOutcome): FastifyReply {
+  const { statusCode, body } = replayOutcome(outcome);
+  reply.code(statusCode);
+  return body === undefined ? reply.send() : reply.send(body);
+}

@@ -1,0 +1,314 @@
+import type { Selectable } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+
+export type CredentialType = 'EMAIL_OTP' | 'SMS_OTP' | 'PASSKEY' | 'OAUTH';
+export type SignedRequestStatus = 'PENDING' | 'PROCESSING' | 'DONE';
+
+interface WalletsTable {
+  account_id: string;
+  platform_id: string;
+  sealed_secret: string;
+  created_at: Date;
+}
+
+interface AuthCredentialsTable {
+  id: string;
+  platform_id: string;
+  account_id: string;
+  type: CredentialType;
+  nickname: string;
+  webauthn_id: string | null;
+  details: Record<string, unknown>;
+  verified_at: Date | null;
+  otp_failures: number;
+  otp_throttled_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  revoked_at: Date | null;
+}
+
+interface AuthSessionsTable {
+  id: string;
+  platform_id: string;
+  account_id: string;
+  credential_id: string;
+  public_key: string;
+  created_at: Date;
+  updated_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+interface OtpChallengesTable {
+  id: string;
+  platform_id: string;
+  credential_id: string;
+  code_hash: string;
+  sealed_target_key: string;
+  target_bundle: string;
+  expires_at: Date;
+  settle_at: Date;
+  answered_at: Date | null;
+  consumed_at: Date | null;
+  created_at: Date;
+}
+
+/** Who may sign a challenge: one given key, or an active session on the account (optionally narrowed). */
+export type SignerRule = { kind: 'key'; publicKey: string } | { kind: 'session'; sessionId?: string; excludeCredentialId?: string };
+/** How a signed operation ended: a success status and body, or the error it answers. */
+export interface StoredOutcome {
+  statusCode: number;
+  body?: unknown;
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+}
+
+interface SignedRequestsTable {
+  id: string;
+  platform_id: string;
+  account_id: string;
+  operation: string;
+  target_id: string;
+  body_hash: string;
+  payload_to_sign: string;
+  signer: SignerRule;
+  context: Record<string, unknown>;
+  status: SignedRequestStatus;
+  stamp: string | null;
+  settle_at: Date | null;
+  outcome: StoredOutcome | null;
+  expires_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    wallets: WalletsTable;
+    auth_credentials: AuthCredentialsTable;
+    auth_sessions: AuthSessionsTable;
+    otp_challenges: OtpChallengesTable;
+    signed_requests: SignedRequestsTable;
+  }
+}
+
+export type WalletRow = Selectable<WalletsTable>;
+export type CredentialRow = Selectable<AuthCredentialsTable>;
+export type SessionRow = Selectable<AuthSessionsTable>;
+export type OtpChallengeRow = Selectable<OtpChallengesTable>;
+export type SignedRequestRow = Selectable<SignedRequestsTable>;
+
+const json = (value: unknown) => JSON.stringify(value);
+
+// Wallets
+
+export async function insertWallet(db: DbOrTx, row: WalletRow): Promise<void> {
+  await db.insertInto('wallets').values(row).onConflict((oc) => oc.column('account_id').doNothing()).execute();
+}
+
+export async function findWallet(db: DbOrTx, accountId: string): Promise<WalletRow | undefined> {
+  return db.selectFrom('wallets').selectAll().where('account_id', '=', accountId).executeTakeFirst();
+}
+
+// Credentials
+
+export type NewCredential = Pick<CredentialRow, 'id' | 'platform_id' | 'account_id' | 'type' | 'nickname' | 'created_at' | 'updated_at'> &
+  Partial<Pick<CredentialRow, 'webauthn_id' | 'details' | 'verified_at'>>;
+
+export async function insertCredential(db: DbOrTx, row: NewCredential): Promise<CredentialRow> {
+  return db
+    .insertInto('auth_credentials')
+    .values({ webauthn_id: null, verified_at: null, otp_failures: 0, otp_throttled_until: null, revoked_at: null, ...row, details: json(row.details ?? {}) as never })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findCredential(db: DbOrTx, platformId: string, id: string, lock = false): Promise<CredentialRow | undefined> {
+  let query = db.selectFrom('auth_credentials').selectAll().where('platform_id', '=', platformId).where('id', '=', id).where('revoked_at', 'is', null);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function activeCredentials(db: DbOrTx, accountId: string): Promise<CredentialRow[]> {
+  return db.selectFrom('auth_credentials').selectAll().where('account_id', '=', accountId).where('revoked_at', 'is', null).orderBy('id').execute();
+}
+
+export async function updateCredential(db: DbOrTx, id: string, changes: Partial<CredentialRow>): Promise<CredentialRow> {
+  const { details, ...rest } = changes;
+  return db
+    .updateTable('auth_credentials')
+    .set({ ...rest, ...(details ? { details: json(details) as never } : {}) })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The EMAIL_OTP credentials tied to a customer's e-mail, on any of the customer's wallets. */
+export async function emailCredentialsOfCustomer(db: DbOrTx, platformId: string, customerId: string, lock = false): Promise<CredentialRow[]> {
+  let query = db
+    .selectFrom('auth_credentials as c')
+    .innerJoin('internal_accounts as a', 'a.id', 'c.account_id')
+    .selectAll('c')
+    .where('c.platform_id', '=', platformId)
+    .where('a.customer_id', '=', customerId)
+    .where('c.type', '=', 'EMAIL_OTP')
+    .where('c.revoked_at', 'is', null)
+    .orderBy('c.id');
+  if (lock) query = query.forUpdate();
+  return query.execute();
+}
+
+// Sessions
+
+export async function insertSession(db: DbOrTx, row: SessionRow): Promise<SessionRow> {
+  return db.insertInto('auth_sessions').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findActiveSession(db: DbOrTx, platformId: string, id: string, now: Date): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom('auth_sessions')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+export async function activeSessions(db: DbOrTx, accountId: string, now: Date): Promise<Array<SessionRow & { type: CredentialType; nickname: string; webauthn_id: string | null }>> {
+  return db
+    .selectFrom('auth_sessions as s')
+    .innerJoin('auth_credentials as c', 'c.id', 's.credential_id')
+    .selectAll('s')
+    .select(['c.type', 'c.nickname', 'c.webauthn_id'])
+    .where('s.account_id', '=', accountId)
+    .where('s.revoked_at', 'is', null)
+    .where('s.expires_at', '>', now)
+    .where('c.revoked_at', 'is', null)
+    .orderBy('s.id')
+    .execute();
+}
+
+/** Active sessions on the account signing with `publicKey`, whose credential is still active. */
+export async function sessionsWithKey(db: DbOrTx, accountId: string, publicKey: string, now: Date): Promise<SessionRow[]> {
+  return db
+    .selectFrom('auth_sessions as s')
+    .innerJoin('auth_credentials as c', 'c.id', 's.credential_id')
+    .selectAll('s')
+    .where('s.account_id', '=', accountId)
+    .where('s.public_key', '=', publicKey)
+    .where('s.revoked_at', 'is', null)
+    .where('s.expires_at', '>', now)
+    .where('c.revoked_at', 'is', null)
+    .execute();
+}
+
+export async function revokeSession(db: DbOrTx, id: string, now: Date): Promise<void> {
+  await db.updateTable('auth_sessions').set({ revoked_at: now, updated_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+}
+
+export async function revokeSessionsOfCredential(db: DbOrTx, credentialId: string, now: Date): Promise<void> {
+  await db.updateTable('auth_sessions').set({ revoked_at: now, updated_at: now }).where('credential_id', '=', credentialId).where('revoked_at', 'is', null).execute();
+}
+
+// OTP challenges
+
+export async function insertOtpChallenge(db: DbOrTx, row: OtpChallengeRow): Promise<void> {
+  await db.insertInto('otp_challenges').values(row).execute();
+}
+
+export async function latestOtpChallenge(db: DbOrTx, credentialId: string, lock = false): Promise<OtpChallengeRow | undefined> {
+  let query = db.selectFrom('otp_challenges').selectAll().where('credential_id', '=', credentialId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function findOtpChallenge(db: DbOrTx, id: string, lock = false): Promise<OtpChallengeRow | undefined> {
+  let query = db.selectFrom('otp_challenges').selectAll().where('id', '=', id);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function updateOtpChallenge(db: DbOrTx, id: string, changes: Partial<OtpChallengeRow>): Promise<void> {
+  await db.updateTable('otp_challenges').set(changes).where('id', '=', id).execute();
+}
+
+export async function countOtpChallengesSince(db: DbOrTx, credentialId: string, since: Date): Promise<number> {
+  const row = await db
+    .selectFrom('otp_challenges')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('credential_id', '=', credentialId)
+    .where('created_at', '>', since)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+// Signed requests
+
+export async function insertSignedRequest(db: DbOrTx, row: SignedRequestRow): Promise<void> {
+  await db
+    .insertInto('signed_requests')
+    .values({ ...row, signer: json(row.signer) as never, context: json(row.context) as never, outcome: null })
+    .execute();
+}
+
+export async function findSignedRequest(db: DbOrTx, platformId: string, id: string, lock = false): Promise<SignedRequestRow | undefined> {
+  let query = db.selectFrom('signed_requests').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/** Moves a PENDING request to PROCESSING with this stamp; false when another retry got there first. */
+export async function claimSignedRequest(db: DbOrTx, id: string, stamp: string, settleAt: Date, now: Date): Promise<boolean> {
+  const claimed = await db
+    .updateTable('signed_requests')
+    .set({ status: 'PROCESSING', stamp, settle_at: settleAt, updated_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'PENDING')
+    .returning('id')
+    .executeTakeFirst();
+  return claimed !== undefined;
+}
+
+export async function completeSignedRequest(db: DbOrTx, id: string, outcome: StoredOutcome, now: Date): Promise<void> {
+  await db
+    .updateTable('signed_requests')
+    .set({ status: 'DONE', outcome: json(outcome) as never, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+// The wallet's account and its owner, read to authorise and address wallet operations.
+
+export interface WalletAccount {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  email: string | null;
+  phone_number: string | null;
+}
+
+/** A live customer's EMBEDDED_WALLET account of this platform, with the owner's contact details. */
+export async function findWalletAccount(db: DbOrTx, platformId: string, accountId: string): Promise<WalletAccount | undefined> {
+  const row = await db
+    .selectFrom('internal_accounts as a')
+    .innerJoin('customers as c', 'c.id', 'a.customer_id')
+    .select(['a.id', 'a.platform_id', 'a.customer_id', 'c.email', 'c.phone_number'])
+    .where('a.platform_id', '=', platformId)
+    .where('a.id', '=', accountId)
+    .where('a.type', '=', 'EMBEDDED_WALLET')
+    .where('c.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row ? { ...row, customer_id: row.customer_id! } : undefined;
+}
+
+export async function hasVerifiedCredential(db: DbOrTx, accountId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('auth_credentials')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .where('verified_at', 'is not', null)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

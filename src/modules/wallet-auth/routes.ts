@@ -1,0 +1,216 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import type { ModuleDeps } from '../../app.js';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from './http.js';
+import {
+  AuthMethodResponse,
+  AuthSession,
+  AuthSignedRequestChallenge,
+  CredentialChallengeRequest,
+  CredentialCreateRequest,
+  CredentialList,
+  CredentialListQuery,
+  CredentialParams,
+  CredentialVerifyRequest,
+  EnclaveInfo,
+  SessionList,
+  SessionParams,
+  SessionRefreshRequest,
+  SignedRequestChallenge,
+  WalletOperationProcessing,
+  type CredentialCreateRequest as CreateBody,
+  type CredentialVerifyRequest as VerifyBody,
+} from './schemas.js';
+import { OPERATIONS, type WalletAuth } from './service.js';
+import type { SignedRequests } from './signed-retry.js';
+
+export interface WalletAuthRouteDeps extends ModuleDeps {
+  walletAuth: WalletAuth;
+  signed: SignedRequests;
+  enclavePublicKey: string;
+}
+
+const SIGNED_RETRY_NOTE =
+  ' Signed-retry pattern: the first call answers 202 with `payloadToSign`; re-send the same request with `Service-Wallet-Signature` and `Request-Id` before `expiresAt`.';
+
+export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = async (app, deps) => {
+  const tags = ['Embedded Wallet Auth'];
+  const { walletAuth, signed } = deps;
+
+  /** A signed retry of `operation` on `targetId`, answered with its outcome or PROCESSING. */
+  const retry = (request: Parameters<typeof signedRetryHeaders>[0], operation: string, targetId: string, headers: { stamp: string; requestId: string }) =>
+    signed.retry({
+      platformId: request.principal.platformId,
+      environment: request.principal.environment,
+      operation,
+      targetId,
+      body: request.body ?? {},
+      stamp: headers.stamp,
+      requestId: headers.requestId,
+      settleDelaySeconds: settleDelaySeconds(request),
+    });
+
+  app.get('/auth/enclave', {
+    schema: {
+      operationId: 'getWalletEnclave',
+      tags,
+      summary: "The wallet enclave's public signing key",
+      description:
+        'Target bundles, export bundles and OTP verification tokens are signed by this key. Pass it as `dangerouslyOverrideSignerPublicKey` to the @turnkey/crypto helpers.',
+      response: { 200: EnclaveInfo, ...errorResponses(401, 500) },
+    },
+    handler: async () => ({ enclaveQuorumPublic: deps.enclavePublicKey }),
+  });
+
+  app.post('/auth/credentials', {
+    schema: {
+      operationId: 'createAuthCredential',
+      tags,
+      summary: 'Add a credential to an embedded wallet',
+      description:
+        'EMAIL_OTP and SMS_OTP. 201 at once while the account has no verified credential; otherwise 202 and a signed retry, which answers 201 (or 200 PROCESSING). ' +
+        'At most one EMAIL_OTP and one SMS_OTP per account.' +
+        SIGNED_RETRY_NOTE,
+      headers: SignedRetryHeaders,
+      body: CredentialCreateRequest,
+      response: {
+        200: WalletOperationProcessing,
+        201: AuthMethodResponse,
+        202: AuthSignedRequestChallenge,
+        ...errorResponses(400, 401, 403, 404, 500, 503),
+      },
+    },
+    handler: async (request, reply) => {
+      const body = request.body as CreateBody;
+      const headers = signedRetryHeaders(request);
+      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.addCredential, body.accountId, headers));
+      return sendOutcome(reply, await walletAuth.startAddCredential(request.principal.platformId, request.principal.environment, body));
+    },
+  });
+
+  app.get('/auth/credentials', {
+    schema: {
+      operationId: 'listAuthCredentials',
+      tags,
+      summary: "List an embedded wallet's credentials",
+      description: 'Active credentials only. An account that is not an embedded wallet of this platform lists nothing.',
+      querystring: CredentialListQuery,
+      response: { 200: CredentialList, ...errorResponses(400, 401, 500) },
+    },
+    handler: async (request) => walletAuth.listCredentials(deps.db, request.principal.platformId, request.query.accountId),
+  });
+
+  app.post('/auth/credentials/:id/challenge', {
+    schema: {
+      operationId: 'challengeAuthCredential',
+      tags,
+      summary: 'Send a fresh one-time code',
+      description:
+        'EMAIL_OTP and SMS_OTP: sends a new OTP (sandbox: not sent, always `000000`) and answers a fresh `otpEncryptionTargetBundle`. ' +
+        '200 `{status: PROCESSING}` while the message provider settles: call again (no second code is sent). 429 RATE_LIMITED with Retry-After when throttled.',
+      headers: SignedRetryHeaders,
+      params: CredentialParams,
+      body: CredentialChallengeRequest,
+      response: { 200: Type.Union([AuthMethodResponse, WalletOperationProcessing]), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+    },
+    handler: async (request, reply) =>
+      sendOutcome(
+        reply,
+        await walletAuth.challenge(request.principal.platformId, request.principal.environment, request.params.id, settleDelaySeconds(request)),
+      ),
+  });
+
+  app.post('/auth/credentials/:id/verify', {
+    schema: {
+      operationId: 'verifyAuthCredential',
+      tags,
+      summary: 'Prove control of a credential and open a session',
+      description:
+        'EMAIL_OTP and SMS_OTP: send `encryptedOtpBundle`; the 202 challenge must be signed with the key pair inside the bundle, and the signed retry answers 200 AuthSession ' +
+        '(the client key is the session key) or 200 PROCESSING. Wrong codes are 401; after 5 in a row, 429 RATE_LIMITED for 15 minutes.',
+      headers: SignedRetryHeaders,
+      params: CredentialParams,
+      body: CredentialVerifyRequest,
+      response: {
+        200: Type.Union([AuthSession, WalletOperationProcessing]),
+        202: AuthSignedRequestChallenge,
+        ...errorResponses(400, 401, 403, 404, 429, 500),
+      },
+    },
+    handler: async (request, reply) => {
+      const headers = signedRetryHeaders(request);
+      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.verifyOtp, request.params.id, headers));
+      const challenge = await walletAuth.startVerifyOtp(request.principal.platformId, request.principal.environment, request.params.id, request.body as VerifyBody);
+      return reply.code(202).send(challenge);
+    },
+  });
+
+  app.delete('/auth/credentials/:id', {
+    schema: {
+      operationId: 'revokeAuthCredential',
+      tags,
+      summary: 'Revoke a credential',
+      description:
+        'Signed by a session of a different credential on the same account. The retry answers 204 and revokes every session the credential issued, or 200 PROCESSING. ' +
+        '400 when it is the account’s only credential.' +
+        SIGNED_RETRY_NOTE,
+      headers: SignedRetryHeaders,
+      params: CredentialParams,
+      response: { 200: WalletOperationProcessing, 202: AuthSignedRequestChallenge, 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    handler: async (request, reply) => {
+      const headers = signedRetryHeaders(request);
+      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.revokeCredential, request.params.id, headers));
+      return reply.code(202).send(await walletAuth.startRevokeCredential(request.principal.platformId, request.params.id));
+    },
+  });
+
+  app.get('/auth/sessions', {
+    schema: {
+      operationId: 'listAuthSessions',
+      tags,
+      summary: "List an embedded wallet's active sessions",
+      description: 'Expired and revoked sessions are not listed; no session key is ever returned here.',
+      querystring: CredentialListQuery,
+      response: { 200: SessionList, ...errorResponses(400, 401, 500) },
+    },
+    handler: async (request) => walletAuth.listSessions(deps.db, request.principal.platformId, request.query.accountId),
+  });
+
+  app.delete('/auth/sessions/:id', {
+    schema: {
+      operationId: 'revokeAuthSession',
+      tags,
+      summary: 'Revoke a session',
+      description: 'Any active session of the account may sign, the one being revoked included. The retry answers 204, or 200 PROCESSING.' + SIGNED_RETRY_NOTE,
+      headers: SignedRetryHeaders,
+      params: SessionParams,
+      response: { 200: WalletOperationProcessing, 202: AuthSignedRequestChallenge, 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    handler: async (request, reply) => {
+      const headers = signedRetryHeaders(request);
+      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.revokeSession, request.params.id, headers));
+      return reply.code(202).send(await walletAuth.startRevokeSession(request.principal.platformId, request.params.id));
+    },
+  });
+
+  app.post('/auth/sessions/:id/refresh', {
+    schema: {
+      operationId: 'refreshAuthSession',
+      tags,
+      summary: 'Open a new session from an active one',
+      description:
+        'Signed by the session being refreshed. The retry answers 201 with the new session (the old one stays valid until it expires), or 200 PROCESSING.' + SIGNED_RETRY_NOTE,
+      headers: SignedRetryHeaders,
+      params: SessionParams,
+      body: SessionRefreshRequest,
+      response: { 200: WalletOperationProcessing, 201: AuthSession, 202: SignedRequestChallenge, ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    handler: async (request, reply) => {
+      const headers = signedRetryHeaders(request);
+      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.refreshSession, request.params.id, headers));
+      return reply.code(202).send(await walletAuth.startRefreshSession(request.principal.platformId, request.params.id, request.body));
+    },
+  });
+};

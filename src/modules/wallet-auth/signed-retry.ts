@@ -1,0 +1,270 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { inSavepoint, withTx } from '../../platform/db/tx.js';
+import { AppError, statusOf, type ErrorCode } from '../../platform/errors.js';
+import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
+import { enqueueJob, type JobWorker } from '../../platform/jobs.js';
+import { parseStamp, StampMalformedError, verifyStamp, type WalletStamp } from '../../platform/crypto/stamp.js';
+import {
+  claimSignedRequest,
+  completeSignedRequest,
+  findSignedRequest,
+  insertSignedRequest,
+  sessionsWithKey,
+  type SignedRequestRow,
+  type SignerRule,
+  type StoredOutcome,
+} from './repo.js';
+import type { SignedRequestChallenge } from './schemas.js';
+
+/** Spec §4.3: a signed retry must arrive within this long of the 202. */
+export const SIGNED_RETRY_WINDOW_MS = 5 * 60_000;
+/** Sandbox platforms may ask for a settling delay of up to this long. */
+export const MAX_SANDBOX_SETTLE_SECONDS = 3600;
+export const SETTLE_JOB = 'wallet.signed-request.settle';
+
+export const PROCESSING: StoredOutcome = { statusCode: 200, body: { status: 'PROCESSING' } };
+
+/** One kind of operation that the signed-retry pattern authorises. */
+export interface SignedOperation {
+  /**
+   * Does the work once the wallet provider settles, in the settling transaction. An AppError
+   * becomes the stored outcome (its writes undone); anything else is retried by the reconciler.
+   */
+  execute(trx: Tx, request: SignedRequestRow): Promise<StoredOutcome>;
+  /**
+   * For outcomes that must never be stored (wallet export): the stored outcome keeps only the
+   * status, and each identical retry builds the body again from this.
+   */
+  reveal?(db: DbOrTx, request: SignedRequestRow): Promise<unknown>;
+}
+
+export interface IssueSpec {
+  platformId: string;
+  accountId: string;
+  operation: string;
+  /** The resource the operation acts on, as named in the path ('' when none). */
+  targetId: string;
+  body: unknown;
+  signer: SignerRule;
+  context?: Record<string, unknown>;
+  /**
+   * What the end user authorises, as an activity `{type, parameters}` (the payload adds the
+   * account, the request id, the body's digest and the time), or a payload of its own making
+   * that binds the same (the OTP verification token).
+   */
+  payload: { type: string; parameters: Record<string, unknown> } | ((issue: { requestId: string; issuedAt: Date; expiresAt: Date }) => string);
+}
+
+export interface RetrySpec {
+  platformId: string;
+  environment: 'sandbox' | 'production';
+  operation: string;
+  targetId: string;
+  body: unknown;
+  stamp: string;
+  requestId: string;
+  /** Sandbox only: how long the wallet provider takes to settle this operation. */
+  settleDelaySeconds?: number;
+}
+
+function unauthorized(code: ErrorCode, message: string, reason?: string): AppError {
+  return new AppError(code, message, reason ? { details: { reason } } : {});
+}
+
+/** Canonical JSON (sorted keys), so the binding survives whitespace and key order but not a changed value. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function bodyHash(body: unknown): string {
+  return createHash('sha256').update(canonical(body)).digest('hex');
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The signed-retry pattern (spec §4.3) for every operation that uses it: the first call stores
+ * a challenge bound to the operation, the account and the body; the retry proves a wallet key
+ * signed it, claims it exactly once, and runs the operation as a durable unit that settles now
+ * or later (PROCESSING), by an identical re-send or by the reconciler job.
+ */
+export class SignedRequests {
+  private readonly operations = new Map<string, SignedOperation>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    jobs: JobWorker,
+    private readonly settleWaitMs: number,
+  ) {
+    jobs.register(SETTLE_JOB, async (job) => {
+      const { platformId, id } = job.payload as { platformId: string; id: string };
+      await withTx(this.db, (trx) => this.settle(trx, platformId, id));
+    });
+  }
+
+  register(name: string, operation: SignedOperation): void {
+    this.operations.set(name, operation);
+  }
+
+  async issue(trx: DbOrTx, spec: IssueSpec): Promise<SignedRequestChallenge> {
+    const now = this.clock.now();
+    const id = uuidv7(now.getTime());
+    const requestId = formatId('Request', id);
+    const expiresAt = new Date(now.getTime() + SIGNED_RETRY_WINDOW_MS);
+    const digest = bodyHash(spec.body);
+    const payloadToSign =
+      typeof spec.payload === 'function'
+        ? spec.payload({ requestId, issuedAt: now, expiresAt })
+        : JSON.stringify({
+            organizationId: formatId('InternalAccount', spec.accountId),
+            parameters: spec.payload.parameters,
+            requestId,
+            bodySha256: digest,
+            timestampMs: String(now.getTime()),
+            type: spec.payload.type,
+          });
+    await insertSignedRequest(trx, {
+      id,
+      platform_id: spec.platformId,
+      account_id: spec.accountId,
+      operation: spec.operation,
+      target_id: spec.targetId,
+      body_hash: digest,
+      payload_to_sign: payloadToSign,
+      signer: spec.signer,
+      // The bound body travels with the operation: it is what the signature authorised.
+      context: { ...spec.context, body: spec.body },
+      status: 'PENDING',
+      stamp: null,
+      settle_at: null,
+      outcome: null,
+      expires_at: expiresAt,
+      created_at: now,
+      updated_at: now,
+    });
+    return { payloadToSign, requestId, expiresAt: expiresAt.toISOString() };
+  }
+
+  /** The signed retry: the operation's outcome, or PROCESSING while the provider settles. */
+  async retry(spec: RetrySpec): Promise<StoredOutcome> {
+    let stamp: WalletStamp;
+    try {
+      stamp = parseStamp(spec.stamp);
+    } catch (error) {
+      if (error instanceof StampMalformedError) {
+        throw unauthorized('WALLET_SIGNATURE_MALFORMED', `Service-Wallet-Signature cannot be parsed: ${error.message}`);
+      }
+      throw error;
+    }
+    const uuid = parseId('Request', spec.requestId);
+    const unknownRequest = unauthorized('UNAUTHORIZED', 'Request-Id does not name a challenge issued for this operation.', 'REQUEST_ID_UNKNOWN');
+    if (!uuid) throw unknownRequest;
+    const row = await findSignedRequest(this.db, spec.platformId, uuid);
+    if (!row || row.operation !== spec.operation || row.target_id !== spec.targetId) throw unknownRequest;
+    const hash = bodyHash(spec.body);
+    if (row.status !== 'PENDING') return this.resend(row, spec.stamp, hash);
+
+    const now = this.clock.now();
+    if (row.expires_at <= now) {
+      throw unauthorized('UNAUTHORIZED', 'The challenge for this Request-Id has expired; start the operation again.', 'REQUEST_ID_EXPIRED');
+    }
+    if (row.body_hash !== hash) {
+      throw unauthorized('WALLET_SIGNATURE_BODY_MISMATCH', 'The retry body differs from the body the challenge was issued for.');
+    }
+    await this.checkSigner(row, stamp, now);
+
+    const delayMs = spec.environment === 'sandbox' ? (spec.settleDelaySeconds ?? 0) * 1000 : 0;
+    const settleAt = new Date(now.getTime() + delayMs);
+    const claimed = await withTx(this.db, async (trx) => {
+      if (!(await claimSignedRequest(trx, row.id, spec.stamp, settleAt, now))) return false;
+      if (delayMs === 0) await this.settle(trx, spec.platformId, row.id);
+      else await enqueueJob(trx, this.clock, { kind: SETTLE_JOB, platformId: spec.platformId, payload: { platformId: spec.platformId, id: row.id }, runAt: settleAt });
+      return true;
+    });
+    const current = (await findSignedRequest(this.db, spec.platformId, row.id))!;
+    return claimed ? this.outcomeOf(current) : this.resend(current, spec.stamp, hash);
+  }
+
+  private async checkSigner(row: SignedRequestRow, stamp: WalletStamp, now: Date): Promise<void> {
+    const invalid = unauthorized('WALLET_SIGNATURE_INVALID', 'The signature is not valid for a key allowed to authorise this operation.');
+    const rule = row.signer;
+    if (rule.kind === 'key') {
+      if (stamp.publicKey !== rule.publicKey) throw invalid;
+    } else {
+      const sessions = await sessionsWithKey(this.db, row.account_id, stamp.publicKey, now);
+      const allowed = sessions.some((s) => s.credential_id !== rule.excludeCredentialId && (!rule.sessionId || s.id === rule.sessionId));
+      if (!allowed) throw invalid;
+    }
+    if (!verifyStamp(stamp, row.payload_to_sign)) throw invalid;
+  }
+
+  /** A retry of a claimed request: only the identical signed request may see its outcome. */
+  private async resend(row: SignedRequestRow, stamp: string, hash: string): Promise<StoredOutcome> {
+    if (row.stamp !== stamp || row.body_hash !== hash) {
+      throw unauthorized('UNAUTHORIZED', 'This Request-Id was already used; request a new challenge.', 'REQUEST_ID_USED');
+    }
+    return this.outcomeOf(row);
+  }
+
+  /** The settled outcome; else settles it if due, waiting up to `settleWaitMs` for that. */
+  private async outcomeOf(row: SignedRequestRow): Promise<StoredOutcome> {
+    const deadline = Date.now() + this.settleWaitMs;
+    let current = row;
+    while (current.status === 'PROCESSING') {
+      if (current.settle_at! <= this.clock.now()) {
+        await withTx(this.db, (trx) => this.settle(trx, current.platform_id, current.id));
+      } else if (Date.now() < deadline) {
+        await sleep(Math.min(25, deadline - Date.now()));
+      } else {
+        return PROCESSING;
+      }
+      current = (await findSignedRequest(this.db, current.platform_id, current.id))!;
+    }
+    const outcome = current.outcome!;
+    const operation = this.operations.get(current.operation)!;
+    if (outcome.error || !operation.reveal) return outcome;
+    // What is never stored is revealed only inside the challenge's window (spec §4.3, export).
+    if (current.expires_at <= this.clock.now()) {
+      throw unauthorized('UNAUTHORIZED', 'The challenge for this Request-Id has expired; start the operation again.', 'REQUEST_ID_EXPIRED');
+    }
+    return { statusCode: outcome.statusCode, body: await operation.reveal(this.db, current) };
+  }
+
+  /** Runs a PROCESSING request's operation once, under a row lock, and stores how it ended. */
+  private async settle(trx: Tx, platformId: string, id: string): Promise<void> {
+    const row = await findSignedRequest(trx, platformId, id, true);
+    if (!row || row.status !== 'PROCESSING') return;
+    const operation = this.operations.get(row.operation);
+    if (!operation) throw new Error(`no signed operation named ${row.operation}`);
+    let outcome: StoredOutcome;
+    try {
+      outcome = await inSavepoint(trx, 'signed_operation', () => operation.execute(trx, row));
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      outcome = {
+        statusCode: statusOf(error.code),
+        error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+      };
+    }
+    const stored = operation.reveal && !outcome.error ? { statusCode: outcome.statusCode } : outcome;
+    await completeSignedRequest(trx, row.id, stored, this.clock.now());
+  }
+}
+
+/** Turns a stored outcome back into what the HTTP layer answers: a status and body, or the error. */
+export function replayOutcome(outcome: StoredOutcome): { statusCode: number; body?: unknown } {
+  if (outcome.error) {
+    throw new AppError(outcome.error.code as ErrorCode, outcome.error.message, outcome.error.details ? { details: outcome.error.details } : {});
+  }
+  return { statusCode: outcome.statusCode, ...(outcome.body !== undefined ? { body: outcome.body } : {}) };
+}

@@ -1,0 +1,35 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadMasterKey } from '../../src/modules/wallet-auth/enclave/enclave.js';
+
+const dirs: string[] = [];
+afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+describe('master key', () => {
+  it('is generated once into the embedded data directory, readable only by its owner, and reused', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'master-key-'));
+    dirs.push(dir);
+    const first = loadMasterKey(undefined, join(dir, 'data'), false);
+    expect(first).toHaveLength(32);
+    expect((await stat(join(dir, 'data', 'master.key'))).mode & 0o777).toBe(0o600);
+    expect((await readFile(join(dir, 'data', 'master.key'), 'utf8')).trim()).toBe(first.toString('hex'));
+    expect(loadMasterKey(undefined, join(dir, 'data'), false).equals(first)).toBe(true);
+  });
+
+  it('must be configured for a shared PostgreSQL database', () => {
+    expect(() => loadMasterKey(undefined, '/nonexistent', true)).toThrow(ConfigError);
+    const configured = Buffer.alloc(32, 7);
+    expect(loadMasterKey(configured, '/nonexistent', true)).toBe(configured);
+  });
+
+  it('is read from CORRIDOR_MASTER_KEY as hex or base64, and anything else stops start-up', () => {
+    const key = Buffer.alloc(32, 9);
+    expect(loadConfig({ CORRIDOR_MASTER_KEY: key.toString('hex') }).wallet.masterKey).toEqual(key);
+    expect(loadConfig({ CORRIDOR_MASTER_KEY: key.toString('base64') }).wallet.masterKey).toEqual(key);
+    expect(() => loadConfig({ CORRIDOR_MASTER_KEY: 'short' })).toThrow(/CORRIDOR_MASTER_KEY/);
+    expect(() => loadConfig({ CORRIDOR_MASTER_KEY: Buffer.alloc(16).toString('hex') })).toThrow(/CORRIDOR_MASTER_KEY/);
+  });
+});
