@@ -13,6 +13,7 @@ import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
 import { tokenRoutes } from './modules/tokens/routes.js';
 import { verificationRoutes } from './modules/verifications/routes.js';
 import { LocalEnclave, loadMasterKey, type WalletEnclave } from './modules/wallet-auth/enclave/enclave.js';
+import { OidcVerifier } from './modules/wallet-auth/oidc.js';
 import { walletAuthRoutes } from './modules/wallet-auth/routes.js';
 import { WalletAuth } from './modules/wallet-auth/service.js';
 import { SignedRequests } from './modules/wallet-auth/signed-retry.js';
@@ -61,6 +62,8 @@ export interface AppOptions {
   enclave?: WalletEnclave;
   /** Where OTP messages go for production platforms; default: CORRIDOR_MESSAGES_URL, else nowhere. */
   messages?: MessageSender;
+  /** Checks OIDC tokens; default: JWKS cached 10 minutes, refetched on an unknown key at most every 30 s. */
+  oidc?: OidcVerifier;
 }
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
@@ -124,7 +127,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const messages =
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
   const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);
-  const walletAuth = new WalletAuth({ db: deps.db, clock: deps.clock, jobs: deps.jobs, enclave, messages, signed, sessionSeconds: deps.config.wallet.sessionSeconds });
+  const oidc = options.oidc ?? new OidcVerifier({ cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_000, timeoutMs: 5_000 });
+  const walletAuth = new WalletAuth({ db: deps.db, clock: deps.clock, jobs: deps.jobs, enclave, messages, signed, oidc, sessionSeconds: deps.config.wallet.sessionSeconds });
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
 
   await app.register(

@@ -86,12 +86,8 @@ export async function createTestContext(
   });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const jobs = new JobWorker(handle.db, clock, logger);
-  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger }, {
-    ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}),
-    ...(options.blobStore ? { blobStore: options.blobStore } : {}),
-    ...(options.messages ? { messages: options.messages } : {}),
-    ...(options.enclave ? { enclave: options.enclave } : {}),
-  });
+  const { env: _env, beforeReady: _beforeReady, ...appOptions } = options;
+  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger }, appOptions);
   await options.beforeReady?.(app);
   await app.ready();
   const extraApps: Array<{ app: App; handle: DbHandle }> = [];

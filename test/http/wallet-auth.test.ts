@@ -298,7 +298,7 @@ describe('credentials', () => {
     const wallet = await client.newWallet();
     expectEnvelope(await client.call('POST', '/auth/credentials', { type: 'SMS_OTP', accountId: wallet.accountId }), 400, 'MISSING_MANDATORY_USER_INFO');
     const badType = expectEnvelope(await client.call('POST', '/auth/credentials', { type: 'FAX', accountId: wallet.accountId }), 400, 'INVALID_INPUT');
-    expect(badType.details).toMatchObject({ errors: [{ field: 'type', constraint: { enum: ['EMAIL_OTP', 'SMS_OTP'] } }] });
+    expect(badType.details).toMatchObject({ errors: [{ field: 'type', constraint: { enum: ['EMAIL_OTP', 'SMS_OTP', 'OAUTH', 'PASSKEY'] } }] });
     expectEnvelope(await client.call('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: 'InternalAccount:0198a3c4-0000-7000-8000-000000000000' }), 404, 'REFERENCE_NOT_FOUND');
     const fiat = (await client.call('GET', `/customers/internal-accounts?customerId=${wallet.customerId}&type=INTERNAL_FIAT`)).json() as { data: Array<{ id: string }> };
     expectEnvelope(await client.call('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: fiat.data[0]!.id }), 404, 'REFERENCE_NOT_FOUND');
@@ -474,6 +474,47 @@ describe('PROCESSING', () => {
     expect(settled.json()).toMatchObject({ type: 'SMS_OTP' });
     expect((await client.call('POST', '/auth/credentials', body, headers)).statusCode).toBe(201);
     expect((await credentials(wallet)).map((c) => c.type).sort()).toEqual(['EMAIL_OTP', 'SMS_OTP']);
+  });
+
+  it('keeps an export PROCESSING until settled, then returns the sealed secret only to the identical re-send', async () => {
+    const wallet = await client.newWallet();
+    const { key } = await client.login(wallet.credentialId);
+    const receiver = newClientKey();
+    const path = `/internal-accounts/${wallet.accountId}/export`;
+    const body = { clientPublicKey: receiver.publicKeyUncompressed };
+    const challenge = await client.firstLeg('POST', path, body);
+    const headers = { 'service-wallet-signature': await stamp(key, challenge.payloadToSign), 'request-id': challenge.requestId, 'sandbox-settle-delay': '10' };
+    expect((await client.call('POST', path, body, headers)).json()).toEqual({ status: 'PROCESSING' });
+    ctx.clock.advance(10_000);
+    const settled = await client.call('POST', path, body, headers);
+    expect(settled.statusCode).toBe(200);
+    const { encryptedWalletCredentials } = settled.json() as { encryptedWalletCredentials: string };
+    const mnemonic = await decryptExportBundle({
+      exportBundle: encryptedWalletCredentials,
+      embeddedKey: receiver.privateKey,
+      organizationId: wallet.accountId,
+      dangerouslyOverrideSignerPublicKey: client.enclaveKey,
+      returnMnemonic: true,
+    });
+    expect(validateMnemonic(mnemonic, wordlist)).toBe(true);
+  });
+
+  it('ignores the settle-delay header on production platforms and rejects a bad value on sandbox ones', async () => {
+    const prod = new WalletClient(ctx, await ctx.newPlatform('production'));
+    await prod.enableWallets();
+    const wallet = await prod.newWallet();
+    const bundle = await prod.challenge(wallet.credentialId, { 'sandbox-settle-delay': '30' });
+    const code = messages.lastCode();
+    const tek = newClientKey();
+    const body = { type: 'EMAIL_OTP', encryptedOtpBundle: await prod.encryptOtp(bundle, code, tek) };
+    const path = `/auth/credentials/${wallet.credentialId}/verify`;
+    const challenge = await prod.firstLeg('POST', path, body);
+    const verified = await prod.signedRetry('POST', path, body, challenge, tek, { 'sandbox-settle-delay': '30' });
+    expect(verified.statusCode).toBe(200);
+    expect(verified.json()).toMatchObject({ type: 'EMAIL_OTP' });
+    const sandbox = await client.newWallet();
+    expectEnvelope(await client.call('POST', `/auth/credentials/${sandbox.credentialId}/challenge`, {}, { 'sandbox-settle-delay': 'soon' }), 400, 'INVALID_INPUT');
+    expectEnvelope(await client.call('POST', `/auth/credentials/${sandbox.credentialId}/challenge`, {}, { 'sandbox-settle-delay': '3601' }), 400, 'INVALID_INPUT');
   });
 
   it('settles abandoned operations in the background reconciler', async () => {

@@ -41,6 +41,29 @@ export const EmbeddedWalletConfig = Type.Object(
     sendFromEmailSenderName: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     replyToEmailAddress: Type.Optional(Email),
     logoUrl: Type.Optional(Type.String({ format: 'uri', pattern: '^https://', maxLength: 512 })),
+    oidcIssuers: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            issuer: Type.String({ minLength: 1, maxLength: 255, description: 'The `iss` claim, exactly.', examples: ['https://accounts.google.com'] }),
+            jwksUri: Type.String({ format: 'uri', maxLength: 2048, description: 'https URL of the issuer’s JWKS (http only for localhost).' }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 20, description: 'Corridor extension: the OIDC issuers whose tokens OAUTH credentials accept. Replaces the whole list.' },
+      ),
+    ),
+    passkeyRpId: Type.Optional(
+      Type.String({ format: 'hostname', maxLength: 253, description: 'Corridor extension: the WebAuthn relying-party id passkeys are bound to.', examples: ['wallet.example.com'] }),
+    ),
+    passkeyOrigins: Type.Optional(
+      Type.Array(Type.String({ format: 'uri', maxLength: 255 }), {
+        minItems: 1,
+        maxItems: 20,
+        description: 'Corridor extension: the origins passkey ceremonies may come from (https, or http for localhost).',
+        examples: [['https://wallet.example.com']],
+      }),
+    ),
   },
   { additionalProperties: false },
 );

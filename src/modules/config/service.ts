@@ -96,7 +96,8 @@ export class PlatformConfigCache {
   }
 }
 
-function checkWebhookEndpoint(value: string, errors: FieldError[]): void {
+/** An https URL without credentials (http only for local hosts); `origin`: nothing after the port either. */
+function checkServiceUrl(value: string, field: string, errors: FieldError[], origin = false): void {
   let url: URL | undefined;
   try {
     url = new URL(value);
@@ -104,11 +105,13 @@ function checkWebhookEndpoint(value: string, errors: FieldError[]): void {
     url = undefined;
   }
   const ok = url && (url.protocol === 'https:' || (url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname)));
-  if (!ok || url?.username || url?.password) {
+  if (!ok || url?.username || url?.password || (origin && url?.origin !== value)) {
     errors.push({
-      field: 'webhookEndpoint',
+      field,
       constraint: { format: 'url', pattern: '^https://' },
-      message: 'must be an https URL without credentials (http is allowed only for localhost and 127.0.0.1)',
+      message: origin
+        ? 'must be an origin: https://host[:port] (http is allowed only for localhost and 127.0.0.1), nothing after it'
+        : 'must be an https URL without credentials (http is allowed only for localhost and 127.0.0.1)',
     });
   }
 }
@@ -165,7 +168,9 @@ export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: st
   const current = await findConfig(trx, platformId, { forUpdate: true });
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
-  if (update.webhookEndpoint !== undefined) checkWebhookEndpoint(update.webhookEndpoint, errors);
+  if (update.webhookEndpoint !== undefined) checkServiceUrl(update.webhookEndpoint, 'webhookEndpoint', errors);
+  update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkServiceUrl(issuer.jwksUri, `embeddedWalletConfig.oidcIssuers.${i}.jwksUri`, errors));
+  update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
   if (update.supportedCurrencies) checkCurrencies(update.supportedCurrencies, errors);
   const feeConfigs = update.feeConfigs ? mergeFeeConfigs(current.fee_configs, update.feeConfigs, errors) : undefined;
   if (errors.length) throw invalidInput(errors);

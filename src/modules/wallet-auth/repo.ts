@@ -53,8 +53,11 @@ interface OtpChallengesTable {
   created_at: Date;
 }
 
-/** Who may sign a challenge: one given key, or an active session on the account (optionally narrowed). */
-export type SignerRule = { kind: 'key'; publicKey: string } | { kind: 'session'; sessionId?: string; excludeCredentialId?: string };
+/**
+ * Who may sign a challenge: one given key, an active session on the account (optionally
+ * narrowed), or nobody: a passkey assertion redeems it instead.
+ */
+export type SignerRule = { kind: 'key'; publicKey: string } | { kind: 'session'; sessionId?: string; excludeCredentialId?: string } | { kind: 'passkey' };
 /** How a signed operation ended: a success status and body, or the error it answers. */
 export interface StoredOutcome {
   statusCode: number;
@@ -81,8 +84,16 @@ interface SignedRequestsTable {
   updated_at: Date;
 }
 
+interface OidcTokensUsedTable {
+  token_sha256: string;
+  platform_id: string;
+  expires_at: Date;
+  used_at: Date;
+}
+
 declare module '../../platform/db/database.js' {
   interface Database {
+    oidc_tokens_used: OidcTokensUsedTable;
     wallets: WalletsTable;
     auth_credentials: AuthCredentialsTable;
     auth_sessions: AuthSessionsTable;
@@ -258,10 +269,10 @@ export async function findSignedRequest(db: DbOrTx, platformId: string, id: stri
 }
 
 /** Moves a PENDING request to PROCESSING with this stamp; false when another retry got there first. */
-export async function claimSignedRequest(db: DbOrTx, id: string, stamp: string, settleAt: Date, now: Date): Promise<boolean> {
+export async function claimSignedRequest(db: DbOrTx, id: string, stamp: string, settleAt: Date, now: Date, context: Record<string, unknown>): Promise<boolean> {
   const claimed = await db
     .updateTable('signed_requests')
-    .set({ status: 'PROCESSING', stamp, settle_at: settleAt, updated_at: now })
+    .set({ status: 'PROCESSING', stamp, settle_at: settleAt, context: json(context) as never, updated_at: now })
     .where('id', '=', id)
     .where('status', '=', 'PENDING')
     .returning('id')
@@ -311,4 +322,16 @@ export async function hasVerifiedCredential(db: DbOrTx, accountId: string): Prom
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** Records an OIDC token as used; false when it was used before. Expired records are dropped on the way. */
+export async function useOidcToken(db: DbOrTx, platformId: string, digest: string, expiresAt: Date, now: Date): Promise<boolean> {
+  await db.deleteFrom('oidc_tokens_used').where('expires_at', '<', now).execute();
+  const inserted = await db
+    .insertInto('oidc_tokens_used')
+    .values({ token_sha256: digest, platform_id: platformId, expires_at: expiresAt, used_at: now })
+    .onConflict((oc) => oc.column('token_sha256').doNothing())
+    .returning('token_sha256')
+    .executeTakeFirst();
+  return inserted !== undefined;
 }

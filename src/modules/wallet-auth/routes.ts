@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { ModuleDeps } from '../../app.js';
 import { errorResponses } from '../../platform/http/schemas.js';
-import { sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from './http.js';
+import { AppError } from '../../platform/errors.js';
+import { REQUEST_ID_HEADER, sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from './http.js';
 import {
   AuthMethodResponse,
   AuthSession,
@@ -14,6 +15,7 @@ import {
   CredentialParams,
   CredentialVerifyRequest,
   EnclaveInfo,
+  PasskeyAuthChallenge,
   SessionList,
   SessionParams,
   SessionRefreshRequest,
@@ -69,8 +71,9 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
       tags,
       summary: 'Add a credential to an embedded wallet',
       description:
-        'EMAIL_OTP and SMS_OTP. 201 at once while the account has no verified credential; otherwise 202 and a signed retry, which answers 201 (or 200 PROCESSING). ' +
-        'At most one EMAIL_OTP and one SMS_OTP per account.' +
+        '201 at once while the account has no verified credential; otherwise 202 and a signed retry, which answers 201 (or 200 PROCESSING). ' +
+        'At most one EMAIL_OTP and one SMS_OTP per account; OAUTH takes the identity (and e-mail as nickname) of a token from a trusted issuer; ' +
+        'PASSKEY verifies the WebAuthn registration against the platform’s relying party (same credentialId twice: PASSKEY_CREDENTIAL_ALREADY_EXISTS).' +
         SIGNED_RETRY_NOTE,
       headers: SignedRetryHeaders,
       body: CredentialCreateRequest,
@@ -105,19 +108,21 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     schema: {
       operationId: 'challengeAuthCredential',
       tags,
-      summary: 'Send a fresh one-time code',
+      summary: 'Start authenticating with a credential',
       description:
         'EMAIL_OTP and SMS_OTP: sends a new OTP (sandbox: not sent, always `000000`) and answers a fresh `otpEncryptionTargetBundle`. ' +
+        'PASSKEY: send `clientPublicKey`; answers `challenge` (give its UTF-8 bytes to navigator.credentials.get) and `requestId` for verify. OAUTH needs no challenge. ' +
         '200 `{status: PROCESSING}` while the message provider settles: call again (no second code is sent). 429 RATE_LIMITED with Retry-After when throttled.',
       headers: SignedRetryHeaders,
       params: CredentialParams,
       body: CredentialChallengeRequest,
-      response: { 200: Type.Union([AuthMethodResponse, WalletOperationProcessing]), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+      // PasskeyAuthChallenge first: the serializer takes the first branch that fits, and AuthMethodResponse would fit it too.
+      response: { 200: Type.Union([PasskeyAuthChallenge, AuthMethodResponse, WalletOperationProcessing]), ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
     },
     handler: async (request, reply) =>
       sendOutcome(
         reply,
-        await walletAuth.challenge(request.principal.platformId, request.principal.environment, request.params.id, settleDelaySeconds(request)),
+        await walletAuth.challenge(request.principal.platformId, request.principal.environment, request.params.id, request.body, settleDelaySeconds(request)),
       ),
   });
 
@@ -128,7 +133,9 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
       summary: 'Prove control of a credential and open a session',
       description:
         'EMAIL_OTP and SMS_OTP: send `encryptedOtpBundle`; the 202 challenge must be signed with the key pair inside the bundle, and the signed retry answers 200 AuthSession ' +
-        '(the client key is the session key) or 200 PROCESSING. Wrong codes are 401; after 5 in a row, 429 RATE_LIMITED for 15 minutes.',
+        '(the client key is the session key) or 200 PROCESSING. Wrong codes are 401; after 5 in a row, 429 RATE_LIMITED for 15 minutes. ' +
+        'OAUTH: send a fresh `oidcToken` (nonce = SHA-256 hex of `clientPublicKey`) and `clientPublicKey`; answers 200 AuthSession with `encryptedSessionSigningKey` sealed to that key. ' +
+        'PASSKEY: send the `assertion` with header `Request-Id` from the challenge; answers 200 AuthSession with `encryptedSessionSigningKey`. Failed checks are 401 naming the check in `details.check`.',
       headers: SignedRetryHeaders,
       params: CredentialParams,
       body: CredentialVerifyRequest,
@@ -139,10 +146,19 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
       },
     },
     handler: async (request, reply) => {
+      const { platformId, environment } = request.principal;
+      const body = request.body as VerifyBody;
+      if (body.type === 'OAUTH') return walletAuth.verifyOauth(platformId, environment, request.params.id, body);
+      if (body.type === 'PASSKEY') {
+        const requestId = request.headers[REQUEST_ID_HEADER];
+        if (typeof requestId !== 'string' || !requestId) {
+          throw new AppError('REQUEST_ID_MISSING', 'PASSKEY verify needs the Request-Id header with the requestId of the challenge.');
+        }
+        return sendOutcome(reply, await walletAuth.verifyPasskey(platformId, environment, request.params.id, body, requestId, settleDelaySeconds(request)));
+      }
       const headers = signedRetryHeaders(request);
       if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.verifyOtp, request.params.id, headers));
-      const challenge = await walletAuth.startVerifyOtp(request.principal.platformId, request.principal.environment, request.params.id, request.body as VerifyBody);
-      return reply.code(202).send(challenge);
+      return reply.code(202).send(await walletAuth.startVerifyOtp(platformId, environment, request.params.id, body));
     },
   });
 

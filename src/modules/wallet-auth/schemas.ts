@@ -78,16 +78,55 @@ export const WalletOperationProcessing = Type.Object(
 );
 
 const accountRef = { accountId: ResourceId('InternalAccount', { description: 'The EMBEDDED_WALLET internal account.' }) };
+const Base64Url = (description: string, maxLength = 16_384) => Type.String({ pattern: '^[A-Za-z0-9_-]+$', minLength: 1, maxLength, description });
+const OidcToken = Type.String({ minLength: 1, maxLength: 16_384, description: 'An OIDC ID token (compact JWT) from a trusted issuer.' });
+
+export const PasskeyAttestation = Type.Object(
+  {
+    credentialId: Base64Url('The WebAuthn credential id (rawId), base64url.', 1024),
+    clientDataJson: Base64Url('base64url of the browser’s clientDataJSON (`type: webauthn.create`).'),
+    attestationObject: Base64Url('base64url of the CBOR attestation object.'),
+    transports: Type.Optional(Type.Array(StringEnum(['usb', 'nfc', 'ble', 'internal', 'hybrid', 'smart-card']), { maxItems: 6, uniqueItems: true })),
+  },
+  { additionalProperties: false, title: 'PasskeyAttestation' },
+);
+export type PasskeyAttestation = Static<typeof PasskeyAttestation>;
+
+export const PasskeyAssertion = Type.Object(
+  {
+    credentialId: Base64Url('The WebAuthn credential id, base64url.', 1024),
+    clientDataJson: Base64Url('base64url of the browser’s clientDataJSON (`type: webauthn.get`).'),
+    authenticatorData: Base64Url('base64url of the authenticator data.'),
+    signature: Base64Url('base64url of the assertion signature.'),
+    userHandle: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]*$', maxLength: 1024 })),
+  },
+  { additionalProperties: false, title: 'PasskeyAssertion' },
+);
+export type PasskeyAssertion = Static<typeof PasskeyAssertion>;
 
 export const CredentialCreateRequest = TaggedUnion(
   'type',
   [
     Type.Object({ type: StringEnum(['EMAIL_OTP']), ...accountRef }, { additionalProperties: false, title: 'EmailOtpCredentialCreateRequest' }),
     Type.Object({ type: StringEnum(['SMS_OTP']), ...accountRef }, { additionalProperties: false, title: 'SmsOtpCredentialCreateRequest' }),
+    Type.Object({ type: StringEnum(['OAUTH']), ...accountRef, oidcToken: OidcToken }, { additionalProperties: false, title: 'OauthCredentialCreateRequest' }),
+    Type.Object(
+      {
+        type: StringEnum(['PASSKEY']),
+        ...accountRef,
+        nickname: Type.String({ minLength: 1, maxLength: 100, pattern: "^[\\p{L}\\p{N} ._'()-]+$" }),
+        challenge: Base64Url('The WebAuthn registration challenge your backend issued; must equal the one in clientDataJson.', 1024),
+        attestation: PasskeyAttestation,
+      },
+      { additionalProperties: false, title: 'PasskeyCredentialCreateRequest' },
+    ),
   ],
-  { title: 'AuthCredentialCreateRequest', description: 'EMAIL_OTP uses the customer e-mail, SMS_OTP the customer phone number.' },
+  { title: 'AuthCredentialCreateRequest', description: 'EMAIL_OTP uses the customer e-mail, SMS_OTP the customer phone number, OAUTH the token’s identity.' },
 );
-export type CredentialCreateRequest = { type: 'EMAIL_OTP' | 'SMS_OTP'; accountId: string };
+export type OtpCredentialCreate = { type: 'EMAIL_OTP' | 'SMS_OTP'; accountId: string };
+export type OauthCredentialCreate = { type: 'OAUTH'; accountId: string; oidcToken: string };
+export type PasskeyCredentialCreate = { type: 'PASSKEY'; accountId: string; nickname: string; challenge: string; attestation: PasskeyAttestation };
+export type CredentialCreateRequest = OtpCredentialCreate | OauthCredentialCreate | PasskeyCredentialCreate;
 
 const EncryptedOtpBundle = Type.String({
   minLength: 2,
@@ -100,14 +139,34 @@ export const CredentialVerifyRequest = TaggedUnion(
   [
     Type.Object({ type: StringEnum(['EMAIL_OTP']), encryptedOtpBundle: EncryptedOtpBundle }, { additionalProperties: false, title: 'EmailOtpVerifyRequest' }),
     Type.Object({ type: StringEnum(['SMS_OTP']), encryptedOtpBundle: EncryptedOtpBundle }, { additionalProperties: false, title: 'SmsOtpVerifyRequest' }),
+    Type.Object({ type: StringEnum(['OAUTH']), oidcToken: OidcToken, clientPublicKey: ClientPublicKey }, { additionalProperties: false, title: 'OauthVerifyRequest' }),
+    Type.Object({ type: StringEnum(['PASSKEY']), assertion: PasskeyAssertion }, { additionalProperties: false, title: 'PasskeyVerifyRequest' }),
   ],
   { title: 'AuthCredentialVerifyRequest' },
 );
-export type CredentialVerifyRequest = { type: 'EMAIL_OTP' | 'SMS_OTP'; encryptedOtpBundle: string };
+export type OtpVerifyRequest = { type: 'EMAIL_OTP' | 'SMS_OTP'; encryptedOtpBundle: string };
+export type OauthVerifyRequest = { type: 'OAUTH'; oidcToken: string; clientPublicKey: string };
+export type PasskeyVerifyRequest = { type: 'PASSKEY'; assertion: PasskeyAssertion };
+export type CredentialVerifyRequest = OtpVerifyRequest | OauthVerifyRequest | PasskeyVerifyRequest;
+
+export const PasskeyAuthChallenge = Type.Object(
+  {
+    ...AuthMethod.properties,
+    credentialId: Type.String({ description: 'Pass as `allowCredentials[].id` (base64url-decoded).' }),
+    challenge: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Give the UTF-8 bytes of this string to navigator.credentials.get() as the challenge.' }),
+    requestId: Type.String({ pattern: '^Request:[0-9a-f-]{36}$', description: 'Send as the `Request-Id` header of the verify call.' }),
+    expiresAt: DateTime(),
+  },
+  { title: 'PasskeyAuthChallenge' },
+);
 
 export const CredentialChallengeRequest = Type.Object(
   { clientPublicKey: Type.Optional(ClientPublicKey) },
-  { additionalProperties: false, title: 'AuthCredentialChallengeRequest', description: 'EMAIL_OTP and SMS_OTP: send `{}` or no body.' },
+  {
+    additionalProperties: false,
+    title: 'AuthCredentialChallengeRequest',
+    description: 'PASSKEY: `clientPublicKey` receives the session key. EMAIL_OTP and SMS_OTP: send `{}` or no body.',
+  },
 );
 
 export const CredentialListQuery = Type.Object({ accountId: ResourceId('InternalAccount') }, { additionalProperties: false });

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import { parseP256PublicKey } from '../../platform/crypto/p256.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
@@ -29,6 +29,7 @@ import {
   revokeSessionsOfCredential,
   updateCredential,
   updateOtpChallenge,
+  useOidcToken,
   type CredentialRow,
   type CredentialType,
   type OtpChallengeRow,
@@ -42,11 +43,15 @@ import type {
   AuthMethodResponse,
   AuthSession,
   CredentialCreateRequest,
-  CredentialVerifyRequest,
+  OauthVerifyRequest,
+  OtpVerifyRequest,
+  PasskeyVerifyRequest,
   SessionRefreshRequest,
   SignedRequestChallenge,
   WalletExportRequest,
 } from './schemas.js';
+import { nonceFor, oidcRejected, tokenDigest, type OidcVerifier } from './oidc.js';
+import { passkeyRejected, passkeySettings, verifyAssertion, verifyRegistration, type StoredPasskey } from './passkey.js';
 import { bodyHash, PROCESSING, type SignedRequests } from './signed-retry.js';
 
 export type Environment = 'sandbox' | 'production';
@@ -71,7 +76,17 @@ export const OPERATIONS = {
   revokeSession: 'session.revoke',
   refreshSession: 'session.refresh',
   exportWallet: 'wallet.export',
+  passkeySession: 'passkey.session',
 } as const;
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+function storedPasskey(credential: CredentialRow): StoredPasskey {
+  const details = credential.details as { publicKey: string; counter: number; transports?: string[] };
+  return { webauthnId: credential.webauthn_id!, publicKey: details.publicKey, counter: details.counter, ...(details.transports ? { transports: details.transports } : {}) };
+}
 
 const accountRef = (uuid: string) => formatId('InternalAccount', uuid);
 
@@ -162,7 +177,37 @@ export interface WalletAuthDeps {
   enclave: WalletEnclave;
   messages: MessageSender;
   signed: SignedRequests;
+  oidc: OidcVerifier;
   sessionSeconds: number;
+}
+
+/** A credential about to be added, as checked when the request arrived. */
+interface NewCredentialSpec {
+  type: CredentialType;
+  nickname: string;
+  webauthnId?: string;
+  details: Record<string, unknown>;
+}
+
+/** The activity a credential registration asks the end user to sign (the upstream activity names). */
+function registrationActivity(body: CredentialCreateRequest, spec: NewCredentialSpec): { type: string; parameters: Record<string, unknown> } {
+  const userId = body.accountId;
+  switch (body.type) {
+    case 'EMAIL_OTP':
+      return { type: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL', parameters: { userEmail: spec.nickname, userId } };
+    case 'SMS_OTP':
+      return { type: 'ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER', parameters: { userPhoneNumber: spec.nickname, userId } };
+    case 'OAUTH':
+      return { type: 'ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS', parameters: { oauthProviders: [{ oidcToken: body.oidcToken, providerName: spec.details.iss }], userId } };
+    case 'PASSKEY':
+      return {
+        type: 'ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2',
+        parameters: {
+          authenticators: [{ attestation: body.attestation, authenticatorName: spec.nickname, challenge: body.challenge, transports: body.attestation.transports ?? [] }],
+          userId,
+        },
+      };
+  }
 }
 
 type VerifyFirstLeg = { challenge: SignedRequestChallenge & { type: CredentialType } } | { error: AppError };
@@ -180,6 +225,7 @@ export class WalletAuth {
     signed.register(OPERATIONS.verifyOtp, { execute: (trx, row) => this.executeVerifyOtp(trx, row) });
     signed.register(OPERATIONS.revokeSession, { execute: (trx, row) => this.executeRevokeSession(trx, row) });
     signed.register(OPERATIONS.refreshSession, { execute: (trx, row) => this.executeRefreshSession(trx, row) });
+    signed.register(OPERATIONS.passkeySession, { execute: (trx, row) => this.executePasskeySession(trx, row) });
     signed.register(OPERATIONS.exportWallet, {
       execute: async (trx, row) => {
         await this.walletSecret(trx, row.platform_id, row.account_id);
@@ -239,36 +285,84 @@ export class WalletAuth {
     return { data: account ? (await activeCredentials(db, uuid)).map(toAuthMethod) : [] };
   }
 
-  /** Rules 1–2 of spec §2.4 and the contact the credential is tied to. */
-  private async checkNewCredential(trx: DbOrTx, account: WalletAccount, type: CredentialCreateRequest['type']): Promise<string> {
+  /**
+   * What a new credential will be, checked against spec §2.4 rules 1–4: the contact of an OTP
+   * credential, the verified identity of an OAUTH one (its token used up), the verified
+   * public key of a PASSKEY one.
+   */
+  private async prepareCredential(trx: Tx, platformId: string, environment: Environment, account: WalletAccount, body: CredentialCreateRequest): Promise<NewCredentialSpec> {
     const existing = await activeCredentials(trx, account.id);
-    if (existing.some((c) => c.type === type)) {
-      throw new AppError(
-        type === 'EMAIL_OTP' ? 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS' : 'SMS_OTP_CREDENTIAL_ALREADY_EXISTS',
-        `The account already has an ${type} credential; revoke it before adding another.`,
-      );
+    const walletConfig = (await getConfigRow(trx, platformId)).embedded_wallet_config;
+    switch (body.type) {
+      case 'EMAIL_OTP':
+      case 'SMS_OTP': {
+        if (existing.some((c) => c.type === body.type)) {
+          throw new AppError(
+            body.type === 'EMAIL_OTP' ? 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS' : 'SMS_OTP_CREDENTIAL_ALREADY_EXISTS',
+            `The account already has an ${body.type} credential; revoke it before adding another.`,
+          );
+        }
+        const field = body.type === 'EMAIL_OTP' ? 'email' : 'phoneNumber';
+        const contact = body.type === 'EMAIL_OTP' ? account.email : account.phone_number;
+        if (!contact) {
+          throw new AppError('MISSING_MANDATORY_USER_INFO', `The customer has no ${field} to tie an ${body.type} credential to.`, { details: { field } });
+        }
+        return { type: body.type, nickname: contact, details: {} };
+      }
+      case 'OAUTH': {
+        const { identity, claims } = await this.deps.oidc
+          .verify(body.oidcToken, { trusted: walletConfig?.oidcIssuers ?? [], now: this.clock.now(), checkSignature: environment === 'production' })
+          .catch((error: unknown) => {
+            // At registration an untrusted issuer is a bad request, not a failed login.
+            if (error instanceof AppError && error.details?.check === 'issuer') {
+              throw new AppError('INVALID_INPUT', error.message, { details: { errors: [{ field: 'oidcToken', message: 'issuer is not trusted' }] } });
+            }
+            throw error;
+          });
+        const taken = existing.some((c) => c.type === 'OAUTH' && c.details.iss === identity.iss && c.details.sub === identity.sub && c.details.aud === identity.aud);
+        if (taken) {
+          throw new AppError('INVALID_INPUT', 'This OIDC identity is already an OAUTH credential of the account.', { details: { errors: [{ field: 'oidcToken', message: 'identity already registered' }] } });
+        }
+        await this.useToken(trx, platformId, body.oidcToken, claims.exp!);
+        return { type: 'OAUTH', nickname: identity.email ?? identity.sub, details: { iss: identity.iss, aud: identity.aud, sub: identity.sub } };
+      }
+      case 'PASSKEY': {
+        const passkey = await verifyRegistration(body, passkeySettings(walletConfig));
+        if (existing.some((c) => c.type === 'PASSKEY' && c.webauthn_id === passkey.webauthnId)) {
+          throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
+        }
+        return { type: 'PASSKEY', nickname: body.nickname.trim(), webauthnId: passkey.webauthnId, details: { publicKey: passkey.publicKey, counter: passkey.counter, ...(passkey.transports ? { transports: passkey.transports } : {}) } };
+      }
     }
-    const contact = type === 'EMAIL_OTP' ? account.email : account.phone_number;
-    if (!contact) {
-      throw new AppError('MISSING_MANDATORY_USER_INFO', `The customer has no ${type === 'EMAIL_OTP' ? 'email' : 'phoneNumber'} to tie an ${type} credential to.`, {
-        details: { field: type === 'EMAIL_OTP' ? 'email' : 'phoneNumber' },
-      });
-    }
-    return contact;
   }
 
-  private async addCredential(trx: Tx, platformId: string, environment: Environment, account: WalletAccount, type: CredentialCreateRequest['type']): Promise<AuthMethodResponse> {
-    const contact = await this.checkNewCredential(trx, account, type);
+  /** Refuses an OIDC token seen before (each call needs a fresh one). */
+  private async useToken(trx: Tx, platformId: string, token: string, exp: number): Promise<void> {
+    if (!(await useOidcToken(trx, platformId, tokenDigest(token), new Date(exp * 1000), this.clock.now()))) {
+      throw oidcRejected('replay', 'this token was already used; get a fresh one for every call');
+    }
+  }
+
+  private async addCredential(trx: Tx, environment: Environment, account: WalletAccount, spec: NewCredentialSpec): Promise<AuthMethodResponse> {
     const now = this.clock.now();
     const row = await insertCredential(trx, {
       id: uuidv7(now.getTime()),
-      platform_id: platformId,
+      platform_id: account.platform_id,
       account_id: account.id,
-      type,
-      nickname: contact,
+      type: spec.type,
+      nickname: spec.nickname,
+      webauthn_id: spec.webauthnId ?? null,
+      details: spec.details,
       created_at: now,
       updated_at: now,
+    }).catch((error: unknown) => {
+      // Two concurrent adds of one passkey: the unique index decides, with the spec's code.
+      if (spec.type === 'PASSKEY' && (error as { code?: string }).code === '23505') {
+        throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
+      }
+      throw error;
     });
+    if (spec.type !== 'EMAIL_OTP' && spec.type !== 'SMS_OTP') return toAuthMethod(row);
     const { bundle } = await this.issueOtp(trx, environment, row, 0);
     return { ...toAuthMethod(row), otpEncryptionTargetBundle: bundle };
   }
@@ -280,9 +374,9 @@ export class WalletAuth {
   async startAddCredential(platformId: string, environment: Environment, body: CredentialCreateRequest): Promise<StoredOutcome> {
     return withTx(this.deps.db, async (trx) => {
       const account = await this.walletAccount(trx, platformId, body.accountId);
-      await this.checkNewCredential(trx, account, body.type);
+      const spec = await this.prepareCredential(trx, platformId, environment, account, body);
       if (!(await hasVerifiedCredential(trx, account.id))) {
-        return { statusCode: 201, body: await this.addCredential(trx, platformId, environment, account, body.type) };
+        return { statusCode: 201, body: await this.addCredential(trx, environment, account, spec) };
       }
       const challenge = await this.deps.signed.issue(trx, {
         platformId,
@@ -291,20 +385,22 @@ export class WalletAuth {
         targetId: body.accountId,
         body,
         signer: { kind: 'session' },
-        context: { environment, type: body.type },
-        payload: { type: body.type === 'EMAIL_OTP' ? 'ACTIVITY_TYPE_UPDATE_USER_EMAIL' : 'ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER', parameters: {
-            userId: body.accountId,
-            ...(body.type === 'EMAIL_OTP' ? { userEmail: account.email } : { userPhoneNumber: account.phone_number }),
-          } },
+        context: { environment, credential: spec },
+        payload: registrationActivity(body, spec),
       });
       return { statusCode: 202, body: { ...challenge, type: body.type } };
     });
   }
 
   private async executeAddCredential(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome> {
-    const { environment, type } = row.context as { environment: Environment; type: CredentialCreateRequest['type'] };
+    const { environment, credential } = row.context as { environment: Environment; credential: NewCredentialSpec };
     const account = await this.walletAccount(trx, row.platform_id, accountRef(row.account_id));
-    return { statusCode: 201, body: await this.addCredential(trx, row.platform_id, environment, account, type) };
+    const existing = await activeCredentials(trx, account.id);
+    // Rules 1–2 again: another credential of the type may have been added since the challenge.
+    if ((credential.type === 'EMAIL_OTP' || credential.type === 'SMS_OTP') && existing.some((c) => c.type === credential.type)) {
+      throw new AppError(`${credential.type}_CREDENTIAL_ALREADY_EXISTS`, `The account already has an ${credential.type} credential.`);
+    }
+    return { statusCode: 201, body: await this.addCredential(trx, environment, account, credential) };
   }
 
   /** DELETE /auth/credentials/{id}, first call. The last credential cannot go (spec §2.4 rule 5). */
@@ -390,10 +486,11 @@ export class WalletAuth {
     return { challenge, bundle: target.bundle };
   }
 
-  private otpCredential(credential: CredentialRow): void {
-    if (credential.type !== 'EMAIL_OTP' && credential.type !== 'SMS_OTP') {
-      throw new AppError('INVALID_INPUT', `${credential.type} credentials are not verified with a one-time code.`, {
-        details: { errors: [{ field: 'type', constraint: { enum: [credential.type] }, message: `this credential is ${credential.type}` }] },
+  /** The verify body's `type` must be the credential's. */
+  private checkType(credential: CredentialRow, type: CredentialType): void {
+    if (type !== credential.type) {
+      throw new AppError('INVALID_INPUT', `This credential is ${credential.type}.`, {
+        details: { errors: [{ field: 'type', constraint: { enum: [credential.type] }, message: `must be ${credential.type}, the type of this credential` }] },
       });
     }
   }
@@ -403,10 +500,15 @@ export class WalletAuth {
    * While the provider settles a delivery (sandbox delay) the call answers PROCESSING, and
    * later calls answer for that same OTP instead of sending another.
    */
-  async challenge(platformId: string, environment: Environment, credentialId: string, settleDelaySeconds: number): Promise<StoredOutcome> {
+  async challenge(platformId: string, environment: Environment, credentialId: string, body: { clientPublicKey?: string }, settleDelaySeconds: number): Promise<StoredOutcome> {
     return withTx(this.deps.db, async (trx) => {
       const credential = await this.credential(trx, platformId, credentialId, true);
-      this.otpCredential(credential);
+      if (credential.type === 'PASSKEY') return { statusCode: 200, body: await this.passkeyChallenge(trx, credential, body.clientPublicKey) };
+      if (credential.type === 'OAUTH') {
+        throw new AppError('INVALID_INPUT', 'OAUTH credentials need no challenge: call verify with a fresh OIDC token and clientPublicKey.', {
+          details: { reason: 'NO_CHALLENGE_FOR_OAUTH' },
+        });
+      }
       const now = this.clock.now();
       const throttled = this.throttled(credential, now);
       if (throttled) throw throttled;
@@ -429,21 +531,16 @@ export class WalletAuth {
    * POST /auth/credentials/{id}/verify, first call: opens the bundle, checks the OTP and, when
    * it matches, answers a challenge that only the key pair inside the bundle can sign.
    */
-  async startVerifyOtp(platformId: string, environment: Environment, credentialId: string, body: CredentialVerifyRequest): Promise<SignedRequestChallenge & { type: CredentialType }> {
+  async startVerifyOtp(platformId: string, environment: Environment, credentialId: string, body: OtpVerifyRequest): Promise<SignedRequestChallenge & { type: CredentialType }> {
     const result = await withTx(this.deps.db, (trx) => this.verifyOtpFirstLeg(trx, platformId, environment, credentialId, body));
     if ('error' in result) throw result.error;
     return result.challenge;
   }
 
   /** Failures are returned, not thrown, so the attempt they count is committed. */
-  private async verifyOtpFirstLeg(trx: Tx, platformId: string, environment: Environment, credentialId: string, body: CredentialVerifyRequest): Promise<VerifyFirstLeg> {
+  private async verifyOtpFirstLeg(trx: Tx, platformId: string, environment: Environment, credentialId: string, body: OtpVerifyRequest): Promise<VerifyFirstLeg> {
     const credential = await this.credential(trx, platformId, credentialId, true);
-    this.otpCredential(credential);
-    if (body.type !== credential.type) {
-      throw new AppError('INVALID_INPUT', `This credential is ${credential.type}.`, {
-        details: { errors: [{ field: 'type', constraint: { enum: [credential.type] }, message: `must be ${credential.type}, the type of this credential` }] },
-      });
-    }
+    this.checkType(credential, body.type);
     const now = this.clock.now();
     const throttled = this.throttled(credential, now);
     if (throttled) return { error: throttled };
@@ -517,6 +614,109 @@ export class WalletAuth {
     const session = await this.newSession(trx, credential, signer.publicKey, now);
     if (!credential.verified_at) await updateCredential(trx, credential.id, { verified_at: now, updated_at: credential.updated_at });
     return { statusCode: 200, body: toSession(session, credential) };
+  }
+
+  /** A session whose signing key Corridor makes and seals to the client key (OAUTH, PASSKEY). */
+  private async sealedSession(trx: Tx, credential: CredentialRow, clientPublicKey: string): Promise<AuthSession> {
+    const issued = this.deps.enclave.issueSessionKey(parseP256PublicKey(clientPublicKey).uncompressed);
+    const now = this.clock.now();
+    const session = await this.newSession(trx, credential, issued.publicKeyCompressed, now);
+    if (!credential.verified_at) await updateCredential(trx, credential.id, { verified_at: now, updated_at: credential.updated_at });
+    return toSession(session, credential, { encryptedSessionSigningKey: issued.encryptedSessionSigningKey });
+  }
+
+  /**
+   * OAUTH verify (spec §4.4): a fresh token of the credential's identity whose nonce commits to
+   * `clientPublicKey` opens a session whose key is sealed to that public key.
+   */
+  async verifyOauth(platformId: string, environment: Environment, credentialId: string, body: OauthVerifyRequest): Promise<AuthSession> {
+    const credential = await this.credential(this.deps.db, platformId, credentialId);
+    this.checkType(credential, body.type);
+    const walletConfig = (await getConfigRow(this.deps.db, platformId)).embedded_wallet_config;
+    const { claims, identity } = await this.deps.oidc.verify(body.oidcToken, {
+      trusted: walletConfig?.oidcIssuers ?? [],
+      now: this.clock.now(),
+      checkSignature: environment === 'production',
+    });
+    const bound = credential.details as { iss: string; aud: string; sub: string };
+    if (identity.iss !== bound.iss || identity.aud !== bound.aud || identity.sub !== bound.sub) {
+      throw oidcRejected('identity', 'iss, aud and sub must be those of the credential');
+    }
+    if (claims.nonce !== nonceFor(body.clientPublicKey)) throw oidcRejected('nonce', 'nonce must be the SHA-256 (lowercase hex) of clientPublicKey');
+    return withTx(this.deps.db, async (trx) => {
+      await this.useToken(trx, platformId, body.oidcToken, claims.exp!);
+      const locked = await this.credential(trx, platformId, credentialId, true);
+      return this.sealedSession(trx, locked, body.clientPublicKey);
+    });
+  }
+
+  /**
+   * PASSKEY challenge: a session-creation request for `clientPublicKey`, whose SHA-256 (hex) is
+   * the WebAuthn challenge; its `requestId` redeems it at verify.
+   */
+  private async passkeyChallenge(trx: Tx, credential: CredentialRow, clientPublicKey: string | undefined): Promise<Record<string, unknown>> {
+    if (!clientPublicKey) {
+      throw new AppError('INVALID_INPUT', 'A PASSKEY challenge needs clientPublicKey, the key the session signing key is sealed to.', {
+        details: { errors: [{ field: 'clientPublicKey', message: 'is required for PASSKEY' }] },
+      });
+    }
+    const account = accountRef(credential.account_id);
+    const challenge = await this.deps.signed.issue(trx, {
+      platformId: credential.platform_id,
+      accountId: credential.account_id,
+      operation: OPERATIONS.passkeySession,
+      targetId: formatId('AuthMethod', credential.id),
+      body: { clientPublicKey },
+      signer: { kind: 'passkey' },
+      context: { clientPublicKey },
+      payload: ({ requestId, issuedAt }) =>
+        sha256Hex(
+          JSON.stringify({
+            organizationId: account,
+            parameters: { targetPublicKey: clientPublicKey.toLowerCase(), authenticatorId: credential.webauthn_id },
+            requestId,
+            timestampMs: String(issuedAt.getTime()),
+            type: 'ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2',
+          }),
+        ),
+    });
+    return {
+      ...toAuthMethod(credential),
+      credentialId: credential.webauthn_id,
+      challenge: challenge.payloadToSign,
+      requestId: challenge.requestId,
+      expiresAt: challenge.expiresAt,
+    };
+  }
+
+  /** PASSKEY verify: the assertion over the challenge redeems its Request-Id for a session. */
+  async verifyPasskey(platformId: string, environment: Environment, credentialId: string, body: PasskeyVerifyRequest, requestId: string, settleDelaySeconds: number): Promise<StoredOutcome> {
+    const credential = await this.credential(this.deps.db, platformId, credentialId);
+    this.checkType(credential, body.type);
+    const settings = passkeySettings((await getConfigRow(this.deps.db, platformId)).embedded_wallet_config);
+    return this.deps.signed.redeem({
+      platformId,
+      environment,
+      operation: OPERATIONS.passkeySession,
+      targetId: formatId('AuthMethod', credential.id),
+      requestId,
+      proof: sha256Hex(JSON.stringify([body.assertion.authenticatorData, body.assertion.signature, body.assertion.clientDataJson])),
+      settleDelaySeconds,
+      authorise: async (row) => {
+        const stored = storedPasskey(credential);
+        return { newCounter: await verifyAssertion(body.assertion, row.payload_to_sign, stored, settings) };
+      },
+    });
+  }
+
+  private async executePasskeySession(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome> {
+    const credential = await this.credential(trx, row.platform_id, row.target_id, true);
+    const { clientPublicKey, newCounter } = row.context as { clientPublicKey: string; newCounter: number };
+    const stored = storedPasskey(credential);
+    // Two assertions raced past verification: the counter may only move forward.
+    if ((newCounter > 0 || stored.counter > 0) && newCounter <= stored.counter) throw passkeyRejected('counter', 'the signature counter did not increase');
+    await updateCredential(trx, credential.id, { details: { ...credential.details, counter: newCounter }, updated_at: credential.updated_at });
+    return { statusCode: 200, body: await this.sealedSession(trx, credential, clientPublicKey) };
   }
 
   // Sessions

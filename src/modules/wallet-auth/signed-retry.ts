@@ -166,38 +166,67 @@ export class SignedRequests {
       }
       throw error;
     }
+    const hash = bodyHash(spec.body);
+    return this.redeem({
+      ...spec,
+      proof: spec.stamp,
+      sameRequest: (row) => row.body_hash === hash,
+      authorise: async (row, now) => {
+        if (row.body_hash !== hash) {
+          throw unauthorized('WALLET_SIGNATURE_BODY_MISMATCH', 'The retry body differs from the body the challenge was issued for.');
+        }
+        await this.checkSigner(row, stamp, now);
+        return {};
+      },
+    });
+  }
+
+  /**
+   * Redeems a challenge with a proof other than a stamp (a passkey assertion): `authorise`
+   * checks it and may add facts the operation needs to its context; `proof` identifies the
+   * exact request, so only an identical re-send sees the outcome afterwards.
+   */
+  async redeem(spec: {
+    platformId: string;
+    environment: 'sandbox' | 'production';
+    operation: string;
+    targetId: string;
+    requestId: string;
+    proof: string;
+    settleDelaySeconds?: number;
+    sameRequest?: (row: SignedRequestRow) => boolean;
+    authorise: (row: SignedRequestRow, now: Date) => Promise<Record<string, unknown>>;
+  }): Promise<StoredOutcome> {
     const uuid = parseId('Request', spec.requestId);
     const unknownRequest = unauthorized('UNAUTHORIZED', 'Request-Id does not name a challenge issued for this operation.', 'REQUEST_ID_UNKNOWN');
     if (!uuid) throw unknownRequest;
     const row = await findSignedRequest(this.db, spec.platformId, uuid);
     if (!row || row.operation !== spec.operation || row.target_id !== spec.targetId) throw unknownRequest;
-    const hash = bodyHash(spec.body);
-    if (row.status !== 'PENDING') return this.resend(row, spec.stamp, hash);
+    const same = (current: SignedRequestRow) => current.stamp === spec.proof && (spec.sameRequest?.(current) ?? true);
+    if (row.status !== 'PENDING') return this.resend(row, same(row));
 
     const now = this.clock.now();
     if (row.expires_at <= now) {
       throw unauthorized('UNAUTHORIZED', 'The challenge for this Request-Id has expired; start the operation again.', 'REQUEST_ID_EXPIRED');
     }
-    if (row.body_hash !== hash) {
-      throw unauthorized('WALLET_SIGNATURE_BODY_MISMATCH', 'The retry body differs from the body the challenge was issued for.');
-    }
-    await this.checkSigner(row, stamp, now);
+    const facts = await spec.authorise(row, now);
 
     const delayMs = spec.environment === 'sandbox' ? (spec.settleDelaySeconds ?? 0) * 1000 : 0;
     const settleAt = new Date(now.getTime() + delayMs);
     const claimed = await withTx(this.db, async (trx) => {
-      if (!(await claimSignedRequest(trx, row.id, spec.stamp, settleAt, now))) return false;
+      if (!(await claimSignedRequest(trx, row.id, spec.proof, settleAt, now, { ...row.context, ...facts }))) return false;
       if (delayMs === 0) await this.settle(trx, spec.platformId, row.id);
       else await enqueueJob(trx, this.clock, { kind: SETTLE_JOB, platformId: spec.platformId, payload: { platformId: spec.platformId, id: row.id }, runAt: settleAt });
       return true;
     });
     const current = (await findSignedRequest(this.db, spec.platformId, row.id))!;
-    return claimed ? this.outcomeOf(current) : this.resend(current, spec.stamp, hash);
+    return claimed ? this.outcomeOf(current) : this.resend(current, same(current));
   }
 
   private async checkSigner(row: SignedRequestRow, stamp: WalletStamp, now: Date): Promise<void> {
     const invalid = unauthorized('WALLET_SIGNATURE_INVALID', 'The signature is not valid for a key allowed to authorise this operation.');
     const rule = row.signer;
+    if (rule.kind === 'passkey') throw invalid;
     if (rule.kind === 'key') {
       if (stamp.publicKey !== rule.publicKey) throw invalid;
     } else {
@@ -208,9 +237,9 @@ export class SignedRequests {
     if (!verifyStamp(stamp, row.payload_to_sign)) throw invalid;
   }
 
-  /** A retry of a claimed request: only the identical signed request may see its outcome. */
-  private async resend(row: SignedRequestRow, stamp: string, hash: string): Promise<StoredOutcome> {
-    if (row.stamp !== stamp || row.body_hash !== hash) {
+  /** A retry of a claimed request: only the identical request may see its outcome. */
+  private async resend(row: SignedRequestRow, identical: boolean): Promise<StoredOutcome> {
+    if (!identical) {
       throw unauthorized('UNAUTHORIZED', 'This Request-Id was already used; request a new challenge.', 'REQUEST_ID_USED');
     }
     return this.outcomeOf(row);
