@@ -327,7 +327,14 @@ describe('credentials', () => {
     // With the old one gone, EMAIL_OTP can be added again.
     const readded = await client.signed('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }, sms.key);
     expect(readded.statusCode, readded.body).toBe(201);
-    expect(readded.json()).toMatchObject({ type: 'EMAIL_OTP', nickname: wallet.email, otpEncryptionTargetBundle: expect.any(String) });
+    const added = readded.json() as { id: string; otpEncryptionTargetBundle: string };
+    expect(added).toMatchObject({ type: 'EMAIL_OTP', nickname: wallet.email, otpEncryptionTargetBundle: expect.any(String) });
+    // Activation: the registration's own target bundle verifies the new credential, no challenge call needed.
+    const tek = newClientKey();
+    const body = { type: 'EMAIL_OTP', encryptedOtpBundle: await client.encryptOtp(added.otpEncryptionTargetBundle, '000000', tek) };
+    const verifyPath = `/auth/credentials/${added.id}/verify`;
+    const verified = await client.signedRetry('POST', verifyPath, body, await client.firstLeg('POST', verifyPath, body), tek);
+    expect(verified.statusCode, verified.body).toBe(200);
   });
 });
 

@@ -72,6 +72,25 @@ async function oauthVerify(client: WalletClient, credentialId: string, token: st
   return client.call('POST', `/auth/credentials/${credentialId}/verify`, { type: 'OAUTH', oidcToken: token, clientPublicKey: key });
 }
 
+describe('configuration', () => {
+  it('takes JWKS only over https (http for localhost) and passkey origins only as bare origins', async () => {
+    const rejected = expectEnvelope(
+      await sandbox.call('PATCH', '/config', {
+        embeddedWalletConfig: {
+          oidcIssuers: [{ issuer: 'https://id.example.com', jwksUri: 'http://id.example.com/jwks' }],
+          passkeyOrigins: ['https://wallet.example.com/app'],
+        },
+      }),
+      400,
+      'INVALID_INPUT',
+    );
+    expect((rejected.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual([
+      'embeddedWalletConfig.oidcIssuers.0.jwksUri',
+      'embeddedWalletConfig.passkeyOrigins.0',
+    ]);
+  });
+});
+
 describe('OAUTH credentials', () => {
   it('registers with the token’s e-mail as nickname and verifies into a session whose key is sealed to the client', async () => {
     const { wallet, sub, credential } = await oauthWallet();
