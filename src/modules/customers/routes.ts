@@ -7,7 +7,7 @@ import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
-import { sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
+import { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
 import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
 import { SignedRequestChallenge, WalletOperationProcessing } from '../wallet-auth/schemas.js';
 import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
@@ -231,21 +231,12 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
       const schemaErrors = attachedFieldErrors(request);
-      const { platformId, environment } = request.principal;
+      const { platformId } = request.principal;
       const { customerId } = request.params;
       const signedHeaders = signedRetryHeaders(request);
       if (signedHeaders) {
         if (schemaErrors.length) throw invalidInput(schemaErrors);
-        const outcome = await deps.signed.retry({
-          platformId,
-          environment,
-          operation: CHANGE_TIED_EMAIL,
-          targetId: customerId,
-          body: request.body,
-          ...signedHeaders,
-          settleDelaySeconds: settleDelaySeconds(request),
-        });
-        return sendOutcome(reply, outcome);
+        return answerSignedRetry(deps.signed, request, reply, CHANGE_TIED_EMAIL, customerId, signedHeaders);
       }
       return sendWrite(deps, request, reply, async (trx) => {
         const signer = await emailChangeSigner(trx, platformId, customerId, request.body);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { withTx } from '../../platform/db/tx.js';
 import { errorResponses } from '../../platform/http/schemas.js';
-import { sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
+import { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
 import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
 import { SignedRequestChallenge, WalletExportRequest, WalletExportResponse, WalletOperationProcessing } from '../wallet-auth/schemas.js';
 import { OPERATIONS } from '../wallet-auth/service.js';
@@ -30,18 +30,6 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
     }),
   });
 
-  /** The signed retry of `operation` on the account in the path. */
-  const retry = (request: Parameters<typeof signedRetryHeaders>[0] & { params: { id: string } }, operation: string, headers: { stamp: string; requestId: string }) =>
-    signed.retry({
-      platformId: request.principal.platformId,
-      environment: request.principal.environment,
-      operation,
-      targetId: request.params.id,
-      body: request.body,
-      ...headers,
-      settleDelaySeconds: settleDelaySeconds(request),
-    });
-
   app.patch('/internal-accounts/:id', {
     schema: {
       operationId: 'updateInternalAccount',
@@ -56,7 +44,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
     },
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
-      if (headers) return sendOutcome(reply, await retry(request, UPDATE_WALLET_ACCOUNT, headers));
+      if (headers) return answerSignedRetry(signed, request, reply, UPDATE_WALLET_ACCOUNT, request.params.id, headers);
       const challenge = await withTx(deps.db, async (trx) => {
         const account = await walletAccountRow(trx, request.principal.platformId, request.params.id);
         return walletAuth.issueFor(trx, {
@@ -87,7 +75,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
     },
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
-      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.exportWallet, headers));
+      if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.exportWallet, request.params.id, headers);
       return reply.code(202).send(await walletAuth.startExport(request.principal.platformId, request.params.id, request.body));
     },
   });

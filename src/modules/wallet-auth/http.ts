@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { AppError } from '../../platform/errors.js';
 import type { StoredOutcome } from './repo.js';
-import { MAX_SANDBOX_SETTLE_SECONDS, replayOutcome } from './signed-retry.js';
+import { MAX_SANDBOX_SETTLE_SECONDS, replayOutcome, type SignedRequests } from './signed-retry.js';
 
 export const SIGNATURE_HEADER = 'service-wallet-signature';
 export const REQUEST_ID_HEADER = 'request-id';
@@ -50,6 +50,30 @@ export function settleDelaySeconds(request: FastifyRequest): number {
     });
   }
   return seconds;
+}
+
+/**
+ * Answers the signed retry of `operation` on `targetId` (the resource in the path): the
+ * operation's outcome, or PROCESSING while the wallet provider settles.
+ */
+export async function answerSignedRetry(
+  signed: SignedRequests,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: string,
+  targetId: string,
+  headers: { stamp: string; requestId: string },
+): Promise<FastifyReply> {
+  const outcome = await signed.retry({
+    platformId: request.principal.platformId,
+    environment: request.principal.environment,
+    operation,
+    targetId,
+    body: request.body ?? {},
+    ...headers,
+    settleDelaySeconds: settleDelaySeconds(request),
+  });
+  return sendOutcome(reply, outcome);
 }
 
 export function sendOutcome(reply: FastifyReply, outcome: StoredOutcome): FastifyReply {

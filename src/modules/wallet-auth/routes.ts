@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { ModuleDeps } from '../../app.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { AppError } from '../../platform/errors.js';
-import { REQUEST_ID_HEADER, sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from './http.js';
+import { answerSignedRetry, REQUEST_ID_HEADER, sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from './http.js';
 import {
   AuthMethodResponse,
   AuthSession,
@@ -40,19 +40,6 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
   const tags = ['Embedded Wallet Auth'];
   const { walletAuth, signed } = deps;
 
-  /** A signed retry of `operation` on `targetId`, answered with its outcome or PROCESSING. */
-  const retry = (request: Parameters<typeof signedRetryHeaders>[0], operation: string, targetId: string, headers: { stamp: string; requestId: string }) =>
-    signed.retry({
-      platformId: request.principal.platformId,
-      environment: request.principal.environment,
-      operation,
-      targetId,
-      body: request.body ?? {},
-      stamp: headers.stamp,
-      requestId: headers.requestId,
-      settleDelaySeconds: settleDelaySeconds(request),
-    });
-
   app.get('/auth/enclave', {
     schema: {
       operationId: 'getWalletEnclave',
@@ -87,7 +74,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     handler: async (request, reply) => {
       const body = request.body as CreateBody;
       const headers = signedRetryHeaders(request);
-      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.addCredential, body.accountId, headers));
+      if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.addCredential, body.accountId, headers);
       return sendOutcome(reply, await walletAuth.startAddCredential(request.principal.platformId, request.principal.environment, body));
     },
   });
@@ -157,7 +144,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
         return sendOutcome(reply, await walletAuth.verifyPasskey(platformId, environment, request.params.id, body, requestId, settleDelaySeconds(request)));
       }
       const headers = signedRetryHeaders(request);
-      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.verifyOtp, request.params.id, headers));
+      if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.verifyOtp, request.params.id, headers);
       return reply.code(202).send(await walletAuth.startVerifyOtp(platformId, environment, request.params.id, body));
     },
   });
@@ -177,7 +164,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     },
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
-      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.revokeCredential, request.params.id, headers));
+      if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.revokeCredential, request.params.id, headers);
       return reply.code(202).send(await walletAuth.startRevokeCredential(request.principal.platformId, request.params.id));
     },
   });
@@ -206,7 +193,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     },
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
-      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.revokeSession, request.params.id, headers));
+      if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.revokeSession, request.params.id, headers);
       return reply.code(202).send(await walletAuth.startRevokeSession(request.principal.platformId, request.params.id));
     },
   });
@@ -225,7 +212,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     },
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
-      if (headers) return sendOutcome(reply, await retry(request, OPERATIONS.refreshSession, request.params.id, headers));
+      if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.refreshSession, request.params.id, headers);
       return reply.code(202).send(await walletAuth.startRefreshSession(request.principal.platformId, request.params.id, request.body));
     },
   });
