@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateMnemonic } from '@scure/bip39';
@@ -71,7 +71,7 @@ export class LocalEnclave implements WalletEnclave {
     this.signer = { privateKey: signing.privateKey, publicHex: this.publicKey };
     this.secrets = new SecretBox(masterKey, 'wallet-secret');
     this.targets = new SecretBox(masterKey, 'otp-target');
-    this.otpKey = p256PrivateScalar(p256DeriveFromSeed(masterKey, 'corridor/otp-hash').privateKey);
+    this.otpKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'corridor/otp-hash', 32));
   }
 
   createWalletSecret(accountId: string): string {
