@@ -272,7 +272,13 @@ describe('signed retries', () => {
     const [a, b] = await Promise.all([client.signedRetry('POST', path, body, challenge, tek), client.signedRetry('POST', path, body, challenge, tek)]);
     expect([a.statusCode, b.statusCode].sort()).toEqual([200, 401]);
     expect((await sessions(wallet)).map((s) => s.id)).toHaveLength(2);
-    void key;
+    // The same race on an operation authorised by a session, which the operation itself revokes.
+    const [session] = await sessions(wallet);
+    const path2 = `/auth/sessions/${String(session!.id)}`;
+    const revoke = await client.firstLeg('DELETE', path2);
+    const [c, d] = await Promise.all([client.signedRetry('DELETE', path2, undefined, revoke, key), client.signedRetry('DELETE', path2, undefined, revoke, key)]);
+    expect([c.statusCode, d.statusCode].sort()).toEqual([204, 401]);
+    expect(await sessions(wallet)).toHaveLength(1);
   });
 });
 

@@ -199,7 +199,10 @@ export async function activeSessions(db: DbOrTx, accountId: string, now: Date): 
     .execute();
 }
 
-/** Active sessions on the account signing with `publicKey`, whose credential is still active. */
+/**
+ * Active sessions on the account signing with `publicKey`, whose credential is still active;
+ * share-locked, so a revocation waits until the caller's transaction ends.
+ */
 export async function sessionsWithKey(db: DbOrTx, accountId: string, publicKey: string, now: Date): Promise<SessionRow[]> {
   return db
     .selectFrom('auth_sessions as s')
@@ -210,6 +213,7 @@ export async function sessionsWithKey(db: DbOrTx, accountId: string, publicKey: 
     .where('s.revoked_at', 'is', null)
     .where('s.expires_at', '>', now)
     .where('c.revoked_at', 'is', null)
+    .forShare()
     .execute();
 }
 
@@ -269,15 +273,19 @@ export async function findSignedRequest(db: DbOrTx, platformId: string, id: stri
 }
 
 /** Moves a PENDING request to PROCESSING with this stamp; false when another retry got there first. */
-export async function claimSignedRequest(db: DbOrTx, id: string, stamp: string, settleAt: Date, now: Date, context: Record<string, unknown>): Promise<boolean> {
+export async function claimSignedRequest(db: DbOrTx, id: string, stamp: string, settleAt: Date, now: Date): Promise<boolean> {
   const claimed = await db
     .updateTable('signed_requests')
-    .set({ status: 'PROCESSING', stamp, settle_at: settleAt, context: json(context) as never, updated_at: now })
+    .set({ status: 'PROCESSING', stamp, settle_at: settleAt, updated_at: now })
     .where('id', '=', id)
     .where('status', '=', 'PENDING')
     .returning('id')
     .executeTakeFirst();
   return claimed !== undefined;
+}
+
+export async function setSignedRequestContext(db: DbOrTx, id: string, context: Record<string, unknown>): Promise<void> {
+  await db.updateTable('signed_requests').set({ context: json(context) as never }).where('id', '=', id).execute();
 }
 
 export async function completeSignedRequest(db: DbOrTx, id: string, outcome: StoredOutcome, now: Date): Promise<void> {

@@ -702,7 +702,7 @@ export class WalletAuth {
       requestId,
       proof: sha256Hex(JSON.stringify([body.assertion.authenticatorData, body.assertion.signature, body.assertion.clientDataJson])),
       settleDelaySeconds,
-      authorise: async (row) => {
+      authorise: async (_trx, row) => {
         const stored = storedPasskey(credential);
         return { newCounter: await verifyAssertion(body.assertion, row.payload_to_sign, stored, settings) };
       },

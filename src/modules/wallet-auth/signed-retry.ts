@@ -9,6 +9,7 @@ import { parseStamp, StampMalformedError, verifyStamp, type WalletStamp } from '
 import {
   claimSignedRequest,
   completeSignedRequest,
+  setSignedRequestContext,
   findSignedRequest,
   insertSignedRequest,
   sessionsWithKey,
@@ -171,11 +172,11 @@ export class SignedRequests {
       ...spec,
       proof: spec.stamp,
       sameRequest: (row) => row.body_hash === hash,
-      authorise: async (row, now) => {
+      authorise: async (trx, row, now) => {
         if (row.body_hash !== hash) {
           throw unauthorized('WALLET_SIGNATURE_BODY_MISMATCH', 'The retry body differs from the body the challenge was issued for.');
         }
-        await this.checkSigner(row, stamp, now);
+        await this.checkSigner(trx, row, stamp, now);
         return {};
       },
     });
@@ -184,7 +185,8 @@ export class SignedRequests {
   /**
    * Redeems a challenge with a proof other than a stamp (a passkey assertion): `authorise`
    * checks it and may add facts the operation needs to its context; `proof` identifies the
-   * exact request, so only an identical re-send sees the outcome afterwards.
+   * exact request, so only an identical re-send sees the outcome afterwards. `authorise` runs in
+   * the claiming transaction, so what it checked cannot change before the operation is claimed.
    */
   async redeem(spec: {
     platformId: string;
@@ -195,7 +197,7 @@ export class SignedRequests {
     proof: string;
     settleDelaySeconds?: number;
     sameRequest?: (row: SignedRequestRow) => boolean;
-    authorise: (row: SignedRequestRow, now: Date) => Promise<Record<string, unknown>>;
+    authorise: (trx: Tx, row: SignedRequestRow, now: Date) => Promise<Record<string, unknown>>;
   }): Promise<StoredOutcome> {
     const uuid = parseId('Request', spec.requestId);
     const unknownRequest = unauthorized('UNAUTHORIZED', 'Request-Id does not name a challenge issued for this operation.', 'REQUEST_ID_UNKNOWN');
@@ -209,12 +211,14 @@ export class SignedRequests {
     if (row.expires_at <= now) {
       throw unauthorized('UNAUTHORIZED', 'The challenge for this Request-Id has expired; start the operation again.', 'REQUEST_ID_EXPIRED');
     }
-    const facts = await spec.authorise(row, now);
-
     const delayMs = spec.environment === 'sandbox' ? (spec.settleDelaySeconds ?? 0) * 1000 : 0;
     const settleAt = new Date(now.getTime() + delayMs);
     const claimed = await withTx(this.db, async (trx) => {
-      if (!(await claimSignedRequest(trx, row.id, spec.proof, settleAt, now, { ...row.context, ...facts }))) return false;
+      // Claim first: a concurrent retry then waits here and finds the request taken, instead of
+      // holding the locks `authorise` takes. A failed authorisation rolls the claim back.
+      if (!(await claimSignedRequest(trx, row.id, spec.proof, settleAt, now))) return false;
+      const facts = await spec.authorise(trx, row, now);
+      if (Object.keys(facts).length > 0) await setSignedRequestContext(trx, row.id, { ...row.context, ...facts });
       if (delayMs === 0) await this.settle(trx, spec.platformId, row.id);
       else await enqueueJob(trx, this.clock, { kind: SETTLE_JOB, platformId: spec.platformId, payload: { platformId: spec.platformId, id: row.id }, runAt: settleAt });
       return true;
@@ -223,14 +227,15 @@ export class SignedRequests {
     return claimed ? this.outcomeOf(current) : this.resend(current, same(current));
   }
 
-  private async checkSigner(row: SignedRequestRow, stamp: WalletStamp, now: Date): Promise<void> {
+  /** The stamp's key must be allowed by the challenge's rule; the sessions it relies on are share-locked until the claim commits. */
+  private async checkSigner(trx: Tx, row: SignedRequestRow, stamp: WalletStamp, now: Date): Promise<void> {
     const invalid = unauthorized('WALLET_SIGNATURE_INVALID', 'The signature is not valid for a key allowed to authorise this operation.');
     const rule = row.signer;
     if (rule.kind === 'passkey') throw invalid;
     if (rule.kind === 'key') {
       if (stamp.publicKey !== rule.publicKey) throw invalid;
     } else {
-      const sessions = await sessionsWithKey(this.db, row.account_id, stamp.publicKey, now);
+      const sessions = await sessionsWithKey(trx, row.account_id, stamp.publicKey, now);
       const allowed = sessions.some((s) => s.credential_id !== rule.excludeCredentialId && (!rule.sessionId || s.id === rule.sessionId));
       if (!allowed) throw invalid;
     }
