@@ -193,6 +193,19 @@ describe('OAUTH credentials', () => {
     expect(duplicate.details).toEqual({ errors: [{ field: 'oidcToken', message: 'identity already registered' }] });
   });
 
+  it('answers 503 when the issuer’s JWKS cannot be fetched, and registers nothing', async () => {
+    const gone = await TestIssuer.start();
+    const client = new WalletClient(ctx, await ctx.newPlatform('production'));
+    await client.enableWallets();
+    expect((await client.call('PATCH', '/config', { embeddedWalletConfig: { oidcIssuers: [{ issuer: gone.issuer, jwksUri: gone.jwksUri }] } })).statusCode).toBe(200);
+    const wallet = await client.newWallet();
+    const token = await gone.token({ sub: 'unreachable', aud: 'acme-web' }, { iat: nowSeconds() });
+    await gone.close();
+    expectEnvelope(await client.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: token }), 503, 'SERVICE_UNAVAILABLE');
+    const list = (await client.call('GET', `/auth/credentials?accountId=${wallet.accountId}`)).json() as { data: Body[] };
+    expect(list.data.map((c) => c.type)).toEqual(['EMAIL_OTP']);
+  });
+
   it('skips only the signature in sandbox: every claim is still checked', async () => {
     const { sub, credential } = await oauthWallet(sandbox);
     const receiver = newClientKey();
