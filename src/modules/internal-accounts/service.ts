@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { amountToWire, minorUnits } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
@@ -9,14 +10,13 @@ import { initialiseWallet } from '../wallet-auth/service.js';
 import {
   findAccount,
   insertAccountIfAbsent,
-  updateAccount,
   listCustomerAccounts,
   listPlatformAccounts,
+  updateAccount,
   type InternalAccountRow,
   type InternalAccountType,
 } from './repo.js';
 import type { CustomerAccountsQuery, InternalAccount, InternalAccountUpdate, PaymentInstructions, PlatformAccountsQuery } from './schemas.js';
-import { AppError } from '../../platform/errors.js';
 
 const CURRENCY_NAMES: Record<string, [name: string, symbol: string]> = {
   USD: ['US Dollar', '$'], EUR: ['Euro', '€'], GBP: ['Pound Sterling', '£'], MXN: ['Mexican Peso', '$'], BRL: ['Brazilian Real', 'R$'],
