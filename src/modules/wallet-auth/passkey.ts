@@ -1,6 +1,7 @@
 import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { AppError } from '../../platform/errors.js';
 import type { EmbeddedWalletConfig } from '../config/schemas.js';
+import type { CredentialRow } from './repo.js';
 import type { PasskeyAssertion, PasskeyCredentialCreate } from './schemas.js';
 
 export interface PasskeySettings {
@@ -15,6 +16,12 @@ export interface StoredPasskey {
   publicKey: string;
   counter: number;
   transports?: string[];
+}
+
+/** The passkey facts an active PASSKEY credential keeps (its `details` and WebAuthn id). */
+export function storedPasskey(credential: CredentialRow): StoredPasskey {
+  const details = credential.details as { publicKey: string; counter: number; transports?: string[] };
+  return { webauthnId: credential.webauthn_id!, publicKey: details.publicKey, counter: details.counter, ...(details.transports ? { transports: details.transports } : {}) };
 }
 
 export type PasskeyCheck = 'challenge' | 'origin' | 'rpId' | 'userPresence' | 'counter' | 'signature' | 'credential' | 'format';

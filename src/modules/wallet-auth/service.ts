@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import { parseP256PublicKey } from '../../platform/crypto/p256.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
@@ -8,12 +8,10 @@ import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJob, type JobWorker } from '../../platform/jobs.js';
 import type { MessageSender } from '../../platform/messages.js';
 import { getConfigRow } from '../config/service.js';
-import { BundleError } from './enclave/bundles.js';
-import type { OpenedOtp, WalletEnclave } from './enclave/enclave.js';
+import type { WalletEnclave } from './enclave/enclave.js';
 import {
   activeCredentials,
   activeSessions,
-  countOtpChallengesSince,
   emailCredentialsOfCustomer,
   findActiveSession,
   findCredential,
@@ -21,18 +19,14 @@ import {
   findWalletAccount,
   hasVerifiedCredential,
   insertCredential,
-  insertOtpChallenge,
   insertSession,
   insertWallet,
-  latestOtpChallenge,
   revokeSession,
   revokeSessionsOfCredential,
   updateCredential,
-  updateOtpChallenge,
   useOidcToken,
   type CredentialRow,
   type CredentialType,
-  type OtpChallengeRow,
   type SessionRow,
   type SignedRequestRow,
   type StoredOutcome,
@@ -51,21 +45,11 @@ import type {
   WalletExportRequest,
 } from './schemas.js';
 import { nonceFor, oidcRejected, tokenDigest, type OidcVerifier } from './oidc.js';
-import { passkeyRejected, passkeySettings, verifyAssertion, verifyRegistration, type StoredPasskey } from './passkey.js';
-import { bodyHash, PROCESSING, type SignedRequests } from './signed-retry.js';
+import { passkeyRejected, passkeySettings, storedPasskey, verifyAssertion, verifyRegistration } from './passkey.js';
+import { OneTimeCodes, type Environment } from './otp.js';
+import { bodyHash, type SignedRequests } from './signed-retry.js';
+import { accountRef, toAuthMethod, toSession } from './views.js';
 
-export type Environment = 'sandbox' | 'production';
-
-/** Sandbox OTPs are always this code and are never delivered (spec §4.4). */
-export const SANDBOX_OTP = '000000';
-/** Wrong codes a credential may send before verify and challenge answer 429 for `OTP_LOCK_MS`. */
-export const OTP_MAX_FAILURES = 5;
-export const OTP_LOCK_MS = 15 * 60_000;
-/** At most this many OTPs per credential per window; more answer 429. */
-export const OTP_CHALLENGES_PER_WINDOW = 10;
-export const OTP_CHALLENGE_WINDOW_MS = 15 * 60_000;
-const DEFAULT_OTP_LENGTH = 6;
-const DEFAULT_OTP_SECONDS = 300;
 const WALLET_SECRET_JOB = 'wallet.create-secret';
 
 /** The operations of this module that use the signed-retry pattern. */
@@ -83,57 +67,8 @@ function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-function storedPasskey(credential: CredentialRow): StoredPasskey {
-  const details = credential.details as { publicKey: string; counter: number; transports?: string[] };
-  return { webauthnId: credential.webauthn_id!, publicKey: details.publicKey, counter: details.counter, ...(details.transports ? { transports: details.transports } : {}) };
-}
-
-const accountRef = (uuid: string) => formatId('InternalAccount', uuid);
-
 function notFound(what: string, id: string): AppError {
   return new AppError('REFERENCE_NOT_FOUND', `${what} ${id} was not found.`);
-}
-
-function rateLimited(until: Date, now: Date, message: string): AppError {
-  const seconds = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
-  return new AppError('RATE_LIMITED', message, { headers: { 'retry-after': String(seconds) }, details: { retryAfterSeconds: seconds } });
-}
-
-function otpRejected(reason: string, message: string, details: Record<string, unknown> = {}): AppError {
-  return new AppError('UNAUTHORIZED', message, { details: { reason, ...details } });
-}
-
-export function toAuthMethod(row: CredentialRow): AuthMethod {
-  return {
-    id: formatId('AuthMethod', row.id),
-    accountId: accountRef(row.account_id),
-    type: row.type,
-    ...(row.webauthn_id ? { credentialId: row.webauthn_id } : {}),
-    nickname: row.nickname,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-function toSession(session: SessionRow, credential: Pick<CredentialRow, 'type' | 'nickname' | 'webauthn_id'>, extra: { encryptedSessionSigningKey?: string } = {}): AuthSession {
-  return {
-    id: formatId('Session', session.id),
-    accountId: accountRef(session.account_id),
-    type: credential.type,
-    ...(credential.webauthn_id ? { credentialId: credential.webauthn_id } : {}),
-    nickname: credential.nickname,
-    createdAt: session.created_at.toISOString(),
-    updatedAt: session.updated_at.toISOString(),
-    expiresAt: session.expires_at.toISOString(),
-    ...extra,
-  };
-}
-
-function otpCode(length: number, alphanumeric: boolean): string {
-  const alphabet = alphanumeric ? 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789' : '0123456789';
-  let code = '';
-  for (let i = 0; i < length; i++) code += alphabet[randomInt(alphabet.length)];
-  return code;
 }
 
 /**
@@ -218,7 +153,10 @@ type VerifyFirstLeg = { challenge: SignedRequestChallenge & { type: CredentialTy
  * is allowed and what each operation does once it settles.
  */
 export class WalletAuth {
+  private readonly otp: OneTimeCodes;
+
   constructor(private readonly deps: WalletAuthDeps) {
+    this.otp = new OneTimeCodes(deps);
     const { signed, jobs } = deps;
     signed.register(OPERATIONS.addCredential, { execute: (trx, row) => this.executeAddCredential(trx, row) });
     signed.register(OPERATIONS.revokeCredential, { execute: (trx, row) => this.executeRevokeCredential(trx, row) });
@@ -363,7 +301,7 @@ export class WalletAuth {
       throw error;
     });
     if (spec.type !== 'EMAIL_OTP' && spec.type !== 'SMS_OTP') return toAuthMethod(row);
-    const { bundle } = await this.issueOtp(trx, environment, row, 0);
+    const { bundle } = await this.otp.issue(trx, environment, row, 0);
     return { ...toAuthMethod(row), otpEncryptionTargetBundle: bundle };
   }
 
@@ -439,53 +377,6 @@ export class WalletAuth {
     return { statusCode: 204 };
   }
 
-  // OTPs
-
-  private throttled(credential: CredentialRow, now: Date): AppError | undefined {
-    const until = credential.otp_throttled_until;
-    return until && until > now ? rateLimited(until, now, 'Too many wrong codes for this credential; wait before trying again.') : undefined;
-  }
-
-  /** Creates an OTP for the credential and sends it (sandbox: `000000`, never sent). */
-  private async issueOtp(trx: Tx, environment: Environment, credential: CredentialRow, delayMs: number): Promise<{ challenge: OtpChallengeRow; bundle: string }> {
-    const walletConfig = (await getConfigRow(trx, credential.platform_id)).embedded_wallet_config ?? {};
-    const now = this.clock.now();
-    const id = uuidv7(now.getTime());
-    const code = environment === 'sandbox' ? SANDBOX_OTP : otpCode(walletConfig.otpLength ?? DEFAULT_OTP_LENGTH, walletConfig.alphanumeric ?? false);
-    const target = this.deps.enclave.newOtpTarget(accountRef(credential.account_id));
-    const expiresAt = new Date(now.getTime() + (walletConfig.expirationSeconds ?? DEFAULT_OTP_SECONDS) * 1000);
-    const challenge: OtpChallengeRow = {
-      id,
-      platform_id: credential.platform_id,
-      credential_id: credential.id,
-      code_hash: this.deps.enclave.otpHash(id, code),
-      sealed_target_key: target.sealedTargetKey,
-      target_bundle: target.bundle,
-      expires_at: expiresAt,
-      settle_at: new Date(now.getTime() + delayMs),
-      answered_at: delayMs === 0 ? now : null,
-      consumed_at: null,
-      created_at: now,
-    };
-    await insertOtpChallenge(trx, challenge);
-    if (environment === 'production') {
-      const appName = walletConfig.appName ?? 'Corridor';
-      const minutes = Math.max(1, Math.round((expiresAt.getTime() - now.getTime()) / 60_000));
-      await this.deps.messages.send({
-        channel: credential.type === 'SMS_OTP' ? 'SMS' : 'EMAIL',
-        to: credential.nickname,
-        subject: `${appName} verification code`,
-        text: `Your ${appName} verification code is ${code}. It expires in ${minutes} minute${minutes === 1 ? '' : 's'}. Never share it.`,
-        from: {
-          ...(walletConfig.sendFromEmailAddress ? { address: walletConfig.sendFromEmailAddress } : {}),
-          ...(walletConfig.sendFromEmailSenderName ? { name: walletConfig.sendFromEmailSenderName } : {}),
-          ...(walletConfig.replyToEmailAddress ? { replyTo: walletConfig.replyToEmailAddress } : {}),
-        },
-      });
-    }
-    return { challenge, bundle: target.bundle };
-  }
-
   /** The verify body's `type` must be the credential's. */
   private checkType(credential: CredentialRow, type: CredentialType): void {
     if (type !== credential.type) {
@@ -496,9 +387,8 @@ export class WalletAuth {
   }
 
   /**
-   * POST /auth/credentials/{id}/challenge for EMAIL_OTP and SMS_OTP: a fresh OTP and target.
-   * While the provider settles a delivery (sandbox delay) the call answers PROCESSING, and
-   * later calls answer for that same OTP instead of sending another.
+   * POST /auth/credentials/{id}/challenge: a fresh one-time code (EMAIL_OTP, SMS_OTP) or a
+   * session-creation challenge (PASSKEY); OAUTH has none.
    */
   async challenge(platformId: string, environment: Environment, credentialId: string, body: { clientPublicKey?: string }, settleDelaySeconds: number): Promise<StoredOutcome> {
     return withTx(this.deps.db, async (trx) => {
@@ -509,21 +399,7 @@ export class WalletAuth {
           details: { reason: 'NO_CHALLENGE_FOR_OAUTH' },
         });
       }
-      const now = this.clock.now();
-      const throttled = this.throttled(credential, now);
-      if (throttled) throw throttled;
-      const latest = await latestOtpChallenge(trx, credential.id, true);
-      if (latest && !latest.answered_at && !latest.consumed_at && latest.expires_at > now) {
-        if (latest.settle_at > now) return PROCESSING;
-        await updateOtpChallenge(trx, latest.id, { answered_at: now });
-        return { statusCode: 200, body: { ...toAuthMethod(credential), otpEncryptionTargetBundle: latest.target_bundle } };
-      }
-      if ((await countOtpChallengesSince(trx, credential.id, new Date(now.getTime() - OTP_CHALLENGE_WINDOW_MS))) >= OTP_CHALLENGES_PER_WINDOW) {
-        throw rateLimited(new Date(now.getTime() + OTP_CHALLENGE_WINDOW_MS), now, `At most ${OTP_CHALLENGES_PER_WINDOW} codes per ${OTP_CHALLENGE_WINDOW_MS / 60_000} minutes for one credential.`);
-      }
-      const delayMs = environment === 'sandbox' ? settleDelaySeconds * 1000 : 0;
-      const { bundle } = await this.issueOtp(trx, environment, credential, delayMs);
-      return delayMs > 0 ? PROCESSING : { statusCode: 200, body: { ...toAuthMethod(credential), otpEncryptionTargetBundle: bundle } };
+      return this.otp.challenge(trx, environment, credential, settleDelaySeconds);
     });
   }
 
@@ -541,36 +417,9 @@ export class WalletAuth {
   private async verifyOtpFirstLeg(trx: Tx, platformId: string, environment: Environment, credentialId: string, body: OtpVerifyRequest): Promise<VerifyFirstLeg> {
     const credential = await this.credential(trx, platformId, credentialId, true);
     this.checkType(credential, body.type);
-    const now = this.clock.now();
-    const throttled = this.throttled(credential, now);
-    if (throttled) return { error: throttled };
-    const challenge = await latestOtpChallenge(trx, credential.id, true);
-    if (!challenge || challenge.consumed_at) {
-      return { error: otpRejected('OTP_NOT_ISSUED', 'No unused code was issued for this credential; request one with POST /auth/credentials/{id}/challenge.') };
-    }
-    if (challenge.expires_at <= now) return { error: otpRejected('OTP_EXPIRED', 'The code has expired; request a new one.') };
-    if (challenge.settle_at > now) return { error: otpRejected('OTP_NOT_DELIVERED', 'The code has not been delivered yet; request the challenge again until it answers.') };
-
-    let opened: OpenedOtp;
-    try {
-      opened = this.deps.enclave.openOtp(challenge.sealed_target_key, body.encryptedOtpBundle);
-    } catch (error) {
-      if (!(error instanceof BundleError)) throw error;
-      return { error: otpRejected('OTP_BUNDLE_INVALID', `encryptedOtpBundle cannot be opened with the current target: ${error.message}. Encrypt to the latest otpEncryptionTargetBundle.`) };
-    }
-    if (!this.deps.enclave.otpMatches(challenge.id, opened.otpCode, challenge.code_hash)) {
-      const failures = credential.otp_failures + 1;
-      if (failures >= OTP_MAX_FAILURES) {
-        const until = new Date(now.getTime() + OTP_LOCK_MS);
-        await updateCredential(trx, credential.id, { otp_failures: 0, otp_throttled_until: until, updated_at: credential.updated_at });
-        await updateOtpChallenge(trx, challenge.id, { consumed_at: now });
-        return { error: rateLimited(until, now, `${OTP_MAX_FAILURES} wrong codes in a row: this code is void and verification is paused.`) };
-      }
-      await updateCredential(trx, credential.id, { otp_failures: failures, updated_at: credential.updated_at });
-      return { error: otpRejected('OTP_INVALID', 'Invalid OTP code.', { attemptsRemaining: OTP_MAX_FAILURES - failures }) };
-    }
-    await updateOtpChallenge(trx, challenge.id, { consumed_at: now });
-    if (credential.otp_failures > 0) await updateCredential(trx, credential.id, { otp_failures: 0, updated_at: credential.updated_at });
+    const checked = await this.otp.check(trx, credential, body.encryptedOtpBundle);
+    if ('error' in checked) return checked;
+    const { opened } = checked;
     const issued = await this.deps.signed.issue(trx, {
       platformId,
       accountId: credential.account_id,
