@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import type { HttpProviderConfig } from '../config.js';
 import { AppError } from './errors.js';
+import { postToProvider } from './provider-http.js';
 
 export interface OutgoingMessage {
   channel: 'EMAIL' | 'SMS';
@@ -25,25 +27,11 @@ function unavailable(reason: string): AppError {
  * accepts it. Failure is 503 SERVICE_UNAVAILABLE, so the caller can retry.
  */
 export class HttpMessageSender implements MessageSender {
-  constructor(private readonly options: { url: string; token?: string; timeoutMs: number }) {}
+  constructor(private readonly options: HttpProviderConfig & { url: string }) {}
 
   async send(message: OutgoingMessage): Promise<void> {
-    let response: Response;
-    try {
-      response = await fetch(this.options.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}),
-        },
-        body: JSON.stringify(message),
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
-    } catch (error) {
-      throw unavailable((error as Error).name === 'TimeoutError' ? 'timed out' : 'unreachable');
-    }
+    const response = await postToProvider(this.options, JSON.stringify(message), unavailable);
     await response.body?.cancel();
-    if (!response.ok) throw unavailable(`HTTP ${response.status}`);
   }
 }
 

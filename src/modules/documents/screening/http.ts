@@ -1,13 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
+import type { HttpProviderConfig } from '../../../config.js';
 import { AppError } from '../../../platform/errors.js';
+import { postToProvider } from '../../../platform/provider-http.js';
 import type { DocumentScreener, ScreeningSubject } from './screener.js';
-
-export interface HttpScreenerOptions {
-  url: string;
-  token?: string;
-  timeoutMs: number;
-}
 
 /** Limits on what a provider may answer, so a broken vendor cannot fill our error envelope. */
 const MAX_ERRORS = 20;
@@ -41,29 +37,11 @@ function unavailable(reason: string): AppError {
  * contract is 503 SERVICE_UNAVAILABLE, and the upload stores nothing.
  */
 export class HttpScreener implements DocumentScreener {
-  constructor(private readonly options: HttpScreenerOptions) {}
+  constructor(private readonly options: HttpProviderConfig & { url: string }) {}
 
   async screen(subject: ScreeningSubject): Promise<string[]> {
-    let response: Response;
-    try {
-      response = await fetch(this.options.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          ...(this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}),
-        },
-        body: Readable.toWeb(Readable.from(requestBody(subject))) as ReadableStream<Uint8Array>,
-        duplex: 'half',
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      } as RequestInit);
-    } catch (error) {
-      throw unavailable((error as Error).name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : 'unreachable');
-    }
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw unavailable(`HTTP ${response.status}`);
-    }
+    const stream = Readable.toWeb(Readable.from(requestBody(subject))) as ReadableStream<Uint8Array>;
+    const response = await postToProvider(this.options, stream, unavailable);
     let answer: unknown;
     try {
       answer = await response.json();
