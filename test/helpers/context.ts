@@ -73,7 +73,12 @@ export interface TestContext {
 }
 
 export async function createTestContext(
-  options: { env?: Record<string, string>; beforeReady?: (app: App) => void | Promise<void> } & AppOptions = {},
+  options: {
+    env?: Record<string, string>;
+    beforeReady?: (app: App) => void | Promise<void>;
+    /** Collects every log line the app writes, at every level (for tests about what is logged). */
+    logLines?: string[];
+  } & AppOptions = {},
 ): Promise<TestContext> {
   const { handle, schema, drop } = await openTestDatabase();
   const clock = new ManualClock(new Date());
@@ -84,9 +89,10 @@ export async function createTestContext(
     CORRIDOR_WALLET_SETTLE_WAIT_MS: '20',
     ...options.env,
   });
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const lines = options.logLines;
+  const logger = lines ? pino({ level: 'trace' }, { write: (line: string) => lines.push(line) }) : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const jobs = new JobWorker(handle.db, clock, logger);
-  const { env: _env, beforeReady: _beforeReady, ...appOptions } = options;
+  const { env: _env, beforeReady: _beforeReady, logLines: _logLines, ...appOptions } = options;
   const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger }, appOptions);
   await options.beforeReady?.(app);
   await app.ready();

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
-import { WalletClient } from '../helpers/wallet.js';
+import { decryptExportBundle } from '@turnkey/crypto';
+import { newClientKey, WalletClient } from '../helpers/wallet.js';
 
 /** A message provider answering `status`, recording what it was sent. */
 let provider: Server;
@@ -9,6 +10,7 @@ let status = 202;
 const received: Array<{ authorization?: string; body: Record<string, unknown> }> = [];
 let ctx: TestContext;
 let client: WalletClient;
+const logLines: string[] = [];
 
 const read = async (request: IncomingMessage) => {
   let text = '';
@@ -26,7 +28,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
   const { port } = provider.address() as { port: number };
-  ctx = await createTestContext({ env: { CORRIDOR_MESSAGES_URL: `http://127.0.0.1:${port}/messages`, CORRIDOR_MESSAGES_TOKEN: 'msg-secret' } });
+  ctx = await createTestContext({ logLines, env: { CORRIDOR_MESSAGES_URL: `http://127.0.0.1:${port}/messages`, CORRIDOR_MESSAGES_TOKEN: 'msg-secret' } });
   client = new WalletClient(ctx, await ctx.newPlatform('production'));
   await client.enableWallets();
   expect((await client.call('PATCH', '/config', { embeddedWalletConfig: { sendFromEmailAddress: 'no-reply@acme.example', sendFromEmailSenderName: 'Acme' } })).statusCode).toBe(200);
@@ -56,5 +58,36 @@ describe('OTP delivery through CORRIDOR_MESSAGES_URL', () => {
     const before = await ctx.handle.db.selectFrom('otp_challenges').select('id').execute();
     expectEnvelope(await client.call('POST', `/auth/credentials/${wallet.credentialId}/challenge`), 503, 'SERVICE_UNAVAILABLE');
     expect(await ctx.handle.db.selectFrom('otp_challenges').select('id').execute()).toEqual(before);
+  });
+});
+
+describe('what is logged', () => {
+  it('never writes an OTP, a session or export key, or the wallet secret to the log', async () => {
+    status = 202;
+    // Long alphanumeric codes, so a code found in the log cannot be a coincidence of digits.
+    expect((await client.call('PATCH', '/config', { embeddedWalletConfig: { otpLength: 12, alphanumeric: true } })).statusCode).toBe(200);
+    const wallet = await client.newWallet();
+    const bundle = await client.challenge(wallet.credentialId);
+    const code = /code is ([A-Z0-9]{12})\./.exec(String(received.at(-1)!.body.text))![1]!;
+    const key = newClientKey();
+    const body = { type: 'EMAIL_OTP', encryptedOtpBundle: await client.encryptOtp(bundle, code, key) };
+    const verifyPath = `/auth/credentials/${wallet.credentialId}/verify`;
+    expect((await client.signedRetry('POST', verifyPath, body, await client.firstLeg('POST', verifyPath, body), key)).statusCode).toBe(200);
+    const receiver = newClientKey();
+    const exported = await client.signed('POST', `/internal-accounts/${wallet.accountId}/export`, { clientPublicKey: receiver.publicKeyUncompressed }, key);
+    expect(exported.statusCode).toBe(200);
+    const mnemonic = await decryptExportBundle({
+      exportBundle: (exported.json() as { encryptedWalletCredentials: string }).encryptedWalletCredentials,
+      embeddedKey: receiver.privateKey,
+      organizationId: wallet.accountId,
+      dangerouslyOverrideSignerPublicKey: client.enclaveKey,
+      returnMnemonic: true,
+    });
+    await ctx.jobs.runDue(50);
+    const log = logLines.join('\n');
+    expect(logLines.length).toBeGreaterThan(10);
+    for (const secret of [code, key.privateKey, receiver.privateKey, mnemonic, ...mnemonic.split(' ').slice(0, 3).map((w) => `${w} `)]) {
+      expect(log.includes(secret), `log contains a secret (${secret.length} chars)`).toBe(false);
+    }
   });
 });
