@@ -21,8 +21,6 @@ import {
   SessionRefreshRequest,
   SignedRequestChallenge,
   WalletOperationProcessing,
-  type CredentialCreateRequest as CreateBody,
-  type CredentialVerifyRequest as VerifyBody,
 } from './schemas.js';
 import { OPERATIONS, type WalletAuth } from './service.js';
 import type { SignedRequests } from './signed-retry.js';
@@ -72,7 +70,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
       },
     },
     handler: async (request, reply) => {
-      const body = request.body as CreateBody;
+      const { body } = request;
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.addCredential, body.accountId, headers);
       return sendOutcome(reply, await walletAuth.startAddCredential(request.principal.platformId, request.principal.environment, body));
@@ -134,7 +132,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     },
     handler: async (request, reply) => {
       const { platformId, environment } = request.principal;
-      const body = request.body as VerifyBody;
+      const { body } = request;
       if (body.type === 'OAUTH') return walletAuth.verifyOauth(platformId, environment, request.params.id, body);
       if (body.type === 'PASSKEY') {
         const requestId = request.headers[REQUEST_ID_HEADER];

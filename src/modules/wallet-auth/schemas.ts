@@ -123,10 +123,8 @@ export const CredentialCreateRequest = TaggedUnion(
   ],
   { title: 'AuthCredentialCreateRequest', description: 'EMAIL_OTP uses the customer e-mail, SMS_OTP the customer phone number, OAUTH the token’s identity.' },
 );
-export type OtpCredentialCreate = { type: 'EMAIL_OTP' | 'SMS_OTP'; accountId: string };
-export type OauthCredentialCreate = { type: 'OAUTH'; accountId: string; oidcToken: string };
-export type PasskeyCredentialCreate = { type: 'PASSKEY'; accountId: string; nickname: string; challenge: string; attestation: PasskeyAttestation };
-export type CredentialCreateRequest = OtpCredentialCreate | OauthCredentialCreate | PasskeyCredentialCreate;
+export type CredentialCreateRequest = Static<typeof CredentialCreateRequest>;
+export type PasskeyCredentialCreate = Extract<CredentialCreateRequest, { type: 'PASSKEY' }>;
 
 const EncryptedOtpBundle = Type.String({
   minLength: 2,
@@ -144,10 +142,10 @@ export const CredentialVerifyRequest = TaggedUnion(
   ],
   { title: 'AuthCredentialVerifyRequest' },
 );
-export type OtpVerifyRequest = { type: 'EMAIL_OTP' | 'SMS_OTP'; encryptedOtpBundle: string };
-export type OauthVerifyRequest = { type: 'OAUTH'; oidcToken: string; clientPublicKey: string };
-export type PasskeyVerifyRequest = { type: 'PASSKEY'; assertion: PasskeyAssertion };
-export type CredentialVerifyRequest = OtpVerifyRequest | OauthVerifyRequest | PasskeyVerifyRequest;
+export type CredentialVerifyRequest = Static<typeof CredentialVerifyRequest>;
+export type OtpVerifyRequest = Extract<CredentialVerifyRequest, { type: 'EMAIL_OTP' | 'SMS_OTP' }>;
+export type OauthVerifyRequest = Extract<CredentialVerifyRequest, { type: 'OAUTH' }>;
+export type PasskeyVerifyRequest = Extract<CredentialVerifyRequest, { type: 'PASSKEY' }>;
 
 export const PasskeyAuthChallenge = Type.Object(
   {

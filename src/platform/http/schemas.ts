@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import { codesWithStatus, ERROR_STATUSES } from '../errors.js';
 import { idPattern } from '../ids.js';
 
@@ -18,8 +18,8 @@ export function ResourceId(type: string, options: Record<string, unknown> = {}) 
 }
 
 /** One of several object shapes told apart by the value of `propertyName` (OpenAPI discriminator). */
-export function TaggedUnion(propertyName: string, branches: TSchema[], options: Record<string, unknown> = {}) {
-  return Type.Unsafe<unknown>({ type: 'object', discriminator: { propertyName }, required: [propertyName], oneOf: branches, ...options });
+export function TaggedUnion<const T extends TSchema[]>(propertyName: string, branches: T, options: Record<string, unknown> = {}) {
+  return Type.Unsafe<Static<T[number]>>({ type: 'object', discriminator: { propertyName }, required: [propertyName], oneOf: branches, ...options });
 }
 
 export const DateTime = (options: Record<string, unknown> = {}) =>
