@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Clock } from './clock.js';
+import { canonicalJson, sha256Hex } from './crypto/encoding.js';
 import type { Tx } from './db/database.js';
 import { AppError, invalidInput } from './errors.js';
 
@@ -35,18 +35,8 @@ export function checkIdempotencyKey(key: string): string {
 }
 
 /** Stable JSON (sorted keys) so the same body always hashes the same. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
 export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${canonical(body)}`).digest('hex');
+  return sha256Hex(`${method} ${path}\n${canonicalJson(body)}`);
 }
 
 /**

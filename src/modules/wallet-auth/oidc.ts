@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../platform/crypto/encoding.js';
 import { compactVerify, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, type JWTPayload } from 'jose';
 import { AppError } from '../../platform/errors.js';
 
@@ -35,11 +35,7 @@ function malformed(message: string): AppError {
 
 /** Lowercase hex SHA-256 of the exact `clientPublicKey` string: what the token's `nonce` must be. */
 export function nonceFor(clientPublicKey: string): string {
-  return createHash('sha256').update(clientPublicKey, 'utf8').digest('hex');
-}
-
-export function tokenDigest(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return sha256Hex(clientPublicKey);
 }
 
 /**

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
+import { sha256Hex } from '../../platform/crypto/encoding.js';
 import { parseP256PublicKey } from '../../platform/crypto/p256.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
@@ -44,7 +44,7 @@ import type {
   SignedRequestChallenge,
   WalletExportRequest,
 } from './schemas.js';
-import { nonceFor, oidcRejected, tokenDigest, type OidcVerifier } from './oidc.js';
+import { nonceFor, oidcRejected, type OidcVerifier } from './oidc.js';
 import { passkeyRejected, passkeySettings, storedPasskey, verifyAssertion, verifyRegistration } from './passkey.js';
 import { OneTimeCodes, type Environment } from './otp.js';
 import { bodyHash, type SignedRequests } from './signed-retry.js';
@@ -62,10 +62,6 @@ export const OPERATIONS = {
   exportWallet: 'wallet.export',
   passkeySession: 'passkey.session',
 } as const;
-
-function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
 
 function notFound(what: string, id: string): AppError {
   return new AppError('REFERENCE_NOT_FOUND', `${what} ${id} was not found.`);
@@ -276,7 +272,7 @@ export class WalletAuth {
 
   /** Refuses an OIDC token seen before (each call needs a fresh one). */
   private async useToken(trx: Tx, platformId: string, token: string, exp: number): Promise<void> {
-    if (!(await useOidcToken(trx, platformId, tokenDigest(token), new Date(exp * 1000), this.clock.now()))) {
+    if (!(await useOidcToken(trx, platformId, sha256Hex(token), new Date(exp * 1000), this.clock.now()))) {
       throw oidcRejected('replay', 'this token was already used; get a fresh one for every call');
     }
   }

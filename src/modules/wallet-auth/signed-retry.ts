@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { inSavepoint, withTx } from '../../platform/db/tx.js';
 import { AppError, statusOf, type ErrorCode } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJob, type JobWorker } from '../../platform/jobs.js';
+import { canonicalJson, sha256Hex } from '../../platform/crypto/encoding.js';
 import { parseStamp, StampMalformedError, verifyStamp, type WalletStamp } from '../../platform/crypto/stamp.js';
 import {
   claimSignedRequest,
@@ -74,20 +74,9 @@ function unauthorized(code: ErrorCode, message: string, reason?: string): AppErr
   return new AppError(code, message, reason ? { details: { reason } } : {});
 }
 
-/** Canonical JSON (sorted keys), so the binding survives whitespace and key order but not a changed value. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
+/** The binding of a challenge to its body: survives whitespace and key order, not a changed value. */
 export function bodyHash(body: unknown): string {
-  return createHash('sha256').update(canonical(body)).digest('hex');
+  return sha256Hex(canonicalJson(body));
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

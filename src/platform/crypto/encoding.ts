@@ -1,5 +1,25 @@
 import { createHash } from 'node:crypto';
 
+/** Lowercase hex SHA-256; text is hashed as UTF-8. */
+export function sha256Hex(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * JSON with object keys sorted and undefined members left out, so two bodies that mean the same
+ * hash the same whatever their key order or whitespace.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
 export function base64url(buf: Buffer): string {
   return buf.toString('base64url');
 }
