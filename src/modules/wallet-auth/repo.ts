@@ -272,28 +272,28 @@ export async function findSignedRequest(db: DbOrTx, platformId: string, id: stri
   return query.executeTakeFirst();
 }
 
-/** Moves a PENDING request to PROCESSING with this stamp; false when another retry got there first. */
-export async function claimSignedRequest(db: DbOrTx, id: string, stamp: string, settleAt: Date, now: Date): Promise<boolean> {
-  const claimed = await db
+/** Moves a PENDING request to PROCESSING with this stamp; undefined when another retry got there first. */
+export async function claimSignedRequest(db: DbOrTx, id: string, stamp: string, settleAt: Date, now: Date): Promise<SignedRequestRow | undefined> {
+  return db
     .updateTable('signed_requests')
     .set({ status: 'PROCESSING', stamp, settle_at: settleAt, updated_at: now })
     .where('id', '=', id)
     .where('status', '=', 'PENDING')
-    .returning('id')
+    .returningAll()
     .executeTakeFirst();
-  return claimed !== undefined;
 }
 
-export async function setSignedRequestContext(db: DbOrTx, id: string, context: Record<string, unknown>): Promise<void> {
-  await db.updateTable('signed_requests').set({ context: json(context) as never }).where('id', '=', id).execute();
+export async function setSignedRequestContext(db: DbOrTx, id: string, context: Record<string, unknown>): Promise<SignedRequestRow> {
+  return db.updateTable('signed_requests').set({ context: json(context) as never }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function completeSignedRequest(db: DbOrTx, id: string, outcome: StoredOutcome, now: Date): Promise<void> {
-  await db
+export async function completeSignedRequest(db: DbOrTx, id: string, outcome: StoredOutcome, now: Date): Promise<SignedRequestRow> {
+  return db
     .updateTable('signed_requests')
     .set({ status: 'DONE', outcome: json(outcome) as never, updated_at: now })
     .where('id', '=', id)
-    .execute();
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 // The wallet's account and its owner, read to authorise and address wallet operations.

@@ -205,15 +205,17 @@ export class SignedRequests {
     const claimed = await withTx(this.db, async (trx) => {
       // Claim first: a concurrent retry then waits here and finds the request taken, instead of
       // holding the locks `authorise` takes. A failed authorisation rolls the claim back.
-      if (!(await claimSignedRequest(trx, row.id, spec.proof, settleAt, now))) return false;
-      const facts = await spec.authorise(trx, row, now);
-      if (Object.keys(facts).length > 0) await setSignedRequestContext(trx, row.id, { ...row.context, ...facts });
-      if (delayMs === 0) await this.settle(trx, spec.platformId, row.id);
-      else await enqueueJob(trx, this.clock, { kind: SETTLE_JOB, platformId: spec.platformId, payload: { platformId: spec.platformId, id: row.id }, runAt: settleAt });
-      return true;
+      let current = await claimSignedRequest(trx, row.id, spec.proof, settleAt, now);
+      if (!current) return undefined;
+      const facts = await spec.authorise(trx, current, now);
+      if (Object.keys(facts).length > 0) current = await setSignedRequestContext(trx, row.id, { ...current.context, ...facts });
+      if (delayMs === 0) return this.execute(trx, current);
+      await enqueueJob(trx, this.clock, { kind: SETTLE_JOB, platformId: spec.platformId, payload: { platformId: spec.platformId, id: row.id }, runAt: settleAt });
+      return current;
     });
-    const current = (await findSignedRequest(this.db, spec.platformId, row.id))!;
-    return claimed ? this.outcomeOf(current) : this.resend(current, same(current));
+    if (claimed) return this.outcomeOf(claimed);
+    const taken = (await findSignedRequest(this.db, spec.platformId, row.id))!;
+    return this.resend(taken, same(taken));
   }
 
   /** The stamp's key must be allowed by the challenge's rule; the sessions it relies on are share-locked until the claim commits. */
@@ -244,14 +246,15 @@ export class SignedRequests {
     const deadline = Date.now() + this.settleWaitMs;
     let current = row;
     while (current.status === 'PROCESSING') {
+      const { platform_id: platformId, id } = current;
       if (current.settle_at! <= this.clock.now()) {
-        await withTx(this.db, (trx) => this.settle(trx, current.platform_id, current.id));
+        current = (await withTx(this.db, (trx) => this.settle(trx, platformId, id)))!;
       } else if (Date.now() < deadline) {
         await sleep(Math.min(25, deadline - Date.now()));
+        current = (await findSignedRequest(this.db, platformId, id))!;
       } else {
         return PROCESSING;
       }
-      current = (await findSignedRequest(this.db, current.platform_id, current.id))!;
     }
     const outcome = current.outcome!;
     const operation = this.operations.get(current.operation)!;
@@ -263,10 +266,14 @@ export class SignedRequests {
     return { statusCode: outcome.statusCode, body: await operation.reveal(this.db, current) };
   }
 
-  /** Runs a PROCESSING request's operation once, under a row lock, and stores how it ended. */
-  private async settle(trx: Tx, platformId: string, id: string): Promise<void> {
+  /** Settles a PROCESSING request under a row lock, unless another process did; answers the row as it now is. */
+  private async settle(trx: Tx, platformId: string, id: string): Promise<SignedRequestRow | undefined> {
     const row = await findSignedRequest(trx, platformId, id, true);
-    if (!row || row.status !== 'PROCESSING') return;
+    return row?.status === 'PROCESSING' ? this.execute(trx, row) : row;
+  }
+
+  /** Runs a claimed request's operation once, in a savepoint, and stores how it ended. */
+  private async execute(trx: Tx, row: SignedRequestRow): Promise<SignedRequestRow> {
     const operation = this.operations.get(row.operation);
     if (!operation) throw new Error(`no signed operation named ${row.operation}`);
     let outcome: StoredOutcome;
@@ -280,7 +287,7 @@ export class SignedRequests {
       };
     }
     const stored = operation.reveal && !outcome.error ? { statusCode: outcome.statusCode } : outcome;
-    await completeSignedRequest(trx, row.id, stored, this.clock.now());
+    return completeSignedRequest(trx, row.id, stored, this.clock.now());
   }
 }
 
