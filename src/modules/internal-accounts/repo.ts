@@ -71,12 +71,6 @@ export async function listPlatformAccounts(db: DbOrTx, platformId: string, filte
   return filtered(db, platformId, 'platform', filters).selectAll().orderBy('id', 'asc').execute();
 }
 
-export async function findAccount(db: DbOrTx, platformId: string, id: string, lock = false): Promise<InternalAccountRow | undefined> {
-  let query = db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
-  if (lock) query = query.forUpdate();
-  return query.executeTakeFirst();
-}
-
 export async function updateAccount(db: DbOrTx, id: string, changes: Partial<InternalAccountRow>): Promise<InternalAccountRow> {
   return db.updateTable('internal_accounts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }

@@ -15,7 +15,7 @@ import {
   PlatformAccountList,
   PlatformAccountsQuery,
 } from './schemas.js';
-import { listCustomerInternalAccounts, listPlatformInternalAccounts, updateWalletAccount, walletAccountRow } from './service.js';
+import { listCustomerInternalAccounts, listPlatformInternalAccounts, updateWalletAccount } from './service.js';
 
 /** The signed operation behind PATCH /internal-accounts/{id}. */
 const UPDATE_WALLET_ACCOUNT = 'wallet.privacy';
@@ -26,7 +26,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
   signed.register(UPDATE_WALLET_ACCOUNT, {
     execute: async (trx, row) => ({
       statusCode: 200,
-      body: await updateWalletAccount(trx, deps.clock, row.platform_id, row.target_id, row.context.body as InternalAccountUpdate),
+      body: await updateWalletAccount(trx, deps.clock, row.account_id, row.context.body as InternalAccountUpdate),
     }),
   });
 
@@ -46,7 +46,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, UPDATE_WALLET_ACCOUNT, request.params.id, headers);
       const challenge = await withTx(deps.db, async (trx) => {
-        const account = await walletAccountRow(trx, request.principal.platformId, request.params.id);
+        const account = await walletAuth.walletAccount(trx, request.principal.platformId, request.params.id);
         return walletAuth.issueFor(trx, {
           platformId: request.principal.platformId,
           accountUuid: account.id,

@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
-import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { amountToWire, minorUnits } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { getConfigRow } from '../config/service.js';
 import { initialiseWallet } from '../wallet-auth/service.js';
 import {
-  findAccount,
   insertAccountIfAbsent,
   listCustomerAccounts,
   listPlatformAccounts,
@@ -156,18 +154,12 @@ export async function listPlatformInternalAccounts(
   return { data: rows.map(toInternalAccount) };
 }
 
-/** An embedded wallet account of this platform (404 otherwise). */
-export async function walletAccountRow(db: DbOrTx, platformId: string, accountId: string, lock = false): Promise<InternalAccountRow> {
-  const uuid = parseId('InternalAccount', accountId);
-  const row = uuid && (await findAccount(db, platformId, uuid, lock));
-  if (!row || row.type !== 'EMBEDDED_WALLET') throw new AppError('REFERENCE_NOT_FOUND', `Embedded wallet account ${accountId} was not found.`);
-  return row;
-}
-
-/** Applies a signed PATCH /internal-accounts/{id}. */
-export async function updateWalletAccount(trx: Tx, clock: Clock, platformId: string, accountId: string, update: InternalAccountUpdate): Promise<InternalAccount> {
-  const row = await walletAccountRow(trx, platformId, accountId, true);
-  const updated = await updateAccount(trx, row.id, {
+/**
+ * Applies a signed PATCH /internal-accounts/{id}. The challenge was issued only for an embedded
+ * wallet of the platform, and the signed request goes with its account, so the account exists.
+ */
+export async function updateWalletAccount(trx: Tx, clock: Clock, accountUuid: string, update: InternalAccountUpdate): Promise<InternalAccount> {
+  const updated = await updateAccount(trx, accountUuid, {
     ...(update.privateEnabled !== undefined ? { private_enabled: update.privateEnabled } : {}),
     updated_at: clock.now(),
   });
