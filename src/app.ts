@@ -128,7 +128,17 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
   const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);
   const oidc = options.oidc ?? new OidcVerifier({ cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_000, timeoutMs: 5_000 });
-  const walletAuth = new WalletAuth({ db: deps.db, clock: deps.clock, jobs: deps.jobs, enclave, messages, signed, oidc, sessionSeconds: deps.config.wallet.sessionSeconds });
+  const walletAuth = new WalletAuth({
+    db: deps.db,
+    clock: deps.clock,
+    jobs: deps.jobs,
+    enclave,
+    messages,
+    signed,
+    oidc,
+    configs: configCache,
+    sessionSeconds: deps.config.wallet.sessionSeconds,
+  });
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
 
   await app.register(

@@ -43,7 +43,7 @@ export function passkeyRejected(check: PasskeyCheck, message: string): AppError 
 }
 
 /** The platform's relying party; passkeys cannot be used until it is configured. */
-export function passkeySettings(config: EmbeddedWalletConfig | null): PasskeySettings {
+export function passkeySettings(config: EmbeddedWalletConfig | undefined): PasskeySettings {
   if (!config?.passkeyRpId || !config.passkeyOrigins?.length) {
     throw new AppError('INVALID_INPUT', 'Passkeys need embeddedWalletConfig.passkeyRpId and passkeyOrigins; set them with PATCH /config.', {
       details: { errors: [{ field: 'type', message: 'PASSKEY is not configured for this platform' }] },

@@ -7,7 +7,8 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJob, type JobWorker } from '../../platform/jobs.js';
 import type { MessageSender } from '../../platform/messages.js';
-import { getConfigRow } from '../config/service.js';
+import type { EmbeddedWalletConfig } from '../config/schemas.js';
+import { getConfigRow, type PlatformConfigCache } from '../config/service.js';
 import type { WalletEnclave } from './enclave/enclave.js';
 import {
   activeCredentials,
@@ -109,6 +110,8 @@ export interface WalletAuthDeps {
   messages: MessageSender;
   signed: SignedRequests;
   oidc: OidcVerifier;
+  /** Platform configs, cached per process and evicted on change: read on every login. */
+  configs: PlatformConfigCache;
   sessionSeconds: number;
 }
 
@@ -177,6 +180,14 @@ export class WalletAuth {
     return this.deps.clock;
   }
 
+  /**
+   * For reads outside a transaction only: the cache loads on its own connection, which inside a
+   * transaction would wait on the embedded database's single one.
+   */
+  private async walletConfig(platformId: string): Promise<EmbeddedWalletConfig | undefined> {
+    return (await this.deps.configs.get(platformId)).embeddedWalletConfig;
+  }
+
   /** The wallet's sealed secret, generated on first need (the provisioning job normally has). */
   private async walletSecret(trx: DbOrTx, platformId: string, accountId: string): Promise<string> {
     const existing = await findWallet(trx, accountId);
@@ -226,7 +237,7 @@ export class WalletAuth {
    */
   private async prepareCredential(trx: Tx, platformId: string, environment: Environment, account: WalletAccount, body: CredentialCreateRequest): Promise<NewCredentialSpec> {
     const existing = await activeCredentials(trx, account.id);
-    const walletConfig = (await getConfigRow(trx, platformId)).embedded_wallet_config;
+    const walletConfig = (await getConfigRow(trx, platformId)).embedded_wallet_config ?? undefined;
     switch (body.type) {
       case 'EMAIL_OTP':
       case 'SMS_OTP': {
@@ -477,7 +488,7 @@ export class WalletAuth {
   async verifyOauth(platformId: string, environment: Environment, credentialId: string, body: OauthVerifyRequest): Promise<AuthSession> {
     const credential = await this.credential(this.deps.db, platformId, credentialId);
     this.checkType(credential, body.type);
-    const walletConfig = (await getConfigRow(this.deps.db, platformId)).embedded_wallet_config;
+    const walletConfig = await this.walletConfig(platformId);
     const { claims, identity } = await this.deps.oidc.verify(body.oidcToken, {
       trusted: walletConfig?.oidcIssuers ?? [],
       now: this.clock.now(),
@@ -538,7 +549,7 @@ export class WalletAuth {
   async verifyPasskey(platformId: string, environment: Environment, credentialId: string, body: PasskeyVerifyRequest, requestId: string, settleDelaySeconds: number): Promise<StoredOutcome> {
     const credential = await this.credential(this.deps.db, platformId, credentialId);
     this.checkType(credential, body.type);
-    const settings = passkeySettings((await getConfigRow(this.deps.db, platformId)).embedded_wallet_config);
+    const settings = passkeySettings(await this.walletConfig(platformId));
     return this.deps.signed.redeem({
       platformId,
       environment,
