@@ -1,5 +1,5 @@
 import { ApiKeyStamper } from '@turnkey/api-key-stamper';
-import { encryptOtpCodeToBundle, generateP256KeyPair } from '@turnkey/crypto';
+import { decryptCredentialBundle, decryptExportBundle, encryptOtpCodeToBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
 import { expect } from 'vitest';
 import type { OutgoingMessage, MessageSender } from '../../src/platform/messages.js';
 import { setReviewStatus } from '../../src/modules/customers/service.js';
@@ -20,6 +20,16 @@ export interface ClientKey {
 export function newClientKey(): ClientKey {
   const pair = generateP256KeyPair();
   return { privateKey: pair.privateKey, publicKey: pair.publicKey, publicKeyUncompressed: pair.publicKeyUncompressed };
+}
+
+/** The session key inside an `encryptedSessionSigningKey`, opened as the client would. */
+export function openSessionKey(encryptedSessionSigningKey: string, receiver: ClientKey): ClientKey {
+  const privateKey = decryptCredentialBundle(encryptedSessionSigningKey, receiver.privateKey);
+  return {
+    privateKey,
+    publicKey: Buffer.from(getPublicKey(privateKey, true)).toString('hex'),
+    publicKeyUncompressed: Buffer.from(getPublicKey(privateKey, false)).toString('hex'),
+  };
 }
 
 /** The `Service-Wallet-Signature` value for `payload`, made by the real client stamper. */
@@ -101,6 +111,17 @@ export class WalletClient {
     const response = await this.call('POST', `/auth/credentials/${credentialId}/challenge`, {}, headers);
     expect(response.statusCode, response.body).toBe(200);
     return (response.json() as { otpEncryptionTargetBundle: string }).otpEncryptionTargetBundle;
+  }
+
+  /** The mnemonic inside an export answer, opened by the client key it was sealed to. */
+  openExport(encryptedWalletCredentials: string, receiver: ClientKey, accountId: string): Promise<string> {
+    return decryptExportBundle({
+      exportBundle: encryptedWalletCredentials,
+      embeddedKey: receiver.privateKey,
+      organizationId: accountId,
+      dangerouslyOverrideSignerPublicKey: this.enclaveKey,
+      returnMnemonic: true,
+    });
   }
 
   /** What the client sends to verify: the OTP and its fresh key, HPKE-sealed to the target. */

@@ -1,9 +1,9 @@
-import { decryptCredentialBundle, decryptExportBundle, getPublicKey, verifyOtpVerificationToken } from '@turnkey/crypto';
+import { verifyOtpVerificationToken } from '@turnkey/crypto';
 import { validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
-import { CapturingMessages, newClientKey, stamp, WalletClient, type ClientKey, type WalletFixture } from '../helpers/wallet.js';
+import { CapturingMessages, newClientKey, openSessionKey, stamp, WalletClient, type WalletFixture } from '../helpers/wallet.js';
 
 let ctx: TestContext;
 let client: WalletClient;
@@ -389,12 +389,7 @@ describe('sessions', () => {
     const sealed = await client.signed('POST', `/auth/sessions/${fresh.id}/refresh`, { clientPublicKey: receiver.publicKeyUncompressed }, held);
     expect(sealed.statusCode, sealed.body).toBe(201);
     const { encryptedSessionSigningKey } = sealed.json() as { encryptedSessionSigningKey: string };
-    const privateKey = decryptCredentialBundle(encryptedSessionSigningKey, receiver.privateKey);
-    const sessionKey: ClientKey = {
-      privateKey,
-      publicKey: Buffer.from(getPublicKey(privateKey, true)).toString('hex'),
-      publicKeyUncompressed: Buffer.from(getPublicKey(privateKey, false)).toString('hex'),
-    };
+    const sessionKey = openSessionKey(encryptedSessionSigningKey, receiver);
     const listed = await sessions(wallet);
     expect(listed.every((s) => !('encryptedSessionSigningKey' in s))).toBe(true);
     expect((await client.signed('PATCH', `/internal-accounts/${wallet.accountId}`, { privateEnabled: false }, sessionKey)).statusCode).toBe(200);
@@ -424,8 +419,7 @@ describe('export and privacy', () => {
     expect(exported.statusCode, exported.body).toBe(200);
     const result = exported.json() as { id: string; encryptedWalletCredentials: string };
     expect(result.id).toBe(wallet.accountId);
-    const open = (bundle: string) =>
-      decryptExportBundle({ exportBundle: bundle, embeddedKey: receiver.privateKey, organizationId: wallet.accountId, dangerouslyOverrideSignerPublicKey: client.enclaveKey, returnMnemonic: true });
+    const open = (bundle: string) => client.openExport(bundle, receiver, wallet.accountId);
     const mnemonic = await open(result.encryptedWalletCredentials);
     expect(mnemonic.split(' ')).toHaveLength(24);
     expect(validateMnemonic(mnemonic, wordlist)).toBe(true);
@@ -480,6 +474,9 @@ describe('PROCESSING', () => {
     expect(pending.statusCode).toBe(200);
     expect(pending.json()).toEqual({ status: 'PROCESSING' });
     expect((await client.call('POST', '/auth/credentials', body, headers)).json()).toEqual({ status: 'PROCESSING' });
+    // A fresh stamp for the same Request-Id is not the identical request (spec §4.3, PROCESSING rule 1).
+    const restamped = { ...headers, 'service-wallet-signature': await stamp(key, challenge.payloadToSign) };
+    expect(expectEnvelope(await client.call('POST', '/auth/credentials', body, restamped), 401, 'UNAUTHORIZED').details).toEqual({ reason: 'REQUEST_ID_USED' });
     expect((await credentials(wallet)).map((c) => c.type)).toEqual(['EMAIL_OTP']);
     ctx.clock.advance(30_000);
     const settled = await client.call('POST', '/auth/credentials', body, headers);
@@ -502,13 +499,7 @@ describe('PROCESSING', () => {
     const settled = await client.call('POST', path, body, headers);
     expect(settled.statusCode).toBe(200);
     const { encryptedWalletCredentials } = settled.json() as { encryptedWalletCredentials: string };
-    const mnemonic = await decryptExportBundle({
-      exportBundle: encryptedWalletCredentials,
-      embeddedKey: receiver.privateKey,
-      organizationId: wallet.accountId,
-      dangerouslyOverrideSignerPublicKey: client.enclaveKey,
-      returnMnemonic: true,
-    });
+    const mnemonic = await client.openExport(encryptedWalletCredentials, receiver, wallet.accountId);
     expect(validateMnemonic(mnemonic, wordlist)).toBe(true);
   });
 

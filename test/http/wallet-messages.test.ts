@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
-import { decryptExportBundle } from '@turnkey/crypto';
 import { newClientKey, WalletClient } from '../helpers/wallet.js';
 
 /** A message provider answering `status`, recording what it was sent. */
@@ -76,13 +75,7 @@ describe('what is logged', () => {
     const receiver = newClientKey();
     const exported = await client.signed('POST', `/internal-accounts/${wallet.accountId}/export`, { clientPublicKey: receiver.publicKeyUncompressed }, key);
     expect(exported.statusCode).toBe(200);
-    const mnemonic = await decryptExportBundle({
-      exportBundle: (exported.json() as { encryptedWalletCredentials: string }).encryptedWalletCredentials,
-      embeddedKey: receiver.privateKey,
-      organizationId: wallet.accountId,
-      dangerouslyOverrideSignerPublicKey: client.enclaveKey,
-      returnMnemonic: true,
-    });
+    const mnemonic = await client.openExport((exported.json() as { encryptedWalletCredentials: string }).encryptedWalletCredentials, receiver, wallet.accountId);
     await ctx.jobs.runDue(50);
     const log = logLines.join('\n');
     expect(logLines.length).toBeGreaterThan(10);

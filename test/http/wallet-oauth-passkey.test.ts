@@ -1,11 +1,10 @@
-import { decryptCredentialBundle, getPublicKey } from '@turnkey/crypto';
 import { generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OidcVerifier } from '../../src/modules/wallet-auth/oidc.js';
 import { SoftwareAuthenticator } from '../helpers/authenticator.js';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { TestIssuer } from '../helpers/oidc.js';
-import { CapturingMessages, newClientKey, WalletClient, type ClientKey } from '../helpers/wallet.js';
+import { CapturingMessages, newClientKey, openSessionKey, WalletClient } from '../helpers/wallet.js';
 import { createHash } from 'node:crypto';
 
 let ctx: TestContext;
@@ -48,15 +47,6 @@ type Body = Record<string, unknown>;
 const nowSeconds = () => Math.floor(ctx.clock.now().getTime() / 1000);
 const nonceFor = (key: string) => createHash('sha256').update(key).digest('hex');
 
-/** The session key inside `encryptedSessionSigningKey`, opened as the client would. */
-function openSessionKey(session: Body, receiver: ClientKey): ClientKey {
-  const privateKey = decryptCredentialBundle(String(session.encryptedSessionSigningKey), receiver.privateKey);
-  return {
-    privateKey,
-    publicKey: Buffer.from(getPublicKey(privateKey, true)).toString('hex'),
-    publicKeyUncompressed: Buffer.from(getPublicKey(privateKey, false)).toString('hex'),
-  };
-}
 
 let subjects = 0;
 async function oauthWallet(client = prod, from = issuer) {
@@ -108,7 +98,7 @@ describe('OAUTH credentials', () => {
     expect(verified.statusCode, verified.body).toBe(200);
     const session = verified.json() as Body;
     expect(session).toMatchObject({ id: expect.stringMatching(/^Session:/), accountId: wallet.accountId, type: 'OAUTH', nickname: `${sub}@mail.example` });
-    const sessionKey = openSessionKey(session, receiver);
+    const sessionKey = openSessionKey(String(session.encryptedSessionSigningKey), receiver);
     const patched = await prod.signed('PATCH', `/internal-accounts/${wallet.accountId}`, { privateEnabled: true }, sessionKey);
     expect(patched.statusCode, patched.body).toBe(200);
     // A session from OAUTH can authorise everything but its own credential's revocation.
@@ -266,7 +256,7 @@ describe('PASSKEY credentials', () => {
     expect(verified.statusCode, verified.body).toBe(200);
     const session = verified.json() as Body;
     expect(session).toMatchObject({ type: 'PASSKEY', credentialId: authenticator.id, nickname: 'My laptop' });
-    const sessionKey = openSessionKey(session, receiver);
+    const sessionKey = openSessionKey(String(session.encryptedSessionSigningKey), receiver);
     expect((await sandbox.signed('PATCH', `/internal-accounts/${wallet.accountId}`, { privateEnabled: true }, sessionKey)).statusCode).toBe(200);
   });
 
