@@ -3,6 +3,7 @@ import { validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+import { highS } from '../helpers/der.js';
 import { CapturingMessages, newClientKey, openSessionKey, stamp, WalletClient, type WalletFixture } from '../helpers/wallet.js';
 
 let ctx: TestContext;
@@ -256,7 +257,7 @@ describe('signed retries', () => {
   it('accepts a high-S signature', async () => {
     const { key, path, body, challenge } = await exportChallenge();
     const stamped = JSON.parse(Buffer.from(await stamp(key, challenge.payloadToSign), 'base64url').toString()) as { publicKey: string; scheme: string; signature: string };
-    stamped.signature = toHighS(stamped.signature);
+    stamped.signature = highS(stamped.signature);
     const header = Buffer.from(JSON.stringify(stamped)).toString('base64url');
     const response = await client.call('POST', path, body, { 'service-wallet-signature': header, 'request-id': challenge.requestId });
     expect(response.statusCode, response.body).toBe(200);
@@ -549,24 +550,3 @@ describe('PROCESSING', () => {
     expect(issued).toHaveLength(1);
   });
 });
-
-/** The same ECDSA signature with s replaced by n − s (both verify; Node's signer does not normalise). */
-function toHighS(derHex: string): string {
-  const n = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
-  const der = Buffer.from(derHex, 'hex');
-  const rLength = der[3]!;
-  const r = der.subarray(4, 4 + rLength);
-  const s = BigInt(`0x${der.subarray(6 + rLength).toString('hex')}`);
-  const flipped = s > n / 2n ? s : n - s;
-  const integer = (value: Buffer) => (value[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value);
-  const sBytes = integer(Buffer.from(flipped.toString(16).padStart(64, '0'), 'hex').subarray(0));
-  const trimmed = (b: Buffer) => {
-    let i = 0;
-    while (i < b.length - 1 && b[i] === 0 && !(b[i + 1]! & 0x80)) i++;
-    return b.subarray(i);
-  };
-  const rPart = trimmed(r);
-  const sPart = trimmed(sBytes);
-  const body = Buffer.concat([Buffer.from([0x02, rPart.length]), rPart, Buffer.from([0x02, sPart.length]), sPart]);
-  return Buffer.concat([Buffer.from([0x30, body.length]), body]).toString('hex');
-}

@@ -38,8 +38,8 @@ import {
   sealCredentialBundle,
   type EnclaveSigner,
 } from '../../src/modules/wallet-auth/enclave/bundles.js';
+import { derSignature, P256_ORDER, splitDer } from '../helpers/der.js';
 
-const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const ORG = 'InternalAccount:019a0000-0000-7000-8000-000000000001';
 
@@ -65,26 +65,6 @@ async function clientStamp(payload: string, runtimeOverride?: 'node' | 'purejs')
   const key = clientKey();
   const stamper = new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, runtimeOverride });
   return { key, header: (await stamper.stamp(payload)).stampHeaderValue };
-}
-
-function derInteger(value: bigint): Buffer {
-  let hex = value.toString(16);
-  if (hex.length % 2) hex = `0${hex}`;
-  const bytes = Buffer.from(hex, 'hex');
-  const body = bytes[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes;
-  return Buffer.concat([Buffer.from([0x02, body.length]), body]);
-}
-
-function derSignature(r: bigint, s: bigint): Buffer {
-  const body = Buffer.concat([derInteger(r), derInteger(s)]);
-  return Buffer.concat([Buffer.from([0x30, body.length]), body]);
-}
-
-function splitDer(der: Buffer): { r: bigint; s: bigint } {
-  const rLength = der[3]!;
-  const r = der.subarray(4, 4 + rLength);
-  const s = der.subarray(6 + rLength, 6 + rLength + der[5 + rLength]!);
-  return { r: BigInt(`0x${r.toString('hex')}`), s: BigInt(`0x${s.toString('hex')}`) };
 }
 
 /** An x coordinate with no point on P-256 (x = 1: 1 - 3 + b is not a square mod p). */
@@ -130,10 +110,10 @@ describe('p256', () => {
     expect(pair.publicUncompressed.toString('hex')).toBe(client.publicKeyUncompressed);
     expect(p256PrivateScalar(pair.privateKey).toString('hex')).toBe(client.privateKey);
 
-    const nMinus1 = Buffer.from((N - 1n).toString(16), 'hex');
+    const nMinus1 = Buffer.from((P256_ORDER - 1n).toString(16), 'hex');
     expect(p256FromPrivateScalar(nMinus1).publicUncompressed.toString('hex')).toBe(Buffer.from(getPublicKey(nMinus1, false)).toString('hex'));
     expect(() => p256FromPrivateScalar(Buffer.alloc(32))).toThrow(InvalidKeyError);
-    expect(() => p256FromPrivateScalar(Buffer.from(N.toString(16), 'hex'))).toThrow('P-256 private scalar is out of range');
+    expect(() => p256FromPrivateScalar(Buffer.from(P256_ORDER.toString(16), 'hex'))).toThrow('P-256 private scalar is out of range');
     expect(() => p256FromPrivateScalar(Buffer.alloc(32, 0xff))).toThrow('P-256 private scalar is out of range');
     expect(() => p256FromPrivateScalar(Buffer.alloc(31, 1))).toThrow('P-256 private scalar must be 32 bytes, got 31');
   });
@@ -272,7 +252,7 @@ describe('stamps', () => {
     const { header } = await clientStamp(payload);
     const original = decodeStamp(header);
     const { r, s } = splitDer(Buffer.from(original.signature, 'hex'));
-    const flipped = derSignature(r, N - s);
+    const flipped = derSignature(r, P256_ORDER - s);
     expect(flipped.equals(Buffer.from(original.signature, 'hex'))).toBe(false);
     const variant = parseStamp(encodeStamp({ ...original, signature: flipped.toString('hex') }));
     expect(verifyStamp(variant, payload)).toBe(true);
