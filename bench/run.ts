@@ -219,25 +219,23 @@ async function main(): Promise<void> {
     for (const scenario of SCENARIOS) {
       const port = scenario.target === 'baseline' ? basePort : corridorPort;
       const headers: Record<string, string> = scenario.auth ? { authorization } : {};
-      const call = async (method: string, path: string, body?: unknown) => {
+      /** One JSON call to Corridor, answered with its status and body. */
+      const flowCall: FlowCall = async (method, path, body, extra = {}) => {
         const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
           method,
-          headers: { ...headers, 'content-type': 'application/json' },
+          headers: { ...headers, 'content-type': 'application/json', ...extra },
           body: body === undefined ? undefined : JSON.stringify(body),
         });
-        if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
-        return (await response.json()) as Record<string, unknown>;
+        const text = await response.text();
+        return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+      };
+      /** The same, for set-up that must succeed. */
+      const call = async (method: string, path: string, body?: unknown) => {
+        const { status, body: answer } = await flowCall(method, path, body);
+        if (status >= 400) throw new Error(`${method} ${path} answered ${status}: ${JSON.stringify(answer)}`);
+        return answer;
       };
       if (scenario.flow) {
-        const flowCall: FlowCall = async (method, path, body, extra = {}) => {
-          const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
-            method,
-            headers: { ...headers, 'content-type': 'application/json', ...extra },
-            body: body === undefined ? undefined : JSON.stringify(body),
-          });
-          const text = await response.text();
-          return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-        };
         const makeWorker = await scenario.flow(flowCall);
         await runFlows(makeWorker, warmup);
         rows.push({ name: scenario.name, ...(await runFlows(makeWorker, duration)) });
