@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
-import { BASE_PATH, type Config } from './config.js';
+import { BASE_PATH } from './config.js';
 import { configRoutes } from './modules/config/routes.js';
 import { PlatformConfigCache } from './modules/config/service.js';
 import { beneficialOwnerRoutes } from './modules/beneficial-owners/routes.js';
@@ -19,8 +19,7 @@ import { WalletAuth } from './modules/wallet-auth/service.js';
 import { SignedRequests } from './modules/wallet-auth/signed-retry.js';
 import { TokenAuthenticator } from './modules/tokens/service.js';
 import type { BlobStore } from './platform/blob-store.js';
-import type { Clock } from './platform/clock.js';
-import type { Db, DbHandle } from './platform/db/database.js';
+import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
 import './platform/http/fastify-types.js';
@@ -30,16 +29,8 @@ import { registerOpsRoutes } from './platform/http/ops.js';
 import { ERROR_SCHEMAS } from './platform/http/schemas.js';
 import { validatorCompiler } from './platform/http/validation.js';
 import { uuidv7 } from './platform/ids.js';
-import type { JobWorker } from './platform/jobs.js';
+import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
-
-/** What every module's routes receive. */
-export interface ModuleDeps {
-  db: Db;
-  clock: Clock;
-  config: Config;
-  jobs: JobWorker;
-}
 
 export interface AppDeps extends ModuleDeps {
   handle: DbHandle;

@@ -2,18 +2,7 @@
  * Money is an integer count of a currency's smallest unit: `bigint` inside Corridor and in the
  * database, a JSON integer on the wire. Floating point never touches an amount.
  */
-
-/** ISO 4217 minor-unit exponents for the currencies Corridor knows; default is 2. */
-const MINOR_UNITS: Record<string, number> = {
-  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0,
-  UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
-  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
-  BTC: 8, SAT: 0, USDC: 6, USDT: 6,
-};
-
-export function minorUnits(currency: string): number {
-  return MINOR_UNITS[currency] ?? 2;
-}
+import { minorUnits } from './currencies.js';
 
 export class AmountOutOfRangeError extends Error {}
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatId, idPattern, newId, parseId, uuidv7 } from '../../src/platform/ids.js';
-import { amountFromWire, amountToWire, AmountOutOfRangeError, applyBasisPoints, formatAmount, minorUnits } from '../../src/platform/money.js';
+import { currency, isCurrency, minorUnits } from '../../src/platform/currencies.js';
+import { amountFromWire, amountToWire, AmountOutOfRangeError, applyBasisPoints, formatAmount } from '../../src/platform/money.js';
 import { decodeCursor, encodeCursor } from '../../src/platform/pagination.js';
 import { CUSTOM_FORMATS } from '../../src/platform/http/validation.js';
 import { AppError } from '../../src/platform/errors.js';
@@ -44,6 +45,11 @@ describe('money', () => {
     expect(minorUnits('USD')).toBe(2);
     expect(minorUnits('JPY')).toBe(0);
     expect(minorUnits('KWD')).toBe(3);
+    expect(minorUnits('BTC')).toBe(8);
+    expect(minorUnits('USDC')).toBe(6);
+    expect(currency('EUR')).toEqual({ code: 'EUR', name: 'Euro', symbol: '€', decimals: 2 });
+    expect(isCurrency('XAU')).toBe(false);
+    expect(isCurrency('ABC')).toBe(false);
     expect(formatAmount(12345n, 'USD')).toBe('123.45');
     expect(formatAmount(5n, 'USD')).toBe('0.05');
     expect(formatAmount(-5n, 'KWD')).toBe('-0.005');

@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { ModuleDeps } from '../../app.js';
+import type { ModuleDeps } from '../../platform/module.js';
 import { DatabaseBlobStore, type BlobStore } from '../../platform/blob-store.js';
 import { UploadSpool } from '../../platform/http/multipart.js';
 import { errorResponses } from '../../platform/http/schemas.js';

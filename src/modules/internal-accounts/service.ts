@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { amountToWire, minorUnits } from '../../platform/money.js';
+import { currency as currencyOf } from '../../platform/currencies.js';
+import { amountToWire } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { getConfigRow } from '../config/service.js';
 import { initialiseWallet } from '../wallet-auth/service.js';
@@ -15,17 +16,6 @@ import {
   type InternalAccountType,
 } from './repo.js';
 import type { CustomerAccountsQuery, InternalAccount, InternalAccountUpdate, PaymentInstructions, PlatformAccountsQuery } from './schemas.js';
-
-const CURRENCY_NAMES: Record<string, [name: string, symbol: string]> = {
-  USD: ['US Dollar', '$'], EUR: ['Euro', '€'], GBP: ['Pound Sterling', '£'], MXN: ['Mexican Peso', '$'], BRL: ['Brazilian Real', 'R$'],
-  CAD: ['Canadian Dollar', '$'], INR: ['Indian Rupee', '₹'], NGN: ['Naira', '₦'], PHP: ['Philippine Peso', '₱'], KES: ['Kenyan Shilling', 'KSh'],
-  JPY: ['Yen', '¥'], BTC: ['Bitcoin', '₿'], USDC: ['USD Coin', 'USDC'], USDT: ['Tether USD', 'USDT'],
-};
-
-function currencyOf(code: string) {
-  const [name, symbol] = CURRENCY_NAMES[code] ?? [code, code];
-  return { code, name, symbol, decimals: minorUnits(code) };
-}
 
 /** Digits derived from the account id: stable for an account, distinct between accounts. */
 function digitsFor(accountId: string, length: number): string {

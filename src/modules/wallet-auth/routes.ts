@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import type { ModuleDeps } from '../../app.js';
+import type { ModuleDeps } from '../../platform/module.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { AppError } from '../../platform/errors.js';
 import { answerSignedRetry, REQUEST_ID_HEADER, sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from './http.js';

@@ -1,0 +1,15 @@
+import type { Config } from '../config.js';
+import type { Clock } from './clock.js';
+import type { Db } from './db/database.js';
+import type { JobWorker } from './jobs.js';
+
+/**
+ * What every module's routes receive from the wiring in `app.ts`. It lives below the modules so
+ * that a module never imports the file that imports it.
+ */
+export interface ModuleDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  jobs: JobWorker;
+}
