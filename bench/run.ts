@@ -6,7 +6,8 @@
  * before each scenario), including 20 concurrent 10 MB uploads.
  * Flow scenarios (wallet auth) run whole multi-request flows, client-side crypto included, from
  * a few concurrent workers and report flows/s and the latency of a whole flow.
- * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50).
+ * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50),
+ * BENCH_ONLY (a regular expression: run only the scenarios whose name matches, plus the baseline).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -216,7 +217,8 @@ async function main(): Promise<void> {
 
   const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number; mbps?: number; rss?: { before: number; peak: number } }> = [];
   try {
-    for (const scenario of SCENARIOS) {
+    const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
+    for (const scenario of SCENARIOS.filter((s) => s.target === 'baseline' || !only || only.test(s.name))) {
       const port = scenario.target === 'baseline' ? basePort : corridorPort;
       const headers: Record<string, string> = scenario.auth ? { authorization } : {};
       /** One JSON call to Corridor, answered with its status and body. */
