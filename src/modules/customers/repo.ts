@@ -116,6 +116,20 @@ export async function umaAddressTaken(db: DbOrTx, platformId: string, umaAddress
   return (await query.executeTakeFirst()) !== undefined;
 }
 
+/** Live approved customers after `after` in id order: a walk over them in batches that resumes from a checkpoint. */
+export async function approvedCustomersAfter(db: DbOrTx, platformId: string, after: string | undefined, limit: number) {
+  let query = db
+    .selectFrom('customers')
+    .select(['id', 'email'])
+    .where('platform_id', '=', platformId)
+    .where('review_status', '=', 'APPROVED')
+    .where('deleted_at', 'is', null)
+    .orderBy('id', 'asc')
+    .limit(limit);
+  if (after) query = query.where('id', '>', after);
+  return query.execute();
+}
+
 export interface CustomerFilters {
   platformCustomerId?: string;
   customerType?: CustomerType;

@@ -10,6 +10,8 @@ import { sendWrite } from '../../platform/http/write.js';
 import { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
 import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
 import { SignedRequestChallenge, WalletOperationProcessing } from '../wallet-auth/schemas.js';
+import { CONFIG_ACCOUNTS_JOB, type ConfigAccountsJobPayload } from '../config/service.js';
+import { openAccountsAfterConfigChange } from './accounts-sync.js';
 import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
 import {
   Customer,
@@ -77,6 +79,9 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
 
   await app.register(multipart, { limits: { fileSize: MAX_CSV_BYTES, files: 1, fields: 0, parts: 1 } });
   deps.jobs.register(IMPORT_JOB, async (job) => runImport(deps.db, deps.clock, job.platform_id!, job.payload as ImportJobPayload, terms));
+  deps.jobs.register(CONFIG_ACCOUNTS_JOB, async (job, checkpoint) =>
+    openAccountsAfterConfigChange(deps.db, deps.clock, job.platform_id!, job.payload as ConfigAccountsJobPayload, checkpoint),
+  );
 
   app.post('/customers/bulk/csv', {
     schema: {
