@@ -12,7 +12,7 @@ import { documentRoutes } from './modules/documents/routes.js';
 import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
 import { tokenRoutes } from './modules/tokens/routes.js';
 import { verificationRoutes } from './modules/verifications/routes.js';
-import { LocalEnclave, loadMasterKey, type WalletEnclave } from './modules/wallet-auth/enclave/enclave.js';
+import { LocalEnclave, type WalletEnclave } from './modules/wallet-auth/enclave/enclave.js';
 import { OidcVerifier } from './modules/wallet-auth/oidc.js';
 import { walletAuthRoutes } from './modules/wallet-auth/routes.js';
 import { WalletAuth } from './modules/wallet-auth/service.js';
@@ -23,6 +23,7 @@ import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
 import './platform/http/fastify-types.js';
+import { loadMasterKey } from './platform/crypto/master-key.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js';
 import { registerOpsRoutes } from './platform/http/ops.js';
@@ -114,7 +115,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
   await configCache.start();
 
-  const enclave = options.enclave ?? new LocalEnclave(loadMasterKey(deps.config.wallet.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined));
+  const enclave = options.enclave ?? new LocalEnclave(loadMasterKey(deps.config.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined));
   const messages =
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
   const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);
