@@ -7,9 +7,14 @@ import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
-import { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
-import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
-import { SignedRequestChallenge, WalletOperationProcessing } from '../wallet-auth/schemas.js';
+import {
+  answerSignedRetry,
+  SignedRequestChallenge,
+  signedRetryHeaders,
+  SignedRetryHeaders,
+  type WalletAuthRouteDeps,
+  WalletOperationProcessing,
+} from '../wallet-auth/index.js';
 import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
 import {
   Customer,

@@ -8,9 +8,9 @@ import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { getConfigRow } from '../config/service.js';
-import { provisionCustomerAccounts } from '../internal-accounts/service.js';
-import { accountTiedToEmail, retieEmailCredentials } from '../wallet-auth/service.js';
+import { getConfigRow } from '../config/index.js';
+import { provisionCustomerAccounts } from '../internal-accounts/index.js';
+import { accountTiedToEmail, retieEmailCredentials } from '../wallet-auth/index.js';
 import {
   findCustomer,
   findSettings,

@@ -4,9 +4,9 @@ import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { ownerHolder } from '../beneficial-owners/service.js';
-import { customerTypeOf } from '../customers/service.js';
-import { reviewUnderway } from '../verifications/service.js';
+import { ownerHolder } from '../beneficial-owners/index.js';
+import { customerTypeOf } from '../customers/index.js';
+import { reviewUnderway } from '../verifications/index.js';
 import type { DocumentType } from './catalogue.js';
 import {
   blobInUse,

@@ -2,10 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { withTx } from '../../platform/db/tx.js';
 import { errorResponses } from '../../platform/http/schemas.js';
-import { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
-import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
-import { SignedRequestChallenge, WalletExportRequest, WalletExportResponse, WalletOperationProcessing } from '../wallet-auth/schemas.js';
-import { OPERATIONS } from '../wallet-auth/service.js';
+import {
+  answerSignedRetry,
+  OPERATIONS,
+  SignedRequestChallenge,
+  signedRetryHeaders,
+  SignedRetryHeaders,
+  type WalletAuthRouteDeps,
+  WalletExportRequest,
+  WalletExportResponse,
+  WalletOperationProcessing,
+} from '../wallet-auth/index.js';
 import {
   CustomerAccountList,
   CustomerAccountsQuery,

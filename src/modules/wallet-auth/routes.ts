@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import type { ModuleDeps } from '../../platform/module.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { AppError } from '../../platform/errors.js';
 import { answerSignedRetry, REQUEST_ID_HEADER, sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from './http.js';
@@ -22,14 +21,8 @@ import {
   SignedRequestChallenge,
   WalletOperationProcessing,
 } from './schemas.js';
-import { OPERATIONS, type WalletAuth } from './service.js';
-import type { SignedRequests } from './signed-retry.js';
-
-export interface WalletAuthRouteDeps extends ModuleDeps {
-  walletAuth: WalletAuth;
-  signed: SignedRequests;
-  enclavePublicKey: string;
-}
+import type { WalletAuthRouteDeps } from './route-deps.js';
+import { OPERATIONS } from './service.js';
 
 const SIGNED_RETRY_NOTE =
   ' Signed-retry pattern: the first call answers 202 with `payloadToSign`; re-send the same request with `Service-Wallet-Signature` and `Request-Id` before `expiresAt`.';

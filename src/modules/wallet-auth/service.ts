@@ -7,8 +7,7 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJob, type JobWorker } from '../../platform/jobs.js';
 import type { MessageSender } from '../../platform/messages.js';
-import type { EmbeddedWalletConfig } from '../config/schemas.js';
-import { getConfigRow, type PlatformConfigCache } from '../config/service.js';
+import { type EmbeddedWalletConfig, getConfigRow, type PlatformConfigCache } from '../config/index.js';
 import type { WalletEnclave } from './enclave/enclave.js';
 import {
   activeCredentials,
