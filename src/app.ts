@@ -10,7 +10,7 @@ import { customerRoutes } from './modules/customers/index.js';
 import { documentRoutes } from './modules/documents/index.js';
 import { internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
-import { verificationRoutes } from './modules/verifications/index.js';
+import { reviewUnderway, verificationRoutes } from './modules/verifications/index.js';
 import { loadMasterKey, LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle } from './platform/db/database.js';
@@ -137,7 +137,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
-      await api.register(documentRoutes, { ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+      await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

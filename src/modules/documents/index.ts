@@ -2,4 +2,4 @@
 export { DOCUMENT_CATEGORIES, DOCUMENT_TYPES, TWO_SIDED_TYPES, type DocumentCategory, type DocumentType } from './catalogue.js';
 export { documentRoutes } from './routes.js';
 export type { Document } from './schemas.js';
-export { documentsOfHolders } from './service.js';
+export { documentsOfHolders, type ReviewLookup } from './service.js';
