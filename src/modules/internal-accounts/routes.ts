@@ -53,8 +53,8 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, UPDATE_WALLET_ACCOUNT, request.params.id, headers);
       const challenge = await withTx(deps.db, async (trx) => {
-        const account = await walletAuth.walletAccount(trx, request.principal.platformId, request.params.id);
-        return walletAuth.issueFor(trx, {
+        const account = await walletAuth.wallets.walletAccount(trx, request.principal.platformId, request.params.id);
+        return walletAuth.wallets.issueFor(trx, {
           platformId: request.principal.platformId,
           accountUuid: account.id,
           operation: UPDATE_WALLET_ACCOUNT,
@@ -83,7 +83,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.exportWallet, request.params.id, headers);
-      return reply.code(202).send(await walletAuth.startExport(request.principal.platformId, request.params.id, request.body));
+      return reply.code(202).send(await walletAuth.wallets.startExport(request.principal.platformId, request.params.id, request.body));
     },
   });
 
