@@ -2,8 +2,8 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import type { JobCheckpoint } from '../../platform/jobs.js';
-import type { ConfigAccountsJobPayload } from '../config/service.js';
-import { provisionAccountsOf, provisionPlatformAccounts } from '../internal-accounts/service.js';
+import type { ConfigAccountsJobPayload } from '../config/index.js';
+import { provisionAccountsOf, provisionPlatformAccounts } from '../internal-accounts/index.js';
 import { approvedCustomersAfter } from './repo.js';
 
 /** Customers per transaction: small enough to keep locks short, large enough to move quickly. */

@@ -20,7 +20,8 @@ import {
   type ImportRow,
 } from './repo.js';
 import { CustomerCreateRequest, type CustomerCreate } from './schemas.js';
-import { createCustomer, mergeFieldErrors, ruleErrors, type CallerContext, type EndUserTerms } from './service.js';
+import { createCustomer, type CallerContext } from './create-update.js';
+import { mergeFieldErrors, ruleErrors, type EndUserTerms } from './validation.js';
 
 export const IMPORT_JOB = 'customers.bulk-import';
 /** Rows per transaction: each row in its own savepoint, the batch's progress committed with it. */

@@ -6,8 +6,8 @@ import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { getConfigRow } from '../config/service.js';
-import { initialiseWallet } from '../wallet-auth/service.js';
+import { getConfigRow } from '../config/index.js';
+import { initialiseWallet } from '../wallet-auth/index.js';
 import {
   insertAccountIfAbsent,
   listCustomerAccounts,
