@@ -9,7 +9,7 @@ import { PlatformConfigCache } from './modules/config/service.js';
 import { beneficialOwnerRoutes } from './modules/beneficial-owners/routes.js';
 import { customerRoutes } from './modules/customers/routes.js';
 import { documentRoutes } from './modules/documents/routes.js';
-import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
+import { createAccountsLedger, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { tokenRoutes } from './modules/tokens/routes.js';
 import { verificationRoutes } from './modules/verifications/routes.js';
 import { LocalEnclave, loadMasterKey, type WalletEnclave } from './modules/wallet-auth/enclave/enclave.js';
@@ -131,6 +131,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
     sessionSeconds: deps.config.wallet.sessionSeconds,
   });
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
+  // The one writer of balances; modules that move money get it from here.
+  const ledger = createAccountsLedger(deps.clock);
 
   await app.register(
     async (api) => {
@@ -139,7 +141,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
       await api.register(tokenRoutes, { ...deps, authenticator });
       await api.register(configRoutes, { ...deps, configCache });
       await api.register(customerRoutes, { ...deps, ...wallet });
-      await api.register(internalAccountRoutes, { ...deps, ...wallet });
+      await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger });
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
