@@ -4,10 +4,17 @@ import { withTx } from '../../platform/db/tx.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import type { Ledger } from '../ledger/index.js';
-import { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
-import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
-import { SignedRequestChallenge, WalletExportRequest, WalletExportResponse, WalletOperationProcessing } from '../wallet-auth/schemas.js';
-import { OPERATIONS } from '../wallet-auth/service.js';
+import {
+  answerSignedRetry,
+  OPERATIONS,
+  SignedRequestChallenge,
+  signedRetryHeaders,
+  SignedRetryHeaders,
+  type WalletAuthRouteDeps,
+  WalletExportRequest,
+  WalletExportResponse,
+  WalletOperationProcessing,
+} from '../wallet-auth/index.js';
 import {
   CustomerAccountList,
   CustomerAccountsQuery,
@@ -50,8 +57,8 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, UPDATE_WALLET_ACCOUNT, request.params.id, headers);
       const challenge = await withTx(deps.db, async (trx) => {
-        const account = await walletAuth.walletAccount(trx, request.principal.platformId, request.params.id);
-        return walletAuth.issueFor(trx, {
+        const account = await walletAuth.wallets.walletAccount(trx, request.principal.platformId, request.params.id);
+        return walletAuth.wallets.issueFor(trx, {
           platformId: request.principal.platformId,
           accountUuid: account.id,
           operation: UPDATE_WALLET_ACCOUNT,
@@ -80,7 +87,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.exportWallet, request.params.id, headers);
-      return reply.code(202).send(await walletAuth.startExport(request.principal.platformId, request.params.id, request.body));
+      return reply.code(202).send(await walletAuth.wallets.startExport(request.principal.platformId, request.params.id, request.body));
     },
   });
 

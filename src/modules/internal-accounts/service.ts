@@ -8,9 +8,9 @@ import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { getConfigRow } from '../config/service.js';
+import { getConfigRow } from '../config/index.js';
 import { internalAccountBalances, Ledger, LedgerError, openInternalLedgerAccount, type Balance, type InternalAccountBalance } from '../ledger/index.js';
-import { initialiseWallet } from '../wallet-auth/service.js';
+import { initialiseWallet } from '../wallet-auth/index.js';
 import {
   insertAccountIfAbsent,
   listCustomerAccounts,
