@@ -1,6 +1,6 @@
 import Type, { type TSchema } from 'typebox';
 import { StringEnum } from '../../platform/http/schemas.js';
-import { Address, Country, DateOnly, Email, Phone } from '../customers/schemas.js';
+import { Address, Country, DateOnly, Email, Phone } from '../customers/index.js';
 import {
   checkBic,
   checkBolt11,

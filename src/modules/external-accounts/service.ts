@@ -5,7 +5,7 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { customerTypeOf } from '../customers/service.js';
+import { customerTypeOf } from '../customers/index.js';
 import { beneficiaryOf, type BeneficiaryVerification } from './beneficiary.js';
 import {
   clearDefaultUmaDeposit,
