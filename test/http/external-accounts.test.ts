@@ -24,7 +24,7 @@ async function newCustomer(p: TestPlatform): Promise<string> {
   return (response.json() as { id: string }).id;
 }
 
-async function create(p: TestPlatform, body: Body, path = '/customers/external-accounts'): Promise<Account> {
+async function create(p: TestPlatform, body: Body | Sample, path = '/customers/external-accounts'): Promise<Account> {
   const response = await call(p, 'POST', path, body);
   expect(response.statusCode, response.body).toBe(201);
   return response.json() as Account;
