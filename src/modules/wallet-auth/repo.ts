@@ -320,18 +320,6 @@ export async function findWalletAccount(db: DbOrTx, platformId: string, accountI
   return row ? { ...row, customer_id: row.customer_id! } : undefined;
 }
 
-export async function hasVerifiedCredential(db: DbOrTx, accountId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('auth_credentials')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .where('verified_at', 'is not', null)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** Records an OIDC token as used; false when it was used before. Expired records are dropped on the way. */
 export async function useOidcToken(db: DbOrTx, platformId: string, digest: string, expiresAt: Date, now: Date): Promise<boolean> {
   await db.deleteFrom('oidc_tokens_used').where('expires_at', '<', now).execute();
