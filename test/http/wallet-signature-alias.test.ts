@@ -76,6 +76,14 @@ describe('Grid-Wallet-Signature', () => {
     expect(changed.json()).toMatchObject({ email: 'alias-signed@example.com' });
   });
 
+  it('signs a customer phone change tied to the SMS_OTP credential', async () => {
+    const { wallet, key } = await loggedInWallet({ phoneNumber: '+14155550112' });
+    expect((await client.signed('POST', '/auth/credentials', { type: 'SMS_OTP', accountId: wallet.accountId }, key)).statusCode).toBe(201);
+    const changed = await signedWithAlias('PATCH', `/customers/${wallet.customerId}`, { customerType: 'INDIVIDUAL', phoneNumber: '+14155550113' }, key);
+    expect(changed.statusCode, changed.body).toBe(200);
+    expect(changed.json()).toMatchObject({ phoneNumber: '+14155550113' });
+  });
+
   it('accepts both headers when they agree, and refuses them with 400 naming both when they differ', async () => {
     const { wallet, key } = await loggedInWallet();
     const path = `/internal-accounts/${wallet.accountId}`;
