@@ -11,6 +11,8 @@
  * The CSV import scenario uploads a file of BENCH_CSV_ROWS rows (default 20,000), waits for the
  * job to finish, and meanwhile reads one customer from 8 paced loops (about 200 reads/s): it
  * reports rows/s and the latency of those reads during the import.
+ * The ledger scenario (PostgreSQL only, bench/ledger.ts) reports transfers/s beside the
+ * single-row-update ceiling of the same run; BENCH_LEDGER_SHARDS sets the fee account's shards.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +24,7 @@ import autocannon from 'autocannon';
 import { BASE_PATH } from '../src/config.js';
 import { csvImport } from './csv-import.js';
 import { grainyCardJpeg, uploadBodies } from './documents.js';
+import { LEDGER_CLIENTS, ledgerScenario, type LedgerBenchResult } from './ledger.js';
 import { emailOtpVerifyFlow, signedRetryFlow, type Call as FlowCall } from './wallet.js';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -217,7 +220,7 @@ async function main(): Promise<void> {
       env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
       encoding: 'utf8',
     }).trim().split('\n').pop()!,
-  ) as { clientId: string; clientSecret: string };
+  ) as { platformId: string; clientId: string; clientSecret: string };
   const authorization = `Basic ${Buffer.from(`${created.clientId}:${created.clientSecret}`).toString('base64')}`;
 
   const basePort = await freePort();
@@ -231,6 +234,7 @@ async function main(): Promise<void> {
   );
 
   const notes: string[] = [];
+  let ledger: LedgerBenchResult | undefined;
   const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number; mbps?: number; rss?: { before: number; peak: number } }> = [];
   try {
     const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
@@ -288,6 +292,20 @@ async function main(): Promise<void> {
         ...(measuresPeak ? { rss: { before: rssBefore, peak: rssKiB(corridor.pid!, 'VmHWM') } } : {}),
       });
     }
+    if (process.env.DATABASE_URL && (!only || only.test(LEDGER_SCENARIO))) {
+      const call = async (method: string, path: string, body?: unknown) => {
+        const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
+          method,
+          headers: { authorization, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const answer = (await response.json()) as Record<string, unknown>;
+        if (response.status >= 400) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
+        return answer;
+      };
+      const shards = Number(process.env.BENCH_LEDGER_SHARDS ?? 64);
+      ledger = await ledgerScenario({ databaseUrl: process.env.DATABASE_URL, platformId: created.platformId, call, warmup, duration, shards });
+    }
   } finally {
     corridor.kill('SIGTERM');
     baseline.kill('SIGTERM');
@@ -311,6 +329,29 @@ async function main(): Promise<void> {
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
   for (const note of notes) process.stdout.write(`\n${note}\n`);
+  if (ledger) printLedger(ledger);
+  else if (!process.env.DATABASE_URL) process.stdout.write(`\n${LEDGER_SCENARIO}: skipped (PostgreSQL only: set DATABASE_URL)\n`);
+}
+
+const LEDGER_SCENARIO = `ledger: ${LEDGER_CLIENTS} clients, transfer + fee to one platform account`;
+
+function printLedger(result: LedgerBenchResult): void {
+  const { transfers, ceiling, verify } = result;
+  const ratio = (transfers.rps / ceiling.rps) * 100;
+  const rowOf = (name: string, r: typeof transfers) => `  ${name.padEnd(58)} ${r.rps.toFixed(0).padStart(7)}/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  errors ${r.errors}`;
+  process.stdout.write(
+    [
+      '',
+      `${LEDGER_SCENARIO} (fee account in ${result.shards} shard${result.shards === 1 ? '' : 's'})`,
+      rowOf('ceiling: UPDATE … SET n = n + 1 on a private row per client', ceiling),
+      rowOf('ledger transfers (A → B + fee, BALANCE_UPDATED events)', transfers),
+      `  transfers/s vs ceiling: ${ratio.toFixed(1)}% (target ≥ 50%)`,
+      `  ledger verify: ${verify.ok ? 'OK' : 'BREACHED'} — ${verify.transactions} transactions, ${verify.balanceRows} balance rows, ${verify.breachCount} breaches`,
+      ...verify.breaches.slice(0, 20).map((b) => `    BREACH ${b.check} ${b.subject}: ${b.detail}`),
+      '',
+    ].join('\n'),
+  );
+  if (!verify.ok) process.exitCode = 1;
 }
 
 main().catch((error: unknown) => {
