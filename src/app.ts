@@ -9,7 +9,7 @@ import { beneficialOwnerRoutes } from './modules/beneficial-owners/index.js';
 import { customerRoutes } from './modules/customers/index.js';
 import { documentRoutes } from './modules/documents/index.js';
 import { EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
-import { internalAccountRoutes } from './modules/internal-accounts/index.js';
+import { createAccountsLedger, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
 import { reviewUnderway, verificationRoutes } from './modules/verifications/index.js';
 import { loadMasterKey, LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
@@ -128,6 +128,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
     sessionSeconds: deps.config.wallet.sessionSeconds,
   });
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
+  // The one writer of balances; modules that move money get it from here.
+  const ledger = createAccountsLedger(deps.clock);
 
   await app.register(
     async (api) => {
@@ -136,7 +138,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
       await api.register(tokenRoutes, { ...deps, authenticator });
       await api.register(configRoutes, { ...deps, configCache });
       await api.register(customerRoutes, { ...deps, ...wallet });
-      await api.register(internalAccountRoutes, { ...deps, ...wallet });
+      await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger });
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);

@@ -9,6 +9,7 @@ const TAGS = [
   { name: 'Documents', description: 'Verification documents of customers and beneficial owners: upload (screened at once), replace, list, delete.' },
   { name: 'Internal Accounts', description: 'Accounts Corridor holds for customers (opened on KYC/KYB approval) and for the platform.' },
   { name: 'External Accounts', description: 'Bank accounts and wallets money is paid to: validated by their real rules, holder names confirmed, wallet ownership proven.' },
+  { name: 'Sandbox', description: 'Simulations for sandbox platforms only: fund accounts, drive payments.' },
 ];
 
 /** The OpenAPI 3.1 document is generated from the route schemas; nothing is written by hand. */
