@@ -80,3 +80,17 @@ export const InternalAccountUpdate = Type.Object(
   { additionalProperties: false, minProperties: 1, title: 'InternalAccountUpdateRequest' },
 );
 export type InternalAccountUpdate = Static<typeof InternalAccountUpdate>;
+
+export const SandboxFundParams = Type.Object({ accountId: ResourceId('InternalAccount') });
+export const SandboxFundRequest = Type.Object(
+  {
+    amount: Type.Integer({
+      format: 'int64',
+      minimum: 1,
+      maximum: 100_000_000_000,
+      description: "How much to add, in the smallest unit of the account's currency (at most 1e11).",
+    }),
+  },
+  { additionalProperties: false, title: 'SandboxFundRequest' },
+);
+export type SandboxFundRequest = Static<typeof SandboxFundRequest>;
