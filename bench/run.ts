@@ -8,6 +8,9 @@
  * a few concurrent workers and report flows/s and the latency of a whole flow.
  * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50),
  * BENCH_ONLY (a regular expression: run only the scenarios whose name matches, plus the baseline).
+ * The CSV import scenario uploads a file of BENCH_CSV_ROWS rows (default 20,000), waits for the
+ * job to finish, and meanwhile reads one customer from 8 paced loops (about 200 reads/s): it
+ * reports rows/s and the latency of those reads during the import.
  * The ledger scenario (PostgreSQL only, bench/ledger.ts) reports transfers/s beside the
  * single-row-update ceiling of the same run; BENCH_LEDGER_SHARDS sets the fee account's shards.
  */
@@ -19,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { BASE_PATH } from '../src/config.js';
+import { csvImport } from './csv-import.js';
 import { grainyCardJpeg, uploadBodies } from './documents.js';
 import { LEDGER_CLIENTS, ledgerScenario, type LedgerBenchResult } from './ledger.js';
 import { emailOtpVerifyFlow, signedRetryFlow, type Call as FlowCall } from './wallet.js';
@@ -52,6 +56,8 @@ interface Scenario {
   burst?: { connections: number; amount: number };
   /** A multi-request flow instead of one request: a factory of workers, each looping over the flow. */
   flow?: (call: FlowCall) => Promise<() => FlowWorker>;
+  /** A scenario that measures itself once (no warm-up, no duration): answers its row of the table. */
+  once?: (call: FlowCall) => Promise<{ rps: number; p50: number; p99: number; errors: number; note: string }>;
   expectStatus: number;
 }
 
@@ -139,6 +145,14 @@ const SCENARIOS: Scenario[] = [
   },
   { name: `EMAIL_OTP verify flow (${FLOW_WORKERS} workers)`, target: 'corridor', path: '', flow: emailOtpVerifyFlow, auth: true, expectStatus: 200 },
   { name: `signed retry flow, PATCH wallet (${FLOW_WORKERS} workers)`, target: 'corridor', path: '', flow: signedRetryFlow, auth: true, expectStatus: 200 },
+  {
+    name: 'CSV import (rows/s; p50/p99 of GET /customers/{id} meanwhile)',
+    target: 'corridor',
+    path: '',
+    once: (call) => csvImport(call, Number(process.env.BENCH_CSV_ROWS ?? 20_000)),
+    auth: true,
+    expectStatus: 200,
+  },
 ];
 
 /** Linux: forget the process's peak RSS, so the next reading is the peak of what follows. */
@@ -214,10 +228,12 @@ async function main(): Promise<void> {
   const corridorPort = await freePort();
   const corridor = await startProcess(
     ['--import', 'tsx', 'src/cli.ts', 'serve'],
-    { ...env, PORT: String(corridorPort), HOST: '127.0.0.1', CORRIDOR_JOBS: 'false' },
+    // The job worker runs in the API process, as in a one-process deployment: the CSV import shares it with the reads it is measured against.
+    { ...env, PORT: String(corridorPort), HOST: '127.0.0.1', CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '100' },
     `http://127.0.0.1:${corridorPort}/readyz`,
   );
 
+  const notes: string[] = [];
   let ledger: LedgerBenchResult | undefined;
   const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number; mbps?: number; rss?: { before: number; peak: number } }> = [];
   try {
@@ -227,10 +243,12 @@ async function main(): Promise<void> {
       const headers: Record<string, string> = scenario.auth ? { authorization } : {};
       /** One JSON call to Corridor, answered with its status and body. */
       const flowCall: FlowCall = async (method, path, body, extra = {}) => {
+        // A multipart form goes as it is (fetch sets its content type); anything else as JSON.
+        const form = body instanceof FormData;
         const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
           method,
-          headers: { ...headers, 'content-type': 'application/json', ...extra },
-          body: body === undefined ? undefined : JSON.stringify(body),
+          headers: { ...headers, ...(form ? {} : { 'content-type': 'application/json' }), ...extra },
+          body: body === undefined ? undefined : form ? body : JSON.stringify(body),
         });
         const text = await response.text();
         return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
@@ -241,6 +259,12 @@ async function main(): Promise<void> {
         if (status >= 400) throw new Error(`${method} ${path} answered ${status}: ${JSON.stringify(answer)}`);
         return answer;
       };
+      if (scenario.once) {
+        const { note, ...result } = await scenario.once(flowCall);
+        rows.push({ name: scenario.name, ...result });
+        notes.push(note);
+        continue;
+      }
       if (scenario.flow) {
         const makeWorker = await scenario.flow(flowCall);
         await runFlows(makeWorker, warmup);
@@ -304,6 +328,7 @@ async function main(): Promise<void> {
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
+  for (const note of notes) process.stdout.write(`\n${note}\n`);
   if (ledger) printLedger(ledger);
   else if (!process.env.DATABASE_URL) process.stdout.write(`\n${LEDGER_SCENARIO}: skipped (PostgreSQL only: set DATABASE_URL)\n`);
 }

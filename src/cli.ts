@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
@@ -9,6 +10,7 @@ import { openDatabase } from './platform/db/database.js';
 import { migrationsCurrent } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
 import { PERMISSIONS, type Permission } from './platform/http/auth.js';
+import { newMasterKey } from './platform/crypto/master-key.js';
 import { formatId, parseId } from './platform/ids.js';
 import { openAndMigrate, startServer } from './server.js';
 
@@ -17,6 +19,7 @@ const USAGE = `Usage: corridor <command> [options]
 Commands:
   serve                                   start the HTTP API (default)
   migrate                                 apply pending database migrations and exit
+  master-key generate                     print a new CORRIDOR_MASTER_KEY (keep it in a secret manager)
   platforms create --environment sandbox|production [--name NAME] [--json]
                                           create a platform and its first API token
   tokens create [--platform ID] [--name NAME] [--permissions VIEW,TRANSACT,MANAGE] [--json]
@@ -25,7 +28,7 @@ Commands:
                                           check every ledger invariant (read-only, in batches);
                                           exit 1 if any is breached
 
-Environment: PORT, HOST, DATABASE_URL, CORRIDOR_DATA_DIR, LOG_LEVEL (see README).`;
+Environment: PORT, HOST, DATABASE_URL, CORRIDOR_MASTER_KEY, CORRIDOR_DATA_DIR, LOG_LEVEL (see README).`;
 
 class UsageError extends Error {}
 
@@ -91,6 +94,17 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate': {
       await withDatabase(async () => {});
       process.stdout.write('migrations are up to date\n');
+      return;
+    }
+    case 'master-key': {
+      if (sub !== 'generate') fail('expected: corridor master-key generate');
+      // The key alone on stdout, so `export CORRIDOR_MASTER_KEY=$(corridor master-key generate)` works.
+      process.stdout.write(`${newMasterKey()}\n`);
+      process.stderr.write(
+        'corridor: this is a new CORRIDOR_MASTER_KEY. Store it in your secret manager and give the same key to every\n' +
+          'Corridor process of this database. Never store it in the database: losing it loses every wallet and\n' +
+          'every secret sealed under it.\n',
+      );
       return;
     }
     case 'platforms': {
