@@ -6,6 +6,8 @@ import { isValidBIC, isValidIBAN } from 'ibantools';
 import { hasError, parsePix } from 'pix-utils';
 import { isAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_POSTING_AMOUNT } from '../../src/modules/ledger/index.js';
+import { withTx } from '../../src/platform/db/tx.js';
 import { checkSolanaAddress, checkSparkAddress, checkTronAddress } from '../../src/modules/external-accounts/formats.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
@@ -52,6 +54,23 @@ describe('POST /sandbox/internal-accounts/{id}/fund', () => {
     const events = await ctx.handle.db.selectFrom('events').select(['type', 'resource_id', 'data']).where('platform_id', '=', p.uuid).where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED').orderBy('id').execute();
     expect(events.map((e) => e.data)).toEqual([body, again]);
     expect(events.every((e) => e.resource_id === account!.id)).toBe(true);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('refuses a deposit that would take a balance past what JSON carries exactly (AMOUNT_OUT_OF_RANGE)', async () => {
+    const p = await ctx.newPlatform();
+    const [account] = await customerAccounts(p);
+    const uuid = account!.id.slice('InternalAccount:'.length);
+    await withTx(ctx.handle.db, (trx) =>
+      ctx.ledger.transfer(trx, {
+        platformId: p.uuid,
+        reference: 'to-the-brim',
+        postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: uuid }, amount: MAX_POSTING_AMOUNT, currency: 'USD' }],
+      }),
+    );
+    expectEnvelope(await fund(p, account!.id, 1), 400, 'AMOUNT_OUT_OF_RANGE');
+    const listed = ((await call(p, 'GET', '/customers/internal-accounts')).json() as { data: Account[] }).data[0]!;
+    expect(listed.balance.amount).toBe(Number.MAX_SAFE_INTEGER);
     await expectLedgerConsistent(ctx.handle.db);
   });
 
@@ -125,6 +144,15 @@ describe('currencies', () => {
     expect(ok.statusCode, ok.body).toBe(200);
     const own = ((await call(p, 'GET', '/platform/internal-accounts?currency=BTC')).json() as { data: Account[] }).data;
     expect(own.map((a) => a.balance.currency)).toEqual([{ code: 'BTC', name: 'Bitcoin', symbol: '₿', decimals: 8 }]);
+
+    const customer = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Cy Coin', currencies: ['USDC', 'BTC', 'EUR'] });
+    expect(customer.statusCode, customer.body).toBe(201);
+    const refused = expectEnvelope(await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Cy Coin', currencies: ['USD', 'XYZ'] }), 400, 'INVALID_CURRENCY');
+    expect(refused.details!.errors).toEqual([{ field: 'currencies.1', message: 'XYZ is not a currency Corridor knows' }]);
+    const id = (customer.json() as Body).id as string;
+    expectEnvelope(await call(p, 'PATCH', `/customers/${id}`, { customerType: 'INDIVIDUAL', currencies: ['ABC'] }), 400, 'INVALID_CURRENCY');
+    expectEnvelope(await call(p, 'GET', '/customers?currency=XYZ'), 400, 'INVALID_CURRENCY');
+    expect(((await call(p, 'GET', '/customers?currency=USDC')).json() as { data: Body[] }).data.map((c) => c.id)).toEqual([id]);
   });
 });
 
