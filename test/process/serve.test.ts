@@ -3,7 +3,6 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, basic } from '../helpers/context.js';
-import { openDatabase } from '../../src/platform/db/database.js';
 import { freePort, processDatabase } from '../helpers/process.js';
 
 const root = new URL('../../', import.meta.url).pathname;
