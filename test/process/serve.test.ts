@@ -1,47 +1,16 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, basic } from '../helpers/context.js';
+import { freePort, processDatabase } from '../helpers/process.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 let env: Record<string, string>;
 let cleanup: () => Promise<void>;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
-  const url = process.env.TEST_DATABASE_URL;
-  if (url) {
-    const schema = `serve_${process.pid}_${Date.now()}`;
-    const admin = await openDatabase({ databaseUrl: url, poolSize: 1 });
-    await admin.db.schema.createSchema(schema).execute();
-    await admin.close();
-    const withSchema = new URL(url);
-    withSchema.searchParams.set('options', `-c search_path=${schema}`);
-    env = { DATABASE_URL: withSchema.toString(), CORRIDOR_MASTER_KEY: randomBytes(32).toString('hex') };
-    cleanup = async () => {
-      const db = await openDatabase({ databaseUrl: url, poolSize: 1 });
-      await db.db.schema.dropSchema(schema).cascade().execute();
-      await db.close();
-    };
-  } else {
-    const dir = await mkdtemp(join(tmpdir(), 'corridor-serve-'));
-    env = { CORRIDOR_DATA_DIR: join(dir, 'data') };
-    cleanup = () => rm(dir, { recursive: true, force: true });
-  }
+  ({ env, cleanup } = await processDatabase('serve'));
 });
 afterAll(() => cleanup());
 

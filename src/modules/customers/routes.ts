@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { dryRun } from '../../platform/db/tx.js';
+import { formatId } from '../../platform/ids.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
@@ -12,6 +13,7 @@ import {
   SignedRequestChallenge,
   signedRetryHeaders,
   SignedRetryHeaders,
+  type TiedCredentials,
   type WalletAuthRouteDeps,
   WalletOperationProcessing,
 } from '../wallet-auth/index.js';
@@ -33,7 +35,7 @@ import {
   ImportJobResponse,
   type CustomerCreate,
 } from './schemas.js';
-import { changeTiedEmail, emailChangeSigner } from './contact-changes.js';
+import { changeTiedContact, checkContactChange, CONTACT_OPERATIONS, contactKindOf, signedContactChange } from './contact-changes.js';
 import { createCustomer, deleteCustomer, updateCustomer } from './create-update.js';
 import { getCustomer, listCustomers } from './reads.js';
 import { getSettings, updateSettings } from './review-state.js';
@@ -67,9 +69,6 @@ async function readCsvUpload(request: FastifyRequest): Promise<string> {
     throw invalidInput([{ field: 'file', message: 'must be UTF-8 text' }]);
   }
 }
-
-/** The signed operation that changes an e-mail tied to EMAIL_OTP credentials. */
-const CHANGE_TIED_EMAIL = 'customer.email';
 
 export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = async (app, deps) => {
   const tags = ['Customers'];
@@ -237,12 +236,14 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
     handler: async (request) => getCustomer(deps.db, request.principal.platformId, request.params.customerId),
   });
 
-  deps.signed.register(CHANGE_TIED_EMAIL, {
-    execute: async (trx, row) => ({
-      statusCode: 200,
-      body: await changeTiedEmail(trx, deps.clock, row.platform_id, terms, row.target_id, row.context.body),
-    }),
-  });
+  for (const { operation } of Object.values(CONTACT_OPERATIONS)) {
+    deps.signed.register(operation, {
+      execute: async (trx, row) => ({
+        statusCode: 200,
+        body: await changeTiedContact(trx, deps.clock, row.platform_id, terms, row.target_id, row.context.body, row.context.tied as TiedCredentials),
+      }),
+    });
+  }
 
   app.patch('/customers/:customerId', {
     schema: {
@@ -251,15 +252,19 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       summary: 'Update a customer',
       description:
         'Fields left out stay as they are. Every invalid field is reported in one 400 INVALID_INPUT. 410 CUSTOMER_DELETED for a deleted customer. ' +
-        "Changing an e-mail that an embedded wallet's EMAIL_OTP credential is tied to answers 202 with a signed-retry challenge; the signed retry changes the " +
-        'customer e-mail and the credential together and answers 200 (or 200 `{status: PROCESSING}`).',
+        "Changing an e-mail that an embedded wallet's EMAIL_OTP credential is tied to, or a phone number an SMS_OTP credential is tied to, answers 202 with a " +
+        'signed-retry challenge (sign it with a session of the wallet; an end user who never logged in logs in with the EMAIL_OTP credential first); the ' +
+        'signed retry changes the customer contact and every tied credential together and answers 200 (or 200 `{status: PROCESSING}`). E-mail and phone in ' +
+        'one request: 400. A contact that another wallet\'s OTP credential carries: 409 EMAIL_OTP_EMAIL_ALREADY_EXISTS (e-mail) or CONFLICT (phone). Tied ' +
+        'credentials added or revoked since the 202: 409 EMAIL_OTP_CREDENTIAL_SET_CHANGED; a tied credential that no longer carries the old contact (a ' +
+        'competing change was signed first): 424 EMAIL_OTP_CREDENTIAL_SYNC_FAILED. Either leaves everything unchanged.',
       params: CustomerParams,
       headers: SignedRetryHeaders,
       body: CustomerUpdateRequest,
       response: {
         200: Type.Union([Customer, WalletOperationProcessing]),
         202: SignedRequestChallenge,
-        ...errorResponses(400, 401, 403, 404, 409, 410, 500),
+        ...errorResponses(400, 401, 403, 404, 409, 410, 424, 500),
       },
     },
     attachValidation: true,
@@ -271,23 +276,26 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       const signedHeaders = signedRetryHeaders(request);
       if (signedHeaders) {
         if (schemaErrors.length) throw invalidInput(schemaErrors);
-        return answerSignedRetry(deps.signed, request, reply, CHANGE_TIED_EMAIL, customerId, signedHeaders);
+        const { operation } = CONTACT_OPERATIONS[contactKindOf(request.body) ?? 'email'];
+        return answerSignedRetry(deps.signed, request, reply, operation, customerId, signedHeaders);
       }
       return sendWrite(deps, request, reply, async (trx) => {
-        const signer = await emailChangeSigner(trx, platformId, customerId, request.body);
+        const change = await signedContactChange(trx, platformId, customerId, request.body);
         const update = () => updateCustomer(trx, deps.clock, platformId, terms, customerId, request.body, schemaErrors);
-        if (!signer) return { statusCode: 200, body: await update() };
+        if (!change) return { statusCode: 200, body: await update() };
         // Every field error is reported before the challenge; the change itself waits for the signature.
         await dryRun(trx, update);
-        const email = (request.body as { email: string }).email;
+        await checkContactChange(trx, platformId, customerId, change);
+        const { operation, activity, parameter } = CONTACT_OPERATIONS[change.kind];
         const challenge = await deps.walletAuth.wallets.issueFor(trx, {
           platformId,
-          accountUuid: signer,
-          operation: CHANGE_TIED_EMAIL,
+          accountUuid: change.tied.accountUuid,
+          operation,
           targetId: customerId,
           body: request.body,
-          type: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL',
-          parameters: { userEmail: email, userId: `InternalAccount:${signer}` },
+          type: activity,
+          parameters: { [parameter]: change.contact, userId: formatId('InternalAccount', change.tied.accountUuid) },
+          context: { tied: change.tied },
         });
         return { statusCode: 202, body: challenge };
       });
