@@ -5,8 +5,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync
 import type { Logger } from 'pino';
 import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
-import { beneficialOwnerRoutes } from './modules/beneficial-owners/index.js';
-import { customerRoutes } from './modules/customers/index.js';
+import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
+import { customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
 import { documentRoutes } from './modules/documents/index.js';
 import { createAccountsLedger, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
@@ -19,6 +19,7 @@ import { registerBasicAuth } from './platform/http/auth.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
 import './platform/http/fastify-types.js';
 import { loadMasterKey } from './platform/crypto/master-key.js';
+import { TenantSecretBox } from './platform/crypto/secret-box.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js';
 import { registerOpsRoutes } from './platform/http/ops.js';
@@ -28,7 +29,7 @@ import { uuidv7 } from './platform/ids.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
-export interface AppDeps extends ModuleDeps {
+export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
   handle: DbHandle;
   logger: Logger;
 }
@@ -55,7 +56,9 @@ export interface AppOptions {
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
 }
 
-export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
+export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
+  const masterKey = loadMasterKey(appDeps.config.masterKey, appDeps.config.dataDir, appDeps.config.databaseUrl !== undefined);
+  const deps = { ...appDeps, identifiers: new TenantSecretBox(masterKey, 'tax-identifier') };
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
@@ -112,7 +115,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
   await configCache.start();
 
-  const enclave = options.enclave ?? new LocalEnclave(loadMasterKey(deps.config.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined));
+  const enclave = options.enclave ?? new LocalEnclave(masterKey);
   const messages =
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
   const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);
@@ -129,6 +132,14 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
     sessionSeconds: deps.config.wallet.sessionSeconds,
   });
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
+  // Tax identifiers stored before sealing (the migration's job) or under a rotated key: customers' and owners'.
+  const resealIdentifiers = async (job: { platform_id: string | null }) => {
+    const platformId = job.platform_id ?? undefined;
+    await resealCustomerIdentifiers(deps.db, deps.identifiers, platformId);
+    await resealOwnerIdentifiers(deps.db, deps.identifiers, platformId);
+  };
+  deps.jobs.register(SEAL_PLAINTEXT_JOB, resealIdentifiers);
+  deps.jobs.register(RESEAL_JOB, resealIdentifiers);
   // The one writer of balances; modules that move money get it from here.
   const ledger = createAccountsLedger(deps.clock);
 

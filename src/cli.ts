@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
-import { createPlatform, type Environment } from './modules/platforms/index.js';
+import { createPlatform, raiseIdentifierKeyVersion, type Environment } from './modules/platforms/index.js';
 import { verifyLedger } from './modules/ledger/index.js';
 import { createToken } from './modules/tokens/index.js';
 import { systemClock } from './platform/clock.js';
@@ -10,7 +10,9 @@ import { openDatabase } from './platform/db/database.js';
 import { migrationsCurrent } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
 import { PERMISSIONS, type Permission } from './platform/http/auth.js';
+import { RESEAL_JOB } from './modules/customers/index.js';
 import { newMasterKey } from './platform/crypto/master-key.js';
+import { enqueueJob } from './platform/jobs.js';
 import { formatId, parseId } from './platform/ids.js';
 import { openAndMigrate, startServer } from './server.js';
 
@@ -20,6 +22,7 @@ Commands:
   serve                                   start the HTTP API (default)
   migrate                                 apply pending database migrations and exit
   master-key generate                     print a new CORRIDOR_MASTER_KEY (keep it in a secret manager)
+  identifiers rotate-key --platform ID    seal the platform's tax identifiers under a new key version
   platforms create --environment sandbox|production [--name NAME] [--json]
                                           create a platform and its first API token
   tokens create [--platform ID] [--name NAME] [--permissions VIEW,TRANSACT,MANAGE] [--json]
@@ -105,6 +108,21 @@ async function main(argv: string[]): Promise<void> {
           'Corridor process of this database. Never store it in the database: losing it loses every wallet and\n' +
           'every secret sealed under it.\n',
       );
+      return;
+    }
+    case 'identifiers': {
+      if (sub !== 'rotate-key' || !values.platform) fail('expected: corridor identifiers rotate-key --platform Platform:<uuid>');
+      const platformUuid = parseId('Platform', values.platform);
+      if (!platformUuid) fail('--platform must be a Platform:<uuid> id');
+      const version = await withDatabase((h) =>
+        withTx(h.db, async (trx) => {
+          const next = await raiseIdentifierKeyVersion(trx, platformUuid, systemClock.now());
+          // The running servers' job workers re-seal every identifier under the new version, batch by batch.
+          await enqueueJob(trx, systemClock, { kind: RESEAL_JOB, platformId: platformUuid, payload: {} });
+          return next;
+        }),
+      );
+      process.stdout.write(`identifiers of ${values.platform} are being re-sealed under key version ${version}\n`);
       return;
     }
     case 'platforms': {

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Clock } from './clock.js';
 import type { Db } from './db/database.js';
+import type { TenantSecretBox } from './crypto/secret-box.js';
 import type { JobWorker } from './jobs.js';
 
 /**
@@ -12,4 +13,6 @@ export interface ModuleDeps {
   clock: Clock;
   config: Config;
   jobs: JobWorker;
+  /** Seals customers' and beneficial owners' tax identifiers at rest, per platform and key version. */
+  identifiers: TenantSecretBox;
 }

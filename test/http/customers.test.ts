@@ -87,7 +87,10 @@ describe('POST /customers', () => {
   it('creates a business with businessInfo and a generated umaAddress and platformCustomerId', async () => {
     const { platformCustomerId: _omit, ...body } = business();
     const customer = await create(ctx.platform, body);
-    expect(customer).toMatchObject({ customerType: 'BUSINESS', kybStatus: 'UNVERIFIED', businessInfo: body.businessInfo, address: body.address });
+    // taxId is write-only, like an individual's identifier: sealed at rest, never answered.
+    const { taxId: _taxId, ...shownInfo } = body.businessInfo as Record<string, unknown>;
+    expect(customer).toMatchObject({ customerType: 'BUSINESS', kybStatus: 'UNVERIFIED', businessInfo: shownInfo, address: body.address });
+    expect(customer.businessInfo).not.toHaveProperty('taxId');
     expect(customer).not.toHaveProperty('kycStatus');
     expect(customer.platformCustomerId).toBe(String(customer.id).slice('Customer:'.length));
     expect(customer.umaAddress).toMatch(/^\$c[0-9a-f]{16}@uma\.corridor\.local$/);

@@ -12,7 +12,10 @@ interface BeneficialOwnersTable {
   roles: string[];
   ownership_percentage: number;
   personal_info: PersonalInfo;
-  identifier: string;
+  /** Legacy plaintext, sealed by the identifiers.seal-plaintext job; always null for new rows. */
+  identifier: string | null;
+  identifier_sealed: string | null;
+  identifier_key_version: number | null;
   kyc_status: ReviewStatus;
   created_at: Date;
   updated_at: Date;
@@ -72,4 +75,24 @@ export async function setOwnerStatuses(db: DbOrTx, platformId: string, ids: stri
     .where('platform_id', '=', platformId)
     .where('id', 'in', ids)
     .execute();
+}
+
+/** Owners whose identifier is not sealed under their platform's current key (legacy plaintext or an older version). */
+export async function ownersToReseal(db: DbOrTx, platformId: string | undefined, limit: number) {
+  let query = db
+    .selectFrom('beneficial_owners')
+    .innerJoin('platforms', 'platforms.id', 'beneficial_owners.platform_id')
+    .select(['beneficial_owners.id', 'beneficial_owners.platform_id', 'beneficial_owners.identifier', 'beneficial_owners.identifier_sealed', 'beneficial_owners.identifier_key_version'])
+    .select('platforms.identifier_key_version as current_version')
+    .where((eb) =>
+      eb.or([
+        eb('beneficial_owners.identifier', 'is not', null),
+        eb.and([eb('beneficial_owners.identifier_sealed', 'is not', null), eb('beneficial_owners.identifier_key_version', '<', eb.ref('platforms.identifier_key_version'))]),
+      ]),
+    )
+    .orderBy('beneficial_owners.id')
+    .limit(limit)
+    .forUpdate();
+  if (platformId) query = query.where('beneficial_owners.platform_id', '=', platformId);
+  return query.execute();
 }

@@ -31,7 +31,7 @@ export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = asyn
       checkCreate(request.body, attachedFieldErrors(request), deps.clock.now());
       return sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 201,
-        body: await createBeneficialOwner(trx, deps.clock, request.principal.platformId, request.body),
+        body: await createBeneficialOwner(trx, deps.clock, deps.identifiers, request.principal.platformId, request.body),
       }));
     },
   });
@@ -44,7 +44,7 @@ export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = asyn
       querystring: OwnerListQuery,
       response: { 200: OwnerListResponse, ...errorResponses(400, 401, 404, 500) },
     },
-    handler: async (request) => listBeneficialOwners(deps.db, request.principal.platformId, request.query),
+    handler: async (request) => listBeneficialOwners(deps.db, deps.identifiers, request.principal.platformId, request.query),
   });
 
   app.get('/beneficial-owners/:beneficialOwnerId', {
@@ -55,7 +55,7 @@ export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = asyn
       params: OwnerParams,
       response: { 200: BeneficialOwner, ...errorResponses(400, 401, 404, 500) },
     },
-    handler: async (request) => getBeneficialOwner(deps.db, request.principal.platformId, request.params.beneficialOwnerId),
+    handler: async (request) => getBeneficialOwner(deps.db, deps.identifiers, request.principal.platformId, request.params.beneficialOwnerId),
   });
 
   app.patch('/beneficial-owners/:beneficialOwnerId', {
@@ -74,7 +74,7 @@ export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = asyn
       const schemaErrors = attachedFieldErrors(request);
       return sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
-        body: await updateBeneficialOwner(trx, deps.clock, request.principal.platformId, request.params.beneficialOwnerId, request.body, schemaErrors),
+        body: await updateBeneficialOwner(trx, deps.clock, deps.identifiers, request.principal.platformId, request.params.beneficialOwnerId, request.body, schemaErrors),
       }));
     },
   });

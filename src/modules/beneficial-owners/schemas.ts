@@ -21,8 +21,7 @@ const personalInfoFields = {
   identifier: Type.String({
     minLength: 1,
     maxLength: 64,
-    writeOnly: true,
-    description: 'SSN or ITIN as ###-##-####, or a foreign tax id. Write-only: never returned.',
+    description: 'SSN or ITIN as ###-##-####, or a foreign tax id. Sealed at rest; returned masked (last four characters).',
   }),
   countryOfIssuance: Type.Optional(Country({ description: 'Country that issued the identifier; US for SSN and ITIN (the default).' })),
 };
@@ -55,6 +54,7 @@ const PersonalInfoResponse = Type.Object({
   phoneNumber: Type.Optional(Type.String()),
   address: ResponseAddress,
   idType: Type.String(),
+  identifier: Type.String({ description: 'Masked: the last four characters, the rest `*`.', examples: ['*******6789'] }),
   countryOfIssuance: Type.Optional(Type.String()),
 });
 

@@ -1,11 +1,13 @@
 import type { Clock } from '../../platform/clock.js';
-import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { customerTypeOf, mergeFieldErrors, type ReviewStatus } from '../customers/index.js';
-import { findOwner, insertOwner, listOwners, ownersOf, setOwnerStatuses, updateOwner, type OwnerRow } from './repo.js';
+import { clearValue, customerTypeOf, maskIdentifier, mergeFieldErrors, openIdentifier, RESEAL_BATCH, sealIdentifier, type ReviewStatus } from '../customers/index.js';
+import { findOwner, insertOwner, listOwners, ownersOf, ownersToReseal, setOwnerStatuses, updateOwner, type OwnerRow } from './repo.js';
 import type { BeneficialOwner, BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, OwnerListQuery, PersonalInfo } from './schemas.js';
 
 const US_FORMATS: Record<string, string> = { SSN: 'us-ssn', ITIN: 'us-itin' };
@@ -14,13 +16,22 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function toBeneficialOwner(row: OwnerRow): BeneficialOwner {
+/** The owner's identifier in clear, from its sealed form (or a legacy plaintext row not yet sealed). */
+function identifierOf(identifiers: TenantSecretBox, row: OwnerRow): string {
+  if (row.identifier_sealed && row.identifier_key_version) {
+    return openIdentifier(identifiers, row.platform_id, row.id, { identifier_sealed: row.identifier_sealed, identifier_key_version: row.identifier_key_version });
+  }
+  return row.identifier ?? '';
+}
+
+export function toBeneficialOwner(identifiers: TenantSecretBox, row: OwnerRow): BeneficialOwner {
+  const personalInfo = { ...row.personal_info, identifier: maskIdentifier(identifierOf(identifiers, row)) };
   return {
     id: formatId('BeneficialOwner', row.id),
     customerId: formatId('Customer', row.customer_id),
     roles: row.roles as BeneficialOwner['roles'],
     ownershipPercentage: row.ownership_percentage,
-    personalInfo: row.personal_info,
+    personalInfo,
     kycStatus: row.kyc_status,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -69,7 +80,13 @@ export function checkCreate(input: unknown, schemaErrors: FieldError[], now: Dat
   if (errors.length) throw invalidInput(errors);
 }
 
-export async function createBeneficialOwner(trx: Tx, clock: Clock, platformId: string, input: BeneficialOwnerCreateRequest): Promise<BeneficialOwner> {
+export async function createBeneficialOwner(
+  trx: Tx,
+  clock: Clock,
+  identifiers: TenantSecretBox,
+  platformId: string,
+  input: BeneficialOwnerCreateRequest,
+): Promise<BeneficialOwner> {
   // Locking the customer serialises owner writes, so concurrent creates cannot pass 100% together.
   const customer = await customerTypeOf(trx, platformId, input.customerId, { forUpdate: true });
   if (customer.type !== 'BUSINESS') {
@@ -78,30 +95,32 @@ export async function createBeneficialOwner(trx: Tx, clock: Clock, platformId: s
   await checkOwnershipTotal(trx, platformId, customer.uuid, undefined, input.ownershipPercentage);
   const now = clock.now();
   const { identifier, ...personalInfo } = input.personalInfo;
+  const id = uuidv7(now.getTime());
   const row: OwnerRow = {
-    id: uuidv7(now.getTime()),
+    id,
     platform_id: platformId,
     customer_id: customer.uuid,
     roles: input.roles,
     ownership_percentage: input.ownershipPercentage,
     personal_info: { ...personalInfo, ...(US_FORMATS[personalInfo.idType] && !personalInfo.countryOfIssuance ? { countryOfIssuance: 'US' } : {}) },
-    identifier,
+    identifier: null,
+    ...(await sealIdentifier(trx, identifiers, platformId, id, identifier)),
     kyc_status: 'UNVERIFIED',
     created_at: now,
     updated_at: now,
   };
   await insertOwner(trx, row);
-  return toBeneficialOwner(row);
+  return toBeneficialOwner(identifiers, row);
 }
 
-export async function getBeneficialOwner(db: DbOrTx, platformId: string, ownerId: string): Promise<BeneficialOwner> {
+export async function getBeneficialOwner(db: DbOrTx, identifiers: TenantSecretBox, platformId: string, ownerId: string): Promise<BeneficialOwner> {
   const uuid = parseId('BeneficialOwner', ownerId);
   const row = uuid && (await findOwner(db, platformId, uuid));
   if (!row) throw notFound(ownerId);
-  return toBeneficialOwner(row);
+  return toBeneficialOwner(identifiers, row);
 }
 
-export async function listBeneficialOwners(db: DbOrTx, platformId: string, query: OwnerListQuery): Promise<Page<BeneficialOwner>> {
+export async function listBeneficialOwners(db: DbOrTx, identifiers: TenantSecretBox, platformId: string, query: OwnerListQuery): Promise<Page<BeneficialOwner>> {
   const customerUuid = parseId('Customer', query.customerId)!;
   await customerTypeOf(db, platformId, query.customerId).catch((error: unknown) => {
     // A deleted customer's owners stay readable; only an unknown customer is an error.
@@ -109,12 +128,13 @@ export async function listBeneficialOwners(db: DbOrTx, platformId: string, query
   });
   const page = pageRequest(query);
   const { rows, totalCount } = await listOwners(db, platformId, customerUuid, page);
-  return toPage(rows, page, toBeneficialOwner, totalCount);
+  return toPage(rows, page, (row) => toBeneficialOwner(identifiers, row), totalCount);
 }
 
 export async function updateBeneficialOwner(
   trx: Tx,
   clock: Clock,
+  identifiers: TenantSecretBox,
   platformId: string,
   ownerId: string,
   input: unknown,
@@ -124,24 +144,24 @@ export async function updateBeneficialOwner(
   const row = uuid && (await findOwner(trx, platformId, uuid, { forUpdate: true }));
   if (!row) throw notFound(ownerId);
   const sent = isObject(input) && isObject(input.personalInfo) ? input.personalInfo : {};
-  const merged = { ...row.personal_info, identifier: row.identifier, ...sent };
+  const merged = { ...row.personal_info, identifier: identifierOf(identifiers, row), ...sent };
   const errors = mergeFieldErrors(schemaErrors, personalInfoErrors(merged, sent, clock.now()));
   if (errors.length) throw invalidInput(errors);
   const update = input as BeneficialOwnerUpdateRequest;
   await customerTypeOf(trx, platformId, formatId('Customer', row.customer_id), { forUpdate: true });
   if (update.ownershipPercentage !== undefined) await checkOwnershipTotal(trx, platformId, row.customer_id, row.id, update.ownershipPercentage);
-  const { identifier, ...personalInfo } = merged as PersonalInfo & { identifier: string };
+  const { identifier: _identifier, ...personalInfo } = merged as PersonalInfo & { identifier: string };
   const updated = await updateOwner(trx, platformId, row.id, {
     ...(update.roles ? { roles: update.roles } : {}),
     ...(update.ownershipPercentage !== undefined ? { ownership_percentage: update.ownershipPercentage } : {}),
     personal_info: personalInfo,
-    identifier,
+    ...(typeof sent.identifier === 'string' ? { identifier: null, ...(await sealIdentifier(trx, identifiers, platformId, row.id, sent.identifier)) } : {}),
     updated_at: clock.now(),
   });
-  return toBeneficialOwner(updated);
+  return toBeneficialOwner(identifiers, updated);
 }
 
-/** What verification needs about a business's owners, including their write-only identifiers. */
+/** What verification needs about a business's owners. */
 export async function ownersForReview(db: DbOrTx, platformId: string, customerUuid: string): Promise<OwnerRow[]> {
   return ownersOf(db, platformId, customerUuid);
 }
@@ -155,4 +175,25 @@ export async function ownerHolder(db: DbOrTx, platformId: string, ownerUuid: str
   const row = await findOwner(db, platformId, ownerUuid);
   if (!row) throw notFound(formatId('BeneficialOwner', ownerUuid));
   return { customerUuid: row.customer_id };
+}
+
+/** Seals every owner identifier not yet sealed under its platform's current key, batch by batch (see resealCustomerIdentifiers). */
+export async function resealOwnerIdentifiers(db: Db, identifiers: TenantSecretBox, platformId: string | undefined): Promise<number> {
+  let done = 0;
+  for (;;) {
+    const count = await withTx(db, async (trx) => {
+      const rows = await ownersToReseal(trx, platformId, RESEAL_BATCH);
+      for (const row of rows) {
+        const value = clearValue(identifiers, row) ?? '';
+        await updateOwner(trx, row.platform_id, row.id, {
+          identifier: null,
+          identifier_sealed: identifiers.seal(row.platform_id, row.current_version, value, row.id),
+          identifier_key_version: row.current_version,
+        });
+      }
+      return rows.length;
+    });
+    done += count;
+    if (count < RESEAL_BATCH) return done;
+  }
 }

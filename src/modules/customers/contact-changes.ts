@@ -2,6 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { parseId } from '../../platform/ids.js';
 import { checkContactFree, moveTiedCredentials, tiedCredentials, type ContactKind, type TiedCredentials } from '../wallet-auth/index.js';
+import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import { updateCustomer } from './create-update.js';
 import { findCustomer } from './repo.js';
 import type { Customer } from './schemas.js';
@@ -55,6 +56,7 @@ export async function checkContactChange(db: DbOrTx, platformId: string, custome
 export async function changeTiedContact(
   trx: Tx,
   clock: Clock,
+  identifiers: TenantSecretBox,
   platformId: string,
   terms: EndUserTerms,
   customerId: string,
@@ -64,7 +66,7 @@ export async function changeTiedContact(
   const uuid = parseId('Customer', customerId)!;
   const contact = (input as Record<string, string>)[bound.kind === 'email' ? 'email' : 'phoneNumber']!;
   await checkContactFree(trx, platformId, uuid, bound.kind, contact);
-  const customer = await updateCustomer(trx, clock, platformId, terms, customerId, input, []);
+  const customer = await updateCustomer(trx, clock, identifiers, platformId, terms, customerId, input, []);
   await moveTiedCredentials(trx, clock, platformId, uuid, bound, contact);
   return customer;
 }

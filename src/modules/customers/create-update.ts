@@ -6,7 +6,9 @@ import { uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
 import { provisionCustomerAccounts } from '../internal-accounts/index.js';
-import { loadLive, toCustomer } from './reads.js';
+import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
+import { sealIdentifier } from './identifiers.js';
+import { loadLive, toCustomer, withoutTaxId } from './reads.js';
 import {
   insertCustomer,
   liveCustomerIdByPlatformCustomerId,
@@ -78,7 +80,21 @@ async function guardUnique<T>(values: { platformCustomerId: string; umaAddress: 
   }
 }
 
-export async function createCustomer(trx: Tx, clock: Clock, caller: CallerContext, terms: EndUserTerms, input: CustomerCreate): Promise<Customer> {
+/** The tax identifier a request carries: an individual's `identifier`, a business's `businessInfo.taxId`. */
+function sentIdentifier(input: Record<string, unknown>): string | undefined {
+  if (typeof input.identifier === 'string') return input.identifier;
+  const taxId = isObject(input.businessInfo) ? input.businessInfo.taxId : undefined;
+  return typeof taxId === 'string' ? taxId : undefined;
+}
+
+export async function createCustomer(
+  trx: Tx,
+  clock: Clock,
+  identifiers: TenantSecretBox,
+  caller: CallerContext,
+  terms: EndUserTerms,
+  input: CustomerCreate,
+): Promise<Customer> {
   checkTermsVersion(input.endUserTermsConsent, terms);
   const now = clock.now();
   const id = uuidv7(now.getTime());
@@ -91,8 +107,10 @@ export async function createCustomer(trx: Tx, clock: Clock, caller: CallerContex
     const config = await getConfigRow(trx, caller.platformId);
     umaAddress = `$c${randomBytes(8).toString('hex')}@${config.uma_domain ?? DEFAULT_UMA_DOMAIN}`;
   }
-  const profile = profileOf(input as Record<string, unknown>);
+  const profile = withoutTaxId(profileOf(input as Record<string, unknown>));
   if (input.customerType === 'INDIVIDUAL' && input.idType && !input.countryOfIssuance) profile.countryOfIssuance = 'US';
+  const identifier = sentIdentifier(input as Record<string, unknown>);
+  const sealed = identifier ? await sealIdentifier(trx, identifiers, caller.platformId, id, identifier) : { identifier_sealed: null, identifier_key_version: null };
   const approve = input.customerType === 'INDIVIDUAL' && (await sandboxAutoApprove(trx, caller));
   const row: CustomerRow = {
     id,
@@ -106,7 +124,10 @@ export async function createCustomer(trx: Tx, clock: Clock, caller: CallerContex
     phone_number: input.phoneNumber ?? null,
     uma_address: umaAddress,
     profile,
-    identifier: (input.customerType === 'INDIVIDUAL' && input.identifier) || null,
+    identifier: null,
+    ...sealed,
+    email_verified_at: null,
+    phone_verified_at: null,
     terms_version: null,
     terms_accepted_at: null,
     terms_ip_address: null,
@@ -147,6 +168,7 @@ function mergeProfile(type: CustomerType, current: Record<string, unknown>, inpu
 export async function updateCustomer(
   trx: Tx,
   clock: Clock,
+  identifiers: TenantSecretBox,
   platformId: string,
   terms: EndUserTerms,
   customerId: string,
@@ -170,13 +192,14 @@ export async function updateCustomer(
   checkTermsVersion(update.endUserTermsConsent, terms);
   if (update.umaAddress && (await umaAddressTaken(trx, platformId, update.umaAddress, row.id))) throw umaTaken(update.umaAddress);
   if (type === 'INDIVIDUAL' && update.customerType === 'INDIVIDUAL' && update.idType && !merged.countryOfIssuance) merged.countryOfIssuance = 'US';
+  const identifier = sentIdentifier(body);
   const changes: Partial<CustomerRow> = {
-    profile: merged,
+    profile: withoutTaxId(merged),
+    ...(identifier ? { identifier: null, ...(await sealIdentifier(trx, identifiers, platformId, row.id, identifier)) } : {}),
     ...(update.currencies ? { currencies: update.currencies } : {}),
     ...(update.email !== undefined ? { email: update.email } : {}),
     ...(update.phoneNumber !== undefined ? { phone_number: update.phoneNumber } : {}),
     ...(update.umaAddress ? { uma_address: update.umaAddress } : {}),
-    ...(update.customerType === 'INDIVIDUAL' && update.identifier ? { identifier: update.identifier } : {}),
     ...consentColumns(update.endUserTermsConsent),
     updated_at: clock.now(),
   };

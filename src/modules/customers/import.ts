@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../platform/clock.js';
+import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { inSavepoint, withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
@@ -176,6 +177,7 @@ class ImportTakenOver extends Error {}
 export async function runImport(
   db: Db,
   clock: Clock,
+  identifiers: TenantSecretBox,
   platformId: string,
   payload: ImportJobPayload,
   terms: EndUserTerms,
@@ -197,7 +199,7 @@ export async function runImport(
         const { request, correlationId, error } = prepareRow(header, record, clock.now());
         try {
           if (error) throw error;
-          await inSavepoint(trx, 'import_row', () => createCustomer(trx, clock, caller, terms, request as CustomerCreate));
+          await inSavepoint(trx, 'import_row', () => createCustomer(trx, clock, identifiers, caller, terms, request as CustomerCreate));
           successful++;
         } catch (failure) {
           if (!(failure instanceof AppError)) throw failure;

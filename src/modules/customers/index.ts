@@ -4,3 +4,14 @@ export { Address, Country, DateOnly, Email, Phone, ResponseAddress, type ReviewS
 export { customerTypeOf } from './reads.js';
 export { loadCustomerForReview, setReviewStatus, type CustomerForReview } from './review-state.js';
 export { mergeFieldErrors } from './validation.js';
+export {
+  clearValue,
+  maskIdentifier,
+  openIdentifier,
+  RESEAL_BATCH,
+  RESEAL_JOB,
+  resealCustomerIdentifiers,
+  SEAL_PLAINTEXT_JOB,
+  sealIdentifier,
+  type SealedIdentifier,
+} from './identifiers.js';

@@ -13,8 +13,16 @@ function statusField(type: CustomerType): 'kycStatus' | 'kybStatus' {
   return type === 'INDIVIDUAL' ? 'kycStatus' : 'kybStatus';
 }
 
+/** The stored profile without any tax identifier: a business's taxId is write-only, like an individual's identifier. */
+export function withoutTaxId(profile: Record<string, unknown>): Record<string, unknown> {
+  const info = profile.businessInfo as Record<string, unknown> | undefined;
+  if (!info || !('taxId' in info)) return profile;
+  const { taxId: _taxId, ...rest } = info;
+  return { ...profile, businessInfo: rest };
+}
+
 export function toCustomer(row: CustomerRow): Customer {
-  const profile = row.profile as Record<string, unknown>;
+  const profile = withoutTaxId(row.profile as Record<string, unknown>);
   return {
     id: formatId('Customer', row.id),
     platformCustomerId: row.platform_customer_id,

@@ -18,7 +18,13 @@ interface CustomersTable {
   phone_number: string | null;
   uma_address: string;
   profile: Record<string, unknown>;
+  /** Legacy plaintext, sealed by the identifiers.seal-plaintext job; always null for new rows. */
   identifier: string | null;
+  /** The SSN/ITIN of an individual, the taxId of a business, sealed (customers/identifiers.ts). */
+  identifier_sealed: string | null;
+  identifier_key_version: number | null;
+  email_verified_at: Date | null;
+  phone_verified_at: Date | null;
   terms_version: string | null;
   terms_accepted_at: Date | null;
   terms_ip_address: string | null;
@@ -318,4 +324,28 @@ export async function abandonImport(db: DbOrTx, platformId: string, id: string, 
     .where('status', 'not in', ['COMPLETED', 'FAILED'])
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Customers whose tax identifier is not sealed under their platform's current key: legacy
+ * plaintext (`identifier`, or a business's taxId in the profile) or an older key version.
+ */
+export async function customersToReseal(db: DbOrTx, platformId: string | undefined, limit: number) {
+  let query = db
+    .selectFrom('customers')
+    .innerJoin('platforms', 'platforms.id', 'customers.platform_id')
+    .select(['customers.id', 'customers.platform_id', 'customers.identifier', 'customers.identifier_sealed', 'customers.identifier_key_version', 'customers.profile'])
+    .select('platforms.identifier_key_version as current_version')
+    .where((eb) =>
+      eb.or([
+        eb('customers.identifier', 'is not', null),
+        sql<boolean>`customers.profile -> 'businessInfo' ? 'taxId'`,
+        eb.and([eb('customers.identifier_sealed', 'is not', null), eb('customers.identifier_key_version', '<', eb.ref('platforms.identifier_key_version'))]),
+      ]),
+    )
+    .orderBy('customers.id')
+    .limit(limit)
+    .forUpdate();
+  if (platformId) query = query.where('customers.platform_id', '=', platformId);
+  return query.execute();
 }

@@ -10,7 +10,7 @@ import type { AddressT, BusinessInfoT, Customer, CustomerSettings, CustomerType,
 // A customer's review state (kycStatus/kybStatus): what verification reads and moves, and the
 // sandbox auto-approve setting that decides it at creation.
 
-/** What verification needs about a customer, including the write-only identifier. */
+/** What verification needs about a customer. */
 export interface CustomerForReview {
   uuid: string;
   id: string;
@@ -18,7 +18,6 @@ export interface CustomerForReview {
   status: ReviewStatus;
   platformCustomerId: string;
   profile: Record<string, unknown> & { address?: AddressT; businessInfo?: BusinessInfoT };
-  identifier: string | null;
 }
 
 /** A live customer of this platform, locked for the review; USER_NOT_FOUND or CUSTOMER_DELETED otherwise. */
@@ -31,7 +30,6 @@ export async function loadCustomerForReview(trx: Tx, platformId: string, custome
     status: row.review_status,
     platformCustomerId: row.platform_customer_id,
     profile: row.profile as CustomerForReview['profile'],
-    identifier: row.identifier,
   };
 }
 

@@ -78,7 +78,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
   deps.jobs.register(IMPORT_JOB, async (job, checkpoint) => {
     const payload = job.payload as ImportJobPayload;
     try {
-      await runImport(deps.db, deps.clock, job.platform_id!, payload, terms, checkpoint);
+      await runImport(deps.db, deps.clock, deps.identifiers, job.platform_id!, payload, terms, checkpoint);
     } catch (error) {
       // The last attempt: the import ends FAILED (BULK_UPLOAD.FAILED) instead of staying PROCESSING for ever.
       if (!(error instanceof JobTakenOver) && job.attempts >= job.max_attempts) await failImport(deps.db, deps.clock, job.platform_id!, payload);
@@ -168,7 +168,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
         deps,
         request,
         reply,
-        async (trx) => ({ statusCode: 201, body: await createCustomer(trx, deps.clock, { platformId, environment }, terms, request.body as CustomerCreate) }),
+        async (trx) => ({ statusCode: 201, body: await createCustomer(trx, deps.clock, deps.identifiers, { platformId, environment }, terms, request.body as CustomerCreate) }),
         { idempotent: true },
       );
     },
@@ -240,7 +240,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
     deps.signed.register(operation, {
       execute: async (trx, row) => ({
         statusCode: 200,
-        body: await changeTiedContact(trx, deps.clock, row.platform_id, terms, row.target_id, row.context.body, row.context.tied as TiedCredentials),
+        body: await changeTiedContact(trx, deps.clock, deps.identifiers, row.platform_id, terms, row.target_id, row.context.body, row.context.tied as TiedCredentials),
       }),
     });
   }
@@ -281,7 +281,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       }
       return sendWrite(deps, request, reply, async (trx) => {
         const change = await signedContactChange(trx, platformId, customerId, request.body);
-        const update = () => updateCustomer(trx, deps.clock, platformId, terms, customerId, request.body, schemaErrors);
+        const update = () => updateCustomer(trx, deps.clock, deps.identifiers, platformId, terms, customerId, request.body, schemaErrors);
         if (!change) return { statusCode: 200, body: await update() };
         // Every field error is reported before the challenge; the change itself waits for the signature.
         await dryRun(trx, update);

@@ -5,6 +5,8 @@ interface PlatformsTable {
   id: string;
   name: string;
   environment: 'sandbox' | 'production';
+  /** Which key version seals the platform's tax identifiers; rotation raises it. */
+  identifier_key_version: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -28,4 +30,20 @@ export async function findPlatform(db: DbOrTx, id: string): Promise<PlatformRow 
 export async function countPlatforms(db: DbOrTx): Promise<number> {
   const row = await db.selectFrom('platforms').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+export async function identifierKeyVersion(db: DbOrTx, id: string): Promise<number> {
+  const row = await db.selectFrom('platforms').select('identifier_key_version').where('id', '=', id).executeTakeFirstOrThrow();
+  return row.identifier_key_version;
+}
+
+/** Raises the key version; answers the new one. */
+export async function raiseIdentifierKeyVersion(db: DbOrTx, id: string, at: Date): Promise<number> {
+  const row = await db
+    .updateTable('platforms')
+    .set((eb) => ({ identifier_key_version: eb('identifier_key_version', '+', 1), updated_at: at }))
+    .where('id', '=', id)
+    .returning('identifier_key_version')
+    .executeTakeFirstOrThrow();
+  return row.identifier_key_version;
 }

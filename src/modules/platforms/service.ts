@@ -6,6 +6,7 @@ import { createDefaultConfig } from '../config/index.js';
 import { provisionPlatformAccounts } from '../internal-accounts/index.js';
 import { type CreatedToken, createToken } from '../tokens/index.js';
 import { countPlatforms, insertPlatform, type PlatformRow } from './repo.js';
+export { identifierKeyVersion, raiseIdentifierKeyVersion } from './repo.js';
 
 export type Environment = PlatformRow['environment'];
 
@@ -27,7 +28,7 @@ export async function createPlatform(
   input: { name: string; environment: Environment },
 ): Promise<{ platform: Platform; platformUuid: string; token: CreatedToken }> {
   const now = clock.now();
-  const row: PlatformRow = { id: uuidv7(now.getTime()), name: input.name, environment: input.environment, created_at: now, updated_at: now };
+  const row: PlatformRow = { id: uuidv7(now.getTime()), name: input.name, environment: input.environment, identifier_key_version: 1, created_at: now, updated_at: now };
   await insertPlatform(trx, row);
   await createDefaultConfig(trx, clock, row.id);
   await provisionPlatformAccounts(trx, clock, row.id);

@@ -45,3 +45,35 @@ export class SecretBox {
     }
   }
 }
+
+/**
+ * Secrets of many tenants, each sealed under a subkey of its own tenant and key version
+ * (HKDF of the master key with `<purpose>/<tenant>/v<version>`): one tenant's key opens nothing
+ * of another's, and a tenant's values are re-sealed under a new version to rotate its key.
+ */
+export class TenantSecretBox {
+  private readonly boxes = new Map<string, SecretBox>();
+
+  constructor(
+    private readonly masterKey: Buffer,
+    private readonly purpose: string,
+  ) {
+    if (masterKey.length !== 32) throw new SecretBoxError(`master key must be 32 bytes, got ${masterKey.length}`);
+  }
+
+  private box(tenantId: string, version: number): SecretBox {
+    const name = `${this.purpose}/${tenantId}/v${version}`;
+    let box = this.boxes.get(name);
+    if (!box) this.boxes.set(name, (box = new SecretBox(this.masterKey, name)));
+    return box;
+  }
+
+  /** `aad` binds the value to its row, so a sealed value copied onto another row does not open. */
+  seal(tenantId: string, version: number, plaintext: string, aad: string): string {
+    return this.box(tenantId, version).seal(Buffer.from(plaintext, 'utf8'), aad);
+  }
+
+  open(tenantId: string, version: number, sealed: string, aad: string): string {
+    return this.box(tenantId, version).open(sealed, aad).toString('utf8');
+  }
+}
