@@ -65,9 +65,8 @@ const NOT_BUILT: Record<string, ErrorCode[]> = {
     'STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED',
     'STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND',
   ],
-  'external accounts': ['INVALID_BANK_ACCOUNT', 'EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED'],
+  'external-account ownership for quotes': ['EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED'],
   webhooks: ['WEBHOOK_ENDPOINT_NOT_SET', 'WEBHOOK_DELIVERY_ERROR'],
-  'currency validation (issue 12 B12)': ['INVALID_CURRENCY'],
 };
 
 /** Spec §7, code by code: the test that raises it, or the feature (listed in NOT_BUILT) that will. */
@@ -90,11 +89,11 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     MISSING_REQUIRED_UMA_PARAMETERS: 'UMA',
     SENDER_NOT_ACCEPTED: 'UMA',
     AMOUNT_OUT_OF_RANGE: 'quotes and transactions',
-    INVALID_CURRENCY: 'currency validation (issue 12 B12)',
+    INVALID_CURRENCY: 'test/http/external-accounts.test.ts',
     INVALID_TIMESTAMP: 'UMA',
     INVALID_NONCE: 'UMA',
     INVALID_REQUEST_FORMAT: 'UMA',
-    INVALID_BANK_ACCOUNT: 'external accounts',
+    INVALID_BANK_ACCOUNT: 'test/http/external-accounts.test.ts',
     SELF_PAYMENT: 'quotes and transactions',
     LOOKUP_REQUEST_FAILED: 'UMA',
     PARSE_LNURLP_RESPONSE_ERROR: 'UMA',
@@ -115,7 +114,7 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED: 'stablecoins',
     CARDHOLDER_KYC_NOT_APPROVED: 'cards',
     TRANSACTION_SIZE_LIMIT_EXCEEDED: 'quotes and transactions',
-    EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED: 'external accounts',
+    EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED: 'external-account ownership for quotes',
   },
   '7.2': {
     UNAUTHORIZED: 'test/http/auth.test.ts',
