@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../helpers/browser.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WalletClient } from '../helpers/wallet.js';
 
@@ -9,7 +10,6 @@ import { WalletClient } from '../helpers/wallet.js';
  * authenticator from the Chrome DevTools Protocol: registration and sign-in go through the real
  * navigator.credentials API and are verified by Corridor as any browser's would be.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const DEMO_PATH = '/demo/passkey';
 
 let ctx: TestContext;
@@ -26,10 +26,7 @@ beforeAll(async () => {
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = ctx.app.server.address() as { port: number };
   origin = `http://localhost:${port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchBrowser();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

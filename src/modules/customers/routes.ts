@@ -17,7 +17,10 @@ import {
   type WalletAuthRouteDeps,
   WalletOperationProcessing,
 } from '../wallet-auth/index.js';
-import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
+import { JobTakenOver } from '../../platform/jobs.js';
+import { CONFIG_ACCOUNTS_JOB, type ConfigAccountsJobPayload } from '../config/index.js';
+import { openAccountsAfterConfigChange } from './accounts-sync.js';
+import { checkImportFile, failImport, getImport, importErrorReport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
 import {
   Customer,
   CustomerCreateRequest,
@@ -72,7 +75,19 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
   const terms = getEndUserTerms(deps.config);
 
   await app.register(multipart, { limits: { fileSize: MAX_CSV_BYTES, files: 1, fields: 0, parts: 1 } });
-  deps.jobs.register(IMPORT_JOB, async (job) => runImport(deps.db, deps.clock, job.platform_id!, job.payload as ImportJobPayload, terms));
+  deps.jobs.register(IMPORT_JOB, async (job, checkpoint) => {
+    const payload = job.payload as ImportJobPayload;
+    try {
+      await runImport(deps.db, deps.clock, job.platform_id!, payload, terms, checkpoint);
+    } catch (error) {
+      // The last attempt: the import ends FAILED (BULK_UPLOAD.FAILED) instead of staying PROCESSING for ever.
+      if (!(error instanceof JobTakenOver) && job.attempts >= job.max_attempts) await failImport(deps.db, deps.clock, job.platform_id!, payload);
+      throw error;
+    }
+  });
+  deps.jobs.register(CONFIG_ACCOUNTS_JOB, async (job, checkpoint) =>
+    openAccountsAfterConfigChange(deps.db, deps.clock, job.platform_id!, job.payload as ConfigAccountsJobPayload, checkpoint),
+  );
 
   app.post('/customers/bulk/csv', {
     schema: {
@@ -80,19 +95,42 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       tags,
       summary: 'Import customers from a CSV file',
       description:
-        'multipart/form-data with one part `file` (CSV, UTF-8, at most 10 MB). The header names the columns: customerType (required), ' +
-        'platformCustomerId, umaAddress, region, currencies (separated by `;`), email, phoneNumber, fullName, birthDate, nationality, ' +
-        'idType, identifier, addressLine1, addressLine2, city, state, postalCode, country, businessLegalName, businessRegistrationNumber, ' +
-        'businessTaxId, businessCountry (defaults to country), businessIncorporatedOn, businessEntityType; platformAccountId and description ' +
-        'are accepted and ignored. Each row is validated like POST /customers; rows are created by a background job, one bad row never ' +
-        'blocks the others, and a row whose platformCustomerId already exists fails with CONFLICT, so uploading a file again creates no duplicates.',
+        'multipart/form-data with one part `file` (CSV, UTF-8, at most 10 MB, 100 columns, 100,000 rows, 64 KiB per record). The header names the columns: ' +
+        'customerType (required), upstream\'s template columns (umaAddress, platformCustomerId, fullName, birthDate, addressLine1, addressLine2, city, state, ' +
+        'postalCode, country, email, businessLegalName, businessRegistrationNumber, businessTaxId), every other field of POST /customers by its name ' +
+        '(an individual\'s: region, currencies, phoneNumber, nationality, idType, identifier, …; a business\'s `businessInfo.x` as `businessX`: ' +
+        'businessDoingBusinessAs, businessCountry (defaults to country), businessIncorporatedOn, businessEntityType, businessType, …). List cells separate values with `;`. ' +
+        'platformAccountId and description are accepted and ignored. Each row is validated like POST /customers; a row with fewer or more cells than the header fails. ' +
+        'A background job creates the rows in batches; one bad row never blocks the others, and a row whose platformCustomerId already exists fails with CONFLICT, ' +
+        'so uploading a file again creates no duplicates. The job ends COMPLETED, or FAILED when no row could be created.',
       consumes: ['multipart/form-data'],
       response: { 202: ImportJobAccepted, ...errorResponses(400, 401, 403, 500) },
     },
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
       const text = await readCsvUpload(request);
-      return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 202, body: await startImport(trx, deps.clock, request.principal, text) }));
+      const rows = await checkImportFile(text);
+      return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 202, body: await startImport(trx, deps.clock, request.principal, text, rows) }));
+    },
+  });
+
+  app.get('/customers/bulk/jobs/:jobId/errors', {
+    schema: {
+      operationId: 'getBulkCustomerImportErrors',
+      tags,
+      summary: 'Download the errors of a CSV import as CSV',
+      description:
+        'Corridor extension. Every failed row of the job (the JSON job lists the first 1,000), one CSV line per invalid field: ' +
+        '`row,line,correlationId,code,field,message`. Every cell is quoted, and a value a spreadsheet would read as a formula ' +
+        '(starting with `=`, `+`, `-`, `@`, tab or carriage return) is prefixed with `\'`.',
+      params: ImportJobParams,
+      produces: ['text/csv'],
+      response: { 200: Type.String({ description: 'text/csv' }), ...errorResponses(400, 401, 404, 500) },
+    },
+    handler: async (request, reply) => {
+      const report = await importErrorReport(deps.db, request.principal.platformId, request.params.jobId);
+      const name = `${request.params.jobId.replace(':', '-')}-errors.csv`;
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(report as never);
     },
   });
 

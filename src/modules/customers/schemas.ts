@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { DateTime, FieldErrorSchema, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion, TimeRangeQuery } from '../../platform/http/schemas.js';
+import { CurrencyCode, DateTime, FieldErrorSchema, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion, TimeRangeQuery } from '../../platform/http/schemas.js';
 
 export const REVIEW_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -44,7 +44,7 @@ export const Phone = Type.String({ format: 'e.164', maxLength: 16, examples: ['+
 export const DateOnly = (options: Record<string, unknown> = {}) =>
   Type.String({ format: 'date', maxLength: 10, examples: ['1990-01-15'], description: 'A calendar date, YYYY-MM-DD.', ...options });
 const Text = (max: number, options: Record<string, unknown> = {}) => Type.String({ minLength: 1, maxLength: max, ...options });
-const CurrencyList = Type.Array(Type.String({ format: 'iso4217', maxLength: 3, examples: ['USD'] }), { maxItems: 50, uniqueItems: true });
+const CurrencyList = Type.Array(CurrencyCode(), { maxItems: 50, uniqueItems: true });
 const CountryList = Type.Array(Country(), { maxItems: 250, uniqueItems: true });
 const EnumList = <const T extends readonly string[]>(values: T) => Type.Array(StringEnum(values), { maxItems: values.length, uniqueItems: true });
 export const UmaAddress = Type.String({
@@ -268,7 +268,7 @@ export const CustomerListQuery = Type.Object(
     customerType: Type.Optional(StringEnum(CUSTOMER_TYPES)),
     ...TimeRangeQuery,
     region: Type.Optional(Country()),
-    currency: Type.Optional(Type.String({ format: 'iso4217', maxLength: 3 })),
+    currency: Type.Optional(CurrencyCode()),
     umaAddress: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
     isIncludingDeleted: Type.Optional(Type.Boolean({ default: false, description: 'Also list deleted customers.' })),
     ...PaginationQuery,
@@ -309,12 +309,14 @@ export const ImportJobResponse = Type.Object(
     progress: Type.Object({ total: Type.Integer(), processed: Type.Integer(), successful: Type.Integer(), failed: Type.Integer() }),
     errors: Type.Array(
       Type.Object({
-        row: Type.Integer({ description: 'CSV record number; the header is record 1.' }),
+        row: Type.Optional(Type.Integer({ description: 'CSV record number; the header is record 1. Absent on an error of the whole job.' })),
+        line: Type.Optional(Type.Integer({ description: 'Line of the file where the record starts (a quoted cell may span lines).' })),
         correlationId: Type.String({ description: 'The row\'s platformCustomerId, or `row <n>` when it has none.' }),
         code: Type.String(),
         message: Type.String(),
         details: Type.Optional(Type.Object({ errors: Type.Optional(Type.Array(FieldErrorSchema)) }, { additionalProperties: true })),
       }),
+      { description: 'The first 1,000 failed rows, in row order (all of them: GET …/errors). Values from the file are neutralised against formula injection.' },
     ),
     completedAt: Type.Optional(DateTime()),
   },

@@ -2,7 +2,7 @@
 // a route of another module that needs the end user's signature (the signed-retry helpers).
 export { checkContactFree, moveTiedCredentials, tiedCredentials, type ContactKind, type TiedCredentials } from './contact-credentials.js';
 export { OPERATIONS } from './context.js';
-export { LocalEnclave, loadMasterKey, type WalletEnclave } from './enclave/enclave.js';
+export { LocalEnclave, type WalletEnclave } from './enclave/enclave.js';
 export { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from './http.js';
 export { OidcVerifier } from './oidc.js';
 export type { WalletAuthRouteDeps } from './route-deps.js';
