@@ -25,6 +25,7 @@ import { registerOpsRoutes } from './platform/http/ops.js';
 import { ERROR_SCHEMAS } from './platform/http/schemas.js';
 import { validatorCompiler } from './platform/http/validation.js';
 import { uuidv7 } from './platform/ids.js';
+import { withJwksOverrides } from './platform/oidc-issuers.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
@@ -116,7 +117,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const messages =
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
   const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);
-  const oidc = options.oidc ?? new OidcVerifier({ cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_000, timeoutMs: 5_000 });
+  const oidc = options.oidc ??
+    new OidcVerifier({ cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_000, timeoutMs: 5_000, knownIssuers: withJwksOverrides(deps.config.wallet.oidcJwksOverrides) });
   const walletAuth = new WalletAuth({
     db: deps.db,
     clock: deps.clock,

@@ -45,12 +45,37 @@ export const EmbeddedWalletConfig = Type.Object(
       Type.Array(
         Type.Object(
           {
-            issuer: Type.String({ minLength: 1, maxLength: 255, description: 'The `iss` claim, exactly.', examples: ['https://accounts.google.com'] }),
-            jwksUri: Type.String({ format: 'uri', maxLength: 2048, description: 'https URL of the issuer’s JWKS (http only for localhost).' }),
+            issuer: Type.String({
+              minLength: 1,
+              maxLength: 255,
+              description:
+                'The `iss` claim. Known without setup: `https://accounts.google.com` (also the bare `accounts.google.com` form) and `https://appleid.apple.com`.',
+              examples: ['https://accounts.google.com'],
+            }),
+            jwksUri: Type.Optional(
+              Type.String({
+                format: 'uri',
+                maxLength: 2048,
+                description: 'https URL of the issuer’s JWKS (http only for localhost). Required for an issuer Corridor does not know; omit it for Google and Apple.',
+              }),
+            ),
+            audiences: Type.Optional(
+              Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+                minItems: 1,
+                maxItems: 20,
+                description:
+                  'The platform’s client ids at this issuer: a token’s `aud` must be one of them. Required for Google and Apple (their tokens are issued to every app); optional otherwise.',
+                examples: [['1234567890-abc.apps.googleusercontent.com']],
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
-        { maxItems: 20, description: 'Corridor extension: the OIDC issuers whose tokens OAUTH credentials accept. Replaces the whole list.' },
+        {
+          maxItems: 20,
+          description:
+            'Corridor extension: the OIDC issuers whose tokens OAUTH credentials accept. Replaces the whole list. For Google or Apple name the issuer and your client ids only: `[{"issuer": "https://accounts.google.com", "audiences": ["<client id>"]}]`.',
+        },
       ),
     ),
     passkeyRpId: Type.Optional(
