@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { DateTime, FieldErrorSchema, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion, TimeRangeQuery } from '../../platform/http/schemas.js';
+import { DateTime, FieldErrorSchema, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion, TimeRangeQuery } from '../../platform/http/schemas.js';
 
 export const REVIEW_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -278,7 +278,7 @@ export const CustomerListQuery = Type.Object(
 export type CustomerListQuery = Static<typeof CustomerListQuery>;
 
 export const CustomerListResponse = ListResponse(Customer, 'CustomerListResponse');
-export const CustomerParams = Type.Object({ customerId: ResourceId('Customer') }, { additionalProperties: false });
+export const CustomerParams = Type.Object({ customerId: IdParam('Customer', 'USER_NOT_FOUND') }, { additionalProperties: false });
 
 export const EndUserTerms = Type.Object(
   { version: Type.String({ examples: ['V1'] }), url: Type.String({ format: 'uri' }) },
@@ -300,7 +300,7 @@ export const ImportJobAccepted = Type.Object(
   { title: 'BulkCustomerImportJobAccepted' },
 );
 
-export const ImportJobParams = Type.Object({ jobId: ResourceId('Job') }, { additionalProperties: false });
+export const ImportJobParams = Type.Object({ jobId: IdParam('Job', 'BULK_UPLOAD_JOB_NOT_FOUND', 'bulk upload job') }, { additionalProperties: false });
 
 export const ImportJobResponse = Type.Object(
   {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
+import { parseDateTime, validDateTime } from '../../platform/datetime.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
@@ -146,7 +147,8 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
     if (typeof consent.ipAddress === 'string' && consent.ipAddress.length <= 45 && isIP(consent.ipAddress) === 0) {
       errors.push({ field: 'endUserTermsConsent.ipAddress', message: 'must be an IPv4 or IPv6 address' });
     }
-    if (typeof consent.acceptedAt === 'string' && Date.parse(consent.acceptedAt) > now.getTime() + CLOCK_SKEW_MS) {
+    const acceptedAt = typeof consent.acceptedAt === 'string' ? parseDateTime(consent.acceptedAt) : undefined;
+    if (acceptedAt && acceptedAt.getTime() > now.getTime() + CLOCK_SKEW_MS) {
       errors.push({ field: 'endUserTermsConsent.acceptedAt', constraint: { format: 'date-time' }, message: 'must not be in the future' });
     }
   }
@@ -208,7 +210,7 @@ function consentColumns(consent: EndUserTermsConsentT | undefined): Partial<Cust
   if (!consent) return {};
   return {
     terms_version: consent.termsVersion,
-    terms_accepted_at: new Date(consent.acceptedAt),
+    terms_accepted_at: validDateTime(consent.acceptedAt),
     terms_ip_address: consent.ipAddress,
     terms_acceptance_method: consent.acceptanceMethod,
   };

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 
 export const ACCOUNT_TYPES = ['INTERNAL_FIAT', 'INTERNAL_CRYPTO', 'EMBEDDED_WALLET'] as const;
 export const ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'CLOSED', 'FROZEN', 'FAILED'] as const;
@@ -74,7 +74,7 @@ export type PlatformAccountsQuery = Static<typeof PlatformAccountsQuery>;
 export const CustomerAccountList = ListResponse(InternalAccount, 'InternalAccountListResponse');
 export const PlatformAccountList = Type.Object({ data: Type.Array(InternalAccount) }, { title: 'PlatformInternalAccountListResponse' });
 
-export const InternalAccountParams = Type.Object({ id: ResourceId('InternalAccount') });
+export const InternalAccountParams = Type.Object({ id: IdParam('InternalAccount', 'REFERENCE_NOT_FOUND') });
 export const InternalAccountUpdate = Type.Object(
   { privateEnabled: Type.Optional(Type.Boolean({ description: 'Make the embedded wallet private (or not).' })) },
   { additionalProperties: false, minProperties: 1, title: 'InternalAccountUpdateRequest' },

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { codesWithStatus, ERROR_STATUSES } from '../errors.js';
+import { codesWithStatus, ERROR_STATUSES, type ErrorCode } from '../errors.js';
 import { idPattern } from '../ids.js';
 
 /** A string enum as `{type: string, enum: […]}`: clean OpenAPI, and `constraint.enum` on failure. */
@@ -15,6 +15,32 @@ export function ResourceId(type: string, options: Record<string, unknown> = {}) 
     examples: [`${type}:019542f5-b3e7-1d02-0000-000000000001`],
     ...options,
   });
+}
+
+/** The schema keyword that carries a path id's not-found answer (stripped from the OpenAPI document). */
+export const NOT_FOUND_KEYWORD = 'x-not-found';
+
+export interface NotFoundAnnotation {
+  code: ErrorCode;
+  type: string;
+  noun: string;
+}
+
+/** `BeneficialOwner` → `beneficial owner`. */
+function nounOf(type: string): string {
+  return type.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+/**
+ * A `<Type>:<uuid>` path parameter. A value that is not such an id — malformed, of another type,
+ * or a word of a path that does not exist, like `/customers/external-accounts` — is answered
+ * like an id that does not exist: 404 with `notFound` (the resource's own code, e.g.
+ * USER_NOT_FOUND), never a 400 about the id (platform/http/path-ids.ts). Every path parameter
+ * must be declared with it.
+ */
+export function IdParam(type: string, notFound: ErrorCode, noun: string = nounOf(type)) {
+  const annotation: NotFoundAnnotation = { code: notFound, type, noun };
+  return ResourceId(type, { description: `The ${noun}'s id, \`${type}:<uuid>\`.`, [NOT_FOUND_KEYWORD]: annotation });
 }
 
 /** One of several object shapes told apart by the value of `propertyName` (OpenAPI discriminator). */
