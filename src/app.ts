@@ -4,20 +4,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { BASE_PATH } from './config.js';
-import { configRoutes } from './modules/config/routes.js';
-import { PlatformConfigCache } from './modules/config/service.js';
-import { beneficialOwnerRoutes } from './modules/beneficial-owners/routes.js';
-import { customerRoutes } from './modules/customers/routes.js';
-import { documentRoutes } from './modules/documents/routes.js';
-import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
-import { tokenRoutes } from './modules/tokens/routes.js';
-import { verificationRoutes } from './modules/verifications/routes.js';
-import { LocalEnclave, loadMasterKey, type WalletEnclave } from './modules/wallet-auth/enclave/enclave.js';
-import { OidcVerifier } from './modules/wallet-auth/oidc.js';
-import { walletAuthRoutes } from './modules/wallet-auth/routes.js';
-import { WalletAuth } from './modules/wallet-auth/service.js';
-import { SignedRequests } from './modules/wallet-auth/signed-retry.js';
-import { TokenAuthenticator } from './modules/tokens/service.js';
+import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
+import { beneficialOwnerRoutes } from './modules/beneficial-owners/index.js';
+import { customerRoutes } from './modules/customers/index.js';
+import { documentRoutes } from './modules/documents/index.js';
+import { internalAccountRoutes } from './modules/internal-accounts/index.js';
+import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
+import { reviewUnderway, verificationRoutes } from './modules/verifications/index.js';
+import { loadMasterKey, LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
@@ -164,7 +158,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
-      await api.register(documentRoutes, { ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+      await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

@@ -2,10 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { withTx } from '../../platform/db/tx.js';
 import { errorResponses } from '../../platform/http/schemas.js';
-import { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
-import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
-import { SignedRequestChallenge, WalletExportRequest, WalletExportResponse, WalletOperationProcessing } from '../wallet-auth/schemas.js';
-import { OPERATIONS } from '../wallet-auth/service.js';
+import {
+  answerSignedRetry,
+  OPERATIONS,
+  SignedRequestChallenge,
+  signedRetryHeaders,
+  SignedRetryHeaders,
+  type WalletAuthRouteDeps,
+  WalletExportRequest,
+  WalletExportResponse,
+  WalletOperationProcessing,
+} from '../wallet-auth/index.js';
 import {
   CustomerAccountList,
   CustomerAccountsQuery,
@@ -46,8 +53,8 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, UPDATE_WALLET_ACCOUNT, request.params.id, headers);
       const challenge = await withTx(deps.db, async (trx) => {
-        const account = await walletAuth.walletAccount(trx, request.principal.platformId, request.params.id);
-        return walletAuth.issueFor(trx, {
+        const account = await walletAuth.wallets.walletAccount(trx, request.principal.platformId, request.params.id);
+        return walletAuth.wallets.issueFor(trx, {
           platformId: request.principal.platformId,
           accountUuid: account.id,
           operation: UPDATE_WALLET_ACCOUNT,
@@ -76,7 +83,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.exportWallet, request.params.id, headers);
-      return reply.code(202).send(await walletAuth.startExport(request.principal.platformId, request.params.id, request.body));
+      return reply.code(202).send(await walletAuth.wallets.startExport(request.principal.platformId, request.params.id, request.body));
     },
   });
 

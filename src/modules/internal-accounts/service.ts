@@ -5,8 +5,8 @@ import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { getConfigRow } from '../config/service.js';
-import { initialiseWallet } from '../wallet-auth/service.js';
+import { getConfigRow } from '../config/index.js';
+import { initialiseWallet } from '../wallet-auth/index.js';
 import {
   insertAccountIfAbsent,
   listCustomerAccounts,
