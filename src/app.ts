@@ -8,7 +8,8 @@ import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes } from './modules/beneficial-owners/index.js';
 import { customerRoutes } from './modules/customers/index.js';
 import { documentRoutes } from './modules/documents/index.js';
-import { internalAccountRoutes } from './modules/internal-accounts/index.js';
+import { createAccountsLedger, internalAccountRoutes } from './modules/internal-accounts/index.js';
+import { EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
 import { reviewUnderway, verificationRoutes } from './modules/verifications/index.js';
 import { loadMasterKey, LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
@@ -54,6 +55,8 @@ export interface AppOptions {
   messages?: MessageSender;
   /** Checks OIDC tokens; default: JWKS cached 10 minutes, refetched on an unknown key at most every 30 s. */
   oidc?: OidcVerifier;
+  /** Institutions that confirm account holder names; default: simulated (sandbox), CORRIDOR_BENEFICIARY_URL (production). */
+  institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
 }
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
@@ -117,7 +120,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
 
   const metrics = new HttpMetrics();
   metrics.register(app);
-  for (const schema of ERROR_SCHEMAS) app.addSchema(schema);
+  for (const schema of [...ERROR_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS]) app.addSchema(schema);
 
   await app.register(swagger, { ...openApiOptions(deps.config), transform: transformForOpenApi });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
@@ -146,6 +149,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
     sessionSeconds: deps.config.wallet.sessionSeconds,
   });
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
+  // The one writer of balances; modules that move money get it from here.
+  const ledger = createAccountsLedger(deps.clock);
 
   await app.register(
     async (api) => {
@@ -154,11 +159,12 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
       await api.register(tokenRoutes, { ...deps, authenticator });
       await api.register(configRoutes, { ...deps, configCache });
       await api.register(customerRoutes, { ...deps, ...wallet });
-      await api.register(internalAccountRoutes, { ...deps, ...wallet });
+      await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger });
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+      await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

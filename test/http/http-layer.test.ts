@@ -159,7 +159,9 @@ describe('path ids (B10)', () => {
   async function idRoutes(): Promise<Array<{ method: string; path: string; code: string }>> {
     const doc = (await ctx.app.inject({ method: 'GET', url: `${BASE}/openapi.json` })).json() as { paths: Record<string, Record<string, unknown>> };
     const codeFor = (path: string) =>
-      path.startsWith('/customers/bulk/jobs/')
+      path.startsWith('/customers/external-accounts/')
+        ? 'REFERENCE_NOT_FOUND'
+        : path.startsWith('/customers/bulk/jobs/')
         ? 'BULK_UPLOAD_JOB_NOT_FOUND'
         : path.startsWith('/customers/')
           ? 'USER_NOT_FOUND'

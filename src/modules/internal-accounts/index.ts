@@ -1,3 +1,3 @@
 // The internal-accounts module's public face: what app.ts wires and what other modules may use.
 export { internalAccountRoutes } from './routes.js';
-export { provisionCustomerAccounts, provisionPlatformAccounts } from './service.js';
+export { createAccountsLedger, provisionCustomerAccounts, provisionPlatformAccounts } from './service.js';

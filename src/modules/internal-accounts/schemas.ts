@@ -74,9 +74,23 @@ export type PlatformAccountsQuery = Static<typeof PlatformAccountsQuery>;
 export const CustomerAccountList = ListResponse(InternalAccount, 'InternalAccountListResponse');
 export const PlatformAccountList = Type.Object({ data: Type.Array(InternalAccount) }, { title: 'PlatformInternalAccountListResponse' });
 
-export const InternalAccountParams = Type.Object({ id: IdParam('InternalAccount', 'REFERENCE_NOT_FOUND') });
+export const InternalAccountParams = Type.Object({ id: IdParam('InternalAccount', 'REFERENCE_NOT_FOUND', 'internal account') });
 export const InternalAccountUpdate = Type.Object(
   { privateEnabled: Type.Optional(Type.Boolean({ description: 'Make the embedded wallet private (or not).' })) },
   { additionalProperties: false, minProperties: 1, title: 'InternalAccountUpdateRequest' },
 );
 export type InternalAccountUpdate = Static<typeof InternalAccountUpdate>;
+
+export const SandboxFundParams = Type.Object({ accountId: IdParam('InternalAccount', 'REFERENCE_NOT_FOUND', 'internal account') });
+export const SandboxFundRequest = Type.Object(
+  {
+    amount: Type.Integer({
+      format: 'int64',
+      minimum: 1,
+      maximum: 100_000_000_000,
+      description: "How much to add, in the smallest unit of the account's currency (at most 1e11).",
+    }),
+  },
+  { additionalProperties: false, title: 'SandboxFundRequest' },
+);
+export type SandboxFundRequest = Static<typeof SandboxFundRequest>;

@@ -9,6 +9,8 @@ const TAGS = [
   { name: 'KYC/KYB Verifications', description: 'Beneficial owners of businesses and reviews of customers against the KYC/KYB requirements.' },
   { name: 'Documents', description: 'Verification documents of customers and beneficial owners: upload (screened at once), replace, list, delete.' },
   { name: 'Internal Accounts', description: 'Accounts Corridor holds for customers (opened on KYC/KYB approval) and for the platform.' },
+  { name: 'Sandbox', description: 'Simulations for sandbox platforms only: fund accounts, drive payments.' },
+  { name: 'External Accounts', description: 'Bank accounts and wallets money is paid to: validated by their real rules, holder names confirmed, wallet ownership proven.' },
 ];
 
 /** The OpenAPI 3.1 document is generated from the route schemas; nothing is written by hand. */

@@ -3,8 +3,8 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { NOT_FOUND_KEYWORD, type NotFoundAnnotation } from './schemas.js';
 
-function clip(value: string): string {
-  return value.length > 80 ? `${value.slice(0, 80)}…` : value;
+function clip(value: string, max = 100): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
 }
 
 /** The 404 for a path parameter that failed its IdParam schema. */
@@ -16,15 +16,15 @@ export function notFoundFromParams(error: FastifyError, request: FastifyRequest)
   if (!failed) return new AppError('REFERENCE_NOT_FOUND', `The endpoint ${request.method} ${path} does not exist.`);
   const { code, type, noun } = (failed.parentSchema as Record<string, NotFoundAnnotation>)[NOT_FOUND_KEYWORD]!;
   const value = String(params[failed.instancePath.slice(1)] ?? '');
-  const message = value.startsWith(`${type}:`)
+  const message = type && value.startsWith(`${type}:`)
     ? `${noun[0]!.toUpperCase()}${noun.slice(1)} ${clip(value)} was not found.`
-    : `The endpoint ${request.method} ${clip(path)} does not exist, and no ${noun} has the id ${clip(value)}.`;
+    : `The endpoint ${request.method} ${clip(path, 300)} does not exist, and no ${noun} has the id ${clip(value)}.`;
   return new AppError(code, message);
 }
 
 /**
  * Makes path ids uniform for every route, present and future: a route whose path has a
- * parameter not declared with `IdParam` fails at start-up; a route that collects its
+ * parameter not declared with `IdParam` (or `PathParam`) fails at start-up; a route that collects its
  * validation errors (`attachValidation`) still answers a bad path id with the 404 before its
  * handler runs.
  */
@@ -34,7 +34,7 @@ export function registerPathIds(app: FastifyInstance): void {
     const declared = (route.schema?.params as { properties?: Record<string, Record<string, unknown>> } | undefined)?.properties ?? {};
     const missing = names.filter((name) => !declared[name]?.[NOT_FOUND_KEYWORD]);
     if (missing.length > 0) {
-      throw new Error(`${String(route.method)} ${route.url}: declare path parameter ${missing.join(', ')} with IdParam() in schema.params`);
+      throw new Error(`${String(route.method)} ${route.url}: declare path parameter ${missing.join(', ')} with IdParam() or PathParam() in schema.params`);
     }
   });
   app.addHook('preHandler', async (request) => {

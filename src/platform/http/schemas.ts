@@ -22,8 +22,9 @@ export const NOT_FOUND_KEYWORD = 'x-not-found';
 
 export interface NotFoundAnnotation {
   code: ErrorCode;
-  type: string;
   noun: string;
+  /** The id type, for `<Type>:<uuid>` ids. */
+  type?: string;
 }
 
 /** `BeneficialOwner` → `beneficial owner`. */
@@ -32,14 +33,23 @@ function nounOf(type: string): string {
 }
 
 /**
+ * A path parameter: any value its schema refuses is answered as a key that does not exist — 404
+ * with `notFound` — never a 400 (platform/http/path-ids.ts). Every path parameter must be
+ * declared with this or with `IdParam`.
+ */
+export function PathParam<T extends TSchema>(schema: T, notFound: ErrorCode, noun: string): T {
+  const annotation: NotFoundAnnotation = { code: notFound, noun };
+  return { ...schema, [NOT_FOUND_KEYWORD]: annotation };
+}
+
+/**
  * A `<Type>:<uuid>` path parameter. A value that is not such an id — malformed, of another type,
  * or a word of a path that does not exist, like `/customers/external-accounts` — is answered
  * like an id that does not exist: 404 with `notFound` (the resource's own code, e.g.
- * USER_NOT_FOUND), never a 400 about the id (platform/http/path-ids.ts). Every path parameter
- * must be declared with it.
+ * USER_NOT_FOUND), never a 400 about the id.
  */
 export function IdParam(type: string, notFound: ErrorCode, noun: string = nounOf(type)) {
-  const annotation: NotFoundAnnotation = { code: notFound, type, noun };
+  const annotation: NotFoundAnnotation = { code: notFound, noun, type };
   return ResourceId(type, { description: `The ${noun}'s id, \`${type}:<uuid>\`.`, [NOT_FOUND_KEYWORD]: annotation });
 }
 
