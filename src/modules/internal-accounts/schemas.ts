@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { CurrencyCode, DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 
 export const ACCOUNT_TYPES = ['INTERNAL_FIAT', 'INTERNAL_CRYPTO', 'EMBEDDED_WALLET'] as const;
 export const ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'CLOSED', 'FROZEN', 'FAILED'] as const;
@@ -59,7 +59,7 @@ export type InternalAccount = Static<typeof InternalAccount>;
 export type PaymentInstructions = Static<typeof PaymentInstructions>;
 
 const filters = {
-  currency: Type.Optional(Type.String({ format: 'iso4217', maxLength: 3 })),
+  currency: Type.Optional(CurrencyCode()),
   type: Type.Optional(StringEnum(ACCOUNT_TYPES)),
 };
 

@@ -1,4 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
+import { CURRENCY_CODE_FORMAT } from '../currencies.js';
 import { codesWithStatus, ERROR_STATUSES, type ErrorCode } from '../errors.js';
 import { idPattern } from '../ids.js';
 
@@ -60,6 +61,20 @@ export function TaggedUnion<const T extends TSchema[]>(propertyName: string, bra
 
 export const DateTime = (options: Record<string, unknown> = {}) =>
   Type.String({ format: 'date-time', maxLength: 40, examples: ['2025-10-13T15:30:01Z'], ...options });
+
+/**
+ * A currency code from the one registry (platform/currencies.ts): active ISO 4217 money and the
+ * crypto assets (USDC, USDT, BTC). A code it does not know is 400 INVALID_CURRENCY naming the
+ * field (`invalidInput`), in bodies, query parameters and CSV rows alike.
+ */
+export const CurrencyCode = (options: Record<string, unknown> = {}) =>
+  Type.String({
+    format: CURRENCY_CODE_FORMAT,
+    maxLength: 5,
+    examples: ['USD'],
+    description: 'Currency code: ISO 4217 for fiat (USD, EUR), the ticker for crypto (USDC, USDT, BTC).',
+    ...options,
+  });
 
 /** Minor-unit amount: a JSON integer, never a float, inside the safe-integer range. */
 export const MinorAmount = (options: Record<string, unknown> = {}) =>
