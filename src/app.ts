@@ -12,13 +12,14 @@ import { createAccountsLedger, internalAccountRoutes } from './modules/internal-
 import { EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
 import { reviewUnderway, verificationRoutes } from './modules/verifications/index.js';
-import { loadMasterKey, LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
 import { clientErrorHandler } from './platform/http/client-errors.js';
 import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platform/http/error-handler.js';
 import './platform/http/fastify-types.js';
+import { loadMasterKey } from './platform/crypto/master-key.js';
 import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js';
@@ -132,7 +133,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
   await configCache.start();
 
-  const enclave = options.enclave ?? new LocalEnclave(loadMasterKey(deps.config.wallet.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined));
+  const enclave = options.enclave ?? new LocalEnclave(loadMasterKey(deps.config.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined));
   const messages =
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
   const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);

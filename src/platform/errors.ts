@@ -185,11 +185,11 @@ export class AppError extends Error {
 }
 
 /**
- * 400 naming each bad field: INVALID_CURRENCY when every bad field is a currency code the
- * registry does not know (spec §7.1; its own message), else INVALID_INPUT with `message`.
+ * 400 naming each bad field: INVALID_CURRENCY when every bad field is a well-formed currency
+ * code the registry does not know (spec §7.1; its own message), else INVALID_INPUT with `message`.
  */
 export function invalidInput(errors: FieldError[], message?: string): AppError {
-  const currencyOnly = errors.length > 0 && errors.every((e) => e.constraint?.format === CURRENCY_CODE_FORMAT);
+  const currencyOnly = errors.length > 0 && errors.every((e) => e.constraint?.format === CURRENCY_CODE_FORMAT && e.constraint.pattern === undefined);
   if (currencyOnly) {
     const fields = errors.map((e) => e.field).join(', ');
     return new AppError('INVALID_CURRENCY', `Unknown currency code in ${fields}; see the currencies Corridor supports in docs/conventions.md.`, { details: { errors } });

@@ -1,9 +1,11 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import Fastify from 'fastify';
 import type { AddressInfo } from 'node:net';
 import Type from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/platform/errors.js';
+import { clientErrorHandler } from '../../src/platform/http/client-errors.js';
+import { KnownRoutes } from '../../src/platform/http/known-routes.js';
 import { registerPathIds } from '../../src/platform/http/path-ids.js';
 import { IdParam } from '../../src/platform/http/schemas.js';
 import { validatorCompiler } from '../../src/platform/http/validation.js';
@@ -43,6 +45,13 @@ interface RawResponse {
   body: { status: number; code: string; message: string; details?: Record<string, unknown> };
 }
 
+function parseRaw(text: string): RawResponse {
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) };
+}
+
 /** Sends bytes on a fresh connection and reads the answer until the server closes it. */
 function raw(request: string | Buffer): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
@@ -51,13 +60,7 @@ function raw(request: string | Buffer): Promise<RawResponse> {
     socket.on('data', (chunk) => chunks.push(chunk));
     socket.on('error', reject);
     socket.setTimeout(5000, () => reject(new Error('no answer: the connection stayed open')));
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const [head = '', body = ''] = text.split('\r\n\r\n');
-      const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) });
-    });
+    socket.on('close', () => resolve(parseRaw(Buffer.concat(chunks).toString('utf8'))));
   });
 }
 
@@ -105,6 +108,17 @@ describe('errors of the HTTP layer are envelopes (A4)', () => {
     expectRawEnvelope(longSegment, 414, 'URI_TOO_LONG');
   });
 
+  it('answers a request that does not arrive in time 408 REQUEST_TIMEOUT (Node times it out; its clientError is answered)', () => {
+    // Node checks request deadlines every 30 s, too slow for a test: the handler gets Node's error directly.
+    let written = '';
+    const socket = { destroyed: false, writable: true, end: (data: string) => (written = data), destroy: () => undefined };
+    const timeout = Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT', bytesParsed: 0, rawPacket: { type: 'Buffer', data: [] } });
+    clientErrorHandler(new KnownRoutes()).call(ctx.app, timeout, socket as unknown as Socket);
+    const response = parseRaw(written);
+    expectRawEnvelope(response, 408, 'REQUEST_TIMEOUT');
+    expect(response.headers['x-should-retry']).toBe('true');
+  });
+
   it('answers headers over the limit 431', async () => {
     const response = await raw(`GET ${BASE}/customers HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`);
     expectRawEnvelope(response, 431, 'REQUEST_HEADER_FIELDS_TOO_LARGE');
@@ -120,10 +134,15 @@ describe('errors of the HTTP layer are envelopes (A4)', () => {
   it('answers 503 SERVICE_UNAVAILABLE in the envelope to a request that arrives while the process shuts down', async () => {
     let arrived!: () => void;
     let release!: () => void;
+    let refused!: () => void;
     const inFlight = new Promise<void>((resolve) => (arrived = resolve));
     const gate = new Promise<void>((resolve) => (release = resolve));
+    const secondRefused = new Promise<void>((resolve) => (refused = resolve));
     const other = await createTestContext({
       beforeReady: (app) => {
+        app.addHook('onError', async (request) => {
+          if (request.url.endsWith('/config')) refused();
+        });
         app.get(`${BASE}/test/slow`, { config: { auth: false } }, async () => {
           arrived();
           await gate;
@@ -141,7 +160,7 @@ describe('errors of the HTTP layer are envelopes (A4)', () => {
     const closing = other.app.close();
     // The connection is busy, so it stays open: the next request on it meets a closing process.
     socket.write(`GET ${BASE}/config HTTP/1.1\r\nHost: x\r\nAuthorization: ${other.platform.auth}\r\n\r\n`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await secondRefused;
     release();
     await ended;
     await closing;

@@ -129,7 +129,7 @@ export function checkTermsVersion(consent: EndUserTermsConsentT | undefined, ter
   }
 }
 
-/** Field validation of a create request, given the schema's own findings. Throws INVALID_INPUT. */
+/** Field validation of a create request, given the schema's own findings (unknown currencies among them). */
 export function checkCreate(input: unknown, schemaErrors: FieldError[], now: Date): void {
   const type = isObject(input) && (input.customerType === 'INDIVIDUAL' || input.customerType === 'BUSINESS') ? input.customerType : undefined;
   const rules = type && isObject(input) ? ruleErrors(input, input, type, now, 'create') : [];

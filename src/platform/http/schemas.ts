@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { CURRENCY_CODE_FORMAT } from '../currencies.js';
+import { CURRENCY_CODE_FORMAT, CURRENCY_CODE_PATTERN } from '../currencies.js';
 import { codesWithStatus, ERROR_STATUSES, type ErrorCode } from '../errors.js';
 import { idPattern } from '../ids.js';
 
@@ -59,16 +59,24 @@ export function TaggedUnion<const T extends TSchema[]>(propertyName: string, bra
   return Type.Unsafe<Static<T[number]>>({ type: 'object', discriminator: { propertyName }, required: [propertyName], oneOf: branches, ...options });
 }
 
+/** `schema` or JSON null: a PATCH field that `null` clears. One type list, so a bad value gets one error. */
+export function Nullable<T extends TSchema>(schema: T, options: Record<string, unknown> = {}) {
+  const type = (schema as { type?: unknown }).type;
+  return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [...(Array.isArray(type) ? type : [type]), 'null'] });
+}
+
 export const DateTime = (options: Record<string, unknown> = {}) =>
   Type.String({ format: 'date-time', maxLength: 40, examples: ['2025-10-13T15:30:01Z'], ...options });
 
 /**
  * A currency code from the one registry (platform/currencies.ts): active ISO 4217 money and the
- * crypto assets (USDC, USDT, BTC). A code it does not know is 400 INVALID_CURRENCY naming the
- * field (`invalidInput`), in bodies, query parameters and CSV rows alike.
+ * crypto assets (USDC, USDT, BTC). A well-formed code it does not know is 400 INVALID_CURRENCY
+ * naming the field (`invalidInput`), in bodies, query parameters and CSV rows alike; a value
+ * that is not shaped like a code at all (`usd`) is INVALID_INPUT.
  */
 export const CurrencyCode = (options: Record<string, unknown> = {}) =>
   Type.String({
+    pattern: CURRENCY_CODE_PATTERN,
     format: CURRENCY_CODE_FORMAT,
     maxLength: 5,
     examples: ['USD'],

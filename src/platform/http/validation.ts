@@ -99,7 +99,8 @@ function describe(error: ErrorObject): { leaf?: string; constraint?: FieldConstr
       return { leaf: String(p.additionalProperty), message: 'is not a known field' };
     case 'format': {
       const format = REPORTED_FORMAT[String(p.format)] ?? String(p.format);
-      return { constraint: { format }, message: `must be a valid ${format}` };
+      const message = format === CURRENCY_CODE_FORMAT ? `${String(error.data)} is not a currency Corridor knows` : `must be a valid ${format}`;
+      return { constraint: { format }, message };
     }
     case 'pattern':
       return { constraint: { pattern: String(p.pattern) }, message: `must match ${String(p.pattern)}` };
