@@ -1,5 +1,6 @@
 import { NotifiedCache, notifyChanged } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
+import { unknownCurrencies } from '../../platform/currencies.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
@@ -182,6 +183,14 @@ function opensAccounts(before: ConfigRow, after: ConfigRow): boolean {
 }
 
 export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: string, update: PlatformConfigUpdate): Promise<PlatformConfig> {
+  const unknown = unknownCurrencies([
+    ...(update.supportedCurrencies ?? []).map((c, i) => ({ field: `supportedCurrencies.${i}.currencyCode`, code: c.currencyCode })),
+    ...(update.feeConfigs ?? []).flatMap((f, i) => [
+      { field: `feeConfigs.${i}.sourceCurrency`, code: f.sourceCurrency },
+      ...(f.fixedFee ? [{ field: `feeConfigs.${i}.fixedFee.currency`, code: f.fixedFee.currency }] : []),
+    ]),
+  ]);
+  if (unknown) throw unknown;
   const unsupported = (update.feeConfigs ?? []).findIndex((f) => !FEE_SOURCE_CURRENCIES.has(f.sourceCurrency));
   if (unsupported >= 0) {
     throw new AppError('NOT_IMPLEMENTED', `Fee configs are supported only for USD source currency.`, {
