@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { NamedStatementPool } from './named-statements.js';
@@ -102,6 +101,8 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
 
 async function openPglite(options: OpenOptions): Promise<DbHandle> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  // Loaded only for the embedded engine: a process on PostgreSQL never pays for it.
+  const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
   const pglite = new PGlite({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
