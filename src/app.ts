@@ -5,6 +5,18 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync
 import type { Logger } from 'pino';
 import { BASE_PATH } from './config.js';
 import { configRoutes } from './modules/config/routes.js';
+import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS } from './modules/customers/schemas.js';
+import { INTERNAL_ACCOUNT_EVENTS } from './modules/internal-accounts/schemas.js';
+import { VERIFICATION_EVENTS } from './modules/verifications/schemas.js';
+import {
+  EventCatalogue,
+  EXTERNAL_ACCOUNT_EVENTS,
+  INCOMING_PAYMENT_EVENTS,
+  OUTGOING_PAYMENT_EVENTS,
+  webhookRoutes,
+  Webhooks,
+  type Resolver,
+} from './modules/webhooks/index.js';
 import { PlatformConfigCache } from './modules/config/service.js';
 import { beneficialOwnerRoutes } from './modules/beneficial-owners/routes.js';
 import { customerRoutes } from './modules/customers/routes.js';
@@ -55,6 +67,24 @@ export interface AppOptions {
   messages?: MessageSender;
   /** Checks OIDC tokens; default: JWKS cached 10 minutes, refetched on an unknown key at most every 30 s. */
   oidc?: OidcVerifier;
+  /** Resolves webhook hosts for production deliveries; default: the system resolver. Tests answer DNS here. */
+  webhookResolver?: Resolver;
+}
+
+/**
+ * Every webhook event type and its payload, one group per module that emits them. A module
+ * adding events adds its group here.
+ */
+export function eventCatalogue(): EventCatalogue {
+  return new EventCatalogue([
+    CUSTOMER_EVENTS,
+    VERIFICATION_EVENTS,
+    INTERNAL_ACCOUNT_EVENTS,
+    EXTERNAL_ACCOUNT_EVENTS,
+    OUTGOING_PAYMENT_EVENTS,
+    INCOMING_PAYMENT_EVENTS,
+    BULK_UPLOAD_EVENTS,
+  ]);
 }
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
@@ -104,7 +134,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   metrics.register(app);
   for (const schema of ERROR_SCHEMAS) app.addSchema(schema);
 
-  await app.register(swagger, { ...openApiOptions(deps.config), transform: transformForOpenApi });
+  const catalogue = eventCatalogue();
+  await app.register(swagger, { ...openApiOptions(deps.config, catalogue.openApi()), transform: transformForOpenApi });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   registerOpsRoutes(app, { ...deps, metrics });
@@ -114,7 +145,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
   await configCache.start();
 
-  const enclave = options.enclave ?? new LocalEnclave(loadMasterKey(deps.config.wallet.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined));
+  const masterKey = loadMasterKey(deps.config.wallet.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined);
+  const enclave = options.enclave ?? new LocalEnclave(masterKey);
   const messages =
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
   const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);
@@ -131,6 +163,20 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
     sessionSeconds: deps.config.wallet.sessionSeconds,
   });
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
+  const webhooks = new Webhooks({
+    handle: deps.handle,
+    clock: deps.clock,
+    logger: deps.logger,
+    config: deps.config,
+    jobs: deps.jobs,
+    catalogue,
+    configs: configCache,
+    masterKey,
+    metrics,
+    ...(options.webhookResolver ? { resolver: options.webhookResolver } : {}),
+  });
+  await webhooks.start();
+  app.decorate('webhooks', webhooks);
 
   await app.register(
     async (api) => {
@@ -143,6 +189,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
+      await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },

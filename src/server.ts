@@ -47,10 +47,10 @@ export async function startServer(config: Config): Promise<{ app: App; stop: () 
     process.stdout.write(`${firstRunBanner(config, created.token.token.clientId, created.token.clientSecret, created.platform.id)}\n`);
   }
 
-  const jobs = new JobWorker(handle.db, clock, logger);
+  const jobs = new JobWorker(handle.db, clock, logger, config.jobs.concurrency);
   const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });
   await app.listen({ port: config.port, host: config.host });
-  if (config.jobs.enabled) jobs.start(config.jobs.pollMs);
+  if (config.jobs.enabled) await jobs.start(config.jobs.pollMs, (channel, onMessage) => handle.listen(channel, onMessage));
 
   logger.info(
     { engine: handle.engine, data: handle.location, baseUrl: `${config.publicUrl}${BASE_PATH}`, docs: `${config.publicUrl}/docs` },

@@ -121,7 +121,7 @@ export const PlatformConfigUpdate = Type.Object(
   {
     umaDomain: Type.Optional(Type.String({ format: 'hostname', minLength: 1, maxLength: 253 })),
     webhookEndpoint: Type.Optional(
-      Type.String({ format: 'uri', maxLength: 2048, description: 'https URL; http only for localhost and 127.0.0.1.' }),
+      Type.String({ format: 'uri', maxLength: 2048, description: 'Where webhooks go: https (http is allowed for sandbox platforms).' }),
     ),
     supportedCurrencies: Type.Optional(Type.Array(PlatformCurrencyConfig, { minItems: 1, maxItems: 50 })),
     embeddedWalletConfig: Type.Optional(EmbeddedWalletConfig),

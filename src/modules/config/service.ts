@@ -116,6 +116,31 @@ function checkServiceUrl(value: string, field: string, errors: FieldError[], ori
   }
 }
 
+/**
+ * Where webhooks go: https for production platforms; a sandbox may also use http, so a
+ * developer's machine or a tunnel can receive them. Production deliveries are further refused
+ * at send time when the host resolves to a private address (modules/webhooks).
+ */
+function checkWebhookEndpoint(value: string, environment: Environment, errors: FieldError[]): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const schemes = environment === 'production' ? ['https:'] : ['https:', 'http:'];
+  if (!url || !schemes.includes(url.protocol) || url.username || url.password || url.hash) {
+    errors.push({
+      field: 'webhookEndpoint',
+      constraint: { format: 'url', pattern: environment === 'production' ? '^https://' : '^https?://' },
+      message:
+        environment === 'production'
+          ? 'must be an https URL without credentials or fragment'
+          : 'must be an http or https URL without credentials or fragment',
+    });
+  }
+}
+
 function checkCurrencies(currencies: PlatformCurrencyConfig[], errors: FieldError[]): void {
   const seen = new Set<string>();
   currencies.forEach((c, i) => {
@@ -158,7 +183,18 @@ function mergeFeeConfigs(current: FeeConfig[], updates: NonNullable<PlatformConf
   return [...merged.values()];
 }
 
-export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: string, update: PlatformConfigUpdate): Promise<PlatformConfig> {
+export type Environment = 'sandbox' | 'production';
+
+/** The event that tells a new webhook endpoint it is connected (upstream sends TEST on every endpoint change). */
+const WEBHOOK_TEST_EVENT = 'TEST';
+
+export async function updatePlatformConfig(
+  trx: Tx,
+  clock: Clock,
+  caller: { platformId: string; environment: Environment },
+  update: PlatformConfigUpdate,
+): Promise<PlatformConfig> {
+  const { platformId } = caller;
   const unsupported = (update.feeConfigs ?? []).findIndex((f) => !FEE_SOURCE_CURRENCIES.has(f.sourceCurrency));
   if (unsupported >= 0) {
     throw new AppError('NOT_IMPLEMENTED', `Fee configs are supported only for USD source currency.`, {
@@ -168,7 +204,7 @@ export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: st
   const current = await findConfig(trx, platformId, { forUpdate: true });
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
-  if (update.webhookEndpoint !== undefined) checkServiceUrl(update.webhookEndpoint, 'webhookEndpoint', errors);
+  if (update.webhookEndpoint !== undefined) checkWebhookEndpoint(update.webhookEndpoint, caller.environment, errors);
   update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkServiceUrl(issuer.jwksUri, `embeddedWalletConfig.oidcIssuers.${i}.jwksUri`, errors));
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
   if (update.supportedCurrencies) checkCurrencies(update.supportedCurrencies, errors);
@@ -201,5 +237,8 @@ export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: st
   await notifyChanged(trx, CONFIG_CHANGED_CHANNEL, platformId);
   const config = toPlatformConfig(row);
   await recordEvent(trx, clock, { platformId, type: 'PLATFORM_CONFIG.UPDATED', resourceId: config.id, data: config });
+  if (row.webhook_endpoint && row.webhook_endpoint !== current.webhook_endpoint) {
+    await recordEvent(trx, clock, { platformId, type: WEBHOOK_TEST_EVENT, resourceId: config.id, data: null });
+  }
   return config;
 }
