@@ -4,32 +4,23 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { BASE_PATH } from './config.js';
-import { configRoutes } from './modules/config/routes.js';
-import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS } from './modules/customers/schemas.js';
-import { INTERNAL_ACCOUNT_EVENTS } from './modules/internal-accounts/schemas.js';
-import { VERIFICATION_EVENTS } from './modules/verifications/schemas.js';
+import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
+import { beneficialOwnerRoutes } from './modules/beneficial-owners/index.js';
+import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes } from './modules/customers/index.js';
+import { documentRoutes } from './modules/documents/index.js';
+import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
+import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
+import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
+import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
+import { loadMasterKey, LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import {
   EventCatalogue,
-  EXTERNAL_ACCOUNT_EVENTS,
   INCOMING_PAYMENT_EVENTS,
   OUTGOING_PAYMENT_EVENTS,
   webhookRoutes,
   Webhooks,
   type Resolver,
 } from './modules/webhooks/index.js';
-import { PlatformConfigCache } from './modules/config/service.js';
-import { beneficialOwnerRoutes } from './modules/beneficial-owners/routes.js';
-import { customerRoutes } from './modules/customers/routes.js';
-import { documentRoutes } from './modules/documents/routes.js';
-import { internalAccountRoutes } from './modules/internal-accounts/routes.js';
-import { tokenRoutes } from './modules/tokens/routes.js';
-import { verificationRoutes } from './modules/verifications/routes.js';
-import { LocalEnclave, loadMasterKey, type WalletEnclave } from './modules/wallet-auth/enclave/enclave.js';
-import { OidcVerifier } from './modules/wallet-auth/oidc.js';
-import { walletAuthRoutes } from './modules/wallet-auth/routes.js';
-import { WalletAuth } from './modules/wallet-auth/service.js';
-import { SignedRequests } from './modules/wallet-auth/signed-retry.js';
-import { TokenAuthenticator } from './modules/tokens/service.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
@@ -49,6 +40,9 @@ export interface AppDeps extends ModuleDeps {
   logger: Logger;
 }
 
+/** Schemas other schemas refer to by `$ref`: one OpenAPI component each. */
+const SHARED_SCHEMAS = [...ERROR_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS];
+
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
 /**
@@ -67,6 +61,8 @@ export interface AppOptions {
   messages?: MessageSender;
   /** Checks OIDC tokens; default: JWKS cached 10 minutes, refetched on an unknown key at most every 30 s. */
   oidc?: OidcVerifier;
+  /** Institutions that confirm account holder names; default: simulated (sandbox), CORRIDOR_BENEFICIARY_URL (production). */
+  institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
   /** Resolves webhook hosts for production deliveries; default: the system resolver. Tests answer DNS here. */
   webhookResolver?: Resolver;
 }
@@ -76,7 +72,7 @@ export interface AppOptions {
  * adding events adds its group here.
  */
 export function eventCatalogue(): EventCatalogue {
-  return new EventCatalogue([
+  return new EventCatalogue(SHARED_SCHEMAS, [
     CUSTOMER_EVENTS,
     VERIFICATION_EVENTS,
     INTERNAL_ACCOUNT_EVENTS,
@@ -132,7 +128,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
 
   const metrics = new HttpMetrics();
   metrics.register(app);
-  for (const schema of ERROR_SCHEMAS) app.addSchema(schema);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   const catalogue = eventCatalogue();
   await app.register(swagger, { ...openApiOptions(deps.config, catalogue.openApi()), transform: transformForOpenApi });
@@ -163,6 +159,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
     sessionSeconds: deps.config.wallet.sessionSeconds,
   });
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
+  // The one writer of balances; modules that move money get it from here.
+  const ledger = createAccountsLedger(deps.clock);
   const webhooks = new Webhooks({
     handle: deps.handle,
     clock: deps.clock,
@@ -185,12 +183,13 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
       await api.register(tokenRoutes, { ...deps, authenticator });
       await api.register(configRoutes, { ...deps, configCache });
       await api.register(customerRoutes, { ...deps, ...wallet });
-      await api.register(internalAccountRoutes, { ...deps, ...wallet });
+      await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger });
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
       await api.register(webhookRoutes, { ...deps, webhooks });
-      await api.register(documentRoutes, { ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+      await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+      await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

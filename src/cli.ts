@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
-import { createPlatform, type Environment } from './modules/platforms/service.js';
-import { createToken } from './modules/tokens/service.js';
+import { createPlatform, type Environment } from './modules/platforms/index.js';
+import { createToken } from './modules/tokens/index.js';
 import { systemClock } from './platform/clock.js';
 import { withTx } from './platform/db/tx.js';
 import { PERMISSIONS, type Permission } from './platform/http/auth.js';

@@ -42,6 +42,8 @@ export interface Config {
   };
   /** Where OTP e-mails and SMS go for production platforms; unset: not delivered (logged as undeliverable). */
   messages: HttpProviderConfig;
+  /** Name-check provider for production platforms' new bank accounts; unset: their names are not checked (UNSUPPORTED). */
+  beneficiaryVerification: HttpProviderConfig;
 }
 
 export interface HttpProviderConfig {
@@ -140,5 +142,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       settleWaitMs: integer(env, 'CORRIDOR_WALLET_SETTLE_WAIT_MS', 2_000, 0, 30_000),
     },
     messages: httpProvider(env, 'CORRIDOR_MESSAGES', { fallback: 10_000, max: 120_000 }),
+    beneficiaryVerification: httpProvider(env, 'CORRIDOR_BENEFICIARY', { fallback: 10_000, max: 60_000 }),
   };
 }

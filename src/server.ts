@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { BASE_PATH, type Config } from './config.js';
 import { createLogger } from './logger.js';
-import { bootstrapFirstPlatform } from './modules/platforms/service.js';
+import { bootstrapFirstPlatform } from './modules/platforms/index.js';
 import { systemClock } from './platform/clock.js';
 import { openDatabase, type DbHandle } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';

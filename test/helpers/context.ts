@@ -4,6 +4,8 @@ import { pino } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createAccountsLedger } from '../../src/modules/internal-accounts/index.js';
+import type { Ledger } from '../../src/modules/ledger/index.js';
 import { createPlatform, type Environment } from '../../src/modules/platforms/service.js';
 import { createToken } from '../../src/modules/tokens/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
@@ -64,6 +66,8 @@ export interface TestContext {
   clock: ManualClock;
   config: Config;
   jobs: JobWorker;
+  /** The ledger wired as the app wires it (balance events included), for direct money movements. */
+  ledger: Ledger;
   platform: TestPlatform;
   newPlatform(environment?: Environment): Promise<TestPlatform>;
   newToken(platform: TestPlatform, permissions: Permission[]): Promise<TestPlatform>;
@@ -122,6 +126,7 @@ export async function createTestContext(
     clock,
     config,
     jobs,
+    ledger: createAccountsLedger(clock),
     platform: await newPlatform(),
     newPlatform,
     newToken,

@@ -2,7 +2,7 @@ import { ApiKeyStamper } from '@turnkey/api-key-stamper';
 import { decryptCredentialBundle, decryptExportBundle, encryptOtpCodeToBundle, generateP256KeyPair, getPublicKey } from '@turnkey/crypto';
 import { expect } from 'vitest';
 import type { OutgoingMessage, MessageSender } from '../../src/platform/messages.js';
-import { setReviewStatus } from '../../src/modules/customers/service.js';
+import { setReviewStatus } from '../../src/modules/customers/index.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { parseId } from '../../src/platform/ids.js';
 import { BASE, type TestContext, type TestPlatform } from './context.js';

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
-import type { ReviewStatus } from '../customers/schemas.js';
+import type { ReviewStatus } from '../customers/index.js';
 import type { PersonalInfo } from './schemas.js';
 
 interface BeneficialOwnersTable {

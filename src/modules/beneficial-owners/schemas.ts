@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
-import { Address, Country, DateOnly, Email, Phone, ResponseAddress } from '../customers/schemas.js';
+import { Address, Country, DateOnly, Email, Phone, ResponseAddress } from '../customers/index.js';
 
 export const OWNER_ROLES = ['UBO', 'DIRECTOR', 'COMPANY_OFFICER', 'CONTROL_PERSON', 'TRUSTEE', 'GENERAL_PARTNER'] as const;
 /** A person's identification; EIN identifies businesses, so it is not offered here. */

@@ -4,8 +4,7 @@ import { AppError, invalidInput, type FieldError } from '../../platform/errors.j
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { customerTypeOf, mergeFieldErrors } from '../customers/service.js';
-import type { ReviewStatus } from '../customers/schemas.js';
+import { customerTypeOf, mergeFieldErrors, type ReviewStatus } from '../customers/index.js';
 import { findOwner, insertOwner, listOwners, ownersOf, setOwnerStatuses, updateOwner, type OwnerRow } from './repo.js';
 import type { BeneficialOwner, BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, OwnerListQuery, PersonalInfo } from './schemas.js';
 

@@ -9,7 +9,8 @@ import { recordEvent } from '../../platform/outbox.js';
 import { headerErrors, parseCsv, rowToRequest, toColumnErrors } from './csv.js';
 import { countImportRow, findImport, finishImport, insertImport, type ImportError, type ImportRow } from './repo.js';
 import { CustomerCreateRequest, type CustomerCreate } from './schemas.js';
-import { createCustomer, mergeFieldErrors, ruleErrors, type CallerContext, type EndUserTerms } from './service.js';
+import { createCustomer, type CallerContext } from './create-update.js';
+import { mergeFieldErrors, ruleErrors, type EndUserTerms } from './validation.js';
 
 export const IMPORT_JOB = 'customers.bulk-import';
 /** Rows per job run, so one run stays well inside the job lease; the rest continues in a new run. */

@@ -7,9 +7,14 @@ import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
-import { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
-import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
-import { SignedRequestChallenge, WalletOperationProcessing } from '../wallet-auth/schemas.js';
+import {
+  answerSignedRetry,
+  SignedRequestChallenge,
+  signedRetryHeaders,
+  SignedRetryHeaders,
+  type WalletAuthRouteDeps,
+  WalletOperationProcessing,
+} from '../wallet-auth/index.js';
 import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
 import {
   Customer,
@@ -25,19 +30,11 @@ import {
   ImportJobResponse,
   type CustomerCreate,
 } from './schemas.js';
-import {
-  changeTiedEmail,
-  checkCreate,
-  createCustomer,
-  emailChangeSigner,
-  deleteCustomer,
-  getCustomer,
-  getEndUserTerms,
-  getSettings,
-  listCustomers,
-  updateCustomer,
-  updateSettings,
-} from './service.js';
+import { changeTiedEmail, emailChangeSigner } from './contact-changes.js';
+import { createCustomer, deleteCustomer, updateCustomer } from './create-update.js';
+import { getCustomer, listCustomers } from './reads.js';
+import { getSettings, updateSettings } from './review-state.js';
+import { checkCreate, getEndUserTerms } from './validation.js';
 
 const MAX_CSV_BYTES = 10 * 1024 * 1024;
 const CSV_TYPES = new Set(['text/csv', 'application/csv', 'text/plain', 'application/vnd.ms-excel', 'application/octet-stream']);
@@ -245,7 +242,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
         // Every field error is reported before the challenge; the change itself waits for the signature.
         await dryRun(trx, update);
         const email = (request.body as { email: string }).email;
-        const challenge = await deps.walletAuth.issueFor(trx, {
+        const challenge = await deps.walletAuth.wallets.issueFor(trx, {
           platformId,
           accountUuid: signer,
           operation: CHANGE_TIED_EMAIL,

@@ -15,10 +15,12 @@ import {
   MAX_DOCUMENT_BYTES,
 } from './schemas.js';
 import { ScreeningProviders } from './screening/index.js';
-import { checkHolder, createDocument, deleteDocument, getDocument, listDocuments, replaceDocument, screenUpload } from './service.js';
+import { checkHolder, createDocument, deleteDocument, getDocument, listDocuments, replaceDocument, screenUpload, type ReviewLookup } from './service.js';
 import { receiveDocumentForm } from './upload.js';
 
 export interface DocumentDeps extends ModuleDeps {
+  /** Answers whether a document's customer is under review (verifications provides it). */
+  reviews: ReviewLookup;
   /** Defaults: file bytes in the database; screeners chosen from the config. */
   blobs?: BlobStore;
   screening?: ScreeningProviders;
@@ -133,7 +135,7 @@ export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (ap
     config: { permission: 'MANAGE' },
     handler: async (request, reply) =>
       sendWrite(deps, request, reply, async (trx) => {
-        await deleteDocument(trx, blobs, request.principal.platformId, request.params.documentId);
+        await deleteDocument(trx, blobs, deps.reviews, request.principal.platformId, request.params.documentId);
         return { statusCode: 204, body: undefined };
       }),
   });

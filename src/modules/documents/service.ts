@@ -4,9 +4,8 @@ import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { ownerHolder } from '../beneficial-owners/service.js';
-import { customerTypeOf } from '../customers/service.js';
-import { reviewUnderway } from '../verifications/service.js';
+import { ownerHolder } from '../beneficial-owners/index.js';
+import { customerTypeOf } from '../customers/index.js';
 import type { DocumentType } from './catalogue.js';
 import {
   blobInUse,
@@ -25,6 +24,14 @@ import {
 } from './repo.js';
 import type { Document, DocumentListQuery, DocumentReplaceFields, DocumentUploadFields } from './schemas.js';
 import type { DocumentContentType, DocumentScreener } from './screening/screener.js';
+
+/**
+ * Whether a customer's documents are under an open review. Verifications reads documents, so
+ * documents never imports verifications: the wiring (app.ts) hands this in.
+ */
+export interface ReviewLookup {
+  reviewUnderway(db: DbOrTx, platformId: string, customerUuid: string): Promise<boolean>;
+}
 
 /** An accepted upload, spooled to disk: its bytes, digest and the name and type it was sent with. */
 export interface UploadedFile {
@@ -183,10 +190,10 @@ export async function listDocuments(db: DbOrTx, platformId: string, query: Docum
  * Deletes a document, every file it had, and the bytes no other file uses. A document under an
  * open review (IN_PROGRESS or PENDING_MANUAL_REVIEW) cannot be deleted: 409 CONFLICT.
  */
-export async function deleteDocument(trx: Tx, blobs: BlobStore, platformId: string, documentId: string): Promise<void> {
+export async function deleteDocument(trx: Tx, blobs: BlobStore, reviews: ReviewLookup, platformId: string, documentId: string): Promise<void> {
   const row = await loadDocument(trx, platformId, documentId, { forUpdate: true });
   const customerUuid = row.holder_type === 'Customer' ? row.holder_id : (await ownerHolder(trx, platformId, row.holder_id)).customerUuid;
-  if (await reviewUnderway(trx, platformId, customerUuid)) {
+  if (await reviews.reviewUnderway(trx, platformId, customerUuid)) {
     throw new AppError('CONFLICT', `Document ${documentId} is under an open verification; wait for its verdict before deleting it.`);
   }
   for (const sha256 of await deleteDocumentRow(trx, row.id)) {

@@ -14,8 +14,6 @@ interface InternalAccountsTable {
   type: InternalAccountType;
   currency: string;
   status: InternalAccountStatus;
-  balance: bigint;
-  total_balance: bigint;
   funding_payment_instructions: unknown[];
   /** EMBEDDED_WALLET only; null elsewhere. */
   private_enabled: boolean | null;
@@ -69,6 +67,12 @@ export async function listCustomerAccounts(db: DbOrTx, platformId: string, filte
 
 export async function listPlatformAccounts(db: DbOrTx, platformId: string, filters: AccountFilters) {
   return filtered(db, platformId, 'platform', filters).selectAll().orderBy('id', 'asc').execute();
+}
+
+/** The platform's accounts with these ids (others are left out). */
+export async function selectAccounts(db: DbOrTx, platformId: string, ids: readonly string[]): Promise<InternalAccountRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', 'in', ids).execute();
 }
 
 export async function updateAccount(db: DbOrTx, id: string, changes: Partial<InternalAccountRow>): Promise<InternalAccountRow> {

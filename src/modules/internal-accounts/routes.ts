@@ -2,10 +2,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { withTx } from '../../platform/db/tx.js';
 import { errorResponses } from '../../platform/http/schemas.js';
-import { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from '../wallet-auth/http.js';
-import type { WalletAuthRouteDeps } from '../wallet-auth/routes.js';
-import { SignedRequestChallenge, WalletExportRequest, WalletExportResponse, WalletOperationProcessing } from '../wallet-auth/schemas.js';
-import { OPERATIONS } from '../wallet-auth/service.js';
+import { sendWrite } from '../../platform/http/write.js';
+import type { Ledger } from '../ledger/index.js';
+import {
+  answerSignedRetry,
+  OPERATIONS,
+  SignedRequestChallenge,
+  signedRetryHeaders,
+  SignedRetryHeaders,
+  type WalletAuthRouteDeps,
+  WalletExportRequest,
+  WalletExportResponse,
+  WalletOperationProcessing,
+} from '../wallet-auth/index.js';
 import {
   CustomerAccountList,
   CustomerAccountsQuery,
@@ -14,13 +23,15 @@ import {
   InternalAccountUpdate,
   PlatformAccountList,
   PlatformAccountsQuery,
+  SandboxFundParams,
+  SandboxFundRequest,
 } from './schemas.js';
-import { listCustomerInternalAccounts, listPlatformInternalAccounts, updateWalletAccount } from './service.js';
+import { fundSandboxAccount, listCustomerInternalAccounts, listPlatformInternalAccounts, updateWalletAccount } from './service.js';
 
 /** The signed operation behind PATCH /internal-accounts/{id}. */
 const UPDATE_WALLET_ACCOUNT = 'wallet.privacy';
 
-export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = async (app, deps) => {
+export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps & { ledger: Ledger }> = async (app, deps) => {
   const tags = ['Internal Accounts'];
   const { signed, walletAuth } = deps;
   signed.register(UPDATE_WALLET_ACCOUNT, {
@@ -46,8 +57,8 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, UPDATE_WALLET_ACCOUNT, request.params.id, headers);
       const challenge = await withTx(deps.db, async (trx) => {
-        const account = await walletAuth.walletAccount(trx, request.principal.platformId, request.params.id);
-        return walletAuth.issueFor(trx, {
+        const account = await walletAuth.wallets.walletAccount(trx, request.principal.platformId, request.params.id);
+        return walletAuth.wallets.issueFor(trx, {
           platformId: request.principal.platformId,
           accountUuid: account.id,
           operation: UPDATE_WALLET_ACCOUNT,
@@ -76,7 +87,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.exportWallet, request.params.id, headers);
-      return reply.code(202).send(await walletAuth.startExport(request.principal.platformId, request.params.id, request.body));
+      return reply.code(202).send(await walletAuth.wallets.startExport(request.principal.platformId, request.params.id, request.body));
     },
   });
 
@@ -103,5 +114,31 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
     },
     handler: async (request) =>
       withTx(deps.db, (trx) => listPlatformInternalAccounts(trx, deps.clock, request.principal.platformId, request.query)),
+  });
+
+  app.post('/sandbox/internal-accounts/:accountId/fund', {
+    schema: {
+      operationId: 'fundSandboxInternalAccount',
+      tags: ['Sandbox'],
+      summary: 'Add money to an internal account (sandbox)',
+      description:
+        "Credits the account from the sandbox platform's simulated outside world, as one ledger transaction, and answers the account with its " +
+        'new balances; an INTERNAL_ACCOUNT.BALANCE_UPDATED event follows. Sandbox platforms only (403 otherwise). Send `Idempotency-Key` to make retries safe.',
+      params: SandboxFundParams,
+      body: SandboxFundRequest,
+      response: { 200: InternalAccount, ...errorResponses(400, 401, 403, 404, 409, 500) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request, reply) =>
+      sendWrite(
+        deps,
+        request,
+        reply,
+        async (trx) => ({
+          statusCode: 200,
+          body: await fundSandboxAccount(trx, deps.ledger, request.principal, request.params.accountId, BigInt(request.body.amount), `sandbox-fund:${request.id}`),
+        }),
+        { idempotent: true },
+      ),
   });
 };

@@ -82,6 +82,20 @@ export const InternalAccountUpdate = Type.Object(
 );
 export type InternalAccountUpdate = Static<typeof InternalAccountUpdate>;
 
+export const SandboxFundParams = Type.Object({ accountId: ResourceId('InternalAccount') });
+export const SandboxFundRequest = Type.Object(
+  {
+    amount: Type.Integer({
+      format: 'int64',
+      minimum: 1,
+      maximum: 100_000_000_000,
+      description: "How much to add, in the smallest unit of the account's currency (at most 1e11).",
+    }),
+  },
+  { additionalProperties: false, title: 'SandboxFundRequest' },
+);
+export type SandboxFundRequest = Static<typeof SandboxFundRequest>;
+
 /** Webhooks about an internal account; `data` is the account. */
 export const INTERNAL_ACCOUNT_EVENTS: EventGroup = {
   name: 'internal-account-status',

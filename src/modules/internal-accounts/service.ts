@@ -1,16 +1,21 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { getConfigRow } from '../config/service.js';
-import { initialiseWallet } from '../wallet-auth/service.js';
+import { recordEvent } from '../../platform/outbox.js';
+import { getConfigRow } from '../config/index.js';
+import { internalAccountBalances, Ledger, LedgerError, openInternalLedgerAccount, type Balance, type InternalAccountBalance } from '../ledger/index.js';
+import { initialiseWallet } from '../wallet-auth/index.js';
 import {
   insertAccountIfAbsent,
   listCustomerAccounts,
   listPlatformAccounts,
+  selectAccounts,
   updateAccount,
   type InternalAccountRow,
   type InternalAccountType,
@@ -48,20 +53,39 @@ function fundingInstructions(accountId: string, type: InternalAccountType, curre
   ];
 }
 
-function toInternalAccount(row: InternalAccountRow): InternalAccount {
+/** The API view of an account; its balances come from the ledger, and `updatedAt` moves with them. */
+function toInternalAccount(row: InternalAccountRow, balance: Balance & { updatedAt: Date }): InternalAccount {
   const currency = currencyOf(row.currency);
+  const updatedAt = balance.updatedAt > row.updated_at ? balance.updatedAt : row.updated_at;
   return {
     id: formatId('InternalAccount', row.id),
     ...(row.customer_id ? { customerId: formatId('Customer', row.customer_id) } : {}),
     type: row.type,
     status: row.status,
-    balance: { amount: amountToWire(row.balance), currency },
-    totalBalance: { amount: amountToWire(row.total_balance), currency },
+    balance: { amount: amountToWire(balance.available), currency },
+    totalBalance: { amount: amountToWire(balance.total), currency },
     fundingPaymentInstructions: row.funding_payment_instructions as PaymentInstructions[],
     ...(row.type === 'EMBEDDED_WALLET' ? { privateEnabled: row.private_enabled ?? false } : {}),
     createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    updatedAt: updatedAt.toISOString(),
   };
+}
+
+function balanceOrFail(balances: Map<string, Balance & { updatedAt: Date }>, accountId: string): Balance & { updatedAt: Date } {
+  const balance = balances.get(accountId);
+  // Every internal account is opened in the ledger in the transaction that creates it.
+  if (!balance) throw new Error(`internal account ${accountId} has no ledger account`);
+  return balance;
+}
+
+/** Rows → API views, with one read of the ledger for all their balances. */
+async function withBalances(db: DbOrTx, platformUuid: string, rows: InternalAccountRow[]): Promise<InternalAccount[]> {
+  const balances = await internalAccountBalances(
+    db,
+    platformUuid,
+    rows.map((r) => r.id),
+  );
+  return rows.map((row) => toInternalAccount(row, balanceOrFail(balances, row.id)));
 }
 
 async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string | null, email: string | null): Promise<number> {
@@ -86,14 +110,13 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUu
       type,
       currency,
       status: 'ACTIVE',
-      balance: 0n,
-      total_balance: 0n,
       funding_payment_instructions: fundingInstructions(id, type, currency, customerUuid === null),
       private_enabled: type === 'EMBEDDED_WALLET' ? false : null,
       created_at: now,
       updated_at: now,
     });
     if (!inserted) continue;
+    await openInternalLedgerAccount(trx, { id, platformId: platformUuid, currency, now });
     created++;
     if (type === 'EMBEDDED_WALLET') await initialiseWallet(trx, clock, platformUuid, id, email!);
   }
@@ -123,7 +146,12 @@ export async function listCustomerInternalAccounts(db: DbOrTx, platformUuid: str
     { ...(customerId ? { customerId } : {}), ...(query.currency ? { currency: query.currency } : {}), ...(query.type ? { type: query.type } : {}) },
     page,
   );
-  return toPage(rows, page, toInternalAccount, totalCount);
+  const balances = await internalAccountBalances(
+    db,
+    platformUuid,
+    rows.map((r) => r.id),
+  );
+  return toPage(rows, page, (row) => toInternalAccount(row, balanceOrFail(balances, row.id)), totalCount);
 }
 
 /**
@@ -141,7 +169,7 @@ export async function listPlatformInternalAccounts(
     ...(query.currency ? { currency: query.currency } : {}),
     ...(query.type ? { type: query.type } : {}),
   });
-  return { data: rows.map(toInternalAccount) };
+  return { data: await withBalances(trx, platformUuid, rows) };
 }
 
 /**
@@ -153,5 +181,67 @@ export async function updateWalletAccount(trx: Tx, clock: Clock, accountUuid: st
     ...(update.privateEnabled !== undefined ? { private_enabled: update.privateEnabled } : {}),
     updated_at: clock.now(),
   });
-  return toInternalAccount(updated);
+  const [view] = await withBalances(trx, updated.platform_id, [updated]);
+  return view!;
+}
+
+/**
+ * Writes INTERNAL_ACCOUNT.BALANCE_UPDATED (payload: the InternalAccount with its new balances)
+ * for each account a ledger transaction changed, in that transaction.
+ */
+async function recordBalanceUpdates(trx: DbOrTx, clock: Clock, platformUuid: string, balances: InternalAccountBalance[], at: Date): Promise<void> {
+  const rows = await selectAccounts(
+    trx,
+    platformUuid,
+    balances.map((b) => b.accountId),
+  );
+  const byId = new Map(balances.map((b) => [b.accountId, b]));
+  for (const row of rows) {
+    const account = toInternalAccount(row, { ...byId.get(row.id)!, updatedAt: at });
+    await recordEvent(trx, clock, { platformId: platformUuid, type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED', resourceId: account.id, data: account });
+  }
+}
+
+/**
+ * The ledger as Corridor runs it: every change of an internal account's balance records its
+ * INTERNAL_ACCOUNT.BALANCE_UPDATED event. app.ts, the CLI, the bench and the tests all use this.
+ */
+export function createAccountsLedger(clock: Clock, options: { hotAccountShards?: number } = {}): Ledger {
+  return new Ledger({
+    clock,
+    ...options,
+    onInternalBalancesChanged: (trx, platformUuid, balances, at) => recordBalanceUpdates(trx, clock, platformUuid, balances, at),
+  });
+}
+
+/**
+ * POST /sandbox/internal-accounts/{id}/fund: money from the platform's sandbox world account,
+ * one posted ledger transaction (which records the BALANCE_UPDATED event).
+ */
+export async function fundSandboxAccount(
+  trx: Tx,
+  ledger: Ledger,
+  principal: Principal,
+  accountId: string,
+  amount: bigint,
+  reference: string,
+): Promise<InternalAccount> {
+  if (principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', 'Sandbox funding is only available to sandbox platforms.');
+  const [row] = await selectAccounts(trx, principal.platformId, [parseId('InternalAccount', accountId)!]);
+  if (!row) throw new AppError('REFERENCE_NOT_FOUND', `Internal account ${accountId} was not found.`);
+  if (row.status !== 'ACTIVE') throw new AppError('CONFLICT', `Internal account ${accountId} is ${row.status} and cannot be funded.`);
+  try {
+    const applied = await ledger.transfer(trx, {
+      platformId: principal.platformId,
+      reference,
+      postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: row.currency }, to: { kind: 'INTERNAL_ACCOUNT', id: row.id }, amount, currency: row.currency }],
+    });
+    const balance = applied.internalAccounts.find((b) => b.accountId === row.id)!;
+    return toInternalAccount(row, { ...balance, updatedAt: applied.createdAt });
+  } catch (error) {
+    if (error instanceof LedgerError && error.reason === 'BALANCE_LIMIT') {
+      throw new AppError('AMOUNT_OUT_OF_RANGE', 'The account cannot hold more than 9007199254740991 minor units.');
+    }
+    throw error;
+  }
 }

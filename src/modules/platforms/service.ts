@@ -2,9 +2,9 @@ import { sql } from 'kysely';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
-import { createDefaultConfig } from '../config/service.js';
-import { provisionPlatformAccounts } from '../internal-accounts/service.js';
-import { createToken, type CreatedToken } from '../tokens/service.js';
+import { createDefaultConfig } from '../config/index.js';
+import { provisionPlatformAccounts } from '../internal-accounts/index.js';
+import { type CreatedToken, createToken } from '../tokens/index.js';
 import { countPlatforms, findPlatform, insertPlatform, type PlatformRow } from './repo.js';
 
 export type Environment = PlatformRow['environment'];

@@ -1,8 +1,7 @@
 import { formatId } from '../../platform/ids.js';
-import type { OwnerRow } from '../beneficial-owners/repo.js';
-import type { CustomerForReview } from '../customers/service.js';
-import { DOCUMENT_CATEGORIES, TWO_SIDED_TYPES, type DocumentCategory, type DocumentType } from '../documents/catalogue.js';
-import type { Document } from '../documents/schemas.js';
+import type { OwnerRow } from '../beneficial-owners/index.js';
+import type { CustomerForReview } from '../customers/index.js';
+import { type Document, DOCUMENT_CATEGORIES, type DocumentCategory, type DocumentType, TWO_SIDED_TYPES } from '../documents/index.js';
 import type { DocumentReviewCode, VerificationError, VerificationErrorType } from './schemas.js';
 
 /**

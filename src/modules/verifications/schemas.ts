@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
-import { DOCUMENT_TYPES } from '../documents/catalogue.js';
+import { DOCUMENT_TYPES } from '../documents/index.js';
 import type { EventGroup } from '../../platform/outbox.js';
 
 export const VERIFICATION_STATUSES = ['RESOLVE_ERRORS', 'PENDING_MANUAL_REVIEW', 'IN_PROGRESS', 'APPROVED', 'REJECTED', 'READY_FOR_VERIFICATION'] as const;

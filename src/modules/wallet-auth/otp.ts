@@ -4,7 +4,7 @@ import type { Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import type { MessageSender } from '../../platform/messages.js';
-import { getConfigRow } from '../config/service.js';
+import { getConfigRow } from '../config/index.js';
 import { BundleError } from './enclave/bundles.js';
 import type { OpenedOtp, WalletEnclave } from './enclave/enclave.js';
 import {

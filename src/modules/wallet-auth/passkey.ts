@@ -1,6 +1,6 @@
 import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { AppError } from '../../platform/errors.js';
-import type { EmbeddedWalletConfig } from '../config/schemas.js';
+import type { EmbeddedWalletConfig } from '../config/index.js';
 import type { CredentialRow } from './repo.js';
 import type { PasskeyAssertion, PasskeyCredentialCreate } from './schemas.js';
 

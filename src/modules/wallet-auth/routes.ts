@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import type { ModuleDeps } from '../../platform/module.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { AppError } from '../../platform/errors.js';
 import { answerSignedRetry, REQUEST_ID_HEADER, sendOutcome, settleDelaySeconds, signedRetryHeaders, SignedRetryHeaders } from './http.js';
@@ -22,14 +21,8 @@ import {
   SignedRequestChallenge,
   WalletOperationProcessing,
 } from './schemas.js';
-import { OPERATIONS, type WalletAuth } from './service.js';
-import type { SignedRequests } from './signed-retry.js';
-
-export interface WalletAuthRouteDeps extends ModuleDeps {
-  walletAuth: WalletAuth;
-  signed: SignedRequests;
-  enclavePublicKey: string;
-}
+import type { WalletAuthRouteDeps } from './route-deps.js';
+import { OPERATIONS } from './context.js';
 
 const SIGNED_RETRY_NOTE =
   ' Signed-retry pattern: the first call answers 202 with `payloadToSign`; re-send the same request with `Service-Wallet-Signature` and `Request-Id` before `expiresAt`.';
@@ -73,7 +66,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
       const { body } = request;
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.addCredential, body.accountId, headers);
-      return sendOutcome(reply, await walletAuth.startAddCredential(request.principal.platformId, request.principal.environment, body));
+      return sendOutcome(reply, await walletAuth.credentials.startAdd(request.principal.platformId, request.principal.environment, body));
     },
   });
 
@@ -86,7 +79,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
       querystring: CredentialListQuery,
       response: { 200: CredentialList, ...errorResponses(400, 401, 500) },
     },
-    handler: async (request) => walletAuth.listCredentials(deps.db, request.principal.platformId, request.query.accountId),
+    handler: async (request) => walletAuth.credentials.list(deps.db, request.principal.platformId, request.query.accountId),
   });
 
   app.post('/auth/credentials/:id/challenge', {
@@ -107,7 +100,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     handler: async (request, reply) =>
       sendOutcome(
         reply,
-        await walletAuth.challenge(request.principal.platformId, request.principal.environment, request.params.id, request.body, settleDelaySeconds(request)),
+        await walletAuth.logins.challenge(request.principal.platformId, request.principal.environment, request.params.id, request.body, settleDelaySeconds(request)),
       ),
   });
 
@@ -133,17 +126,17 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     handler: async (request, reply) => {
       const { platformId, environment } = request.principal;
       const { body } = request;
-      if (body.type === 'OAUTH') return walletAuth.verifyOauth(platformId, environment, request.params.id, body);
+      if (body.type === 'OAUTH') return walletAuth.logins.verifyOauth(platformId, environment, request.params.id, body);
       if (body.type === 'PASSKEY') {
         const requestId = request.headers[REQUEST_ID_HEADER];
         if (typeof requestId !== 'string' || !requestId) {
           throw new AppError('REQUEST_ID_MISSING', 'PASSKEY verify needs the Request-Id header with the requestId of the challenge.');
         }
-        return sendOutcome(reply, await walletAuth.verifyPasskey(platformId, environment, request.params.id, body, requestId, settleDelaySeconds(request)));
+        return sendOutcome(reply, await walletAuth.logins.verifyPasskey(platformId, environment, request.params.id, body, requestId, settleDelaySeconds(request)));
       }
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.verifyOtp, request.params.id, headers);
-      return reply.code(202).send(await walletAuth.startVerifyOtp(platformId, environment, request.params.id, body));
+      return reply.code(202).send(await walletAuth.logins.startVerifyOtp(platformId, environment, request.params.id, body));
     },
   });
 
@@ -163,7 +156,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.revokeCredential, request.params.id, headers);
-      return reply.code(202).send(await walletAuth.startRevokeCredential(request.principal.platformId, request.params.id));
+      return reply.code(202).send(await walletAuth.credentials.startRevoke(request.principal.platformId, request.params.id));
     },
   });
 
@@ -176,7 +169,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
       querystring: CredentialListQuery,
       response: { 200: SessionList, ...errorResponses(400, 401, 500) },
     },
-    handler: async (request) => walletAuth.listSessions(deps.db, request.principal.platformId, request.query.accountId),
+    handler: async (request) => walletAuth.sessions.list(deps.db, request.principal.platformId, request.query.accountId),
   });
 
   app.delete('/auth/sessions/:id', {
@@ -192,7 +185,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.revokeSession, request.params.id, headers);
-      return reply.code(202).send(await walletAuth.startRevokeSession(request.principal.platformId, request.params.id));
+      return reply.code(202).send(await walletAuth.sessions.startRevoke(request.principal.platformId, request.params.id));
     },
   });
 
@@ -211,7 +204,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     handler: async (request, reply) => {
       const headers = signedRetryHeaders(request);
       if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.refreshSession, request.params.id, headers);
-      return reply.code(202).send(await walletAuth.startRefreshSession(request.principal.platformId, request.params.id, request.body));
+      return reply.code(202).send(await walletAuth.sessions.startRefresh(request.principal.platformId, request.params.id, request.body));
     },
   });
 };

@@ -45,6 +45,17 @@ function plain(schema: TSchema): Record<string, unknown> {
   return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
 }
 
+/** Rewrites every `$ref` of a schema (`Name#`, as route schemas write them to shared schemas). */
+function mapRefs(value: unknown, map: (ref: string) => unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => mapRefs(v, map));
+  if (!value || typeof value !== 'object') return value;
+  const object = value as Record<string, unknown>;
+  if (typeof object.$ref === 'string') return map(object.$ref);
+  return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, mapRefs(v, map)]));
+}
+
+const refName = (ref: string) => /^([A-Za-z0-9_.-]+)#$/.exec(ref)?.[1];
+
 /**
  * Every webhook event type Corridor sends, with the schema of its `data`: one place, fed by
  * the modules' declarations at wiring. The relay delivers only types listed here; the OpenAPI
@@ -57,8 +68,29 @@ export class EventCatalogue {
   /** Extra answers a group's receiver may give (the incoming-payment approval), by group name. */
   private readonly responses = new Map<string, Record<string, unknown>>();
 
-  constructor(groups: EventGroup[]) {
+  private readonly shared = new Map<string, Record<string, unknown>>();
+
+  /**
+   * `shared`: the schemas payloads may refer to by `$ref` (`Name#`), the ones the app registers
+   * as OpenAPI components.
+   */
+  constructor(shared: TSchema[], groups: EventGroup[]) {
+    for (const schema of shared) {
+      const id = (schema as { $id?: unknown }).$id;
+      if (typeof id === 'string') this.shared.set(id, plain(schema));
+    }
     for (const group of [TEST_EVENTS, ...groups]) this.add(group);
+  }
+
+  /** The schema with every shared `$ref` replaced by the schema it names, for a standalone validator. */
+  private inline(schema: unknown, seen: string[] = []): unknown {
+    return mapRefs(schema, (ref) => {
+      const name = refName(ref);
+      const target = name && this.shared.get(name);
+      if (!name || !target || seen.includes(name)) throw new Error(`webhook payload schema refers to ${ref}, which cannot be inlined`);
+      const { $id: _id, ...rest } = target;
+      return this.inline(rest, [...seen, name]);
+    });
   }
 
   private add(group: EventGroup): void {
@@ -96,7 +128,7 @@ export class EventCatalogue {
     if (!group.payload) return { valid: data === undefined || data === null };
     let check = this.validators.get(group);
     if (!check) {
-      check = compileBodySchema(plain(group.payload));
+      check = compileBodySchema(this.inline(plain(group.payload)) as object);
       this.validators.set(group, check);
     }
     // The validator fills defaults: check a copy so the caller's value is untouched.
@@ -123,7 +155,13 @@ export class EventCatalogue {
               security: [{ WebhookSignature: [] }],
               requestBody: {
                 required: true,
-                content: { 'application/json': { schema: plain(envelopeSchema(types, group.payload, `${group.summary} payload`)) } },
+                content: {
+                  'application/json': {
+                    schema: mapRefs(plain(envelopeSchema(types, group.payload, `${group.summary} payload`)), (ref) => ({
+                      $ref: refName(ref) ? `#/components/schemas/${refName(ref)}` : ref,
+                    })),
+                  },
+                },
               },
               responses: { ...RECEIVER_RESPONSES, ...(this.responses.get(group.name) ?? {}) },
             },

@@ -26,8 +26,6 @@ export {
 export { RETRY_SCHEDULE_SECONDS } from './deliveries.js';
 export { refusedRange, type Resolver } from './address-guard.js';
 export {
-  EXTERNAL_ACCOUNT_EVENTS,
-  ExternalAccountPayload,
   INCOMING_PAYMENT_EVENTS,
   IncomingTransactionPayload,
   OUTGOING_PAYMENT_EVENTS,

@@ -1,6 +1,5 @@
 /**
- * Payload schemas of webhook events whose modules are not in Corridor yet (external accounts,
- * transactions), declared from the upstream API so the catalogue and the OpenAPI `webhooks`
+ * Payload schemas of webhook events whose module is not in Corridor yet (transactions), declared from the upstream API so the catalogue and the OpenAPI `webhooks`
  * are complete now. When the owning module lands it exports its own schemas and event groups,
  * the wiring lists those instead, and the matching declaration here is deleted.
  */
@@ -25,24 +24,6 @@ const CUSTOMER_INFO_FIELDS = [
   'COUNTRY_OF_RESIDENCE', 'ACCOUNT_IDENTIFIER', 'FI_LEGAL_ENTITY_NAME', 'FI_ADDRESS', 'PURPOSE_OF_PAYMENT', 'ULTIMATE_INSTITUTION_COUNTRY',
   'IDENTIFIER', 'BUSINESS_TYPE', 'COMPANY_LEGAL_NAME', 'ID_TYPE', 'ID_NUMBER',
 ] as const;
-
-export const EXTERNAL_ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'PENDING_OWNERSHIP_VERIFICATION', 'UNVERIFIED', 'UNDER_REVIEW', 'INACTIVE'] as const;
-
-export const ExternalAccountPayload = Type.Object(
-  {
-    id: Type.String({ examples: ['ExternalAccount:019542f5-b3e7-1d02-0000-000000000001'] }),
-    customerId: Type.Optional(Type.String()),
-    status: StringEnum(EXTERNAL_ACCOUNT_STATUSES),
-    platformAccountId: Type.Optional(Type.String()),
-    ownershipType: Type.Optional(StringEnum(['FIRST_PARTY', 'THIRD_PARTY'])),
-    currency: Type.String(),
-    defaultUmaDepositAccount: Type.Optional(Type.Boolean()),
-    beneficiaryVerificationStatus: Type.Optional(StringEnum(['MATCHED', 'PARTIAL_MATCH', 'NOT_MATCHED', 'UNSUPPORTED', 'CHECKED_BY_RECEIVING_FI', 'PENDING'])),
-    beneficiaryVerifiedData: Type.Optional(Type.Object({ fullName: Type.Optional(Type.String()) })),
-    accountInfo: Type.Object({ accountType: Type.String({ examples: ['USD_ACCOUNT', 'SOLANA_WALLET'] }) }, { additionalProperties: true }),
-  },
-  { title: 'ExternalAccount' },
-);
 
 const Source = Type.Object(
   {
@@ -143,17 +124,6 @@ export const OutgoingTransactionPayload = Type.Object(
   },
   { title: 'OutgoingTransaction' },
 );
-
-export const EXTERNAL_ACCOUNT_EVENTS: EventGroup = {
-  name: 'external-account-status',
-  summary: 'External account status',
-  description: 'An external account changed status. `data` is the whole external account.',
-  payload: ExternalAccountPayload,
-  types: {
-    'EXTERNAL_ACCOUNT.STATUS_UPDATED':
-      'Any status change, including the ownership-verification lifecycle (PENDING_OWNERSHIP_VERIFICATION to ACTIVE or UNVERIFIED).',
-  },
-};
 
 export const OUTGOING_PAYMENT_EVENTS: EventGroup = {
   name: 'outgoing-payment',

@@ -8,12 +8,13 @@ const TAGS = [
   { name: 'KYC/KYB Verifications', description: 'Beneficial owners of businesses and reviews of customers against the KYC/KYB requirements.' },
   { name: 'Documents', description: 'Verification documents of customers and beneficial owners: upload (screened at once), replace, list, delete.' },
   { name: 'Internal Accounts', description: 'Accounts Corridor holds for customers (opened on KYC/KYB approval) and for the platform.' },
+  { name: 'Sandbox', description: 'Simulations for sandbox platforms (fund accounts, drive payments) and the webhook test, which any platform may send.' },
+  { name: 'External Accounts', description: 'Bank accounts and wallets money is paid to: validated by their real rules, holder names confirmed, wallet ownership proven.' },
   {
     name: 'Webhooks',
     description:
       'Signed notifications Corridor sends to the platform (listed under `webhooks`), the public keys that verify them, and the delivery log.',
   },
-  { name: 'Sandbox', description: 'Trigger test cases.' },
 ];
 
 /** The OpenAPI 3.1 document is generated from the route schemas and the webhook catalogue; nothing is written by hand. */

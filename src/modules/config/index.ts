@@ -1,0 +1,4 @@
+// The config module's public face: what app.ts wires and what other modules may use.
+export { configRoutes } from './routes.js';
+export type { EmbeddedWalletConfig } from './schemas.js';
+export { createDefaultConfig, getConfigRow, PlatformConfigCache } from './service.js';

@@ -1,0 +1,199 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import type { Tx } from '../../platform/db/database.js';
+import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { recordEvent } from '../../platform/outbox.js';
+import { getConfigRow } from '../config/index.js';
+import { provisionCustomerAccounts } from '../internal-accounts/index.js';
+import { loadLive, toCustomer } from './reads.js';
+import {
+  insertCustomer,
+  liveCustomerIdByPlatformCustomerId,
+  umaAddressTaken,
+  UNIQUE_PLATFORM_CUSTOMER_ID,
+  UNIQUE_UMA_ADDRESS,
+  updateCustomer as updateCustomerRow,
+  type CustomerRow,
+} from './repo.js';
+import { sandboxAutoApprove } from './review-state.js';
+import type { Customer, CustomerCreate, CustomerType, CustomerUpdate, EndUserTermsConsentT } from './schemas.js';
+import { at, checkTermsVersion, holdsOther, isObject, mergeFieldErrors, OTHER_PAIRS, ruleErrors, type EndUserTerms } from './validation.js';
+
+// Creating, updating and deleting a customer: its columns, profile, consent and unique
+// platformCustomerId and UMA address.
+
+export interface CallerContext {
+  platformId: string;
+  environment: 'sandbox' | 'production';
+}
+
+const DEFAULT_UMA_DOMAIN = 'uma.corridor.local';
+
+/** Keys of the request that are columns, not profile fields. */
+const COMMON_KEYS = new Set(['customerType', 'platformCustomerId', 'region', 'currencies', 'email', 'phoneNumber', 'umaAddress', 'endUserTermsConsent', 'identifier']);
+
+function profileOf(input: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(input).filter(([k, v]) => !COMMON_KEYS.has(k) && v !== undefined));
+}
+
+function consentColumns(consent: EndUserTermsConsentT | undefined): Partial<CustomerRow> {
+  if (!consent) return {};
+  return {
+    terms_version: consent.termsVersion,
+    terms_accepted_at: new Date(consent.acceptedAt),
+    terms_ip_address: consent.ipAddress,
+    terms_acceptance_method: consent.acceptanceMethod,
+  };
+}
+
+function uniqueViolation(error: unknown): 'platformCustomerId' | 'umaAddress' | undefined {
+  const e = error as { code?: unknown; constraint?: unknown; message?: unknown } | null;
+  if (e?.code !== '23505') return undefined;
+  const where = `${String(e.constraint ?? '')} ${String(e.message ?? '')}`;
+  if (where.includes(UNIQUE_PLATFORM_CUSTOMER_ID)) return 'platformCustomerId';
+  if (where.includes(UNIQUE_UMA_ADDRESS)) return 'umaAddress';
+  return undefined;
+}
+
+function platformCustomerIdTaken(value: string): AppError {
+  return new AppError('CONFLICT', `A customer with platformCustomerId ${value} already exists.`, {
+    details: { field: 'platformCustomerId', platformCustomerId: value },
+  });
+}
+
+function umaTaken(value: string): AppError {
+  return new AppError('UMA_ADDRESS_EXISTS', `The UMA address ${value} is already in use.`, { details: { field: 'umaAddress', umaAddress: value } });
+}
+
+/** Turns a lost race on a unique index into the same answer the pre-check gives. */
+async function guardUnique<T>(values: { platformCustomerId: string; umaAddress: string }, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const which = uniqueViolation(error);
+    if (which === 'platformCustomerId') throw platformCustomerIdTaken(values.platformCustomerId);
+    if (which === 'umaAddress') throw umaTaken(values.umaAddress);
+    throw error;
+  }
+}
+
+export async function createCustomer(trx: Tx, clock: Clock, caller: CallerContext, terms: EndUserTerms, input: CustomerCreate): Promise<Customer> {
+  checkTermsVersion(input.endUserTermsConsent, terms);
+  const now = clock.now();
+  const id = uuidv7(now.getTime());
+  const platformCustomerId = input.platformCustomerId ?? id;
+  if (await liveCustomerIdByPlatformCustomerId(trx, caller.platformId, platformCustomerId)) throw platformCustomerIdTaken(platformCustomerId);
+  let umaAddress = input.umaAddress;
+  if (umaAddress) {
+    if (await umaAddressTaken(trx, caller.platformId, umaAddress)) throw umaTaken(umaAddress);
+  } else {
+    const config = await getConfigRow(trx, caller.platformId);
+    umaAddress = `$c${randomBytes(8).toString('hex')}@${config.uma_domain ?? DEFAULT_UMA_DOMAIN}`;
+  }
+  const profile = profileOf(input as Record<string, unknown>);
+  if (input.customerType === 'INDIVIDUAL' && input.idType && !input.countryOfIssuance) profile.countryOfIssuance = 'US';
+  const approve = input.customerType === 'INDIVIDUAL' && (await sandboxAutoApprove(trx, caller));
+  const row: CustomerRow = {
+    id,
+    platform_id: caller.platformId,
+    platform_customer_id: platformCustomerId,
+    customer_type: input.customerType,
+    review_status: approve ? 'APPROVED' : 'UNVERIFIED',
+    region: input.region ?? null,
+    currencies: input.currencies ?? null,
+    email: input.email ?? null,
+    phone_number: input.phoneNumber ?? null,
+    uma_address: umaAddress,
+    profile,
+    identifier: (input.customerType === 'INDIVIDUAL' && input.identifier) || null,
+    terms_version: null,
+    terms_accepted_at: null,
+    terms_ip_address: null,
+    terms_acceptance_method: null,
+    ...consentColumns(input.endUserTermsConsent),
+    created_at: now,
+    updated_at: now,
+    deleted_at: null,
+  };
+  await guardUnique({ platformCustomerId, umaAddress }, () => insertCustomer(trx, row));
+  const customer = toCustomer(row);
+  if (approve) {
+    await provisionCustomerAccounts(trx, clock, caller.platformId, id, row.email);
+    await recordEvent(trx, clock, { platformId: caller.platformId, type: 'CUSTOMER.KYC_APPROVED', resourceId: customer.id, data: customer });
+  }
+  return customer;
+}
+
+/** The profile after applying an update: nested objects merge, a dropped OTHER drops its description. */
+function mergeProfile(type: CustomerType, current: Record<string, unknown>, input: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...current, ...profileOf(input) };
+  if (type === 'BUSINESS' && isObject(input.businessInfo)) {
+    merged.businessInfo = { ...(isObject(current.businessInfo) ? current.businessInfo : {}), ...input.businessInfo };
+  }
+  for (const [listPath, descriptionPath] of OTHER_PAIRS[type]) {
+    if (holdsOther(at(merged, listPath)) || at(input, descriptionPath) !== undefined) continue;
+    const [head, leaf] = descriptionPath.includes('.') ? descriptionPath.split('.') : [undefined, descriptionPath];
+    const holder = head ? (merged[head] as Record<string, unknown> | undefined) : merged;
+    if (holder) delete holder[leaf!];
+  }
+  return merged;
+}
+
+/**
+ * Field validation of an update against the stored customer. Runs before any change, so a
+ * rejected request leaves the customer untouched.
+ */
+export async function updateCustomer(
+  trx: Tx,
+  clock: Clock,
+  platformId: string,
+  terms: EndUserTerms,
+  customerId: string,
+  input: unknown,
+  schemaErrors: FieldError[],
+): Promise<Customer> {
+  const row = await loadLive(trx, platformId, customerId, true);
+  const body = isObject(input) ? input : {};
+  const type = row.customer_type;
+  const errors: FieldError[] = [...schemaErrors];
+  if (body.customerType !== type && !errors.some((e) => e.field === 'customerType')) {
+    errors.push({ field: 'customerType', constraint: { enum: [type] }, message: `must be ${type}, the type of this customer` });
+  }
+  const merged = mergeProfile(type, row.profile as Record<string, unknown>, body);
+  const withPrevious = { ...merged, previousIdType: (row.profile as Record<string, unknown>).idType };
+  const all = mergeFieldErrors(errors, body.customerType === type ? ruleErrors(body, withPrevious, type, clock.now(), 'update') : []);
+  if (all.length) throw invalidInput(all);
+
+  const update = body as CustomerUpdate;
+  checkTermsVersion(update.endUserTermsConsent, terms);
+  if (update.umaAddress && (await umaAddressTaken(trx, platformId, update.umaAddress, row.id))) throw umaTaken(update.umaAddress);
+  if (type === 'INDIVIDUAL' && update.customerType === 'INDIVIDUAL' && update.idType && !merged.countryOfIssuance) merged.countryOfIssuance = 'US';
+  const changes: Partial<CustomerRow> = {
+    profile: merged,
+    ...(update.currencies ? { currencies: update.currencies } : {}),
+    ...(update.email !== undefined ? { email: update.email } : {}),
+    ...(update.phoneNumber !== undefined ? { phone_number: update.phoneNumber } : {}),
+    ...(update.umaAddress ? { uma_address: update.umaAddress } : {}),
+    ...(update.customerType === 'INDIVIDUAL' && update.identifier ? { identifier: update.identifier } : {}),
+    ...consentColumns(update.endUserTermsConsent),
+    updated_at: clock.now(),
+  };
+  const updated = await guardUnique({ platformCustomerId: row.platform_customer_id, umaAddress: update.umaAddress ?? row.uma_address }, () =>
+    updateCustomerRow(trx, platformId, row.id, changes),
+  );
+  // A customer approved without an e-mail gets the embedded wallet once one is set.
+  if (!row.email && updated.email && updated.review_status === 'APPROVED') {
+    await provisionCustomerAccounts(trx, clock, platformId, row.id, updated.email);
+  }
+  return toCustomer(updated);
+}
+
+export async function deleteCustomer(trx: Tx, clock: Clock, platformId: string, customerId: string): Promise<Customer> {
+  const row = await loadLive(trx, platformId, customerId, true);
+  const now = clock.now();
+  const updated = await updateCustomerRow(trx, platformId, row.id, { deleted_at: now, updated_at: now });
+  const customer = toCustomer(updated);
+  await recordEvent(trx, clock, { platformId, type: 'CUSTOMER.DELETED', resourceId: customer.id, data: customer });
+  return customer;
+}

@@ -1,0 +1,101 @@
+import type { DbOrTx } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import { formatId, parseId } from '../../platform/ids.js';
+import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
+import { findCustomer, listCustomers as listCustomerRows, type CustomerRow } from './repo.js';
+import type { Customer, CustomerListQuery, CustomerType } from './schemas.js';
+
+// Reading customers: the response shape, point and list reads, and the live-customer lookups
+// every flow (and other modules) start from.
+
+function statusField(type: CustomerType): 'kycStatus' | 'kybStatus' {
+  return type === 'INDIVIDUAL' ? 'kycStatus' : 'kybStatus';
+}
+
+export function toCustomer(row: CustomerRow): Customer {
+  const profile = row.profile as Record<string, unknown>;
+  return {
+    id: formatId('Customer', row.id),
+    platformCustomerId: row.platform_customer_id,
+    customerType: row.customer_type,
+    [statusField(row.customer_type)]: row.review_status,
+    ...(row.region ? { region: row.region } : {}),
+    ...(row.currencies ? { currencies: row.currencies } : {}),
+    ...(row.email ? { email: row.email } : {}),
+    ...(row.phone_number ? { phoneNumber: row.phone_number } : {}),
+    umaAddress: row.uma_address,
+    ...(row.terms_version
+      ? {
+          endUserTermsConsent: {
+            acceptedAt: row.terms_accepted_at!.toISOString(),
+            ipAddress: row.terms_ip_address!,
+            termsVersion: row.terms_version,
+            acceptanceMethod: row.terms_acceptance_method as 'CHECKBOX' | 'CLICK_TO_ACCEPT',
+          },
+        }
+      : {}),
+    ...profile,
+    isDeleted: row.deleted_at !== null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  } as Customer;
+}
+
+export function notFound(customerId: string): AppError {
+  return new AppError('USER_NOT_FOUND', `Customer ${customerId} was not found.`);
+}
+
+function deleted(customerId: string): AppError {
+  return new AppError('CUSTOMER_DELETED', `Customer ${customerId} has been deleted.`);
+}
+
+export async function loadLive(db: DbOrTx, platformId: string, customerId: string, forUpdate = false): Promise<CustomerRow> {
+  const uuid = parseId('Customer', customerId);
+  const row = uuid && (await findCustomer(db, platformId, uuid, { forUpdate }));
+  if (!row) throw notFound(customerId);
+  if (row.deleted_at) throw deleted(customerId);
+  return row;
+}
+
+export async function getCustomer(db: DbOrTx, platformId: string, customerId: string): Promise<Customer> {
+  const uuid = parseId('Customer', customerId);
+  const row = uuid && (await findCustomer(db, platformId, uuid));
+  if (!row) throw notFound(customerId);
+  return toCustomer(row);
+}
+
+export async function listCustomers(db: DbOrTx, platformId: string, query: CustomerListQuery): Promise<Page<Customer>> {
+  const page = pageRequest(query);
+  const { rows, totalCount } = await listCustomerRows(
+    db,
+    platformId,
+    {
+      platformCustomerId: query.platformCustomerId,
+      customerType: query.customerType,
+      timeRange: query,
+      region: query.region,
+      currency: query.currency,
+      umaAddress: query.umaAddress,
+      includeDeleted: query.isIncludingDeleted ?? false,
+    },
+    page,
+  );
+  return toPage(rows, page, toCustomer, totalCount);
+}
+
+/** For quotes: whether a live customer has accepted end-user terms (END_USER_TERMS_NOT_ACCEPTED otherwise). */
+export async function hasAcceptedEndUserTerms(db: DbOrTx, platformId: string, customerUuid: string): Promise<boolean> {
+  const row = await findCustomer(db, platformId, customerUuid);
+  return Boolean(row && !row.deleted_at && row.terms_version);
+}
+
+/** A live customer's type, for modules that hang records on customers (USER_NOT_FOUND otherwise). */
+export async function customerTypeOf(
+  db: DbOrTx,
+  platformId: string,
+  customerId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<{ uuid: string; type: CustomerType }> {
+  const row = await loadLive(db, platformId, customerId, options.forUpdate);
+  return { uuid: row.id, type: row.customer_type };
+}

@@ -1,0 +1,68 @@
+import type { Clock } from '../../platform/clock.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { formatId } from '../../platform/ids.js';
+import { recordEvent } from '../../platform/outbox.js';
+import { provisionCustomerAccounts } from '../internal-accounts/index.js';
+import { loadLive, notFound, toCustomer } from './reads.js';
+import { findCustomer, findSettings, updateCustomer as updateCustomerRow, upsertSettings } from './repo.js';
+import type { AddressT, BusinessInfoT, Customer, CustomerSettings, CustomerType, ReviewStatus } from './schemas.js';
+
+// A customer's review state (kycStatus/kybStatus): what verification reads and moves, and the
+// sandbox auto-approve setting that decides it at creation.
+
+/** What verification needs about a customer, including the write-only identifier. */
+export interface CustomerForReview {
+  uuid: string;
+  id: string;
+  type: CustomerType;
+  status: ReviewStatus;
+  platformCustomerId: string;
+  profile: Record<string, unknown> & { address?: AddressT; businessInfo?: BusinessInfoT };
+  identifier: string | null;
+}
+
+/** A live customer of this platform, locked for the review; USER_NOT_FOUND or CUSTOMER_DELETED otherwise. */
+export async function loadCustomerForReview(trx: Tx, platformId: string, customerId: string): Promise<CustomerForReview> {
+  const row = await loadLive(trx, platformId, customerId, true);
+  return {
+    uuid: row.id,
+    id: formatId('Customer', row.id),
+    type: row.customer_type,
+    status: row.review_status,
+    platformCustomerId: row.platform_customer_id,
+    profile: row.profile as CustomerForReview['profile'],
+    identifier: row.identifier,
+  };
+}
+
+/**
+ * Moves a customer's kycStatus/kybStatus and records `CUSTOMER.KY{C,B}_<status>`. Approval
+ * opens the customer's internal accounts in the same transaction.
+ */
+export async function setReviewStatus(trx: Tx, clock: Clock, platformId: string, customerUuid: string, status: ReviewStatus): Promise<Customer> {
+  const row = await findCustomer(trx, platformId, customerUuid, { forUpdate: true });
+  if (!row) throw notFound(formatId('Customer', customerUuid));
+  if (row.review_status === status) return toCustomer(row);
+  const updated = await updateCustomerRow(trx, platformId, customerUuid, { review_status: status, updated_at: clock.now() });
+  const customer = toCustomer(updated);
+  if (status === 'APPROVED') await provisionCustomerAccounts(trx, clock, platformId, customerUuid, updated.email);
+  if (status === 'APPROVED' || status === 'REJECTED' || status === 'PENDING') {
+    const prefix = row.customer_type === 'INDIVIDUAL' ? 'KYC' : 'KYB';
+    await recordEvent(trx, clock, { platformId, type: `CUSTOMER.${prefix}_${status}`, resourceId: customer.id, data: customer });
+  }
+  return customer;
+}
+
+export async function sandboxAutoApprove(db: DbOrTx, caller: { platformId: string; environment: 'sandbox' | 'production' }): Promise<boolean> {
+  if (caller.environment !== 'sandbox') return false;
+  return (await findSettings(db, caller.platformId))?.sandbox_auto_approve ?? true;
+}
+
+export async function getSettings(db: DbOrTx, platformId: string): Promise<CustomerSettings> {
+  return { sandboxAutoApprove: (await findSettings(db, platformId))?.sandbox_auto_approve ?? true };
+}
+
+export async function updateSettings(trx: Tx, clock: Clock, platformId: string, input: CustomerSettings): Promise<CustomerSettings> {
+  await upsertSettings(trx, platformId, input.sandboxAutoApprove, clock.now());
+  return getSettings(trx, platformId);
+}

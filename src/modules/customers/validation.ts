@@ -1,0 +1,136 @@
+import { isIP } from 'node:net';
+import type { Config } from '../../config.js';
+import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
+import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
+import type { CustomerType, EndUserTermsConsentT } from './schemas.js';
+
+// What a customer's fields must satisfy beyond their JSON Schema, on create, update and import.
+
+export interface EndUserTerms {
+  version: string;
+  url: string;
+}
+
+/** Consent timestamps may run a little ahead of our clock; more than this is a mistake. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+const EARLIEST_DATE = '1900-01-01';
+
+/** `*OtherDescription` fields and the list or enum whose OTHER value makes them required. */
+export const OTHER_PAIRS: Record<CustomerType, Array<[string, string]>> = {
+  INDIVIDUAL: [
+    ['sourceOfFundsCategories', 'sourceOfFundsOtherDescription'],
+    ['sourceOfWealthCategories', 'sourceOfWealthOtherDescription'],
+    ['purposeOfAccount', 'purposeOfAccountOtherDescription'],
+  ],
+  BUSINESS: [
+    ['businessInfo.sourceOfFundsCategories', 'businessInfo.sourceOfFundsOtherDescription'],
+    ['businessInfo.purposeOfAccount', 'businessInfo.purposeOfAccountOtherDescription'],
+  ],
+};
+
+export function getEndUserTerms(config: Pick<Config, 'endUserTerms'>): EndUserTerms {
+  return { ...config.endUserTerms };
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function at(obj: Record<string, unknown>, path: string): unknown {
+  let current: unknown = obj;
+  for (const key of path.split('.')) current = isObject(current) ? current[key] : undefined;
+  return current;
+}
+
+export function holdsOther(value: unknown): boolean {
+  return value === 'OTHER' || (Array.isArray(value) && value.includes('OTHER'));
+}
+
+function todayUtc(now: Date): string {
+  return now.toISOString().slice(0, 10);
+}
+
+function checkPastDate(value: unknown, field: string, now: Date, errors: FieldError[]): void {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return;
+  if (value > todayUtc(now)) errors.push({ field, constraint: { format: 'date' }, message: 'must not be in the future' });
+  else if (value < EARLIEST_DATE) errors.push({ field, constraint: { format: 'date' }, message: `must not be before ${EARLIEST_DATE}` });
+}
+
+/**
+ * Rules JSON Schema cannot say: dates in the past, identifiers in the format their type
+ * demands, `*OtherDescription` exactly when OTHER is chosen, a consent that is not from the
+ * future. `merged` is the customer as it will be after the write; `input` is what was sent.
+ * Robust to any input shape, since schema errors are collected beside these.
+ */
+export function ruleErrors(input: unknown, merged: Record<string, unknown>, type: CustomerType, now: Date, mode: 'create' | 'update'): FieldError[] {
+  if (!isObject(input)) return [];
+  const errors: FieldError[] = [];
+  if (type === 'INDIVIDUAL') {
+    checkPastDate(input.birthDate, 'birthDate', now, errors);
+    const idType = merged.idType;
+    const identifierSent = typeof input.identifier === 'string';
+    if (identifierSent && idType === undefined) {
+      errors.push({ field: 'idType', constraint: { enum: ['SSN', 'ITIN'] }, message: 'is required when identifier is given' });
+    }
+    if (input.idType !== undefined && !identifierSent && (mode === 'create' || input.idType !== merged.previousIdType)) {
+      errors.push({ field: 'identifier', message: 'is required when idType is given' });
+    }
+    if (identifierSent && (idType === 'SSN' || idType === 'ITIN')) {
+      const format = idType === 'SSN' ? 'us-ssn' : 'us-itin';
+      if (!CUSTOM_FORMATS[format]!(input.identifier as string)) {
+        errors.push({ field: 'identifier', constraint: { format }, message: `must be a valid ${idType} (###-##-####)` });
+      }
+    }
+  } else {
+    const info = isObject(input.businessInfo) ? input.businessInfo : {};
+    checkPastDate(info.incorporatedOn, 'businessInfo.incorporatedOn', now, errors);
+    const country = at(merged, 'businessInfo.country');
+    const taxId = info.taxId;
+    if (country === 'US' && typeof taxId === 'string' && !/^\d{2}-?\d{7}$/.test(taxId)) {
+      errors.push({ field: 'businessInfo.taxId', constraint: { pattern: '^\\d{2}-?\\d{7}$' }, message: 'must be an EIN (##-#######) for a US business' });
+    }
+  }
+  for (const [listPath, descriptionPath] of OTHER_PAIRS[type]) {
+    const other = holdsOther(at(merged, listPath));
+    if (other && typeof at(merged, descriptionPath) !== 'string') {
+      errors.push({ field: descriptionPath, message: `is required when ${listPath} holds OTHER` });
+    } else if (!other && at(input, descriptionPath) !== undefined) {
+      errors.push({ field: descriptionPath, message: `is allowed only when ${listPath} holds OTHER` });
+    }
+  }
+  if (mode === 'update' && input.email !== undefined && input.phoneNumber !== undefined) {
+    errors.push({ field: 'phoneNumber', message: 'cannot change in the same request as email' });
+  }
+  const consent = input.endUserTermsConsent;
+  if (isObject(consent)) {
+    if (typeof consent.ipAddress === 'string' && consent.ipAddress.length <= 45 && isIP(consent.ipAddress) === 0) {
+      errors.push({ field: 'endUserTermsConsent.ipAddress', message: 'must be an IPv4 or IPv6 address' });
+    }
+    if (typeof consent.acceptedAt === 'string' && Date.parse(consent.acceptedAt) > now.getTime() + CLOCK_SKEW_MS) {
+      errors.push({ field: 'endUserTermsConsent.acceptedAt', constraint: { format: 'date-time' }, message: 'must not be in the future' });
+    }
+  }
+  return errors;
+}
+
+/** Schema errors first; a rule error on a field the schema already rejected adds nothing. */
+export function mergeFieldErrors(schemaErrors: FieldError[], rules: FieldError[]): FieldError[] {
+  const seen = new Set(schemaErrors.map((e) => e.field));
+  return [...schemaErrors, ...rules.filter((e) => !seen.has(e.field))];
+}
+
+export function checkTermsVersion(consent: EndUserTermsConsentT | undefined, terms: EndUserTerms): void {
+  if (consent && consent.termsVersion !== terms.version) {
+    throw new AppError('END_USER_TERMS_VERSION_NOT_FOUND', `End-user terms version ${consent.termsVersion} does not exist; the current version is ${terms.version}.`, {
+      details: { termsVersion: consent.termsVersion, currentVersion: terms.version },
+    });
+  }
+}
+
+/** Field validation of a create request, given the schema's own findings. Throws INVALID_INPUT. */
+export function checkCreate(input: unknown, schemaErrors: FieldError[], now: Date): void {
+  const type = isObject(input) && (input.customerType === 'INDIVIDUAL' || input.customerType === 'BUSINESS') ? input.customerType : undefined;
+  const rules = type && isObject(input) ? ruleErrors(input, input, type, now, 'create') : [];
+  const errors = mergeFieldErrors(schemaErrors, rules);
+  if (errors.length) throw invalidInput(errors);
+}

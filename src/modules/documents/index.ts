@@ -1,0 +1,5 @@
+// The documents module's public face: what app.ts wires and what other modules may use.
+export { DOCUMENT_CATEGORIES, DOCUMENT_TYPES, TWO_SIDED_TYPES, type DocumentCategory, type DocumentType } from './catalogue.js';
+export { documentRoutes } from './routes.js';
+export type { Document } from './schemas.js';
+export { documentsOfHolders, type ReviewLookup } from './service.js';

@@ -1,0 +1,112 @@
+import type { DbOrTx } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import { formatId, parseId } from '../../platform/ids.js';
+import type { Owner } from './repo.js';
+import type { BeneficiaryVerificationStatus, ExternalAccount, ExternalAccountStatus, OwnershipType } from './schemas.js';
+import { loadAccount, needsOwnershipProof, notFound, toExternalAccount, variantOf } from './service.js';
+import type { DestinationNetwork, ExternalAccountType, PaymentRail } from './variants.js';
+
+/** An external account as other modules see it: where it is paid, and what it may be used for. */
+export interface ExternalAccountDestination {
+  /** `ExternalAccount:<uuid>`. */
+  id: string;
+  uuid: string;
+  platformUuid: string;
+  /** The owning customer's uuid; null for the platform's own account. */
+  customerUuid: string | null;
+  accountType: ExternalAccountType;
+  currency: string;
+  kind: 'bank' | 'wallet' | 'lightning';
+  /** Bank accounts: the rails it can be paid on (non-empty). Crypto destinations: []. */
+  rails: PaymentRail[];
+  /** Crypto destinations: the network it settles on. */
+  network?: DestinationNetwork;
+  status: ExternalAccountStatus;
+  ownershipType?: OwnershipType;
+  beneficiaryVerificationStatus: BeneficiaryVerificationStatus;
+  /** A FIRST_PARTY self-custody wallet: must prove ownership to receive above the threshold. */
+  requiresOwnershipProof: boolean;
+  /** Rails money can be pulled from it on (debit); [] when it cannot be a source. */
+  pullRails: PaymentRail[];
+  /** The API view (for embedding in quotes and transactions). */
+  account: ExternalAccount;
+}
+
+/**
+ * Pulls (debits) need the holder's own authorisation: only a FIRST_PARTY bank account on a
+ * debit rail (ACH debit for USD, SEPA Direct Debit for EUR) that is ACTIVE and whose holder
+ * name did not fail the institution's check.
+ */
+const PULL_RAILS: Partial<Record<ExternalAccountType, PaymentRail>> = { USD_ACCOUNT: 'ACH', EUR_ACCOUNT: 'SEPA' };
+
+/**
+ * The Travel Rule threshold (EU 2023/1113 art. 14(5) and 16(2)): a transfer to a self-hosted
+ * wallet of more than EUR 1,000 needs the wallet's ownership verified first. At or below it an
+ * account in PENDING_OWNERSHIP_VERIFICATION may receive (spec §3).
+ */
+export const OWNERSHIP_THRESHOLD = { currency: 'EUR', amountMinor: 100_000n } as const;
+
+export type ReceiveDecision = { allowed: true } | { allowed: false; code: 'EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED'; message: string };
+
+/**
+ * Whether `destination` may receive a transfer worth `valueEurMinor` (euro cents, converted by
+ * the caller at its quote's rate). ACTIVE: yes. PENDING_OWNERSHIP_VERIFICATION: up to the
+ * threshold. UNVERIFIED (its last proof failed) and every other status: no, until verified.
+ */
+export function receiveDecision(destination: Pick<ExternalAccountDestination, 'id' | 'status'>, valueEurMinor: bigint): ReceiveDecision {
+  if (destination.status === 'ACTIVE') return { allowed: true };
+  if (destination.status === 'PENDING_OWNERSHIP_VERIFICATION' && valueEurMinor <= OWNERSHIP_THRESHOLD.amountMinor) return { allowed: true };
+  const why =
+    destination.status === 'PENDING_OWNERSHIP_VERIFICATION'
+      ? 'transfers above EUR 1,000 to a self-custody wallet need its ownership verified'
+      : `the account is ${destination.status}`;
+  return {
+    allowed: false,
+    code: 'EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED',
+    message: `External account ${destination.id} cannot receive this transfer: ${why}. Verify its ownership (POST …/challenge, then …/verify).`,
+  };
+}
+
+/** `receiveDecision`, thrown as the 400 EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED a quote answers. */
+export function assertCanReceive(destination: Pick<ExternalAccountDestination, 'id' | 'status'>, valueEurMinor: bigint): void {
+  const decision = receiveDecision(destination, valueEurMinor);
+  if (!decision.allowed) throw new AppError(decision.code, decision.message, { details: { externalAccountId: destination.id, status: destination.status } });
+}
+
+/**
+ * The live external account `externalAccountId` of the platform, as a destination or source.
+ * `customerUuid`: the account must be that customer's (null: the platform's own); omitted: any
+ * owner. Anything else — unknown, deleted, another platform's or another owner's — is 404
+ * REFERENCE_NOT_FOUND, as is an id that is not `ExternalAccount:<uuid>`.
+ */
+export async function findExternalAccount(
+  db: DbOrTx,
+  platformUuid: string,
+  externalAccountId: string,
+  scope: { customerUuid?: string | null } = {},
+): Promise<ExternalAccountDestination> {
+  if (!parseId('ExternalAccount', externalAccountId)) throw notFound(externalAccountId);
+  const owner: Owner = scope.customerUuid === undefined ? { kind: 'any' } : scope.customerUuid === null ? { kind: 'platform' } : { kind: 'customer', customerId: scope.customerUuid };
+  const row = await loadAccount(db, platformUuid, owner, externalAccountId);
+  const variant = variantOf(row);
+  const rails = variant.kind === 'bank' ? ((row.account_info.paymentRails as PaymentRail[] | undefined) ?? []) : [];
+  const pullRail = PULL_RAILS[row.account_type];
+  const canPull = Boolean(pullRail) && row.status === 'ACTIVE' && row.ownership_type === 'FIRST_PARTY' && row.beneficiary_verification_status !== 'NOT_MATCHED';
+  return {
+    id: formatId('ExternalAccount', row.id),
+    uuid: row.id,
+    platformUuid: row.platform_id,
+    customerUuid: row.customer_id,
+    accountType: row.account_type,
+    currency: row.currency,
+    kind: variant.kind,
+    rails,
+    ...(variant.kind === 'bank' ? {} : { network: variant.network }),
+    status: row.status,
+    ...(row.ownership_type ? { ownershipType: row.ownership_type } : {}),
+    beneficiaryVerificationStatus: row.beneficiary_verification_status,
+    requiresOwnershipProof: needsOwnershipProof(row),
+    pullRails: canPull ? [pullRail!] : [],
+    account: toExternalAccount(row),
+  };
+}

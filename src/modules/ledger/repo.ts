@@ -1,0 +1,230 @@
+import { sql } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+
+export type LedgerAccountKind = 'INTERNAL_ACCOUNT' | 'PLATFORM_FEES' | 'SERVICE_FEES' | 'FX' | 'SETTLEMENT' | 'SANDBOX_FUNDING';
+export type LedgerTransactionKind = 'POSTED' | 'PENDING' | 'POST_PENDING' | 'VOID_PENDING';
+export type Side = 'D' | 'C';
+
+interface LedgerAccountsTable {
+  id: string;
+  platform_id: string;
+  kind: LedgerAccountKind;
+  currency: string;
+  rail: string | null;
+  shards: number;
+  no_overdraft: boolean;
+  created_at: Date;
+}
+
+interface LedgerBalancesTable {
+  platform_id: string;
+  account_id: string;
+  shard: number;
+  no_overdraft: boolean;
+  debits_posted: bigint;
+  credits_posted: bigint;
+  debits_pending: bigint;
+  credits_pending: bigint;
+  updated_at: Date;
+}
+
+interface LedgerTransactionsTable {
+  id: string;
+  platform_id: string;
+  reference: string;
+  kind: LedgerTransactionKind;
+  pending_id: string | null;
+  reverses_id: string | null;
+  fingerprint: string;
+  metadata: unknown;
+  created_at: Date;
+}
+
+interface LedgerEntriesTable {
+  transaction_id: string;
+  seq: number;
+  platform_id: string;
+  account_id: string;
+  shard: number;
+  currency: string;
+  side: Side;
+  amount: bigint;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    ledger_accounts: LedgerAccountsTable;
+    ledger_balances: LedgerBalancesTable;
+    ledger_transactions: LedgerTransactionsTable;
+    ledger_entries: LedgerEntriesTable;
+  }
+}
+
+/** Posted and pending sums of one account (all its shards). */
+export interface BalanceSums {
+  debitsPosted: bigint;
+  creditsPosted: bigint;
+  debitsPending: bigint;
+  creditsPending: bigint;
+}
+
+/** One aggregated line of a transaction: what one account is debited or credited. */
+export interface Line {
+  accountId: string;
+  side: Side;
+  amount: bigint;
+  currency: string;
+  /** For a system account opened on first use. */
+  kind: LedgerAccountKind;
+  rail: string | null;
+}
+
+export interface ApplyCall {
+  platformId: string;
+  id: string;
+  reference: string;
+  kind: LedgerTransactionKind;
+  /** The hold a POST_PENDING / VOID_PENDING resolves, or the transaction a reversal undoes. */
+  target: string | null;
+  reverse: boolean;
+  fingerprint: string;
+  metadata: Record<string, unknown> | null;
+  now: Date;
+  /** Shard count of system accounts opened by this call. */
+  shards: number;
+  /** Sorted by account, then side (credits first); empty when derived from `target`. */
+  lines: Line[];
+}
+
+export interface ApplyResult {
+  transactionId: string;
+  replayed: boolean;
+  createdAt: Date;
+  /** New sums of every internal account the transaction touched. */
+  internalAccounts: Map<string, BalanceSums>;
+}
+
+const SAFE_ELEMENT = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * A PostgreSQL array literal. The elements are ids, codes and decimal amounts the service has
+ * already validated; the pattern check keeps anything that would need quoting out regardless.
+ */
+function arrayLiteral(values: ReadonlyArray<string | null>): string {
+  return `{${values
+    .map((v) => {
+      if (v === null) return 'NULL';
+      if (!SAFE_ELEMENT.test(v)) throw new Error(`unsafe ledger array element ${JSON.stringify(v)}`);
+      return v;
+    })
+    .join(',')}}`;
+}
+
+interface ApplyRow {
+  transaction_id: string;
+  replayed: boolean;
+  created_at: Date | null;
+  account_id: string | null;
+  debits_posted: bigint | null;
+  credits_posted: bigint | null;
+  debits_pending: bigint | null;
+  credits_pending: bigint | null;
+}
+
+/** One round trip: ledger_apply() (migration 0010) writes the transaction, its entries and balances. */
+export async function applyTransaction(db: DbOrTx, call: ApplyCall): Promise<ApplyResult> {
+  const l = call.lines;
+  const { rows } = await sql<ApplyRow>`select * from ledger_apply(
+    ${call.platformId}::uuid, ${call.id}::uuid, ${call.reference}, ${call.kind}, ${call.target}::uuid, ${call.reverse},
+    ${call.fingerprint}, ${call.metadata === null ? null : JSON.stringify(call.metadata)}::jsonb, ${call.now}::timestamptz, ${call.shards}::smallint,
+    ${arrayLiteral(l.map((x) => x.accountId))}::uuid[], ${arrayLiteral(l.map((x) => x.side))}::text[],
+    ${arrayLiteral(l.map((x) => x.amount.toString()))}::bigint[], ${arrayLiteral(l.map((x) => x.currency))}::text[],
+    ${arrayLiteral(l.map((x) => x.kind))}::text[], ${arrayLiteral(l.map((x) => x.rail))}::text[])`.execute(db);
+  const internalAccounts = new Map<string, BalanceSums>();
+  for (const row of rows) {
+    if (row.account_id === null) continue;
+    internalAccounts.set(row.account_id, {
+      debitsPosted: row.debits_posted!,
+      creditsPosted: row.credits_posted!,
+      debitsPending: row.debits_pending!,
+      creditsPending: row.credits_pending!,
+    });
+  }
+  const first = rows[0]!;
+  return { transactionId: first.transaction_id, replayed: first.replayed, createdAt: new Date(first.created_at!), internalAccounts };
+}
+
+/** Opens the ledger account of an internal account (same id), unless it exists. */
+export async function insertInternalLedgerAccount(
+  db: DbOrTx,
+  account: { id: string; platformId: string; currency: string; noOverdraft: boolean; now: Date },
+): Promise<void> {
+  await db
+    .insertInto('ledger_accounts')
+    .values({
+      id: account.id,
+      platform_id: account.platformId,
+      kind: 'INTERNAL_ACCOUNT',
+      currency: account.currency,
+      rail: null,
+      shards: 1,
+      no_overdraft: account.noOverdraft,
+      created_at: account.now,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  await db
+    .insertInto('ledger_balances')
+    .values({
+      platform_id: account.platformId,
+      account_id: account.id,
+      shard: 0,
+      no_overdraft: account.noOverdraft,
+      debits_posted: 0n,
+      credits_posted: 0n,
+      debits_pending: 0n,
+      credits_pending: 0n,
+      updated_at: account.now,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** Sums over shards, per account, with the latest change; accounts of another platform are left out. */
+export async function selectBalances(db: DbOrTx, platformId: string, accountIds: readonly string[]) {
+  if (accountIds.length === 0) return [];
+  return db
+    .selectFrom('ledger_balances')
+    .select((eb) => [
+      'account_id',
+      eb.fn.sum<bigint>('debits_posted').as('debits_posted'),
+      eb.fn.sum<bigint>('credits_posted').as('credits_posted'),
+      eb.fn.sum<bigint>('debits_pending').as('debits_pending'),
+      eb.fn.sum<bigint>('credits_pending').as('credits_pending'),
+      eb.fn.max('updated_at').as('updated_at'),
+    ])
+    .where('platform_id', '=', platformId)
+    .where('account_id', 'in', accountIds)
+    .groupBy('account_id')
+    .execute();
+}
+
+export async function selectTransaction(db: DbOrTx, platformId: string, by: { id: string } | { reference: string }) {
+  let query = db.selectFrom('ledger_transactions').selectAll().where('platform_id', '=', platformId);
+  query = 'id' in by ? query.where('id', '=', by.id) : query.where('reference', '=', by.reference);
+  return query.executeTakeFirst();
+}
+
+export async function selectEntries(db: DbOrTx, transactionId: string) {
+  return db.selectFrom('ledger_entries').selectAll().where('transaction_id', '=', transactionId).orderBy('seq').execute();
+}
+
+/** The transaction that posted or voided a hold, if any. */
+export async function selectResolution(db: DbOrTx, holdId: string) {
+  return db.selectFrom('ledger_transactions').select(['id', 'kind', 'created_at']).where('pending_id', '=', holdId).executeTakeFirst();
+}
+
+/** The transaction that reversed this one, if any. */
+export async function selectReversal(db: DbOrTx, transactionId: string) {
+  return db.selectFrom('ledger_transactions').select(['id', 'created_at']).where('reverses_id', '=', transactionId).executeTakeFirst();
+}

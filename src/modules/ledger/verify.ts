@@ -1,0 +1,198 @@
+import { sql } from 'kysely';
+import type { Db } from '../../platform/db/database.js';
+import { withTx } from '../../platform/db/tx.js';
+
+export type BreachCheck =
+  | 'TRANSACTION_UNBALANCED'
+  | 'TRANSACTION_WITHOUT_ENTRIES'
+  | 'ENTRY_WITHOUT_TRANSACTION'
+  | 'ENTRY_WITHOUT_ACCOUNT'
+  | 'RESOLUTION_INVALID'
+  | 'BALANCE_MISMATCH'
+  | 'NEGATIVE_BALANCE';
+
+export interface Breach {
+  check: BreachCheck;
+  /** The transaction or account (`<uuid>` or `<uuid>#<shard>`) concerned. */
+  subject: string;
+  detail: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  transactions: number;
+  balanceRows: number;
+  holds: { open: number; posted: number; voided: number };
+  /** Every breach found, up to `maxBreaches`; `breachCount` counts them all. */
+  breaches: Breach[];
+  breachCount: number;
+}
+
+export interface VerifyOptions {
+  /** Only this platform's ledger (uuid). */
+  platformId?: string;
+  /** Rows read per batch; each batch is one short repeatable-read transaction. Default 1000. */
+  batchSize?: number;
+  maxBreaches?: number;
+  /** Called after each batch, e.g. to print progress. */
+  onProgress?: (report: VerifyReport) => void;
+}
+
+const NIL = '00000000-0000-0000-0000-000000000000';
+
+interface TransactionBatchRow {
+  check: BreachCheck;
+  subject: string;
+  detail: string;
+}
+
+/**
+ * Checks every invariant of the ledger (README "Invariants") in keyset batches, so it runs
+ * against a production database without loading a table into memory or holding a long
+ * snapshot: each batch reads one consistent snapshot of the rows it checks.
+ *  1. every transaction has entries, and its debits equal its credits in each currency;
+ *  2. every entry belongs to a transaction and to a balance row of its platform and currency;
+ *  3. every post/void resolves a hold of its platform with exactly the hold's entries, every
+ *     reversal undoes a posted transaction with exactly the opposite entries (a hold is
+ *     resolved once and a transaction reversed once: unique indexes);
+ *  4. every stored balance row equals the sums of its entries (posted, pending);
+ *  5. no internal account's available balance is negative.
+ */
+export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const batch = options.batchSize ?? 1000;
+  const maxBreaches = options.maxBreaches ?? 1000;
+  const report: VerifyReport = { ok: true, transactions: 0, balanceRows: 0, holds: { open: 0, posted: 0, voided: 0 }, breaches: [], breachCount: 0 };
+  const platform = options.platformId ?? null;
+  const breach = (b: Breach) => {
+    report.ok = false;
+    report.breachCount++;
+    if (report.breaches.length < maxBreaches) report.breaches.push(b);
+  };
+
+  // 1–3: transactions in id order; the entries checked are those whose transaction id falls in
+  // (after, last], so entries of no transaction are caught too (the last range is open-ended).
+  let after = NIL;
+  for (let first = true; ; first = false) {
+    const done = await withTx(
+      db,
+      async (trx) => {
+        const ids = await sql<{ id: string; kind: string; resolution: string | null }>`
+          select t.id, t.kind, r.kind as resolution from ledger_transactions t
+          left join ledger_transactions r on t.kind = 'PENDING' and r.pending_id = t.id
+          where t.id > ${after}::uuid and (${platform}::uuid is null or t.platform_id = ${platform}::uuid)
+          order by t.id limit ${batch}`.execute(trx);
+        const last = ids.rows.length === batch ? ids.rows[ids.rows.length - 1]!.id : null;
+        const lower = first ? null : after;
+        const found = await sql<TransactionBatchRow>`
+          with range_tx as (
+            select * from ledger_transactions t
+            where (${lower}::uuid is null or t.id > ${lower}::uuid) and (${last}::uuid is null or t.id <= ${last}::uuid)
+              and (${platform}::uuid is null or t.platform_id = ${platform}::uuid)
+          ), range_entries as (
+            select * from ledger_entries e
+            where (${lower}::uuid is null or e.transaction_id > ${lower}::uuid) and (${last}::uuid is null or e.transaction_id <= ${last}::uuid)
+              and (${platform}::uuid is null or e.platform_id = ${platform}::uuid)
+          )
+          select 'TRANSACTION_UNBALANCED' as "check", e.transaction_id::text as subject,
+                 e.currency || ': debits ' || sum(e.amount) filter (where e.side = 'D') || ', credits ' || sum(e.amount) filter (where e.side = 'C') as detail
+            from range_entries e group by e.transaction_id, e.currency
+            having coalesce(sum(e.amount) filter (where e.side = 'D'), 0) <> coalesce(sum(e.amount) filter (where e.side = 'C'), 0)
+          union all
+          select 'TRANSACTION_WITHOUT_ENTRIES', t.id::text, t.kind || ' ' || t.reference
+            from range_tx t where not exists (select 1 from ledger_entries e where e.transaction_id = t.id)
+          union all
+          select 'ENTRY_WITHOUT_TRANSACTION', e.transaction_id::text, 'entry ' || e.seq || ' names no transaction of its platform'
+            from range_entries e where not exists (select 1 from ledger_transactions t where t.id = e.transaction_id and t.platform_id = e.platform_id)
+          union all
+          select 'ENTRY_WITHOUT_ACCOUNT', e.transaction_id::text, 'entry ' || e.seq || ' on ' || e.account_id || '#' || e.shard || ' ' || e.currency
+            from range_entries e
+            where not exists (
+              select 1 from ledger_balances b join ledger_accounts a on a.id = b.account_id
+              where b.account_id = e.account_id and b.shard = e.shard and b.platform_id = e.platform_id and a.platform_id = e.platform_id and a.currency = e.currency)
+          union all
+          select 'RESOLUTION_INVALID', t.id::text,
+                 case when h.id is null then 'names no transaction of its platform' else 'does not match ' || h.kind || ' ' || h.id end
+            from range_tx t
+            left join ledger_transactions h on h.id = coalesce(t.pending_id, t.reverses_id) and h.platform_id = t.platform_id
+            where (t.pending_id is not null or t.reverses_id is not null)
+              and (h.id is null
+                or (t.pending_id is not null and h.kind <> 'PENDING')
+                or (t.reverses_id is not null and h.kind not in ('POSTED', 'POST_PENDING'))
+                or exists (
+                  (select e.account_id, e.shard, e.currency, e.amount, e.side from ledger_entries e where e.transaction_id = t.id
+                   except all
+                   select o.account_id, o.shard, o.currency, o.amount,
+                          case when t.reverses_id is null then o.side when o.side = 'D' then 'C' else 'D' end
+                     from ledger_entries o where o.transaction_id = h.id)
+                  union all
+                  (select o.account_id, o.shard, o.currency, o.amount,
+                          case when t.reverses_id is null then o.side when o.side = 'D' then 'C' else 'D' end
+                     from ledger_entries o where o.transaction_id = h.id
+                   except all
+                   select e.account_id, e.shard, e.currency, e.amount, e.side from ledger_entries e where e.transaction_id = t.id)))`.execute(trx);
+        for (const row of found.rows) breach(row);
+        report.transactions += ids.rows.length;
+        for (const row of ids.rows) {
+          if (row.kind !== 'PENDING') continue;
+          if (row.resolution === 'POST_PENDING') report.holds.posted++;
+          else if (row.resolution === 'VOID_PENDING') report.holds.voided++;
+          else report.holds.open++;
+        }
+        if (last !== null) after = last;
+        return last === null;
+      },
+      { isolation: 'repeatable read' },
+    );
+    options.onProgress?.(report);
+    if (done) break;
+  }
+
+  // 4–5: balance rows in key order, each compared with the sums of its entries.
+  let afterAccount = NIL;
+  let afterShard = -1;
+  for (;;) {
+    const rows = await withTx(
+      db,
+      async (trx) =>
+        (
+          await sql<{ account_id: string; shard: number; kind: string; mismatch: string | null; available: string }>`
+          with b as (
+            select * from ledger_balances
+            where (account_id, shard) > (${afterAccount}::uuid, ${afterShard}::smallint) and (${platform}::uuid is null or platform_id = ${platform}::uuid)
+            order by account_id, shard limit ${batch}
+          )
+          select b.account_id, b.shard, a.kind,
+                 case when (b.debits_posted, b.credits_posted, b.debits_pending, b.credits_pending) is distinct from (s.dp, s.cp, s.dq, s.cq)
+                      then 'stored ' || b.debits_posted || '/' || b.credits_posted || '/' || b.debits_pending || '/' || b.credits_pending ||
+                           ', entries ' || s.dp || '/' || s.cp || '/' || s.dq || '/' || s.cq end as mismatch,
+                 (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
+          from b
+          left join ledger_accounts a on a.id = b.account_id
+          cross join lateral (
+            select coalesce(sum(e.amount) filter (where e.side = 'D' and t.kind in ('POSTED', 'POST_PENDING')), 0) as dp,
+                   coalesce(sum(e.amount) filter (where e.side = 'C' and t.kind in ('POSTED', 'POST_PENDING')), 0) as cp,
+                   coalesce(sum(case when t.kind = 'PENDING' then e.amount when t.kind in ('POST_PENDING', 'VOID_PENDING') then -e.amount else 0 end)
+                              filter (where e.side = 'D'), 0) as dq,
+                   coalesce(sum(case when t.kind = 'PENDING' then e.amount when t.kind in ('POST_PENDING', 'VOID_PENDING') then -e.amount else 0 end)
+                              filter (where e.side = 'C'), 0) as cq
+            from ledger_entries e join ledger_transactions t on t.id = e.transaction_id
+            where e.platform_id = b.platform_id and e.account_id = b.account_id and e.shard = b.shard
+          ) s
+          order by b.account_id, b.shard`.execute(trx)
+        ).rows,
+      { isolation: 'repeatable read' },
+    );
+    for (const row of rows) {
+      const subject = `${row.account_id}#${row.shard}`;
+      if (row.kind === null) breach({ check: 'BALANCE_MISMATCH', subject, detail: 'balance row of no ledger account' });
+      if (row.mismatch) breach({ check: 'BALANCE_MISMATCH', subject, detail: `debits/credits posted, debits/credits pending: ${row.mismatch}` });
+      if (row.kind === 'INTERNAL_ACCOUNT' && BigInt(row.available) < 0n) breach({ check: 'NEGATIVE_BALANCE', subject, detail: `available ${row.available}` });
+    }
+    report.balanceRows += rows.length;
+    options.onProgress?.(report);
+    if (rows.length < batch) break;
+    afterAccount = rows[rows.length - 1]!.account_id;
+    afterShard = rows[rows.length - 1]!.shard;
+  }
+  return report;
+}

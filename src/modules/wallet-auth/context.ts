@@ -1,0 +1,80 @@
+import type { Clock } from '../../platform/clock.js';
+import { sha256Hex } from '../../platform/crypto/encoding.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import { parseId } from '../../platform/ids.js';
+import type { JobWorker } from '../../platform/jobs.js';
+import type { MessageSender } from '../../platform/messages.js';
+import type { PlatformConfigCache } from '../config/index.js';
+import type { WalletEnclave } from './enclave/enclave.js';
+import { oidcRejected, type OidcVerifier } from './oidc.js';
+import { findActiveSession, findCredential, findWalletAccount, useOidcToken, type CredentialRow, type CredentialType, type SessionRow, type WalletAccount } from './repo.js';
+import type { SignedRequests } from './signed-retry.js';
+
+// What every flow of wallet-auth shares (credentials.ts, logins.ts, sessions.ts, wallets.ts):
+// its dependencies, the names of its signed operations and the loaders of what a path names.
+
+/** The operations of this module that use the signed-retry pattern. */
+export const OPERATIONS = {
+  addCredential: 'credential.add',
+  revokeCredential: 'credential.revoke',
+  verifyOtp: 'otp.verify',
+  revokeSession: 'session.revoke',
+  refreshSession: 'session.refresh',
+  exportWallet: 'wallet.export',
+  passkeySession: 'passkey.session',
+} as const;
+
+export interface WalletAuthDeps {
+  db: Db;
+  clock: Clock;
+  jobs: JobWorker;
+  enclave: WalletEnclave;
+  messages: MessageSender;
+  signed: SignedRequests;
+  oidc: OidcVerifier;
+  /** Platform configs, cached per process and evicted on change: read on every login. */
+  configs: PlatformConfigCache;
+  sessionSeconds: number;
+}
+
+function notFound(what: string, id: string): AppError {
+  return new AppError('REFERENCE_NOT_FOUND', `${what} ${id} was not found.`);
+}
+
+export async function loadWalletAccount(db: DbOrTx, platformId: string, accountId: string): Promise<WalletAccount> {
+  const uuid = parseId('InternalAccount', accountId);
+  const account = uuid && (await findWalletAccount(db, platformId, uuid));
+  if (!account) throw notFound('Embedded wallet account', accountId);
+  return account;
+}
+
+export async function loadCredential(db: DbOrTx, platformId: string, id: string, lock = false): Promise<CredentialRow> {
+  const uuid = parseId('AuthMethod', id);
+  const row = uuid && (await findCredential(db, platformId, uuid, lock));
+  if (!row) throw notFound('Credential', id);
+  return row;
+}
+
+export async function loadActiveSession(db: DbOrTx, clock: Clock, platformId: string, id: string): Promise<SessionRow> {
+  const uuid = parseId('Session', id);
+  const row = uuid && (await findActiveSession(db, platformId, uuid, clock.now()));
+  if (!row) throw notFound('Active session', id);
+  return row;
+}
+
+/** The verify body's `type` must be the credential's. */
+export function checkCredentialType(credential: CredentialRow, type: CredentialType): void {
+  if (type !== credential.type) {
+    throw new AppError('INVALID_INPUT', `This credential is ${credential.type}.`, {
+      details: { errors: [{ field: 'type', constraint: { enum: [credential.type] }, message: `must be ${credential.type}, the type of this credential` }] },
+    });
+  }
+}
+
+/** Refuses an OIDC token seen before (each call needs a fresh one). */
+export async function spendOidcToken(trx: Tx, clock: Clock, platformId: string, token: string, exp: number): Promise<void> {
+  if (!(await useOidcToken(trx, platformId, sha256Hex(token), new Date(exp * 1000), clock.now()))) {
+    throw oidcRejected('replay', 'this token was already used; get a fresh one for every call');
+  }
+}

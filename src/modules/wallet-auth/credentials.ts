@@ -1,0 +1,219 @@
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { withTx } from '../../platform/db/tx.js';
+import { AppError } from '../../platform/errors.js';
+import { parseId, uuidv7 } from '../../platform/ids.js';
+import { getConfigRow } from '../config/index.js';
+import { loadCredential, loadWalletAccount, OPERATIONS, spendOidcToken, type WalletAuthDeps } from './context.js';
+import type { Environment, OneTimeCodes } from './otp.js';
+import { passkeySettings, verifyRegistration } from './passkey.js';
+import {
+  activeCredentials,
+  findWalletAccount,
+  hasVerifiedCredential,
+  insertCredential,
+  revokeSessionsOfCredential,
+  updateCredential,
+  type CredentialRow,
+  type CredentialType,
+  type SignedRequestRow,
+  type StoredOutcome,
+  type WalletAccount,
+} from './repo.js';
+import type { AuthMethod, AuthMethodResponse, CredentialCreateRequest, SignedRequestChallenge } from './schemas.js';
+import { accountRef, toAuthMethod } from './views.js';
+
+/** A credential about to be added, as checked when the request arrived. */
+interface NewCredentialSpec {
+  type: CredentialType;
+  nickname: string;
+  webauthnId?: string;
+  details: Record<string, unknown>;
+}
+
+/** The activity a credential registration asks the end user to sign (the upstream activity names). */
+function registrationActivity(body: CredentialCreateRequest, spec: NewCredentialSpec): { type: string; parameters: Record<string, unknown> } {
+  const userId = body.accountId;
+  switch (body.type) {
+    case 'EMAIL_OTP':
+      return { type: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL', parameters: { userEmail: spec.nickname, userId } };
+    case 'SMS_OTP':
+      return { type: 'ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER', parameters: { userPhoneNumber: spec.nickname, userId } };
+    case 'OAUTH':
+      return { type: 'ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS', parameters: { oauthProviders: [{ oidcToken: body.oidcToken, providerName: spec.details.iss }], userId } };
+    case 'PASSKEY':
+      return {
+        type: 'ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2',
+        parameters: {
+          authenticators: [{ attestation: body.attestation, authenticatorName: spec.nickname, challenge: body.challenge, transports: body.attestation.transports ?? [] }],
+          userId,
+        },
+      };
+  }
+}
+
+/**
+ * Adding, listing and revoking a wallet's credentials (spec §2.4, §4.2, §4.5): what may be
+ * added, when the end user must sign for it, and that an account keeps at least one.
+ */
+export class CredentialFlows {
+  constructor(
+    private readonly deps: WalletAuthDeps,
+    private readonly otp: OneTimeCodes,
+  ) {
+    deps.signed.register(OPERATIONS.addCredential, { execute: (trx, row) => this.executeAdd(trx, row) });
+    deps.signed.register(OPERATIONS.revokeCredential, { execute: (trx, row) => this.executeRevoke(trx, row) });
+  }
+
+  async list(db: DbOrTx, platformId: string, accountId: string): Promise<{ data: AuthMethod[] }> {
+    const uuid = parseId('InternalAccount', accountId)!;
+    const account = await findWalletAccount(db, platformId, uuid);
+    return { data: account ? (await activeCredentials(db, uuid)).map(toAuthMethod) : [] };
+  }
+
+  /**
+   * What a new credential will be, checked against spec §2.4 rules 1–4: the contact of an OTP
+   * credential, the verified identity of an OAUTH one (its token used up), the verified
+   * public key of a PASSKEY one.
+   */
+  private async prepare(trx: Tx, platformId: string, environment: Environment, account: WalletAccount, body: CredentialCreateRequest): Promise<NewCredentialSpec> {
+    const existing = await activeCredentials(trx, account.id);
+    const walletConfig = (await getConfigRow(trx, platformId)).embedded_wallet_config ?? undefined;
+    switch (body.type) {
+      case 'EMAIL_OTP':
+      case 'SMS_OTP': {
+        if (existing.some((c) => c.type === body.type)) {
+          throw new AppError(
+            body.type === 'EMAIL_OTP' ? 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS' : 'SMS_OTP_CREDENTIAL_ALREADY_EXISTS',
+            `The account already has an ${body.type} credential; revoke it before adding another.`,
+          );
+        }
+        const field = body.type === 'EMAIL_OTP' ? 'email' : 'phoneNumber';
+        const contact = body.type === 'EMAIL_OTP' ? account.email : account.phone_number;
+        if (!contact) {
+          throw new AppError('MISSING_MANDATORY_USER_INFO', `The customer has no ${field} to tie an ${body.type} credential to.`, { details: { field } });
+        }
+        return { type: body.type, nickname: contact, details: {} };
+      }
+      case 'OAUTH': {
+        const { identity, claims } = await this.deps.oidc
+          .verify(body.oidcToken, { trusted: walletConfig?.oidcIssuers ?? [], now: this.deps.clock.now(), checkSignature: environment === 'production' })
+          .catch((error: unknown) => {
+            // At registration an untrusted issuer is a bad request, not a failed login.
+            if (error instanceof AppError && error.details?.check === 'issuer') {
+              throw new AppError('INVALID_INPUT', error.message, { details: { errors: [{ field: 'oidcToken', message: 'issuer is not trusted' }] } });
+            }
+            throw error;
+          });
+        const taken = existing.some((c) => c.type === 'OAUTH' && c.details.iss === identity.iss && c.details.sub === identity.sub && c.details.aud === identity.aud);
+        if (taken) {
+          throw new AppError('INVALID_INPUT', 'This OIDC identity is already an OAUTH credential of the account.', { details: { errors: [{ field: 'oidcToken', message: 'identity already registered' }] } });
+        }
+        await spendOidcToken(trx, this.deps.clock, platformId, body.oidcToken, claims.exp!);
+        return { type: 'OAUTH', nickname: identity.email ?? identity.sub, details: { iss: identity.iss, aud: identity.aud, sub: identity.sub } };
+      }
+      case 'PASSKEY': {
+        const passkey = await verifyRegistration(body, passkeySettings(walletConfig));
+        if (existing.some((c) => c.type === 'PASSKEY' && c.webauthn_id === passkey.webauthnId)) {
+          throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
+        }
+        return { type: 'PASSKEY', nickname: body.nickname.trim(), webauthnId: passkey.webauthnId, details: { publicKey: passkey.publicKey, counter: passkey.counter, ...(passkey.transports ? { transports: passkey.transports } : {}) } };
+      }
+    }
+  }
+
+  private async insert(trx: Tx, environment: Environment, account: WalletAccount, spec: NewCredentialSpec): Promise<AuthMethodResponse> {
+    const now = this.deps.clock.now();
+    const row = await insertCredential(trx, {
+      id: uuidv7(now.getTime()),
+      platform_id: account.platform_id,
+      account_id: account.id,
+      type: spec.type,
+      nickname: spec.nickname,
+      webauthn_id: spec.webauthnId ?? null,
+      details: spec.details,
+      created_at: now,
+      updated_at: now,
+    }).catch((error: unknown) => {
+      // Two concurrent adds of one passkey: the unique index decides, with the spec's code.
+      if (spec.type === 'PASSKEY' && (error as { code?: string }).code === '23505') {
+        throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
+      }
+      throw error;
+    });
+    if (spec.type !== 'EMAIL_OTP' && spec.type !== 'SMS_OTP') return toAuthMethod(row);
+    const { bundle } = await this.otp.issue(trx, environment, row, 0);
+    return { ...toAuthMethod(row), otpEncryptionTargetBundle: bundle };
+  }
+
+  /**
+   * POST /auth/credentials, first call: 201 when the account has no verified credential yet
+   * (nothing to sign with), otherwise a signed-retry challenge.
+   */
+  async startAdd(platformId: string, environment: Environment, body: CredentialCreateRequest): Promise<StoredOutcome> {
+    return withTx(this.deps.db, async (trx) => {
+      const account = await loadWalletAccount(trx, platformId, body.accountId);
+      const spec = await this.prepare(trx, platformId, environment, account, body);
+      if (!(await hasVerifiedCredential(trx, account.id))) {
+        return { statusCode: 201, body: await this.insert(trx, environment, account, spec) };
+      }
+      const challenge = await this.deps.signed.issue(trx, {
+        platformId,
+        accountId: account.id,
+        operation: OPERATIONS.addCredential,
+        targetId: body.accountId,
+        body,
+        signer: { kind: 'session' },
+        context: { environment, credential: spec },
+        payload: registrationActivity(body, spec),
+      });
+      return { statusCode: 202, body: { ...challenge, type: body.type } };
+    });
+  }
+
+  private async executeAdd(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome> {
+    const { environment, credential } = row.context as { environment: Environment; credential: NewCredentialSpec };
+    const account = await loadWalletAccount(trx, row.platform_id, accountRef(row.account_id));
+    const existing = await activeCredentials(trx, account.id);
+    // Rules 1–2 again: another credential of the type may have been added since the challenge.
+    if ((credential.type === 'EMAIL_OTP' || credential.type === 'SMS_OTP') && existing.some((c) => c.type === credential.type)) {
+      throw new AppError(`${credential.type}_CREDENTIAL_ALREADY_EXISTS`, `The account already has an ${credential.type} credential.`);
+    }
+    return { statusCode: 201, body: await this.insert(trx, environment, account, credential) };
+  }
+
+  /** DELETE /auth/credentials/{id}, first call. The last credential cannot go (spec §2.4 rule 5). */
+  async startRevoke(platformId: string, credentialId: string): Promise<SignedRequestChallenge & { type: CredentialType }> {
+    return withTx(this.deps.db, async (trx) => {
+      const credential = await loadCredential(trx, platformId, credentialId);
+      await this.checkNotLast(trx, credential);
+      const challenge = await this.deps.signed.issue(trx, {
+        platformId,
+        accountId: credential.account_id,
+        operation: OPERATIONS.revokeCredential,
+        targetId: credentialId,
+        body: {},
+        // A credential cannot authorise its own revocation (spec §4.5 rule 2).
+        signer: { kind: 'session', excludeCredentialId: credential.id },
+        payload: { type: 'ACTIVITY_TYPE_DELETE_AUTHENTICATORS', parameters: { authenticatorIds: [credentialId], userId: accountRef(credential.account_id) } },
+      });
+      return { ...challenge, type: credential.type };
+    });
+  }
+
+  private async checkNotLast(trx: DbOrTx, credential: CredentialRow): Promise<void> {
+    if ((await activeCredentials(trx, credential.account_id)).length <= 1) {
+      throw new AppError('INVALID_INPUT', 'This is the only credential on the account; an account must keep at least one. Add another first.', {
+        details: { reason: 'LAST_CREDENTIAL' },
+      });
+    }
+  }
+
+  private async executeRevoke(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome> {
+    const credential = await loadCredential(trx, row.platform_id, row.target_id, true);
+    await this.checkNotLast(trx, credential);
+    const now = this.deps.clock.now();
+    await updateCredential(trx, credential.id, { revoked_at: now, updated_at: now });
+    await revokeSessionsOfCredential(trx, credential.id, now);
+    return { statusCode: 204 };
+  }
+}

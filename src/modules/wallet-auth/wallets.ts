@@ -1,0 +1,106 @@
+import type { Clock } from '../../platform/clock.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { withTx } from '../../platform/db/tx.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { enqueueJob } from '../../platform/jobs.js';
+import { loadWalletAccount, OPERATIONS, type WalletAuthDeps } from './context.js';
+import { findWallet, insertCredential, insertWallet, type SignedRequestRow, type WalletAccount } from './repo.js';
+import type { SignedRequestChallenge, WalletExportRequest } from './schemas.js';
+import { accountRef } from './views.js';
+
+const WALLET_SECRET_JOB = 'wallet.create-secret';
+
+/**
+ * A new embedded wallet's first credential: one EMAIL_OTP tied to the owner's e-mail (spec
+ * §2.4 rule 6), and a job that has the enclave generate the wallet secret.
+ */
+export async function initialiseWallet(trx: Tx, clock: Clock, platformId: string, accountId: string, email: string): Promise<void> {
+  const now = clock.now();
+  await insertCredential(trx, {
+    id: uuidv7(now.getTime()),
+    platform_id: platformId,
+    account_id: accountId,
+    type: 'EMAIL_OTP',
+    nickname: email,
+    created_at: now,
+    updated_at: now,
+  });
+  await enqueueJob(trx, clock, { kind: WALLET_SECRET_JOB, platformId, payload: { accountId, platformId } });
+}
+
+/**
+ * The wallet itself: its secret (made by the enclave, never stored in the clear), its export
+ * sealed to the end user's key, and the signed operations other modules perform on it
+ * (privacy, contact changes).
+ */
+export class WalletFlows {
+  constructor(private readonly deps: WalletAuthDeps) {
+    deps.signed.register(OPERATIONS.exportWallet, {
+      execute: async (trx, row) => {
+        await this.secret(trx, row.platform_id, row.account_id);
+        return { statusCode: 200 };
+      },
+      reveal: (db, row) => this.revealExport(db, row),
+    });
+    deps.jobs.register(WALLET_SECRET_JOB, async (job) => {
+      const { platformId, accountId } = job.payload as { platformId: string; accountId: string };
+      await withTx(deps.db, (trx) => this.secret(trx, platformId, accountId));
+    });
+  }
+
+  async walletAccount(db: DbOrTx, platformId: string, accountId: string): Promise<WalletAccount> {
+    return loadWalletAccount(db, platformId, accountId);
+  }
+
+  /** The wallet's sealed secret, generated on first need (the provisioning job normally has). */
+  private async secret(trx: DbOrTx, platformId: string, accountId: string): Promise<string> {
+    const existing = await findWallet(trx, accountId);
+    if (existing) return existing.sealed_secret;
+    await insertWallet(trx, {
+      account_id: accountId,
+      platform_id: platformId,
+      sealed_secret: this.deps.enclave.createWalletSecret(accountRef(accountId)),
+      created_at: this.deps.clock.now(),
+    });
+    return (await findWallet(trx, accountId))!.sealed_secret;
+  }
+
+  /** POST /internal-accounts/{id}/export, first call. The secret is sealed only on the signed retry. */
+  async startExport(platformId: string, accountId: string, body: WalletExportRequest): Promise<SignedRequestChallenge> {
+    return withTx(this.deps.db, async (trx) => {
+      const account = await loadWalletAccount(trx, platformId, accountId);
+      return this.deps.signed.issue(trx, {
+        platformId,
+        accountId: account.id,
+        operation: OPERATIONS.exportWallet,
+        targetId: accountId,
+        body,
+        signer: { kind: 'session' },
+        payload: { type: 'ACTIVITY_TYPE_EXPORT_WALLET', parameters: { walletId: accountId, targetPublicKey: body.clientPublicKey.toLowerCase() } },
+      });
+    });
+  }
+
+  private async revealExport(db: DbOrTx, row: SignedRequestRow): Promise<unknown> {
+    const { clientPublicKey } = row.context.body as WalletExportRequest;
+    const wallet = (await findWallet(db, row.account_id))!;
+    const accountId = accountRef(row.account_id);
+    return {
+      id: accountId,
+      encryptedWalletCredentials: this.deps.enclave.exportWallet(wallet.sealed_secret, accountId, Buffer.from(clientPublicKey, 'hex'), accountId),
+    };
+  }
+
+  /** Issues a signed-retry challenge for an operation another module performs (privacy, e-mail change). */
+  async issueFor(trx: Tx, spec: { platformId: string; accountUuid: string; operation: string; targetId: string; body: unknown; type: string; parameters: Record<string, unknown> }): Promise<SignedRequestChallenge> {
+    return this.deps.signed.issue(trx, {
+      platformId: spec.platformId,
+      accountId: spec.accountUuid,
+      operation: spec.operation,
+      targetId: spec.targetId,
+      body: spec.body,
+      signer: { kind: 'session' },
+      payload: { type: spec.type, parameters: spec.parameters },
+    });
+  }
+}
