@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { withTx } from '../../platform/db/tx.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import {
@@ -44,8 +43,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { webhooks: W
     },
     handler: async (request) => {
       const platformId = request.principal.platformId;
-      await withTx(deps.db, (trx) => keys.rotate(trx, platformId, request.body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS));
-      keys.evict(platformId);
+      await keys.rotate(platformId, request.body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS);
       return { data: await keys.published(platformId) };
     },
   });

@@ -116,9 +116,15 @@ export class WebhookSigningKeys {
   /**
    * Adds the next key: published now, signing after `overlapSeconds`, when the current key
    * retires. 0 switches at once (a suspected leak). Only one rotation may be pending at a time.
+   * Every process learns of it on commit (NOTIFY); this one at once.
    */
-  async rotate(trx: Tx, platformId: string, overlapSeconds: number): Promise<void> {
+  async rotate(platformId: string, overlapSeconds: number): Promise<void> {
     await this.keys(platformId);
+    await withTx(this.handle.db, (trx) => this.addNextKey(trx, platformId, overlapSeconds));
+    this.cache.evict(platformId);
+  }
+
+  private async addNextKey(trx: Tx, platformId: string, overlapSeconds: number): Promise<void> {
     const now = this.clock.now();
     const rows = (await listSigningKeys(trx, platformId)).filter((r) => !r.retires_at || r.retires_at > now);
     const pending = rows.find((r) => r.activates_at > now);
@@ -135,8 +141,4 @@ export class WebhookSigningKeys {
     await notifyChanged(trx, KEYS_CHANGED_CHANNEL, platformId);
   }
 
-  /** Read-your-writes after a rotation in this process (the NOTIFY reaches the others). */
-  evict(platformId: string): void {
-    this.cache.evict(platformId);
-  }
 }
