@@ -12,7 +12,7 @@ import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } 
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
 import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
-import { loadMasterKey, LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import {
   EventCatalogue,
   INCOMING_PAYMENT_EVENTS,
@@ -26,6 +26,7 @@ import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
 import './platform/http/fastify-types.js';
+import { loadMasterKey } from './platform/crypto/master-key.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js';
 import { registerOpsRoutes } from './platform/http/ops.js';
@@ -141,7 +142,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
   await configCache.start();
 
-  const masterKey = loadMasterKey(deps.config.wallet.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined);
+  const masterKey = loadMasterKey(deps.config.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined);
   const enclave = options.enclave ?? new LocalEnclave(masterKey);
   const messages =
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));

@@ -32,9 +32,13 @@ export interface Config {
   screening: HttpProviderConfig;
   /** Where uploads are spooled while a request screens them (a private directory is made inside). */
   uploadDir: string;
+  /**
+   * 32-byte key that seals secrets at rest (wallet secrets, enclave keys, customers' tax
+   * identifiers). Unset: generated into `dataDir/master.key` on the embedded database; required
+   * with DATABASE_URL.
+   */
+  masterKey?: Buffer;
   wallet: {
-    /** 32-byte key that seals wallet secrets and enclave keys; unset: generated into `dataDir/master.key`. */
-    masterKey?: Buffer;
     /** Lifetime of a wallet session. */
     sessionSeconds: number;
     /** How long a signed retry waits for the wallet provider to settle before answering PROCESSING. */
@@ -112,7 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
   }
-  const walletKey = masterKey(env);
+  const key = masterKey(env);
   const publicUrl = (env.CORRIDOR_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
   return {
     port,
@@ -136,8 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     endUserTerms: termsConfig(env),
     screening: httpProvider(env, 'CORRIDOR_SCREENING', { fallback: 30_000, max: 300_000 }),
     uploadDir: resolve(env.CORRIDOR_UPLOAD_DIR || tmpdir()),
+    ...(key ? { masterKey: key } : {}),
     wallet: {
-      ...(walletKey ? { masterKey: walletKey } : {}),
       sessionSeconds: integer(env, 'CORRIDOR_WALLET_SESSION_SECONDS', 900, 60, 86_400),
       settleWaitMs: integer(env, 'CORRIDOR_WALLET_SETTLE_WAIT_MS', 2_000, 0, 30_000),
     },

@@ -63,7 +63,17 @@ export async function enqueueJobs(trx: DbOrTx, clock: Clock, specs: EnqueueSpec[
   return rows.map((r) => r.id);
 }
 
-export type JobHandler = (job: Job) => Promise<void>;
+/**
+ * Saves a running job's progress: replaces its payload and renews its lease, in the caller's
+ * transaction, so the progress commits exactly with the work it records. A job that dies after
+ * a checkpoint is claimed again (once its lease runs out) with the saved payload.
+ */
+export type JobCheckpoint = (trx: DbOrTx, payload: unknown) => Promise<void>;
+
+export type JobHandler = (job: Job, checkpoint: JobCheckpoint) => Promise<void>;
+
+/** Thrown by a checkpoint when this worker's lease ran out and another worker took the job. */
+export class JobTakenOver extends Error {}
 
 /**
  * Thrown by a handler that keeps its own retry schedule (webhook delivery): the job runs again
@@ -248,10 +258,23 @@ export class JobWorker {
 
   private async runOne(job: Job): Promise<void> {
     const { handler } = this.handlers.get(job.kind)!;
+    const checkpoint: JobCheckpoint = async (trx, payload) => {
+      const now = this.clock.now();
+      const saved = await trx
+        .updateTable('jobs')
+        .set({ payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now })
+        .where('id', '=', job.id)
+        .where('status', '=', 'running')
+        .where('attempts', '=', job.attempts)
+        .executeTakeFirst();
+      if (Number(saved.numUpdatedRows) !== 1) throw new JobTakenOver(`job ${job.id} was taken over by another worker`);
+    };
     try {
-      await handler(job);
+      await handler(job, checkpoint);
       await this.finish(job, { status: 'done', last_error: null, locked_until: null });
     } catch (error) {
+      // The worker that took the job over carries on from the last checkpoint and records the outcome.
+      if (error instanceof JobTakenOver) return;
       const message = error instanceof Error ? error.message : String(error);
       const dead = job.attempts >= job.max_attempts;
       const retryAt = error instanceof RetryJobAt ? error.at : new Date(this.clock.now().getTime() + backoffMs(job.attempts));

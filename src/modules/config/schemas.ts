@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, MinorAmount, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, MinorAmount, Nullable, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 
 export const CUSTOMER_INFO_FIELDS = [
   'FULL_NAME', 'BIRTH_DATE', 'NATIONALITY', 'PHONE_NUMBER', 'EMAIL', 'POSTAL_ADDRESS', 'TAX_ID',
@@ -119,12 +119,25 @@ const FeeConfig = Type.Object({
 
 export const PlatformConfigUpdate = Type.Object(
   {
-    umaDomain: Type.Optional(Type.String({ format: 'hostname', minLength: 1, maxLength: 253 })),
+    umaDomain: Type.Optional(Nullable(Type.String({ format: 'hostname', minLength: 1, maxLength: 253 }), { description: '`null` clears it.' })),
     webhookEndpoint: Type.Optional(
-      Type.String({ format: 'uri', maxLength: 2048, description: 'Where webhooks go: https (http is allowed for sandbox platforms).' }),
+      Nullable(Type.String({ format: 'uri', maxLength: 2048 }), {
+        description: 'Where webhooks go: https (http is allowed for sandbox platforms). `null` clears it: no more webhooks are sent.',
+      }),
     ),
-    supportedCurrencies: Type.Optional(Type.Array(PlatformCurrencyConfig, { minItems: 1, maxItems: 50 })),
-    embeddedWalletConfig: Type.Optional(EmbeddedWalletConfig),
+    supportedCurrencies: Type.Optional(
+      Type.Array(PlatformCurrencyConfig, {
+        minItems: 1,
+        maxItems: 50,
+        description: 'Replaces the whole list. Approved customers get an INTERNAL_FIAT account in each added currency.',
+      }),
+    ),
+    embeddedWalletConfig: Type.Optional(
+      Nullable(EmbeddedWalletConfig, {
+        description:
+          'Merges field by field. Setting it enables embedded wallets: approved customers with an e-mail get one. `null` disables them for customers approved later; existing wallets stay.',
+      }),
+    ),
     cardTokenization2faConfig: Type.Optional(CardTokenization2faConfig),
     feeConfigs: Type.Optional(Type.Array(FeeConfigInput, { maxItems: 20 })),
   },

@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
+import { enqueueJob } from '../../platform/jobs.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { findConfig, insertConfig, updateConfig, type ConfigRow } from './repo.js';
 import type { FeeConfig, PlatformConfig, PlatformConfigUpdate, PlatformCurrencyConfig } from './schemas.js';
@@ -57,8 +58,12 @@ export function toPlatformConfig(row: ConfigRow): PlatformConfig {
   };
 }
 
-export async function getConfigRow(db: DbOrTx, platformId: string): Promise<ConfigRow> {
-  const row = await findConfig(db, platformId);
+/**
+ * The platform's configuration row. `lock: 'share'` holds it against PATCH /config until the
+ * caller's transaction ends: what is opened from it cannot miss a change made meanwhile.
+ */
+export async function getConfigRow(db: DbOrTx, platformId: string, options: { lock?: 'share' } = {}): Promise<ConfigRow> {
+  const row = await findConfig(db, platformId, options.lock ? { forShare: true } : {});
   if (!row) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   return row;
 }
@@ -185,6 +190,24 @@ function mergeFeeConfigs(current: FeeConfig[], updates: NonNullable<PlatformConf
 
 export type Environment = 'sandbox' | 'production';
 
+/**
+ * Job that opens, for customers approved before a config change, the accounts the change calls
+ * for (a new supported currency, embedded wallets enabled). Its handler belongs to the module
+ * that knows customers; this module only says when it is needed.
+ */
+export const CONFIG_ACCOUNTS_JOB = 'config.open-accounts';
+
+export interface ConfigAccountsJobPayload {
+  /** The last customer (uuid) whose accounts are done; absent at the start. */
+  after?: string;
+}
+
+/** Whether the change adds a currency or enables embedded wallets, so existing customers need accounts. */
+function opensAccounts(before: ConfigRow, after: ConfigRow): boolean {
+  const had = new Set(before.supported_currencies.map((c) => c.currencyCode));
+  return after.supported_currencies.some((c) => !had.has(c.currencyCode)) || (!before.embedded_wallet_config && after.embedded_wallet_config !== null);
+}
+
 /** The event that tells a new webhook endpoint it is connected (upstream sends TEST on every endpoint change). */
 const WEBHOOK_TEST_EVENT = 'TEST';
 
@@ -204,7 +227,7 @@ export async function updatePlatformConfig(
   const current = await findConfig(trx, platformId, { forUpdate: true });
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
-  if (update.webhookEndpoint !== undefined) checkWebhookEndpoint(update.webhookEndpoint, caller.environment, errors);
+  if (typeof update.webhookEndpoint === 'string') checkWebhookEndpoint(update.webhookEndpoint, caller.environment, errors);
   update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkServiceUrl(issuer.jwksUri, `embeddedWalletConfig.oidcIssuers.${i}.jwksUri`, errors));
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
   if (update.supportedCurrencies) checkCurrencies(update.supportedCurrencies, errors);
@@ -217,8 +240,8 @@ export async function updatePlatformConfig(
     ...(update.umaDomain !== undefined ? { uma_domain: update.umaDomain } : {}),
     ...(update.webhookEndpoint !== undefined ? { webhook_endpoint: update.webhookEndpoint } : {}),
     ...(update.supportedCurrencies ? { supported_currencies: update.supportedCurrencies } : {}),
-    ...(update.embeddedWalletConfig
-      ? { embedded_wallet_config: { ...(current.embedded_wallet_config ?? {}), ...update.embeddedWalletConfig } }
+    ...(update.embeddedWalletConfig !== undefined
+      ? { embedded_wallet_config: update.embeddedWalletConfig && { ...(current.embedded_wallet_config ?? {}), ...update.embeddedWalletConfig } }
       : {}),
     ...(card
       ? {
@@ -235,6 +258,10 @@ export async function updatePlatformConfig(
   };
   const row = await updateConfig(trx, platformId, changes);
   await notifyChanged(trx, CONFIG_CHANGED_CHANNEL, platformId);
+  if (opensAccounts(current, row)) {
+    const payload: ConfigAccountsJobPayload = {};
+    await enqueueJob(trx, clock, { kind: CONFIG_ACCOUNTS_JOB, platformId, payload });
+  }
   const config = toPlatformConfig(row);
   await recordEvent(trx, clock, { platformId, type: 'PLATFORM_CONFIG.UPDATED', resourceId: config.id, data: config });
   if (row.webhook_endpoint && row.webhook_endpoint !== current.webhook_endpoint) {

@@ -310,12 +310,14 @@ export const ImportJobResponse = Type.Object(
     progress: Type.Object({ total: Type.Integer(), processed: Type.Integer(), successful: Type.Integer(), failed: Type.Integer() }),
     errors: Type.Array(
       Type.Object({
-        row: Type.Integer({ description: 'CSV record number; the header is record 1.' }),
+        row: Type.Optional(Type.Integer({ description: 'CSV record number; the header is record 1. Absent on an error of the whole job.' })),
+        line: Type.Optional(Type.Integer({ description: 'Line of the file where the record starts (a quoted cell may span lines).' })),
         correlationId: Type.String({ description: 'The row\'s platformCustomerId, or `row <n>` when it has none.' }),
         code: Type.String(),
         message: Type.String(),
         details: Type.Optional(Type.Object({ errors: Type.Optional(Type.Array(FieldErrorSchema)) }, { additionalProperties: true })),
       }),
+      { description: 'The first 1,000 failed rows, in row order (all of them: GET …/errors). Values from the file are neutralised against formula injection.' },
     ),
     completedAt: Type.Optional(DateTime()),
   },

@@ -88,37 +88,52 @@ async function withBalances(db: DbOrTx, platformUuid: string, rows: InternalAcco
   return rows.map((row) => toInternalAccount(row, balanceOrFail(balances, row.id)));
 }
 
-async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string | null, email: string | null): Promise<number> {
-  const config = await getConfigRow(trx, platformUuid);
-  const wanted: Array<{ type: InternalAccountType; currency: string }> = config.supported_currencies.map((c) => ({
-    type: 'INTERNAL_FIAT',
-    currency: c.currencyCode,
-  }));
-  // An embedded wallet is the customer's own, and its first credential is the customer's
-  // e-mail (spec §2.4 rule 6): no e-mail, no wallet until one is set.
-  if (customerUuid && email && config.embedded_wallet_config) {
-    wanted.push({ type: 'EMBEDDED_WALLET', currency: config.supported_currencies[0]?.currencyCode ?? 'USD' });
-  }
+interface Owner {
+  customerUuid: string | null;
+  email: string | null;
+}
+
+/**
+ * Opens the accounts the platform's configuration calls for, for each owner, and records
+ * `INTERNAL_ACCOUNT.STATUS_UPDATED` for each one it opens. The configuration row is held (FOR
+ * SHARE) until the transaction ends, so a concurrent PATCH /config either waits for these
+ * accounts or is seen by them; its follow-up job then finds every customer approved before it.
+ */
+async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Owner[]): Promise<number> {
+  const config = await getConfigRow(trx, platformUuid, { lock: 'share' });
   let created = 0;
-  for (const { type, currency } of wanted) {
-    const now = clock.now();
-    const id = uuidv7(now.getTime());
-    const inserted = await insertAccountIfAbsent(trx, {
-      id,
-      platform_id: platformUuid,
-      customer_id: customerUuid,
-      type,
-      currency,
-      status: 'ACTIVE',
-      funding_payment_instructions: fundingInstructions(id, type, currency, customerUuid === null),
-      private_enabled: type === 'EMBEDDED_WALLET' ? false : null,
-      created_at: now,
-      updated_at: now,
-    });
-    if (!inserted) continue;
-    await openInternalLedgerAccount(trx, { id, platformId: platformUuid, currency, now });
-    created++;
-    if (type === 'EMBEDDED_WALLET') await initialiseWallet(trx, clock, platformUuid, id, email!);
+  for (const { customerUuid, email } of owners) {
+    const wanted: Array<{ type: InternalAccountType; currency: string }> = config.supported_currencies.map((c) => ({
+      type: 'INTERNAL_FIAT',
+      currency: c.currencyCode,
+    }));
+    // An embedded wallet is the customer's own, and its first credential is the customer's
+    // e-mail (spec §2.4 rule 6): no e-mail, no wallet until one is set.
+    if (customerUuid && email && config.embedded_wallet_config) {
+      wanted.push({ type: 'EMBEDDED_WALLET', currency: config.supported_currencies[0]?.currencyCode ?? 'USD' });
+    }
+    for (const { type, currency } of wanted) {
+      const now = clock.now();
+      const id = uuidv7(now.getTime());
+      const row: InternalAccountRow = {
+        id,
+        platform_id: platformUuid,
+        customer_id: customerUuid,
+        type,
+        currency,
+        status: 'ACTIVE',
+        funding_payment_instructions: fundingInstructions(id, type, currency, customerUuid === null),
+        private_enabled: type === 'EMBEDDED_WALLET' ? false : null,
+        created_at: now,
+        updated_at: now,
+      };
+      if (!(await insertAccountIfAbsent(trx, row))) continue;
+      await openInternalLedgerAccount(trx, { id, platformId: platformUuid, currency, now });
+      created++;
+      if (type === 'EMBEDDED_WALLET') await initialiseWallet(trx, clock, platformUuid, id, email!);
+      const account = toInternalAccount(row, { available: 0n, total: 0n, updatedAt: now });
+      await recordEvent(trx, clock, { platformId: platformUuid, type: 'INTERNAL_ACCOUNT.STATUS_UPDATED', resourceId: account.id, data: account });
+    }
   }
   return created;
 }
@@ -129,12 +144,20 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUu
  * Safe to call again (e.g. once the e-mail is set).
  */
 export async function provisionCustomerAccounts(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string, email: string | null): Promise<number> {
-  return provision(trx, clock, platformUuid, customerUuid, email);
+  return provision(trx, clock, platformUuid, [{ customerUuid, email }]);
+}
+
+/**
+ * The same for several approved customers at once (a configuration change catching up with
+ * customers approved before it). Returns how many accounts were opened.
+ */
+export async function provisionAccountsOf(trx: Tx, clock: Clock, platformUuid: string, customers: Array<{ uuid: string; email: string | null }>): Promise<number> {
+  return provision(trx, clock, platformUuid, customers.map((c) => ({ customerUuid: c.uuid, email: c.email })));
 }
 
 /** The platform's own INTERNAL_FIAT accounts, one per supported currency. Safe to call again. */
 export async function provisionPlatformAccounts(trx: Tx, clock: Clock, platformUuid: string): Promise<number> {
-  return provision(trx, clock, platformUuid, null, null);
+  return provision(trx, clock, platformUuid, [{ customerUuid: null, email: null }]);
 }
 
 export async function listCustomerInternalAccounts(db: DbOrTx, platformUuid: string, query: CustomerAccountsQuery): Promise<Page<InternalAccount>> {

@@ -9,7 +9,6 @@ import { passkeySettings, verifyRegistration } from './passkey.js';
 import {
   activeCredentials,
   findWalletAccount,
-  hasVerifiedCredential,
   insertCredential,
   revokeSessionsOfCredential,
   updateCredential,
@@ -146,14 +145,17 @@ export class CredentialFlows {
   }
 
   /**
-   * POST /auth/credentials, first call: 201 when the account has no verified credential yet
-   * (nothing to sign with), otherwise a signed-retry challenge.
+   * POST /auth/credentials, first call (spec §4.2): 201 only when the account has no active
+   * credential at all; as soon as it has one — every wallet starts with its EMAIL_OTP — a
+   * signed-retry challenge that an active session of one of its credentials must sign, even
+   * when none was ever opened: the end user logs in first (EMAIL_OTP verify), then adds. So a
+   * platform backend can never attach its own credential to a wallet it does not control.
    */
   async startAdd(platformId: string, environment: Environment, body: CredentialCreateRequest): Promise<StoredOutcome> {
     return withTx(this.deps.db, async (trx) => {
       const account = await loadWalletAccount(trx, platformId, body.accountId);
       const spec = await this.prepare(trx, platformId, environment, account, body);
-      if (!(await hasVerifiedCredential(trx, account.id))) {
+      if ((await activeCredentials(trx, account.id)).length === 0) {
         return { statusCode: 201, body: await this.insert(trx, environment, account, spec) };
       }
       const challenge = await this.deps.signed.issue(trx, {

@@ -22,6 +22,12 @@ export function TaggedUnion<const T extends TSchema[]>(propertyName: string, bra
   return Type.Unsafe<Static<T[number]>>({ type: 'object', discriminator: { propertyName }, required: [propertyName], oneOf: branches, ...options });
 }
 
+/** `schema` or JSON null: a PATCH field that `null` clears. One type list, so a bad value gets one error. */
+export function Nullable<T extends TSchema>(schema: T, options: Record<string, unknown> = {}) {
+  const type = (schema as { type?: unknown }).type;
+  return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [...(Array.isArray(type) ? type : [type]), 'null'] });
+}
+
 export const DateTime = (options: Record<string, unknown> = {}) =>
   Type.String({ format: 'date-time', maxLength: 40, examples: ['2025-10-13T15:30:01Z'], ...options });
 

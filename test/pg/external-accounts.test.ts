@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, createTestContext, onPostgres, type TestContext } from '../helpers/context.js';
+import { evmWallet } from '../helpers/external-accounts.js';
+
+/** Races between processes on one database: duplicates, ownership proofs and challenges. */
+describe.runIf(onPostgres)('external accounts on PostgreSQL', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(() => ctx.close());
+
+  const post = (app: TestContext['app'], path: string, payload: object) =>
+    app.inject({ method: 'POST', url: `${BASE}${path}`, headers: { authorization: ctx.platform.auth }, payload });
+
+  it('the same destination created by two processes at once: one 201, one 409', async () => {
+    const other = await ctx.secondApp();
+    for (let round = 0; round < 5; round++) {
+      const body = { currency: 'USDC', accountInfo: { accountType: 'BASE_WALLET', address: evmWallet().address } };
+      const responses = await Promise.all([post(ctx.app, '/platform/external-accounts', body), post(other, '/platform/external-accounts', body)]);
+      expect(responses.map((r) => r.statusCode).sort()).toEqual([201, 409]);
+    }
+  });
+
+  it('one signature sent twice at once: one 200, one 409, and exactly one STATUS_UPDATED event', async () => {
+    const other = await ctx.secondApp();
+    for (let round = 0; round < 5; round++) {
+      const wallet = evmWallet();
+      const created = await post(ctx.app, '/platform/external-accounts', { currency: 'USDC', ownershipType: 'FIRST_PARTY', accountInfo: { accountType: 'BASE_WALLET', address: wallet.address } });
+      const id = (created.json() as { id: string }).id;
+      const challenge = (await post(ctx.app, `/platform/external-accounts/${id}/challenge`, { method: 'WALLET_SIGNATURE' })).json() as { messageToSign: string };
+      const signature = await wallet.signMessage(challenge.messageToSign);
+      const responses = await Promise.all([
+        post(ctx.app, `/platform/external-accounts/${id}/verify`, { signature }),
+        post(other, `/platform/external-accounts/${id}/verify`, { signature }),
+      ]);
+      expect(responses.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+      const events = await ctx.handle.db.selectFrom('events').select('data').where('resource_id', '=', id).execute();
+      expect(events.map((e) => (e.data as { status: string }).status)).toEqual(['ACTIVE']);
+    }
+  });
+});
