@@ -11,6 +11,12 @@
  * The CSV import scenario uploads a file of BENCH_CSV_ROWS rows (default 20,000), waits for the
  * job to finish, and meanwhile reads one customer from 8 paced loops (about 200 reads/s): it
  * reports rows/s and the latency of those reads during the import.
+ * Corridor runs compiled (dist/, built by `prebench`). The start-up section (bench/startup.ts)
+ * times process start to /readyz 200 on an existing database, through tsx and compiled, on
+ * PGlite and (with DATABASE_URL) PostgreSQL. The soak (bench/soak.ts) mixes reads, lists and
+ * creates over windows of 3 × BENCH_DURATION seconds from BENCH_SOAK_SEED customers (1,000)
+ * until BENCH_SOAK_TARGET (15,000) exist, and reports req/s and p99 per window. On PostgreSQL the
+ * bench runs ANALYZE after seeding, as autovacuum would.
  * The ledger scenario (PostgreSQL only, bench/ledger.ts) reports transfers/s beside the
  * single-row-update ceiling of the same run; BENCH_LEDGER_SHARDS sets the fee account's shards.
  */
@@ -24,6 +30,8 @@ import autocannon from 'autocannon';
 import { BASE_PATH } from '../src/config.js';
 import { csvImport } from './csv-import.js';
 import { grainyCardJpeg, uploadBodies } from './documents.js';
+import { analyzeIfPostgres, soak, SOAK_SCENARIO } from './soak.js';
+import { STARTUP_SCENARIO, startupTimes } from './startup.js';
 import { LEDGER_CLIENTS, ledgerScenario, type LedgerBenchResult } from './ledger.js';
 import { emailOtpVerifyFlow, signedRetryFlow, type Call as FlowCall } from './wallet.js';
 
@@ -111,6 +119,17 @@ const SCENARIOS: Scenario[] = [
     name: 'GET /customers/{id}',
     target: 'corridor',
     path: async (call) => `${BASE_PATH}/customers/${String((await call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Bench Reader' })).id)}`,
+    auth: true,
+    expectStatus: 200,
+  },
+  {
+    name: 'GET /customers?limit=20',
+    target: 'corridor',
+    path: async (call) => {
+      for (let i = 0; i < 100; i++) await call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Bench Listed' });
+      await analyzeIfPostgres();
+      return `${BASE_PATH}/customers?limit=20`;
+    },
     auth: true,
     expectStatus: 200,
   },
@@ -215,7 +234,7 @@ async function main(): Promise<void> {
   process.stdout.write(`Corridor bench on ${engine}: ${connections} connections, ${warmup}s warm-up + ${duration}s per scenario\n`);
 
   const created = JSON.parse(
-    execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'platforms', 'create', '--environment', 'sandbox', '--name', 'bench', '--json'], {
+    execFileSync(process.execPath, ['dist/cli.js', 'platforms', 'create', '--environment', 'sandbox', '--name', 'bench', '--json'], {
       cwd: root,
       env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
       encoding: 'utf8',
@@ -223,11 +242,14 @@ async function main(): Promise<void> {
   ) as { platformId: string; clientId: string; clientSecret: string };
   const authorization = `Basic ${Buffer.from(`${created.clientId}:${created.clientSecret}`).toString('base64')}`;
 
+  const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
+  const startup = !only || only.test(STARTUP_SCENARIO) ? await startupTimes(root, process.env.DATABASE_URL ? env : undefined, freePort) : undefined;
+
   const basePort = await freePort();
   const baseline = await startProcess(['bench/baseline-server.mjs'], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`);
   const corridorPort = await freePort();
   const corridor = await startProcess(
-    ['--import', 'tsx', 'src/cli.ts', 'serve'],
+    ['dist/cli.js', 'serve'],
     // The job worker runs in the API process, as in a one-process deployment: the CSV import shares it with the reads it is measured against.
     { ...env, PORT: String(corridorPort), HOST: '127.0.0.1', CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '100' },
     `http://127.0.0.1:${corridorPort}/readyz`,
@@ -237,7 +259,6 @@ async function main(): Promise<void> {
   let ledger: LedgerBenchResult | undefined;
   const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number; mbps?: number; rss?: { before: number; peak: number } }> = [];
   try {
-    const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
     for (const scenario of SCENARIOS.filter((s) => s.target === 'baseline' || !only || only.test(s.name))) {
       const port = scenario.target === 'baseline' ? basePort : corridorPort;
       const headers: Record<string, string> = scenario.auth ? { authorization } : {};
@@ -292,6 +313,18 @@ async function main(): Promise<void> {
         ...(measuresPeak ? { rss: { before: rssBefore, peak: rssKiB(corridor.pid!, 'VmHWM') } } : {}),
       });
     }
+    if (!only || only.test(SOAK_SCENARIO)) {
+      notes.push(
+        await soak({
+          base: `http://127.0.0.1:${corridorPort}`,
+          authorization,
+          connections,
+          windowSeconds: 3 * duration,
+          seed: Number(process.env.BENCH_SOAK_SEED ?? 1_000),
+          target: Number(process.env.BENCH_SOAK_TARGET ?? 15_000),
+        }),
+      );
+    }
     if (process.env.DATABASE_URL && (!only || only.test(LEDGER_SCENARIO))) {
       const call = async (method: string, path: string, body?: unknown) => {
         const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
@@ -329,6 +362,7 @@ async function main(): Promise<void> {
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
   for (const note of notes) process.stdout.write(`\n${note}\n`);
+  if (startup) process.stdout.write(`\n${startup}\n`);
   if (ledger) printLedger(ledger);
   else if (!process.env.DATABASE_URL) process.stdout.write(`\n${LEDGER_SCENARIO}: skipped (PostgreSQL only: set DATABASE_URL)\n`);
 }

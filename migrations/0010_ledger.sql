@@ -238,3 +238,11 @@ insert into ledger_balances (account_id, shard, platform_id, currency, shards, n
 select id, 0, platform_id, currency, 1, true, created_at from internal_accounts;
 alter table internal_accounts drop column balance;
 alter table internal_accounts drop column total_balance;
+
+-- The reference that ties a bank deposit to its account (funding instructions), unique.
+alter table internal_accounts add column funding_reference text;
+update internal_accounts set funding_reference = coalesce(
+  replace(funding_payment_instructions -> 0 -> 'accountOrWalletInfo' ->> 'reference', '-', ''),
+  'CDR' || upper(substr(replace(id::text, '-', ''), 20, 13)));
+alter table internal_accounts alter column funding_reference set not null;
+create unique index internal_accounts_funding_reference on internal_accounts (funding_reference);

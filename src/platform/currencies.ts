@@ -1,5 +1,6 @@
 import currencyCodes from 'currency-codes';
 import getSymbolFromCurrency from 'currency-symbol-map';
+import { AppError, type FieldError } from './errors.js';
 
 /**
  * The one registry of currencies Corridor knows: every active ISO 4217 currency (data from the
@@ -62,4 +63,15 @@ export function currency(code: string): Currency {
 
 export function minorUnits(code: string): number {
   return currency(code).decimals;
+}
+
+/**
+ * 400 INVALID_CURRENCY naming every field whose code Corridor does not know (their shape was
+ * checked by the schema), or undefined when all are known.
+ */
+export function unknownCurrencies(fields: ReadonlyArray<{ field: string; code: string }>): AppError | undefined {
+  const unknown = fields.filter((f) => !isCurrency(f.code));
+  if (unknown.length === 0) return undefined;
+  const errors: FieldError[] = unknown.map((f) => ({ field: f.field, message: `${f.code} is not a currency Corridor knows` }));
+  return new AppError('INVALID_CURRENCY', `Unknown currency ${[...new Set(unknown.map((f) => f.code))].join(', ')}.`, { details: { errors } });
 }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -46,4 +47,39 @@ export async function processDatabase(prefix: string): Promise<ProcessDatabase> 
   }
   const dir = await mkdtemp(join(tmpdir(), `corridor-${prefix}-`));
   return { env: { CORRIDOR_DATA_DIR: join(dir, 'data') }, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface CorridorProcess {
+  port: number;
+  output: () => string;
+  /** SIGTERM, then the exit code. */
+  stop: () => Promise<number | null>;
+}
+
+/** Starts `corridor serve` from the sources in its own process and waits until /readyz answers 200. */
+export async function startCorridor(env: Record<string, string>): Promise<CorridorProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    cwd: new URL('../../', import.meta.url).pathname,
+    env: { ...process.env, DATABASE_URL: '', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', CORRIDOR_JOBS: 'false' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const stop = async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    return exited;
+  };
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`corridor serve did not become ready:\n${output}`);
+    }
+    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { port, output: () => output, stop };
 }

@@ -1,8 +1,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE, basic } from '../helpers/context.js';
 import { openDatabase } from '../../src/platform/db/database.js';
+import { BASE, basic } from '../helpers/context.js';
 import { freePort, processDatabase } from '../helpers/process.js';
 
 const root = new URL('../../', import.meta.url).pathname;

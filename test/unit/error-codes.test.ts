@@ -22,7 +22,6 @@ const NOT_BUILT: Record<string, ErrorCode[]> = {
   'quotes and transactions': [
     'QUOTE_REQUEST_FAILED',
     'QUOTE_NOT_FOUND',
-    'AMOUNT_OUT_OF_RANGE',
     'INVALID_AMOUNT',
     'SELF_PAYMENT',
     'TRANSACTION_SIZE_LIMIT_EXCEEDED',
@@ -30,7 +29,6 @@ const NOT_BUILT: Record<string, ErrorCode[]> = {
     'TRANSACTION_NOT_FOUND',
     'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL',
     'TRANSACTION_NOT_CANCELLABLE',
-    'INVALID_STATE_TRANSITION',
     'USER_NOT_READY',
     'COUNTERPARTY_NOT_ALLOWED',
     'VELOCITY_LIMIT_EXCEEDED',
@@ -65,9 +63,7 @@ const NOT_BUILT: Record<string, ErrorCode[]> = {
     'STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED',
     'STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND',
   ],
-  'external accounts': ['INVALID_BANK_ACCOUNT', 'EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED'],
   webhooks: ['WEBHOOK_ENDPOINT_NOT_SET', 'WEBHOOK_DELIVERY_ERROR'],
-  'currency validation (issue 12 B12)': ['INVALID_CURRENCY'],
 };
 
 /** Spec §7, code by code: the test that raises it, or the feature (listed in NOT_BUILT) that will. */
@@ -89,12 +85,12 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     INVALID_PUBKEY_FORMAT: 'UMA',
     MISSING_REQUIRED_UMA_PARAMETERS: 'UMA',
     SENDER_NOT_ACCEPTED: 'UMA',
-    AMOUNT_OUT_OF_RANGE: 'quotes and transactions',
-    INVALID_CURRENCY: 'currency validation (issue 12 B12)',
+    AMOUNT_OUT_OF_RANGE: 'test/http/sandbox-funding.test.ts',
+    INVALID_CURRENCY: 'test/http/sandbox-funding.test.ts',
     INVALID_TIMESTAMP: 'UMA',
     INVALID_NONCE: 'UMA',
     INVALID_REQUEST_FORMAT: 'UMA',
-    INVALID_BANK_ACCOUNT: 'external accounts',
+    INVALID_BANK_ACCOUNT: 'test/http/external-accounts.test.ts',
     SELF_PAYMENT: 'quotes and transactions',
     LOOKUP_REQUEST_FAILED: 'UMA',
     PARSE_LNURLP_RESPONSE_ERROR: 'UMA',
@@ -115,7 +111,7 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED: 'stablecoins',
     CARDHOLDER_KYC_NOT_APPROVED: 'cards',
     TRANSACTION_SIZE_LIMIT_EXCEEDED: 'quotes and transactions',
-    EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED: 'external accounts',
+    EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED: 'test/http/external-account-verification.test.ts',
   },
   '7.2': {
     UNAUTHORIZED: 'test/http/auth.test.ts',

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, MinorAmount, Nullable, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { CurrencyCode as CurrencyCodeSchema, DateTime, MinorAmount, Nullable, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 
 export const CUSTOMER_INFO_FIELDS = [
   'FULL_NAME', 'BIRTH_DATE', 'NATIONALITY', 'PHONE_NUMBER', 'EMAIL', 'POSTAL_ADDRESS', 'TAX_ID',
@@ -8,7 +8,7 @@ export const CUSTOMER_INFO_FIELDS = [
   'COMPANY_LEGAL_NAME', 'ID_TYPE', 'ID_NUMBER',
 ] as const;
 
-const CurrencyCode = Type.String({ format: 'iso4217', maxLength: 3, examples: ['USD'] });
+const CurrencyCode = CurrencyCodeSchema();
 const Email = Type.String({ format: 'email', maxLength: 255 });
 
 export const PlatformCurrencyConfig = Type.Object(

@@ -1,5 +1,6 @@
 import { NotifiedCache, notifyChanged } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
+import { unknownCurrencies } from '../../platform/currencies.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
@@ -218,6 +219,14 @@ export async function updatePlatformConfig(
   update: PlatformConfigUpdate,
 ): Promise<PlatformConfig> {
   const { platformId } = caller;
+  const unknown = unknownCurrencies([
+    ...(update.supportedCurrencies ?? []).map((c, i) => ({ field: `supportedCurrencies.${i}.currencyCode`, code: c.currencyCode })),
+    ...(update.feeConfigs ?? []).flatMap((f, i) => [
+      { field: `feeConfigs.${i}.sourceCurrency`, code: f.sourceCurrency },
+      ...(f.fixedFee ? [{ field: `feeConfigs.${i}.fixedFee.currency`, code: f.fixedFee.currency }] : []),
+    ]),
+  ]);
+  if (unknown) throw unknown;
   const unsupported = (update.feeConfigs ?? []).findIndex((f) => !FEE_SOURCE_CURRENCIES.has(f.sourceCurrency));
   if (unsupported >= 0) {
     throw new AppError('NOT_IMPLEMENTED', `Fee configs are supported only for USD source currency.`, {

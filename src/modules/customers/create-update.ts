@@ -18,7 +18,7 @@ import {
 } from './repo.js';
 import { sandboxAutoApprove } from './review-state.js';
 import type { Customer, CustomerCreate, CustomerType, CustomerUpdate, EndUserTermsConsentT } from './schemas.js';
-import { at, checkTermsVersion, holdsOther, isObject, mergeFieldErrors, OTHER_PAIRS, ruleErrors, type EndUserTerms } from './validation.js';
+import { at, checkCurrencyCodes, checkTermsVersion, holdsOther, isObject, mergeFieldErrors, OTHER_PAIRS, ruleErrors, type EndUserTerms } from './validation.js';
 
 // Creating, updating and deleting a customer: its columns, profile, consent and unique
 // platformCustomerId and UMA address.
@@ -164,6 +164,7 @@ export async function updateCustomer(
   const withPrevious = { ...merged, previousIdType: (row.profile as Record<string, unknown>).idType };
   const all = mergeFieldErrors(errors, body.customerType === type ? ruleErrors(body, withPrevious, type, clock.now(), 'update') : []);
   if (all.length) throw invalidInput(all);
+  checkCurrencyCodes(body);
 
   const update = body as CustomerUpdate;
   checkTermsVersion(update.endUserTermsConsent, terms);

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
+import { platformRowCount } from '../../platform/db/row-counts.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
 
@@ -169,14 +170,30 @@ function filtered(db: DbOrTx, platformId: string, f: CustomerFilters) {
   return query;
 }
 
+const ABOVE_EVERY_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+
 export async function listCustomers(db: DbOrTx, platformId: string, filters: CustomerFilters, page: PageRequest) {
   let query = filtered(db, platformId, filters).selectAll().orderBy('id', 'desc').limit(page.limit + 1);
-  if (page.after) query = query.where('id', '<', page.after);
-  const [rows, count] = await Promise.all([
-    query.execute(),
-    filtered(db, platformId, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, totalCount: Number(count.n) };
+  // The first page too is "below a cursor", one above every id: it states the id bound that lets
+  // a page of live customers use its own index (migration 0009).
+  query = query.where('id', '<', page.after ?? ABOVE_EVERY_ID);
+  const [rows, totalCount] = await Promise.all([query.execute(), countCustomers(db, platformId, filters)]);
+  return { rows, totalCount };
+}
+
+/**
+ * `totalCount` only where it costs the same whatever the number of customers (README): the
+ * kept count when nothing but deletion narrows the list, a count over the index when the list is
+ * narrowed to one platformCustomerId or UMA address, and none for other filters.
+ */
+async function countCustomers(db: DbOrTx, platformId: string, f: CustomerFilters): Promise<number | undefined> {
+  if (f.platformCustomerId !== undefined || f.umaAddress) {
+    const { n } = await filtered(db, platformId, f).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    return Number(n);
+  }
+  const range = f.timeRange;
+  if (f.customerType || f.region || f.currency || range.createdAfter || range.createdBefore || range.updatedAfter || range.updatedBefore) return undefined;
+  return platformRowCount(db, 'customers', platformId, f.includeDeleted ? 'total' : 'live');
 }
 
 export async function findSettings(db: DbOrTx, platformId: string) {

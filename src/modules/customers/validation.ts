@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
+import { unknownCurrencies } from '../../platform/currencies.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import type { CustomerType, EndUserTermsConsentT } from './schemas.js';
@@ -127,10 +128,18 @@ export function checkTermsVersion(consent: EndUserTermsConsentT | undefined, ter
   }
 }
 
-/** Field validation of a create request, given the schema's own findings. Throws INVALID_INPUT. */
+/** Field validation of a create request, given the schema's own findings. Throws INVALID_INPUT, then INVALID_CURRENCY. */
 export function checkCreate(input: unknown, schemaErrors: FieldError[], now: Date): void {
   const type = isObject(input) && (input.customerType === 'INDIVIDUAL' || input.customerType === 'BUSINESS') ? input.customerType : undefined;
   const rules = type && isObject(input) ? ruleErrors(input, input, type, now, 'create') : [];
   const errors = mergeFieldErrors(schemaErrors, rules);
   if (errors.length) throw invalidInput(errors);
+  checkCurrencyCodes(input);
+}
+
+/** `currencies` the schema let through (well-formed) must be codes Corridor knows: 400 INVALID_CURRENCY otherwise. */
+export function checkCurrencyCodes(input: unknown): void {
+  const codes = isObject(input) && Array.isArray(input.currencies) ? (input.currencies as string[]) : [];
+  const unknown = unknownCurrencies(codes.map((code, i) => ({ field: `currencies.${i}`, code })));
+  if (unknown) throw unknown;
 }

@@ -1,16 +1,16 @@
-import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { currency as currencyOf } from '../../platform/currencies.js';
+import { currency as currencyOf, unknownCurrencies } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
 import { internalAccountBalances, Ledger, LedgerError, openInternalLedgerAccount, type Balance, type InternalAccountBalance } from '../ledger/index.js';
 import { initialiseWallet } from '../wallet-auth/index.js';
+import { fundingInstructions, newFundingReference } from './funding-instructions.js';
 import {
   insertAccountIfAbsent,
   listCustomerAccounts,
@@ -21,37 +21,6 @@ import {
   type InternalAccountType,
 } from './repo.js';
 import type { CustomerAccountsQuery, InternalAccount, InternalAccountUpdate, PaymentInstructions, PlatformAccountsQuery } from './schemas.js';
-
-/** Digits derived from the account id: stable for an account, distinct between accounts. */
-function digitsFor(accountId: string, length: number): string {
-  const hash = createHash('sha256').update(accountId).digest();
-  let out = '';
-  for (let i = 0; out.length < length; i++) out += String(hash[i % hash.length]! % 10);
-  return out;
-}
-
-/**
- * Where money for this account is sent. Only USD has a simulated bank account today; other
- * currencies get their instructions when their rails exist, and an embedded wallet is funded
- * by transfers between accounts.
- */
-function fundingInstructions(accountId: string, type: InternalAccountType, currency: string, isPlatformAccount: boolean): PaymentInstructions[] {
-  if (type !== 'INTERNAL_FIAT' || currency !== 'USD') return [];
-  return [
-    {
-      instructionsNotes: 'Simulated bank account. Include the reference so the deposit is credited to this account.',
-      isPlatformAccount,
-      accountOrWalletInfo: {
-        accountType: 'USD_ACCOUNT',
-        accountNumber: digitsFor(accountId, 12),
-        routingNumber: '110000000',
-        bankName: 'Corridor Simulated Bank',
-        paymentRails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'],
-        reference: `CDR-${accountId.replace(/-/g, '').slice(-10).toUpperCase()}`,
-      },
-    },
-  ];
-}
 
 /** The API view of an account; its balances come from the ledger, and `updatedAt` moves with them. */
 function toInternalAccount(row: InternalAccountRow, balance: Balance & { updatedAt: Date }): InternalAccount {
@@ -115,6 +84,7 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Ow
     for (const { type, currency } of wanted) {
       const now = clock.now();
       const id = uuidv7(now.getTime());
+      const reference = newFundingReference();
       const row: InternalAccountRow = {
         id,
         platform_id: platformUuid,
@@ -122,7 +92,8 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Ow
         type,
         currency,
         status: 'ACTIVE',
-        funding_payment_instructions: fundingInstructions(id, type, currency, customerUuid === null),
+        funding_payment_instructions: fundingInstructions({ type, currency, reference, isPlatformAccount: customerUuid === null, now }),
+        funding_reference: reference,
         private_enabled: type === 'EMBEDDED_WALLET' ? false : null,
         created_at: now,
         updated_at: now,
@@ -160,7 +131,14 @@ export async function provisionPlatformAccounts(trx: Tx, clock: Clock, platformU
   return provision(trx, clock, platformUuid, [{ customerUuid: null, email: null }]);
 }
 
+/** A currency filter Corridor does not know is 400 INVALID_CURRENCY rather than an empty list. */
+function checkCurrencyFilter(currency: string | undefined): void {
+  const unknown = currency === undefined ? undefined : unknownCurrencies([{ field: 'currency', code: currency }]);
+  if (unknown) throw unknown;
+}
+
 export async function listCustomerInternalAccounts(db: DbOrTx, platformUuid: string, query: CustomerAccountsQuery): Promise<Page<InternalAccount>> {
+  checkCurrencyFilter(query.currency);
   const page = pageRequest(query);
   const customerId = query.customerId ? parseId('Customer', query.customerId) : undefined;
   const { rows, totalCount } = await listCustomerAccounts(
@@ -187,6 +165,7 @@ export async function listPlatformInternalAccounts(
   platformUuid: string,
   query: PlatformAccountsQuery,
 ): Promise<{ data: InternalAccount[] }> {
+  checkCurrencyFilter(query.currency);
   await provisionPlatformAccounts(trx, clock, platformUuid);
   const rows = await listPlatformAccounts(trx, platformUuid, {
     ...(query.currency ? { currency: query.currency } : {}),

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { NamedStatementPool } from './named-statements.js';
 import { PGliteDialect } from './pglite-dialect.js';
 
 /**
@@ -61,7 +62,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on next use.
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new NamedStatementPool(pool) }) });
   const listeners: pg.Client[] = [];
   let closed = false;
   const url = new URL(databaseUrl);

@@ -1,4 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
+import { CURRENCY_CODE_PATTERN } from '../currencies.js';
 import { codesWithStatus, ERROR_STATUSES } from '../errors.js';
 import { idPattern } from '../ids.js';
 
@@ -30,6 +31,13 @@ export function Nullable<T extends TSchema>(schema: T, options: Record<string, u
 
 export const DateTime = (options: Record<string, unknown> = {}) =>
   Type.String({ format: 'date-time', maxLength: 40, examples: ['2025-10-13T15:30:01Z'], ...options });
+
+/**
+ * A currency code's shape (ISO 4217, or a crypto asset such as USDC). Whether Corridor knows it
+ * is checked by the service (`unknownCurrencies`): 400 INVALID_CURRENCY, not INVALID_INPUT.
+ */
+export const CurrencyCode = (options: Record<string, unknown> = {}) =>
+  Type.String({ pattern: CURRENCY_CODE_PATTERN, minLength: 3, maxLength: 5, examples: ['USD'], ...options });
 
 /** Minor-unit amount: a JSON integer, never a float, inside the safe-integer range. */
 export const MinorAmount = (options: Record<string, unknown> = {}) =>
