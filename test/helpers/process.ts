@@ -52,8 +52,8 @@ export async function processDatabase(prefix: string): Promise<ProcessDatabase> 
 export interface CorridorProcess {
   port: number;
   output: () => string;
-  /** SIGTERM, then the exit code. */
-  stop: () => Promise<number | null>;
+  /** SIGTERM (or the signal given, e.g. SIGKILL for a crash), then the exit code. */
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
 /** Starts `corridor serve` from the sources in its own process and waits until /readyz answers 200. */
@@ -68,8 +68,8 @@ export async function startCorridor(env: Record<string, string>): Promise<Corrid
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null) child.kill(signal);
     return exited;
   };
   const deadline = Date.now() + 120_000;
