@@ -6,13 +6,21 @@ import type { Logger } from 'pino';
 import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
-import { customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
+import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
 import { documentRoutes } from './modules/documents/index.js';
-import { createAccountsLedger, internalAccountRoutes } from './modules/internal-accounts/index.js';
-import { EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
+import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
+import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
-import { reviewUnderway, verificationRoutes } from './modules/verifications/index.js';
+import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import {
+  EventCatalogue,
+  INCOMING_PAYMENT_EVENTS,
+  OUTGOING_PAYMENT_EVENTS,
+  webhookRoutes,
+  Webhooks,
+  type Resolver,
+} from './modules/webhooks/index.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
@@ -40,6 +48,9 @@ export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
   logger: Logger;
 }
 
+/** Schemas other schemas refer to by `$ref`: one OpenAPI component each. */
+const SHARED_SCHEMAS = [...ERROR_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS];
+
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
 /**
@@ -60,6 +71,24 @@ export interface AppOptions {
   oidc?: OidcVerifier;
   /** Institutions that confirm account holder names; default: simulated (sandbox), CORRIDOR_BENEFICIARY_URL (production). */
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
+  /** Resolves webhook hosts for production deliveries; default: the system resolver. Tests answer DNS here. */
+  webhookResolver?: Resolver;
+}
+
+/**
+ * Every webhook event type and its payload, one group per module that emits them. A module
+ * adding events adds its group here.
+ */
+export function eventCatalogue(): EventCatalogue {
+  return new EventCatalogue(SHARED_SCHEMAS, [
+    CUSTOMER_EVENTS,
+    VERIFICATION_EVENTS,
+    INTERNAL_ACCOUNT_EVENTS,
+    EXTERNAL_ACCOUNT_EVENTS,
+    OUTGOING_PAYMENT_EVENTS,
+    INCOMING_PAYMENT_EVENTS,
+    BULK_UPLOAD_EVENTS,
+  ]);
 }
 
 export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
@@ -125,9 +154,10 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
 
   const metrics = new HttpMetrics();
   metrics.register(app);
-  for (const schema of [...ERROR_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS]) app.addSchema(schema);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
-  await app.register(swagger, { ...openApiOptions(deps.config), transform: transformForOpenApi });
+  const catalogue = eventCatalogue();
+  await app.register(swagger, { ...openApiOptions(deps.config, catalogue.openApi()), transform: transformForOpenApi });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   registerOpsRoutes(app, { ...deps, metrics });
@@ -165,6 +195,20 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   deps.jobs.register(RESEAL_JOB, resealIdentifiers);
   // The one writer of balances; modules that move money get it from here.
   const ledger = createAccountsLedger(deps.clock);
+  const webhooks = new Webhooks({
+    handle: deps.handle,
+    clock: deps.clock,
+    logger: deps.logger,
+    config: deps.config,
+    jobs: deps.jobs,
+    catalogue,
+    configs: configCache,
+    masterKey,
+    metrics,
+    ...(options.webhookResolver ? { resolver: options.webhookResolver } : {}),
+  });
+  await webhooks.start();
+  app.decorate('webhooks', webhooks);
 
   await app.register(
     async (api) => {
@@ -177,6 +221,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
+      await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);

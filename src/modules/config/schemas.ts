@@ -145,7 +145,9 @@ export const PlatformConfigUpdate = Type.Object(
   {
     umaDomain: Type.Optional(Nullable(Type.String({ format: 'hostname', minLength: 1, maxLength: 253 }), { description: '`null` clears it.' })),
     webhookEndpoint: Type.Optional(
-      Nullable(Type.String({ format: 'uri', maxLength: 2048 }), { description: 'https URL; http only for localhost and 127.0.0.1. `null` clears it.' }),
+      Nullable(Type.String({ format: 'uri', maxLength: 2048 }), {
+        description: 'Where webhooks go: https (http is allowed for sandbox platforms). `null` clears it: no more webhooks are sent.',
+      }),
     ),
     supportedCurrencies: Type.Optional(
       Type.Array(PlatformCurrencyConfig, {

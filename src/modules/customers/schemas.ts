@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { CurrencyCode, DateTime, FieldErrorSchema, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion, TimeRangeQuery } from '../../platform/http/schemas.js';
+import type { EventGroup } from '../../platform/outbox.js';
 
 export const REVIEW_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -322,3 +323,31 @@ export const ImportJobResponse = Type.Object(
   },
   { title: 'BulkCustomerImportJob' },
 );
+
+/** Webhooks about a customer's KYC/KYB status; `data` is the customer. */
+export const CUSTOMER_EVENTS: EventGroup = {
+  name: 'customer-status',
+  summary: 'Customer KYC/KYB status',
+  description: 'A customer’s `kycStatus` (individuals) or `kybStatus` (businesses) changed. `data` is the whole customer.',
+  payload: Customer,
+  types: {
+    'CUSTOMER.KYC_APPROVED': 'An individual was approved: by a verification, or at creation in sandbox with auto-approval on. Its internal accounts are open.',
+    'CUSTOMER.KYC_REJECTED': 'An individual was rejected by a verification.',
+    'CUSTOMER.KYC_PENDING': 'An individual’s verification is under review.',
+    'CUSTOMER.KYB_APPROVED': 'A business was approved by a verification. Its internal accounts are open.',
+    'CUSTOMER.KYB_REJECTED': 'A business was rejected by a verification.',
+    'CUSTOMER.KYB_PENDING': 'A business’s verification is under review.',
+  },
+};
+
+/** Webhooks about a bulk CSV import; `data` is the import job. */
+export const BULK_UPLOAD_EVENTS: EventGroup = {
+  name: 'bulk-upload',
+  summary: 'Bulk customer import',
+  description: 'A bulk customer import (`POST /customers/bulk/csv`) finished. `data` is the job with its counts and per-row errors.',
+  payload: ImportJobResponse,
+  types: {
+    'BULK_UPLOAD.COMPLETED': 'Every row was processed (rows may still have failed: see `progress.failed` and `errors`).',
+    'BULK_UPLOAD.FAILED': 'No row created a customer, or the import stopped after repeated failures (a job-level entry in `errors`).',
+  },
+};

@@ -1,6 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { CurrencyCode, DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion } from '../../platform/http/schemas.js';
 import { BusinessBeneficiary, individualBeneficiaryFields, WalletIndividualBeneficiary } from './fields.js';
+import type { EventGroup } from '../../platform/outbox.js';
 import { VARIANTS, type BankVariant, type ExternalAccountType, type Variant } from './variants.js';
 
 export const EXTERNAL_ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'PENDING_OWNERSHIP_VERIFICATION', 'UNVERIFIED', 'UNDER_REVIEW', 'INACTIVE'] as const;
@@ -244,3 +245,15 @@ export const OwnershipVerifyRequest = Type.Object(
   { additionalProperties: false, title: 'OwnershipVerifyRequest' },
 );
 export type OwnershipVerifyRequest = Static<typeof OwnershipVerifyRequest>;
+
+/** Webhooks about an external account; `data` is the account. */
+export const EXTERNAL_ACCOUNT_EVENTS: EventGroup = {
+  name: 'external-account-status',
+  summary: 'External account status',
+  description: 'An external account changed status. `data` is the whole external account.',
+  payload: ref('ExternalAccount'),
+  types: {
+    'EXTERNAL_ACCOUNT.STATUS_UPDATED':
+      'Any status change, including the ownership-verification lifecycle (PENDING_OWNERSHIP_VERIFICATION to ACTIVE, or to UNVERIFIED on a failed attempt).',
+  },
+};

@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { CurrencyCode, DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion } from '../../platform/http/schemas.js';
+import type { EventGroup } from '../../platform/outbox.js';
 
 export const ACCOUNT_TYPES = ['INTERNAL_FIAT', 'INTERNAL_CRYPTO', 'EMBEDDED_WALLET'] as const;
 export const ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'CLOSED', 'FROZEN', 'FAILED'] as const;
@@ -190,3 +191,16 @@ export const SandboxFundRequest = Type.Object(
   { additionalProperties: false, title: 'SandboxFundRequest' },
 );
 export type SandboxFundRequest = Static<typeof SandboxFundRequest>;
+
+/** Webhooks about an internal account; `data` is the account. */
+export const INTERNAL_ACCOUNT_EVENTS: EventGroup = {
+  name: 'internal-account-status',
+  summary: 'Internal account',
+  description: 'An internal account changed. `data` is the whole account, with its current balances and funding instructions.',
+  payload: InternalAccount,
+  types: {
+    'INTERNAL_ACCOUNT.BALANCE_UPDATED': '`balance` or `totalBalance` changed (a payment, a hold, a release).',
+    'INTERNAL_ACCOUNT.STATUS_UPDATED': '`status` changed (e.g. ACTIVE to FROZEN), or the account was opened ACTIVE (at approval, or when a configuration change adds a currency or enables wallets).',
+    'INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED': '`fundingPaymentInstructions` gained or lost coordinates.',
+  },
+};
