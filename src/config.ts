@@ -15,7 +15,14 @@ export interface Config {
   publicUrl: string;
   /** How long a process may cache verified API tokens and platform configs (changes evict at once, everywhere). */
   cacheTtlMs: number;
-  jobs: { enabled: boolean; pollMs: number };
+  /** Background work: whether this process runs it, how often an idle worker polls, how many jobs it runs at once. */
+  jobs: { enabled: boolean; pollMs: number; concurrency: number };
+  webhooks: {
+    /** Deadline for one delivery request: connect, send, answer. */
+    timeoutMs: number;
+    /** Deliveries to one platform's endpoint a process makes at once. */
+    perEndpointConcurrency: number;
+  };
   bodyLimitBytes: number;
   /** Grace period for in-flight requests on SIGTERM. */
   shutdownGraceMs: number;
@@ -143,7 +150,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     publicUrl,
     cacheTtlMs: integer(env, 'CORRIDOR_CACHE_TTL_MS', 60_000, 0, 3_600_000),
-    jobs: { enabled: bool(env, 'CORRIDOR_JOBS', true), pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000) },
+    jobs: {
+      enabled: bool(env, 'CORRIDOR_JOBS', true),
+      pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000),
+      concurrency: integer(env, 'CORRIDOR_JOBS_CONCURRENCY', 32, 1, 1000),
+    },
+    webhooks: {
+      timeoutMs: integer(env, 'CORRIDOR_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      perEndpointConcurrency: integer(env, 'CORRIDOR_WEBHOOK_CONCURRENCY_PER_ENDPOINT', 8, 1, 256),
+    },
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     endUserTerms: termsConfig(env),
