@@ -71,7 +71,7 @@ async function clientStamp(payload: string, runtimeOverride?: 'node' | 'purejs')
 const OFF_CURVE_COMPRESSED = `02${'00'.repeat(31)}01`;
 
 describe('encoding', () => {
-  it('base64url round-trips and rejects anything but the canonical unpadded alphabet', () => {
+  it('base64url round-trips and rejects anything but the canonical unpadded alphabet', async () => {
     const bytes = Buffer.from([0xfb, 0xff, 0xbf, 0x00, 0x01]);
     expect(base64url(bytes)).toBe('-_-_AAE');
     expect(fromBase64url('-_-_AAE')).toEqual(bytes);
@@ -81,7 +81,7 @@ describe('encoding', () => {
     }
   });
 
-  it('base58check round-trips, matches the well-known vector, and rejects bad checksums and characters', () => {
+  it('base58check round-trips, matches the well-known vector, and rejects bad checksums and characters', async () => {
     expect(base58checkEncode(Buffer.alloc(21))).toBe('1111111111111111111114oLvT2');
     expect(base58checkDecode('1111111111111111111114oLvT2')).toEqual(Buffer.alloc(21));
     for (const bytes of [Buffer.alloc(0), Buffer.from([0, 0, 1, 2, 255]), Buffer.from('ff'.repeat(80), 'hex')]) {
@@ -95,7 +95,7 @@ describe('encoding', () => {
 });
 
 describe('p256', () => {
-  it('generates key pairs whose encodings agree with the Turnkey client', () => {
+  it('generates key pairs whose encodings agree with the Turnkey client', async () => {
     const pair = generateP256();
     const privHex = p256PrivateScalar(pair.privateKey).toString('hex');
     expect(privHex).toHaveLength(64);
@@ -103,7 +103,7 @@ describe('p256', () => {
     expect(pair.publicUncompressed.toString('hex')).toBe(Buffer.from(getPublicKey(privHex, false)).toString('hex'));
   });
 
-  it('rebuilds a key pair from its scalar and rejects scalars outside [1, n-1]', () => {
+  it('rebuilds a key pair from its scalar and rejects scalars outside [1, n-1]', async () => {
     const client = clientKey();
     const pair = p256FromPrivateScalar(Buffer.from(client.privateKey, 'hex'));
     expect(pair.publicCompressed.toString('hex')).toBe(client.publicKey);
@@ -118,7 +118,7 @@ describe('p256', () => {
     expect(() => p256FromPrivateScalar(Buffer.alloc(31, 1))).toThrow('P-256 private scalar must be 32 bytes, got 31');
   });
 
-  it('derives the same key from the same seed and label, a different one per label or seed', () => {
+  it('derives the same key from the same seed and label, a different one per label or seed', async () => {
     const seed = Buffer.alloc(32, 7);
     const a = p256DeriveFromSeed(seed, 'corridor/enclave-signing');
     const again = p256DeriveFromSeed(Buffer.alloc(32, 7), 'corridor/enclave-signing');
@@ -132,7 +132,7 @@ describe('p256', () => {
     expect(Buffer.from(getPublicKey(scalar, false)).equals(a.publicUncompressed)).toBe(true);
   });
 
-  it('parses compressed and uncompressed keys, as bytes or hex in either case', () => {
+  it('parses compressed and uncompressed keys, as bytes or hex in either case', async () => {
     const client = clientKey();
     const fromCompressed = parseP256PublicKey(client.publicKey);
     const fromUncompressed = parseP256PublicKey(Buffer.from(client.publicKeyUncompressed, 'hex'));
@@ -145,7 +145,7 @@ describe('p256', () => {
     expect(Buffer.from(uncompressRawPublicKey(Buffer.from(client.publicKey, 'hex'))).equals(fromCompressed.uncompressed)).toBe(true);
   });
 
-  it('rejects bad lengths, prefixes, hex and points off the curve', () => {
+  it('rejects bad lengths, prefixes, hex and points off the curve', async () => {
     const client = clientKey();
     const uncompressed = Buffer.from(client.publicKeyUncompressed, 'hex');
     const offCurve = Buffer.from(uncompressed);
@@ -183,19 +183,19 @@ describe('p256', () => {
 });
 
 describe('hpke', () => {
-  it('opens what the Turnkey client seals', () => {
+  it('opens what the Turnkey client seals', async () => {
     const recipient = generateP256();
     const sealed = hpkeEncrypt({ plainTextBuf: Buffer.from('to the server'), targetKeyBuf: recipient.publicUncompressed });
     const encapped = parseP256PublicKey(Buffer.from(sealed.subarray(0, 33))).uncompressed;
-    const opened = hpkeOpen({ encapped, ciphertext: Buffer.from(sealed.subarray(33)), recipientPrivate: recipient.privateKey });
+    const opened = await hpkeOpen({ encapped, ciphertext: Buffer.from(sealed.subarray(33)), recipientPrivate: recipient.privateKey });
     expect(opened.toString()).toBe('to the server');
   });
 
-  it('seals what the Turnkey client opens, to an uncompressed or compressed recipient key', () => {
+  it('seals what the Turnkey client opens, to an uncompressed or compressed recipient key', async () => {
     for (const compressed of [false, true]) {
       const client = clientKey();
       const recipient = Buffer.from(compressed ? client.publicKey : client.publicKeyUncompressed, 'hex');
-      const { encapped, ciphertext } = hpkeSeal(Buffer.from('to the client'), recipient);
+      const { encapped, ciphertext } = await hpkeSeal(Buffer.from('to the client'), recipient);
       expect(encapped).toHaveLength(65);
       expect(encapped[0]).toBe(0x04);
       expect(ciphertext).toHaveLength('to the client'.length + 16);
@@ -204,29 +204,29 @@ describe('hpke', () => {
     }
   });
 
-  it('fails with HpkeError on tampering, the wrong recipient or malformed input', () => {
+  it('fails with HpkeError on tampering, the wrong recipient or malformed input', async () => {
     const recipient = generateP256();
-    const { encapped, ciphertext } = hpkeSeal(Buffer.from('secret'), recipient.publicUncompressed);
-    expect(hpkeOpen({ encapped, ciphertext, recipientPrivate: recipient.privateKey }).toString()).toBe('secret');
+    const { encapped, ciphertext } = await hpkeSeal(Buffer.from('secret'), recipient.publicUncompressed);
+    expect((await hpkeOpen({ encapped, ciphertext, recipientPrivate: recipient.privateKey })).toString()).toBe('secret');
 
     for (let i = 0; i < ciphertext.length; i += 7) {
       const tampered = Buffer.from(ciphertext);
       tampered[i]! ^= 0x01;
-      expect(() => hpkeOpen({ encapped, ciphertext: tampered, recipientPrivate: recipient.privateKey })).toThrow(HpkeError);
+      await expect(hpkeOpen({ encapped, ciphertext: tampered, recipientPrivate: recipient.privateKey })).rejects.toThrow(HpkeError);
     }
     const otherEncapped = generateP256().publicUncompressed;
-    expect(() => hpkeOpen({ encapped: otherEncapped, ciphertext, recipientPrivate: recipient.privateKey })).toThrow('decryption failed');
-    expect(() => hpkeOpen({ encapped, ciphertext, recipientPrivate: generateP256().privateKey })).toThrow('decryption failed');
-    expect(() => hpkeOpen({ encapped: parseP256PublicKey(encapped).compressed, ciphertext, recipientPrivate: recipient.privateKey })).toThrow(
+    await expect(hpkeOpen({ encapped: otherEncapped, ciphertext, recipientPrivate: recipient.privateKey })).rejects.toThrow('decryption failed');
+    await expect(hpkeOpen({ encapped, ciphertext, recipientPrivate: generateP256().privateKey })).rejects.toThrow('decryption failed');
+    await expect(hpkeOpen({ encapped: parseP256PublicKey(encapped).compressed, ciphertext, recipientPrivate: recipient.privateKey })).rejects.toThrow(
       'encapsulated key must be a 65-byte uncompressed point',
     );
     const offCurve = Buffer.from(encapped);
     offCurve[64]! ^= 1;
-    expect(() => hpkeOpen({ encapped: offCurve, ciphertext, recipientPrivate: recipient.privateKey })).toThrow('decryption failed');
-    expect(() => hpkeOpen({ encapped, ciphertext: ciphertext.subarray(0, 15), recipientPrivate: recipient.privateKey })).toThrow(
+    await expect(hpkeOpen({ encapped: offCurve, ciphertext, recipientPrivate: recipient.privateKey })).rejects.toThrow('decryption failed');
+    await expect(hpkeOpen({ encapped, ciphertext: ciphertext.subarray(0, 15), recipientPrivate: recipient.privateKey })).rejects.toThrow(
       'ciphertext is shorter than the authentication tag',
     );
-    expect(() => hpkeSeal(Buffer.from('x'), Buffer.from(OFF_CURVE_COMPRESSED, 'hex'))).toThrow('invalid recipient public key: public key is not a point on P-256');
+    await expect(hpkeSeal(Buffer.from('x'), Buffer.from(OFF_CURVE_COMPRESSED, 'hex'))).rejects.toThrow('invalid recipient public key: public key is not a point on P-256');
   });
 });
 
@@ -320,7 +320,7 @@ describe('stamps', () => {
 });
 
 describe('JWT', () => {
-  it('signs a compact ES256 JWT with a 64-byte r||s signature', () => {
+  it('signs a compact ES256 JWT with a 64-byte r||s signature', async () => {
     const pair = generateP256();
     const jwt = signEs256Jwt({ sub: 'x', n: 1 }, pair.privateKey);
     const [header, payload, signature] = jwt.split('.');
@@ -335,7 +335,7 @@ describe('JWT', () => {
 describe('SecretBox', () => {
   const master = Buffer.alloc(32, 3);
 
-  it('round-trips and binds the aad, key and purpose', () => {
+  it('round-trips and binds the aad, key and purpose', async () => {
     const box = new SecretBox(master, 'wallet-secret');
     const sealed = box.seal(Buffer.from(MNEMONIC), 'account-1');
     expect(sealed).toMatch(/^v1\.[A-Za-z0-9_-]+$/);
@@ -351,7 +351,7 @@ describe('SecretBox', () => {
     expect(() => new SecretBox(master, 'otp-target').open(sealed, 'account-1')).toThrow(cannotOpen);
   });
 
-  it('detects tampering and malformed values', () => {
+  it('detects tampering and malformed values', async () => {
     const box = new SecretBox(master, 'otp-target');
     const sealed = box.seal(Buffer.from('0123456789abcdef'), 'otp-target');
     const raw = Buffer.from(sealed.slice(3), 'base64url');
@@ -381,10 +381,10 @@ describe('enclave bundles', () => {
 
     const client = clientKey();
     const encrypted = await encryptOtpCodeToBundle('123456', bundle, client.publicKey, signer.publicHex);
-    expect(openEncryptedOtpBundle(encrypted, target.privateKey)).toEqual({ otpCode: '123456', publicKey: client.publicKey, publicKeyCompressed: client.publicKey });
+    expect(await openEncryptedOtpBundle(encrypted, target.privateKey)).toEqual({ otpCode: '123456', publicKey: client.publicKey, publicKeyCompressed: client.publicKey });
 
     const withUncompressed = await encryptOtpCodeToBundle('000000', bundle, client.publicKeyUncompressed, signer.publicHex);
-    expect(openEncryptedOtpBundle(withUncompressed, target.privateKey)).toEqual({
+    expect(await openEncryptedOtpBundle(withUncompressed, target.privateKey)).toEqual({
       otpCode: '000000',
       publicKey: client.publicKeyUncompressed,
       publicKeyCompressed: client.publicKey,
@@ -395,19 +395,19 @@ describe('enclave bundles', () => {
     await expect(encryptOtpCodeToBundle('123456', forged, client.publicKey, signer.publicHex)).rejects.toThrow();
   });
 
-  it('opens an encryptedOtpBundle built by hpkeEncrypt + formatHpkeBuf, with uppercase hex lowercased', () => {
+  it('opens an encryptedOtpBundle built by hpkeEncrypt + formatHpkeBuf, with uppercase hex lowercased', async () => {
     const target = generateP256();
     const client = clientKey();
     const plaintext = JSON.stringify({ otp_code: 'A1B2C3', public_key: client.publicKeyUncompressed.toUpperCase() });
     const bundle = formatHpkeBuf(hpkeEncrypt({ plainTextBuf: Buffer.from(plaintext), targetKeyBuf: target.publicUncompressed }));
-    expect(openEncryptedOtpBundle(bundle, target.privateKey)).toEqual({
+    expect(await openEncryptedOtpBundle(bundle, target.privateKey)).toEqual({
       otpCode: 'A1B2C3',
       publicKey: client.publicKeyUncompressed,
       publicKeyCompressed: client.publicKey,
     });
   });
 
-  it('rejects malformed or undecryptable OTP bundles with BundleError', () => {
+  it('rejects malformed or undecryptable OTP bundles with BundleError', async () => {
     const target = generateP256();
     const client = clientKey();
     const sealTo = (plaintext: string, to = target.publicUncompressed) =>
@@ -438,20 +438,20 @@ describe('enclave bundles', () => {
     for (const [name, value, message] of cases) {
       let thrown: unknown;
       try {
-        openEncryptedOtpBundle(value, target.privateKey);
+        await openEncryptedOtpBundle(value, target.privateKey);
       } catch (error) {
         thrown = error;
       }
       expect(thrown, name).toBeInstanceOf(BundleError);
       expect((thrown as Error).message, name).toContain(message);
     }
-    expect(openEncryptedOtpBundle(sealTo(JSON.stringify({ otp_code: '1'.repeat(64), public_key: client.publicKey })), target.privateKey).otpCode).toBe('1'.repeat(64));
+    expect((await openEncryptedOtpBundle(sealTo(JSON.stringify({ otp_code: '1'.repeat(64), public_key: client.publicKey })), target.privateKey)).otpCode).toBe('1'.repeat(64));
   });
 
-  it('seals a credential bundle decryptCredentialBundle opens', () => {
+  it('seals a credential bundle decryptCredentialBundle opens', async () => {
     const client = clientKey();
     const secret = Buffer.from(p256PrivateScalar(generateP256().privateKey));
-    const bundle = sealCredentialBundle(secret, Buffer.from(client.publicKeyUncompressed, 'hex'));
+    const bundle = await sealCredentialBundle(secret, Buffer.from(client.publicKeyUncompressed, 'hex'));
     const raw = base58checkDecode(bundle);
     expect(raw).toHaveLength(33 + 32 + 16);
     expect([0x02, 0x03]).toContain(raw[0]);
@@ -462,7 +462,7 @@ describe('enclave bundles', () => {
   it('makes an export bundle decryptExportBundle opens to the mnemonic', async () => {
     const signer = newSigner();
     const client = clientKey();
-    const bundle = exportBundle(Buffer.from(MNEMONIC), Buffer.from(client.publicKeyUncompressed, 'hex'), signer, ORG);
+    const bundle = await exportBundle(Buffer.from(MNEMONIC), Buffer.from(client.publicKeyUncompressed, 'hex'), signer, ORG);
     const parsed = JSON.parse(bundle);
     expect(Object.keys(parsed)).toEqual(['version', 'data', 'dataSignature', 'enclaveQuorumPublic']);
     expect(Object.keys(JSON.parse(Buffer.from(parsed.data, 'hex').toString()))).toEqual(['encappedPublic', 'ciphertext', 'organizationId']);
@@ -474,11 +474,11 @@ describe('enclave bundles', () => {
     await expect(decryptExportBundle({ ...params, dangerouslyOverrideSignerPublicKey: newSigner().publicHex, returnMnemonic: true })).rejects.toThrow('does not match signer key');
   });
 
-  it('rejects an invalid recipient key for sealed bundles', () => {
+  it('rejects an invalid recipient key for sealed bundles', async () => {
     const signer = newSigner();
     const offCurve = Buffer.from(OFF_CURVE_COMPRESSED, 'hex');
-    expect(() => sealCredentialBundle(Buffer.from('x'), offCurve)).toThrow(BundleError);
-    expect(() => exportBundle(Buffer.from('x'), Buffer.alloc(65), signer, ORG)).toThrow(BundleError);
+    await expect(sealCredentialBundle(Buffer.from('x'), offCurve)).rejects.toThrow(BundleError);
+    await expect(exportBundle(Buffer.from('x'), Buffer.alloc(65), signer, ORG)).rejects.toThrow(BundleError);
     expect(() => otpEncryptionTargetBundle(offCurve, signer, ORG)).toThrow('target public key: public key is not a point on P-256');
   });
 

@@ -146,7 +146,7 @@ export class OneTimeCodes {
 
     let opened: OpenedOtp;
     try {
-      opened = this.deps.enclave.openOtp(challenge.sealed_target_key, encryptedOtpBundle);
+      opened = await this.deps.enclave.openOtp(challenge.sealed_target_key, encryptedOtpBundle);
     } catch (error) {
       if (!(error instanceof BundleError)) throw error;
       return { error: otpRejected('OTP_BUNDLE_INVALID', `encryptedOtpBundle cannot be opened with the current target: ${error.message}. Encrypt to the latest otpEncryptionTargetBundle.`) };

@@ -46,7 +46,7 @@ export class SessionFlows {
 
   /** A session whose signing key Corridor makes and seals to the client key (OAUTH, PASSKEY). */
   async openSealed(trx: Tx, credential: CredentialRow, clientPublicKey: string): Promise<AuthSession> {
-    const issued = this.deps.enclave.issueSessionKey(parseP256PublicKey(clientPublicKey).uncompressed);
+    const issued = await this.deps.enclave.issueSessionKey(parseP256PublicKey(clientPublicKey).uncompressed);
     const now = this.deps.clock.now();
     const session = await this.open(trx, credential, issued.publicKeyCompressed, now);
     if (!credential.verified_at) await updateCredential(trx, credential.id, { verified_at: now, updated_at: credential.updated_at });
@@ -110,7 +110,7 @@ export class SessionFlows {
       const fresh = await this.open(trx, credential, client.compressed.toString('hex'), now);
       return { statusCode: 201, body: toSession(fresh, credential) };
     }
-    const issued = this.deps.enclave.issueSessionKey(client.uncompressed);
+    const issued = await this.deps.enclave.issueSessionKey(client.uncompressed);
     const fresh = await this.open(trx, credential, issued.publicKeyCompressed, now);
     return { statusCode: 201, body: toSession(fresh, credential, { encryptedSessionSigningKey: issued.encryptedSessionSigningKey }) };
   }

@@ -87,7 +87,7 @@ export class WalletFlows {
     const accountId = accountRef(row.account_id);
     return {
       id: accountId,
-      encryptedWalletCredentials: this.deps.enclave.exportWallet(wallet.sealed_secret, accountId, Buffer.from(clientPublicKey, 'hex'), accountId),
+      encryptedWalletCredentials: await this.deps.enclave.exportWallet(wallet.sealed_secret, accountId, Buffer.from(clientPublicKey, 'hex'), accountId),
     };
   }
 

@@ -1,72 +1,44 @@
-import { createCipheriv, createDecipheriv, createHmac, diffieHellman, hkdfSync, type KeyObject } from 'node:crypto';
-import { generateP256, p256PublicUncompressed, parseP256PublicKey } from './p256.js';
+import { Aes256Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from '@hpke/core';
+import type { KeyObject } from 'node:crypto';
+import { p256PrivateScalar, p256PublicUncompressed, parseP256PublicKey } from './p256.js';
 
 /*
- * HPKE (RFC 9180) base mode, DHKEM(P-256, HKDF-SHA256) / HKDF-SHA256 / AES-256-GCM, as Turnkey
- * runs it: the info is "turnkey_hpke" and the AEAD additional data is enc || pkR (both
- * uncompressed) rather than empty. Only a single message is sealed per context (sequence 0),
- * so the nonce is the base nonce.
+ * HPKE (RFC 9180) base mode, DHKEM(P-256, HKDF-SHA256) / HKDF-SHA256 / AES-256-GCM, from
+ * @hpke/core, as Turnkey runs it: the info is "turnkey_hpke" and the AEAD additional data is
+ * enc || pkR (both uncompressed) rather than empty. One message per context (sequence 0).
+ * Interoperability with @turnkey/crypto in both directions is proved in test/unit/wallet-crypto.
  */
 
 export class HpkeError extends Error {}
 
-const VERSION = Buffer.from('HPKE-v1');
-const KEM_SUITE = Buffer.from([0x4b, 0x45, 0x4d, 0x00, 0x10]); // "KEM" || 0x0010
-const HPKE_SUITE = Buffer.from([0x48, 0x50, 0x4b, 0x45, 0x00, 0x10, 0x00, 0x01, 0x00, 0x02]); // "HPKE" || kem || kdf || aead
-const INFO = Buffer.from('turnkey_hpke');
-const EMPTY = Buffer.alloc(0);
+const SUITE = new CipherSuite({ kem: new DhkemP256HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() });
+const INFO = new TextEncoder().encode('turnkey_hpke');
 
-const labeledIkm = (suite: Buffer, label: string, ikm: Buffer) => Buffer.concat([VERSION, suite, Buffer.from(label), ikm]);
-const labeledInfo = (suite: Buffer, label: string, info: Buffer, length: number) =>
-  Buffer.concat([Buffer.from([length >> 8, length & 0xff]), VERSION, suite, Buffer.from(label), info]);
-const labeledExtract = (suite: Buffer, salt: Buffer, label: string, ikm: Buffer) => createHmac('sha256', salt).update(labeledIkm(suite, label, ikm)).digest();
-const extractAndExpand = (salt: Buffer, ikm: Buffer, info: Buffer, length: number) => Buffer.from(hkdfSync('sha256', ikm, salt, info, length));
-
-const KEY_SCHEDULE_CONTEXT = Buffer.concat([
-  Buffer.from([0x00]), // mode_base
-  labeledExtract(HPKE_SUITE, EMPTY, 'psk_id_hash', EMPTY),
-  labeledExtract(HPKE_SUITE, EMPTY, 'info_hash', INFO),
-]);
-const SECRET_IKM = labeledIkm(HPKE_SUITE, 'secret', EMPTY);
-const KEY_INFO = labeledInfo(HPKE_SUITE, 'key', KEY_SCHEDULE_CONTEXT, 32);
-const NONCE_INFO = labeledInfo(HPKE_SUITE, 'base_nonce', KEY_SCHEDULE_CONTEXT, 12);
-
-function keySchedule(dh: Buffer, encapped: Buffer, recipientUncompressed: Buffer): { key: Buffer; nonce: Buffer; aad: Buffer } {
-  const kemContext = Buffer.concat([encapped, recipientUncompressed]);
-  const sharedSecret = extractAndExpand(EMPTY, labeledIkm(KEM_SUITE, 'eae_prk', dh), labeledInfo(KEM_SUITE, 'shared_secret', kemContext, 32), 32);
-  return {
-    key: extractAndExpand(sharedSecret, SECRET_IKM, KEY_INFO, 32),
-    nonce: extractAndExpand(sharedSecret, SECRET_IKM, NONCE_INFO, 12),
-    aad: kemContext,
-  };
-}
+/** A copy as a standalone ArrayBuffer (a Buffer may be a view into a shared pool). */
+const bytes = (buffer: Buffer): ArrayBuffer => buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer;
 
 /** `recipientPublic` may be compressed or uncompressed; the uncompressed form is what gets bound. */
-export function hpkeSeal(plaintext: Buffer, recipientPublic: Buffer): { encapped: Buffer; ciphertext: Buffer } {
-  let recipient: ReturnType<typeof parseP256PublicKey>;
+export async function hpkeSeal(plaintext: Buffer, recipientPublic: Buffer): Promise<{ encapped: Buffer; ciphertext: Buffer }> {
+  let recipient: Buffer;
   try {
-    recipient = parseP256PublicKey(recipientPublic);
+    recipient = parseP256PublicKey(recipientPublic).uncompressed;
   } catch (error) {
     throw new HpkeError(`invalid recipient public key: ${(error as Error).message}`);
   }
-  const ephemeral = generateP256();
-  const dh = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: recipient.key });
-  const { key, nonce, aad } = keySchedule(dh, ephemeral.publicUncompressed, recipient.uncompressed);
-  const cipher = createCipheriv('aes-256-gcm', key, nonce).setAAD(aad);
-  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
-  return { encapped: ephemeral.publicUncompressed, ciphertext };
+  const sender = await SUITE.createSenderContext({ recipientPublicKey: await SUITE.kem.deserializePublicKey(bytes(recipient)), info: INFO });
+  const encapped = Buffer.from(sender.enc);
+  const ciphertext = Buffer.from(await sender.seal(bytes(plaintext), bytes(Buffer.concat([encapped, recipient]))));
+  return { encapped, ciphertext };
 }
 
-export function hpkeOpen(input: { encapped: Buffer; ciphertext: Buffer; recipientPrivate: KeyObject }): Buffer {
+export async function hpkeOpen(input: { encapped: Buffer; ciphertext: Buffer; recipientPrivate: KeyObject }): Promise<Buffer> {
   const { encapped, ciphertext, recipientPrivate } = input;
   if (encapped.length !== 65 || encapped[0] !== 0x04) throw new HpkeError('encapsulated key must be a 65-byte uncompressed point');
   if (ciphertext.length < 16) throw new HpkeError('ciphertext is shorter than the authentication tag');
   try {
-    const dh = diffieHellman({ privateKey: recipientPrivate, publicKey: parseP256PublicKey(encapped).key });
-    const { key, nonce, aad } = keySchedule(dh, encapped, p256PublicUncompressed(recipientPrivate));
-    const decipher = createDecipheriv('aes-256-gcm', key, nonce).setAAD(aad);
-    decipher.setAuthTag(ciphertext.subarray(ciphertext.length - 16));
-    return Buffer.concat([decipher.update(ciphertext.subarray(0, ciphertext.length - 16)), decipher.final()]);
+    const recipientKey = await SUITE.kem.deserializePrivateKey(bytes(p256PrivateScalar(recipientPrivate)));
+    const context = await SUITE.createRecipientContext({ recipientKey, enc: bytes(encapped), info: INFO });
+    return Buffer.from(await context.open(bytes(ciphertext), bytes(Buffer.concat([encapped, p256PublicUncompressed(recipientPrivate)]))));
   } catch {
     throw new HpkeError('decryption failed');
   }

@@ -34,9 +34,9 @@ function signedBundle(data: Record<string, string>, signer: EnclaveSigner): stri
   });
 }
 
-function seal(plaintext: Buffer, recipient: Buffer): { encapped: Buffer; ciphertext: Buffer } {
+async function seal(plaintext: Buffer, recipient: Buffer): Promise<{ encapped: Buffer; ciphertext: Buffer }> {
   try {
-    return hpkeSeal(plaintext, recipient);
+    return await hpkeSeal(plaintext, recipient);
   } catch (error) {
     if (error instanceof HpkeError) throw new BundleError(error.message);
     throw error;
@@ -67,7 +67,7 @@ export function otpEncryptionTargetBundle(targetPublicUncompressed: Buffer, sign
 }
 
 /** Client → server: `encryptedOtpBundle` as @turnkey/crypto's encryptOtpCodeToBundle makes it. */
-export function openEncryptedOtpBundle(encryptedOtpBundle: string, targetPrivate: KeyObject): { otpCode: string; publicKey: string; publicKeyCompressed: string } {
+export async function openEncryptedOtpBundle(encryptedOtpBundle: string, targetPrivate: KeyObject): Promise<{ otpCode: string; publicKey: string; publicKeyCompressed: string }> {
   const { encappedPublic, ciphertext } = jsonObject(encryptedOtpBundle, 'encryptedOtpBundle');
   if (typeof encappedPublic !== 'string' || !UNCOMPRESSED_HEX.test(encappedPublic)) {
     throw new BundleError('encappedPublic is not an uncompressed public key (130 hex characters starting 04)');
@@ -76,7 +76,7 @@ export function openEncryptedOtpBundle(encryptedOtpBundle: string, targetPrivate
 
   let plaintext: Buffer;
   try {
-    plaintext = hpkeOpen({ encapped: Buffer.from(encappedPublic, 'hex'), ciphertext: Buffer.from(ciphertext, 'hex'), recipientPrivate: targetPrivate });
+    plaintext = await hpkeOpen({ encapped: Buffer.from(encappedPublic, 'hex'), ciphertext: Buffer.from(ciphertext, 'hex'), recipientPrivate: targetPrivate });
   } catch (error) {
     if (error instanceof HpkeError) throw new BundleError('encryptedOtpBundle cannot be decrypted with this target key');
     throw error;
@@ -105,14 +105,14 @@ export function openEncryptedOtpBundle(encryptedOtpBundle: string, targetPrivate
  * encapsulated key followed by the ciphertext. Clients decompress the key before opening, so the
  * HPKE context still binds the uncompressed form.
  */
-export function sealCredentialBundle(secret: Buffer, recipientUncompressed: Buffer): string {
-  const { encapped, ciphertext } = seal(secret, recipientUncompressed);
+export async function sealCredentialBundle(secret: Buffer, recipientUncompressed: Buffer): Promise<string> {
+  const { encapped, ciphertext } = await seal(secret, recipientUncompressed);
   return base58checkEncode(Buffer.concat([parseP256PublicKey(encapped).compressed, ciphertext]));
 }
 
 /** The wallet export bundle; `organizationId` is signed so a client can refuse a bundle made for someone else. */
-export function exportBundle(plaintext: Buffer, recipientUncompressed: Buffer, signer: EnclaveSigner, organizationId: string): string {
-  const { encapped, ciphertext } = seal(plaintext, recipientUncompressed);
+export async function exportBundle(plaintext: Buffer, recipientUncompressed: Buffer, signer: EnclaveSigner, organizationId: string): Promise<string> {
+  const { encapped, ciphertext } = await seal(plaintext, recipientUncompressed);
   return signedBundle({ encappedPublic: encapped.toString('hex'), ciphertext: ciphertext.toString('hex'), organizationId }, signer);
 }
 

@@ -42,14 +42,14 @@ export interface WalletEnclave {
   createWalletSecret(accountId: string): string;
   newOtpTarget(organizationId: string): OtpTarget;
   /** Throws BundleError when the bundle was not made for this target or is malformed. */
-  openOtp(sealedTargetKey: string, encryptedOtpBundle: string): OpenedOtp;
+  openOtp(sealedTargetKey: string, encryptedOtpBundle: string): Promise<OpenedOtp>;
   /** A keyed hash of an OTP, bound to its challenge, so stored hashes cannot be brute-forced offline. */
   otpHash(challengeId: string, code: string): string;
   otpMatches(challengeId: string, code: string, hash: string): boolean;
   verificationToken(claims: Parameters<typeof otpVerificationToken>[0]): string;
   /** A new session key pair whose private half is sealed to `clientPublicKey` (uncompressed). */
-  issueSessionKey(clientPublicKey: Buffer): IssuedSessionKey;
-  exportWallet(sealedSecret: string, accountId: string, clientPublicKey: Buffer, organizationId: string): string;
+  issueSessionKey(clientPublicKey: Buffer): Promise<IssuedSessionKey>;
+  exportWallet(sealedSecret: string, accountId: string, clientPublicKey: Buffer, organizationId: string): Promise<string>;
 }
 
 const OTP_TARGET_AAD = 'otp-target';
@@ -83,7 +83,7 @@ export class LocalEnclave implements WalletEnclave {
     };
   }
 
-  openOtp(sealedTargetKey: string, encryptedOtpBundle: string): OpenedOtp {
+  async openOtp(sealedTargetKey: string, encryptedOtpBundle: string): Promise<OpenedOtp> {
     const target = p256FromPrivateScalar(this.targets.open(sealedTargetKey, OTP_TARGET_AAD));
     return openEncryptedOtpBundle(encryptedOtpBundle, target.privateKey);
   }
@@ -102,15 +102,15 @@ export class LocalEnclave implements WalletEnclave {
     return otpVerificationToken(claims, this.signer);
   }
 
-  issueSessionKey(clientPublicKey: Buffer): IssuedSessionKey {
+  async issueSessionKey(clientPublicKey: Buffer): Promise<IssuedSessionKey> {
     const session = generateP256();
     return {
       publicKeyCompressed: session.publicCompressed.toString('hex'),
-      encryptedSessionSigningKey: sealCredentialBundle(p256PrivateScalar(session.privateKey), parseP256PublicKey(clientPublicKey).uncompressed),
+      encryptedSessionSigningKey: await sealCredentialBundle(p256PrivateScalar(session.privateKey), parseP256PublicKey(clientPublicKey).uncompressed),
     };
   }
 
-  exportWallet(sealedSecret: string, accountId: string, clientPublicKey: Buffer, organizationId: string): string {
+  async exportWallet(sealedSecret: string, accountId: string, clientPublicKey: Buffer, organizationId: string): Promise<string> {
     const mnemonic = this.secrets.open(sealedSecret, accountId);
     return exportBundle(mnemonic, clientPublicKey, this.signer, organizationId);
   }
