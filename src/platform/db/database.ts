@@ -106,7 +106,12 @@ async function openPglite(options: OpenOptions): Promise<DbHandle> {
   const pglite = new PGlite({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
-    parsers: { [pgliteTypes.INT8]: (v: string) => BigInt(v) },
+    parsers: {
+      [pgliteTypes.INT8]: (v: string) => BigInt(v),
+      // node-postgres's timestamptz parser, so both engines read the same instants: PGlite's own
+      // reads years 1–99 as 1901–1999.
+      [pgliteTypes.TIMESTAMPTZ]: pg.types.getTypeParser(pgliteTypes.TIMESTAMPTZ, 'text'),
+    },
     serializers: { [pgliteTypes.INT8]: (v: unknown) => String(v) },
   });
   await pglite.waitReady;
