@@ -2,6 +2,8 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { BASE_PATH } from '../src/config.js';
 
+const MIX = ['read', 'read', 'list', 'read', 'read', 'create', 'read', 'list', 'read', 'read'] as const;
+
 export const SOAK_SCENARIO = 'soak: 70 % GET /customers/{id}, 20 % GET /customers?limit=20, 10 % POST /customers';
 
 /**
@@ -63,6 +65,14 @@ export async function soak(options: SoakOptions): Promise<string> {
   await analyzeIfPostgres();
   const createBody = JSON.stringify({ customerType: 'INDIVIDUAL', fullName: 'Bench Soak' });
   const rows: Array<{ rps: number; p50: number; p99: number; unexpected: number; customers: number }> = [];
+  const unexpectedAnswers = new Map<string, number>();
+  const onResponse = (status: number, body: string) => {
+    if (status === 201) ids.push((JSON.parse(body) as { id: string }).id);
+    else if (status !== 200) {
+      const key = `${status} ${body.slice(0, 120)}`;
+      unexpectedAnswers.set(key, (unexpectedAnswers.get(key) ?? 0) + 1);
+    }
+  };
   while (rows.length < 4 || (ids.length < options.target && rows.length < 20)) {
     const result = await autocannon({
       url: options.base,
@@ -70,19 +80,12 @@ export async function soak(options: SoakOptions): Promise<string> {
       duration: options.windowSeconds,
       timeout: 60,
       headers: { authorization: options.authorization, 'content-type': 'application/json' },
-      requests: [
-        {
-          setupRequest: (request) => {
-            const draw = Math.random();
-            if (draw < 0.7) return { ...request, method: 'GET', path: `${BASE_PATH}/customers/${ids[Math.floor(Math.random() * ids.length)]}`, body: undefined };
-            if (draw < 0.9) return { ...request, method: 'GET', path: `${BASE_PATH}/customers?limit=20`, body: undefined };
-            return { ...request, method: 'POST', path: `${BASE_PATH}/customers`, body: createBody };
-          },
-          onResponse: (status, body) => {
-            if (status === 201) ids.push((JSON.parse(body) as { id: string }).id);
-          },
-        },
-      ],
+      // Each connection cycles through ten requests: seven reads of a random customer, two lists, one create.
+      requests: MIX.map((kind) => {
+        if (kind === 'read') return { method: 'GET' as const, setupRequest: (request) => ({ ...request, path: `${BASE_PATH}/customers/${ids[Math.floor(Math.random() * ids.length)]}` }), onResponse };
+        if (kind === 'list') return { method: 'GET' as const, path: `${BASE_PATH}/customers?limit=20`, onResponse };
+        return { method: 'POST' as const, path: `${BASE_PATH}/customers`, body: createBody, onResponse };
+      }),
     });
     const unexpected = Object.entries(result.statusCodeStats ?? {})
       .filter(([status]) => status !== '200' && status !== '201')
@@ -99,6 +102,7 @@ export async function soak(options: SoakOptions): Promise<string> {
       (r, i) =>
         `  ${String(i + 1).padStart(6)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.unexpected).padStart(12)} ${String(r.customers).padStart(11)}`,
     ),
+    ...[...unexpectedAnswers].map(([answer, count]) => `  unexpected ×${count}: ${answer}`),
     `  last window vs first: ${change >= 0 ? '+' : ''}${change.toFixed(1)} % (goal: within 15 %: ${Math.abs(change) <= 15 ? 'met' : 'NOT met'})`,
   ].join('\n');
 }

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, processDatabase, type ProcessDatabase } from '../helpers/process.js';
 
 /**
- * Corridor as a product: `npm pack` (which builds dist/), the tarball installed into an empty
+ * Corridor as a product: `npm pack` (which builds dist/) of a copy of the sources, the tarball installed into an empty
  * directory without development dependencies (from the npm cache where it can), then the
  * installed `corridor` command migrates and serves until /readyz answers 200, on PGlite or on
  * PostgreSQL, whichever this run tests.
@@ -56,7 +56,15 @@ async function serveUntilReady(app: string, env: Record<string, string>): Promis
 
 describe('the packed package', () => {
   it('installs without development dependencies, migrates and serves', async () => {
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', work, ...NPM_QUIET], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+    // Packed from a copy, so the build that `npm pack` runs never replaces the dist/ that other
+    // tests and a running bench use.
+    const source = join(work, 'source');
+    await mkdir(source);
+    for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'openapi.json', 'src', 'migrations', 'docs', 'examples']) {
+      await cp(join(root, entry), join(source, entry), { recursive: true });
+    }
+    await symlink(join(root, 'node_modules'), join(source, 'node_modules'));
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', work, ...NPM_QUIET], { cwd: source, maxBuffer: 64 * 1024 * 1024 });
     const [{ filename, files }] = JSON.parse(packed.stdout) as [{ filename: string; files: Array<{ path: string }> }];
     const paths = files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'migrations/0001_foundation.sql', 'package.json']));
