@@ -8,6 +8,17 @@
  * a few concurrent workers and report flows/s and the latency of a whole flow.
  * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50),
  * BENCH_ONLY (a regular expression: run only the scenarios whose name matches, plus the baseline).
+ * The CSV import scenario uploads a file of BENCH_CSV_ROWS rows (default 20,000), waits for the
+ * job to finish, and meanwhile reads one customer from 8 paced loops (about 200 reads/s): it
+ * reports rows/s and the latency of those reads during the import.
+ * Corridor runs compiled (dist/, built by `prebench`). The start-up section (bench/startup.ts)
+ * times process start to /readyz 200 on an existing database, through tsx and compiled, on
+ * PGlite and (with DATABASE_URL) PostgreSQL. The soak (bench/soak.ts) mixes reads, lists and
+ * creates over windows of 3 × BENCH_DURATION seconds from BENCH_SOAK_SEED customers (1,000)
+ * until BENCH_SOAK_TARGET (15,000) exist, and reports req/s and p99 per window. On PostgreSQL the
+ * bench runs ANALYZE after seeding, as autovacuum would.
+ * The ledger scenario (PostgreSQL only, bench/ledger.ts) reports transfers/s beside the
+ * single-row-update ceiling of the same run; BENCH_LEDGER_SHARDS sets the fee account's shards.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +28,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { BASE_PATH } from '../src/config.js';
+import { csvImport } from './csv-import.js';
 import { grainyCardJpeg, uploadBodies } from './documents.js';
+import { analyzeIfPostgres, soak, SOAK_SCENARIO } from './soak.js';
+import { STARTUP_SCENARIO, startupTimes } from './startup.js';
+import { LEDGER_CLIENTS, ledgerScenario, type LedgerBenchResult } from './ledger.js';
 import { emailOtpVerifyFlow, signedRetryFlow, type Call as FlowCall } from './wallet.js';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -49,6 +64,8 @@ interface Scenario {
   burst?: { connections: number; amount: number };
   /** A multi-request flow instead of one request: a factory of workers, each looping over the flow. */
   flow?: (call: FlowCall) => Promise<() => FlowWorker>;
+  /** A scenario that measures itself once (no warm-up, no duration): answers its row of the table. */
+  once?: (call: FlowCall) => Promise<{ rps: number; p50: number; p99: number; errors: number; note: string }>;
   expectStatus: number;
 }
 
@@ -106,6 +123,17 @@ const SCENARIOS: Scenario[] = [
     expectStatus: 200,
   },
   {
+    name: 'GET /customers?limit=20',
+    target: 'corridor',
+    path: async (call) => {
+      for (let i = 0; i < 100; i++) await call('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Bench Listed' });
+      await analyzeIfPostgres();
+      return `${BASE_PATH}/customers?limit=20`;
+    },
+    auth: true,
+    expectStatus: 200,
+  },
+  {
     name: 'POST /customers',
     target: 'corridor',
     method: 'POST',
@@ -136,6 +164,14 @@ const SCENARIOS: Scenario[] = [
   },
   { name: `EMAIL_OTP verify flow (${FLOW_WORKERS} workers)`, target: 'corridor', path: '', flow: emailOtpVerifyFlow, auth: true, expectStatus: 200 },
   { name: `signed retry flow, PATCH wallet (${FLOW_WORKERS} workers)`, target: 'corridor', path: '', flow: signedRetryFlow, auth: true, expectStatus: 200 },
+  {
+    name: 'CSV import (rows/s; p50/p99 of GET /customers/{id} meanwhile)',
+    target: 'corridor',
+    path: '',
+    once: (call) => csvImport(call, Number(process.env.BENCH_CSV_ROWS ?? 20_000)),
+    auth: true,
+    expectStatus: 200,
+  },
 ];
 
 /** Linux: forget the process's peak RSS, so the next reading is the peak of what follows. */
@@ -198,35 +234,42 @@ async function main(): Promise<void> {
   process.stdout.write(`Corridor bench on ${engine}: ${connections} connections, ${warmup}s warm-up + ${duration}s per scenario\n`);
 
   const created = JSON.parse(
-    execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'platforms', 'create', '--environment', 'sandbox', '--name', 'bench', '--json'], {
+    execFileSync(process.execPath, ['dist/cli.js', 'platforms', 'create', '--environment', 'sandbox', '--name', 'bench', '--json'], {
       cwd: root,
       env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
       encoding: 'utf8',
     }).trim().split('\n').pop()!,
-  ) as { clientId: string; clientSecret: string };
+  ) as { platformId: string; clientId: string; clientSecret: string };
   const authorization = `Basic ${Buffer.from(`${created.clientId}:${created.clientSecret}`).toString('base64')}`;
+
+  const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
+  const startup = !only || only.test(STARTUP_SCENARIO) ? await startupTimes(root, process.env.DATABASE_URL ? env : undefined, freePort) : undefined;
 
   const basePort = await freePort();
   const baseline = await startProcess(['bench/baseline-server.mjs'], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`);
   const corridorPort = await freePort();
   const corridor = await startProcess(
-    ['--import', 'tsx', 'src/cli.ts', 'serve'],
-    { ...env, PORT: String(corridorPort), HOST: '127.0.0.1', CORRIDOR_JOBS: 'false' },
+    ['dist/cli.js', 'serve'],
+    // The job worker runs in the API process, as in a one-process deployment: the CSV import shares it with the reads it is measured against.
+    { ...env, PORT: String(corridorPort), HOST: '127.0.0.1', CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '100' },
     `http://127.0.0.1:${corridorPort}/readyz`,
   );
 
+  const notes: string[] = [];
+  let ledger: LedgerBenchResult | undefined;
   const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number; mbps?: number; rss?: { before: number; peak: number } }> = [];
   try {
-    const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
     for (const scenario of SCENARIOS.filter((s) => s.target === 'baseline' || !only || only.test(s.name))) {
       const port = scenario.target === 'baseline' ? basePort : corridorPort;
       const headers: Record<string, string> = scenario.auth ? { authorization } : {};
       /** One JSON call to Corridor, answered with its status and body. */
       const flowCall: FlowCall = async (method, path, body, extra = {}) => {
+        // A multipart form goes as it is (fetch sets its content type); anything else as JSON.
+        const form = body instanceof FormData;
         const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
           method,
-          headers: { ...headers, 'content-type': 'application/json', ...extra },
-          body: body === undefined ? undefined : JSON.stringify(body),
+          headers: { ...headers, ...(form ? {} : { 'content-type': 'application/json' }), ...extra },
+          body: body === undefined ? undefined : form ? body : JSON.stringify(body),
         });
         const text = await response.text();
         return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
@@ -237,6 +280,12 @@ async function main(): Promise<void> {
         if (status >= 400) throw new Error(`${method} ${path} answered ${status}: ${JSON.stringify(answer)}`);
         return answer;
       };
+      if (scenario.once) {
+        const { note, ...result } = await scenario.once(flowCall);
+        rows.push({ name: scenario.name, ...result });
+        notes.push(note);
+        continue;
+      }
       if (scenario.flow) {
         const makeWorker = await scenario.flow(flowCall);
         await runFlows(makeWorker, warmup);
@@ -264,6 +313,32 @@ async function main(): Promise<void> {
         ...(measuresPeak ? { rss: { before: rssBefore, peak: rssKiB(corridor.pid!, 'VmHWM') } } : {}),
       });
     }
+    if (!only || only.test(SOAK_SCENARIO)) {
+      notes.push(
+        await soak({
+          base: `http://127.0.0.1:${corridorPort}`,
+          authorization,
+          connections,
+          windowSeconds: 3 * duration,
+          seed: Number(process.env.BENCH_SOAK_SEED ?? 1_000),
+          target: Number(process.env.BENCH_SOAK_TARGET ?? 15_000),
+        }),
+      );
+    }
+    if (process.env.DATABASE_URL && (!only || only.test(LEDGER_SCENARIO))) {
+      const call = async (method: string, path: string, body?: unknown) => {
+        const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
+          method,
+          headers: { authorization, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const answer = (await response.json()) as Record<string, unknown>;
+        if (response.status >= 400) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
+        return answer;
+      };
+      const shards = Number(process.env.BENCH_LEDGER_SHARDS ?? 64);
+      ledger = await ledgerScenario({ databaseUrl: process.env.DATABASE_URL, platformId: created.platformId, call, warmup, duration, shards });
+    }
   } finally {
     corridor.kill('SIGTERM');
     baseline.kill('SIGTERM');
@@ -286,6 +361,31 @@ async function main(): Promise<void> {
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
+  for (const note of notes) process.stdout.write(`\n${note}\n`);
+  if (startup) process.stdout.write(`\n${startup}\n`);
+  if (ledger) printLedger(ledger);
+  else if (!process.env.DATABASE_URL) process.stdout.write(`\n${LEDGER_SCENARIO}: skipped (PostgreSQL only: set DATABASE_URL)\n`);
+}
+
+const LEDGER_SCENARIO = `ledger: ${LEDGER_CLIENTS} clients, transfer + fee to one platform account`;
+
+function printLedger(result: LedgerBenchResult): void {
+  const { transfers, ceiling, verify } = result;
+  const ratio = (transfers.rps / ceiling.rps) * 100;
+  const rowOf = (name: string, r: typeof transfers) => `  ${name.padEnd(58)} ${r.rps.toFixed(0).padStart(7)}/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  errors ${r.errors}`;
+  process.stdout.write(
+    [
+      '',
+      `${LEDGER_SCENARIO} (fee account in ${result.shards} shard${result.shards === 1 ? '' : 's'})`,
+      rowOf('ceiling: UPDATE … SET n = n + 1 on a private row per client', ceiling),
+      rowOf('ledger transfers (A → B + fee, BALANCE_UPDATED events)', transfers),
+      `  transfers/s vs ceiling: ${ratio.toFixed(1)}% (target ≥ 50%)`,
+      `  ledger verify: ${verify.ok ? 'OK' : 'BREACHED'} — ${verify.transactions} transactions, ${verify.balanceRows} balance rows, ${verify.breachCount} breaches`,
+      ...verify.breaches.slice(0, 20).map((b) => `    BREACH ${b.check} ${b.subject}: ${b.detail}`),
+      '',
+    ].join('\n'),
+  );
+  if (!verify.ok) process.exitCode = 1;
 }
 
 main().catch((error: unknown) => {

@@ -1,11 +1,16 @@
+#!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { createPlatform, type Environment } from './modules/platforms/index.js';
+import { verifyLedger } from './modules/ledger/index.js';
 import { createToken } from './modules/tokens/index.js';
 import { systemClock } from './platform/clock.js';
+import { openDatabase } from './platform/db/database.js';
+import { migrationsCurrent } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
 import { PERMISSIONS, type Permission } from './platform/http/auth.js';
+import { newMasterKey } from './platform/crypto/master-key.js';
 import { formatId, parseId } from './platform/ids.js';
 import { openAndMigrate, startServer } from './server.js';
 
@@ -14,12 +19,16 @@ const USAGE = `Usage: corridor <command> [options]
 Commands:
   serve                                   start the HTTP API (default)
   migrate                                 apply pending database migrations and exit
+  master-key generate                     print a new CORRIDOR_MASTER_KEY (keep it in a secret manager)
   platforms create --environment sandbox|production [--name NAME] [--json]
                                           create a platform and its first API token
   tokens create [--platform ID] [--name NAME] [--permissions VIEW,TRANSACT,MANAGE] [--json]
                                           create an API token (the only platform if --platform is omitted)
+  ledger verify [--platform ID] [--batch-size N] [--json]
+                                          check every ledger invariant (read-only, in batches);
+                                          exit 1 if any is breached
 
-Environment: PORT, HOST, DATABASE_URL, CORRIDOR_DATA_DIR, LOG_LEVEL (see README).`;
+Environment: PORT, HOST, DATABASE_URL, CORRIDOR_MASTER_KEY, CORRIDOR_DATA_DIR, LOG_LEVEL (see README).`;
 
 class UsageError extends Error {}
 
@@ -56,6 +65,7 @@ async function main(argv: string[]): Promise<void> {
       platform: { type: 'string' },
       permissions: { type: 'string' },
       json: { type: 'boolean', default: false },
+      'batch-size': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -84,6 +94,17 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate': {
       await withDatabase(async () => {});
       process.stdout.write('migrations are up to date\n');
+      return;
+    }
+    case 'master-key': {
+      if (sub !== 'generate') fail('expected: corridor master-key generate');
+      // The key alone on stdout, so `export CORRIDOR_MASTER_KEY=$(corridor master-key generate)` works.
+      process.stdout.write(`${newMasterKey()}\n`);
+      process.stderr.write(
+        'corridor: this is a new CORRIDOR_MASTER_KEY. Store it in your secret manager and give the same key to every\n' +
+          'Corridor process of this database. Never store it in the database: losing it loses every wallet and\n' +
+          'every secret sealed under it.\n',
+      );
       return;
     }
     case 'platforms': {
@@ -131,6 +152,33 @@ async function main(argv: string[]): Promise<void> {
         clientSecret: created.token.clientSecret,
         permissions: created.token.token.permissions.join(','),
       });
+      return;
+    }
+    case 'ledger': {
+      if (sub !== 'verify') fail('expected: corridor ledger verify [--platform ID]');
+      const platformId = values.platform === undefined ? undefined : parseId('Platform', values.platform);
+      if (values.platform !== undefined && !platformId) fail('--platform must be a Platform:<uuid> id');
+      const batchSize = values['batch-size'] === undefined ? 1000 : Number(values['batch-size']);
+      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) fail('--batch-size must be an integer in 1..100000');
+      // Read-only: it never migrates, so it can point at a production database as it is.
+      const config = loadConfig();
+      const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+      try {
+        if (!(await migrationsCurrent(handle.db))) fail('the database is not migrated to this version of Corridor (run corridor migrate)');
+        const report = await verifyLedger(handle.db, { batchSize, ...(platformId ? { platformId } : {}) });
+        if (values.json) {
+          process.stdout.write(`${JSON.stringify(report)}\n`);
+        } else {
+          const { open, posted, voided } = report.holds;
+          process.stdout.write(`checked ${report.transactions} transactions and ${report.balanceRows} balance rows; holds: ${open} open, ${posted} posted, ${voided} voided\n`);
+          for (const b of report.breaches) process.stdout.write(`BREACH ${b.check} ${b.subject}: ${b.detail}\n`);
+          const more = report.breachCount - report.breaches.length;
+          process.stdout.write(report.ok ? 'ledger verify: OK, no breach\n' : `ledger verify: ${report.breachCount} breach(es)${more > 0 ? ` (${more} not listed)` : ''}\n`);
+        }
+        if (!report.ok) process.exitCode = 1;
+      } finally {
+        await handle.close();
+      }
       return;
     }
     default:

@@ -4,6 +4,7 @@ import { BASE_PATH, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { bootstrapFirstPlatform } from './modules/platforms/index.js';
 import { systemClock } from './platform/clock.js';
+import { loadMasterKey } from './platform/crypto/master-key.js';
 import { openDatabase, type DbHandle } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
@@ -36,21 +37,33 @@ function firstRunBanner(config: Config, clientId: string, secret: string, platfo
   ].join('\n');
 }
 
-/** Starts Corridor: database, migrations, first-run bootstrap, HTTP, job worker, signals. */
-export async function startServer(config: Config): Promise<{ app: App; stop: () => Promise<void> }> {
+/**
+ * Starts Corridor: settings that need more than parsing (the master key), database,
+ * migrations, HTTP, first-run bootstrap, job worker. Everything that can refuse to start does
+ * so before the first write that matters: a start that fails never leaves a platform behind
+ * whose secret was printed by a process that then exited.
+ */
+export async function startServer(loaded: Config): Promise<{ app: App; stop: () => Promise<void> }> {
+  const config: Config = { ...loaded, masterKey: loadMasterKey(loaded.masterKey, loaded.dataDir, loaded.databaseUrl !== undefined) };
   const logger = createLogger(config.logLevel);
   const handle = await openAndMigrate(config, logger);
   const clock = systemClock;
+
+  const jobs = new JobWorker(handle.db, clock, logger, config.jobs.concurrency);
+  let app: App;
+  try {
+    app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
 
   const created = await withTx(handle.db, (trx) => bootstrapFirstPlatform(trx, clock));
   if (created) {
     process.stdout.write(`${firstRunBanner(config, created.token.token.clientId, created.token.clientSecret, created.platform.id)}\n`);
   }
-
-  const jobs = new JobWorker(handle.db, clock, logger);
-  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });
-  await app.listen({ port: config.port, host: config.host });
-  if (config.jobs.enabled) jobs.start(config.jobs.pollMs);
+  if (config.jobs.enabled) await jobs.start(config.jobs.pollMs, (channel, onMessage) => handle.listen(channel, onMessage));
 
   logger.info(
     { engine: handle.engine, data: handle.location, baseUrl: `${config.publicUrl}${BASE_PATH}`, docs: `${config.publicUrl}/docs` },

@@ -49,6 +49,12 @@ export const CRYPTO_CURRENCY_CODES: ReadonlySet<string> = new Set(CRYPTO.map((c)
 /** The shape a currency code must have before it is looked up (3–5 capital letters). */
 export const CURRENCY_CODE_PATTERN = '^[A-Z]{3,5}$';
 
+/**
+ * The validation format of a currency code field (`constraint.format` when it fails): a code
+ * this registry knows. Not `iso4217`, since USDC, USDT and BTC are not ISO 4217 codes.
+ */
+export const CURRENCY_CODE_FORMAT = 'currency-code';
+
 export function isCurrency(code: string): boolean {
   return REGISTRY.has(code);
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../helpers/browser.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WalletClient } from '../helpers/wallet.js';
 
@@ -9,7 +10,6 @@ import { WalletClient } from '../helpers/wallet.js';
  * authenticator from the Chrome DevTools Protocol: registration and sign-in go through the real
  * navigator.credentials API and are verified by Corridor as any browser's would be.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const DEMO_PATH = '/demo/passkey';
 
 let ctx: TestContext;
@@ -26,10 +26,7 @@ beforeAll(async () => {
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = ctx.app.server.address() as { port: number };
   origin = `http://localhost:${port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchBrowser();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -43,6 +40,8 @@ describe('passkey demo page in Chromium', () => {
     const configured = await client.call('PATCH', '/config', { embeddedWalletConfig: { passkeyRpId: 'localhost', passkeyOrigins: [origin] } });
     expect(configured.statusCode, configured.body).toBe(200);
     const wallet = await client.newWallet();
+    // The end user's first login (EMAIL_OTP): its session key signs the passkey registration.
+    const { key, session: emailSession } = await client.login(wallet.credentialId);
 
     const page = await browser.newPage();
     const cdp = await page.context().newCDPSession(page);
@@ -52,7 +51,13 @@ describe('passkey demo page in Chromium', () => {
     });
 
     const auth = ctx.platform.auth.replace(/^Basic /, '');
-    const hash = new URLSearchParams({ base: `${origin}/2025-10-13`, auth, accountId: wallet.accountId });
+    const hash = new URLSearchParams({
+      base: `${origin}/2025-10-13`,
+      auth,
+      accountId: wallet.accountId,
+      sessionPrivateKey: key.privateKey,
+      sessionPublicKey: key.publicKeyUncompressed,
+    });
     await page.goto(`${origin}/2025-10-13${DEMO_PATH}#${hash}`);
     await page.click('#register');
     await page.waitForFunction(() => document.getElementById('status')!.textContent !== 'registering…', undefined, { timeout: 20_000 });
@@ -68,7 +73,7 @@ describe('passkey demo page in Chromium', () => {
     const session = JSON.parse((await page.textContent('#result'))!) as Record<string, unknown>;
     expect(session).toMatchObject({ id: expect.stringMatching(/^Session:/), type: 'PASSKEY', credentialId: credential.credentialId, encryptedSessionSigningKey: expect.any(String) });
     const sessions = (await client.call('GET', `/auth/sessions?accountId=${wallet.accountId}`)).json() as { data: Array<{ id: string }> };
-    expect(sessions.data.map((s) => s.id)).toEqual([session.id]);
+    expect(sessions.data.map((s) => s.id).sort()).toEqual([emailSession.id, session.id].sort());
     await page.close();
   }, 60_000);
 });

@@ -151,11 +151,14 @@ export class WalletClient {
     return this.signedRetry(method, path, payload, challenge, key);
   }
 
-  /** Full EMAIL_OTP / SMS_OTP login: challenge, encrypt, verify, sign, retry. */
-  async login(credentialId: string, code = '000000', type = 'EMAIL_OTP'): Promise<{ key: ClientKey; session: Body & { id: string; expiresAt: string } }> {
+  /**
+   * Full EMAIL_OTP / SMS_OTP login: challenge, encrypt, verify, sign, retry. `code` may be read
+   * after the challenge (a production platform's delivered code).
+   */
+  async login(credentialId: string, code: string | (() => string) = '000000', type = 'EMAIL_OTP'): Promise<{ key: ClientKey; session: Body & { id: string; expiresAt: string } }> {
     const bundle = await this.challenge(credentialId);
     const key = newClientKey();
-    const body = { type, encryptedOtpBundle: await this.encryptOtp(bundle, code, key) };
+    const body = { type, encryptedOtpBundle: await this.encryptOtp(bundle, typeof code === 'function' ? code() : code, key) };
     const path = `/auth/credentials/${credentialId}/verify`;
     const challenge = await this.firstLeg('POST', path, body);
     const retried = await this.signedRetry('POST', path, body, challenge, key);

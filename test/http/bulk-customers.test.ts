@@ -97,15 +97,20 @@ describe('POST /customers/bulk/csv', () => {
     expect(await totalCustomers(p)).toBe(2);
   });
 
-  it('works through a large file in several runs, reporting progress between them', async () => {
+  it('imports in batches, and a job that died resumes after the last committed batch', async () => {
     const p = await ctx.newPlatform();
-    const rows = Array.from({ length: 520 }, (_, i) => `many-${i},INDIVIDUAL,Person ${i}`);
+    const rows = Array.from({ length: 250 }, (_, i) => `many-${i},INDIVIDUAL,Person ${i}`);
     const { jobId } = (await upload(p, ['platformCustomerId,customerType,fullName', ...rows].join('\n'))).json() as { jobId: string };
-    await ctx.jobs.runDue();
-    expect(await job(p, jobId)).toMatchObject({ status: 'PROCESSING', progress: { total: 520, processed: 500, successful: 500, failed: 0 } });
-    await ctx.jobs.runDue();
-    expect(await job(p, jobId)).toMatchObject({ status: 'COMPLETED', progress: { total: 520, processed: 520, successful: 520, failed: 0 } });
-    expect(await totalCustomers(p)).toBe(520);
+    const uuid = jobId.slice('Job:'.length);
+    // As a worker leaves a job when it dies after committing two batches of 100 rows.
+    await ctx.handle.db.updateTable('customer_import_jobs').set({ processed: 200, successful: 200, status: 'PROCESSING' }).where('id', '=', uuid).execute();
+    await ctx.handle.db.updateTable('jobs').set({ status: 'running', attempts: 1, locked_until: new Date(ctx.clock.now().getTime() - 1) }).where('kind', '=', 'customers.bulk-import').where('platform_id', '=', p.uuid).execute();
+    expect(await ctx.jobs.runDue()).toBe(1);
+    expect(await job(p, jobId)).toMatchObject({ status: 'COMPLETED', progress: { total: 250, processed: 250, successful: 250, failed: 0 } });
+    // Only the 50 rows after the checkpoint were created by this run.
+    expect(await totalCustomers(p)).toBe(50);
+    expect(await customersNamed(p, 'many-199')).toEqual([]);
+    expect(await customersNamed(p, 'many-200')).toHaveLength(1);
   }, 120_000);
 
   it('refuses files it cannot read, naming the problem, and starts no job', async () => {
@@ -134,17 +139,150 @@ describe('POST /customers/bulk/csv', () => {
     expect(await totalCustomers(p)).toBe(0);
   });
 
-  it('accepts a file just under 10 MB', async () => {
+  it('accepts a file just under 10 MB, and bounds records, columns and rows', async () => {
     const p = await ctx.newPlatform();
     const header = 'customerType,fullName,platformCustomerId\n';
-    const filler = 'x'.repeat(9 * 1024 * 1024);
-    const response = await upload(p, `${header}INDIVIDUAL,"${filler}",big-1\n`);
-    expect(response.statusCode).toBe(202);
+    const row = (i: number) => `INDIVIDUAL,${'x'.repeat(160)},big-${i}\n`;
+    const count = Math.floor((10 * 1024 * 1024 - header.length - 300) / row(99999).length);
+    const big = header + Array.from({ length: count }, (_, i) => row(i)).join('');
+    const accepted = await upload(p, big);
+    expect(accepted.statusCode, accepted.body).toBe(202);
+    expect((await job(p, (accepted.json() as { jobId: string }).jobId)).progress.total).toBe(count);
+
+    let body = expectEnvelope(await upload(p, `${header}INDIVIDUAL,"${'x'.repeat(70_000)}",long-1\n`), 400, 'INVALID_INPUT');
+    expect(body.details!.errors).toEqual([{ field: 'file', message: 'has a record longer than 65536 characters at line 2' }]);
+    const wide = Array.from({ length: 101 }, (_, i) => (i === 0 ? 'customerType' : `c${i}`)).join(',');
+    body = expectEnvelope(await upload(p, `${wide}\nINDIVIDUAL\n`), 400, 'INVALID_INPUT');
+    expect(body.details!.errors).toEqual([{ field: 'file', message: 'has 101 columns; at most 100 are read' }]);
+    body = expectEnvelope(await upload(p, `customerType\n${'INDIVIDUAL\n'.repeat(100_001)}`), 400, 'INVALID_INPUT');
+    expect(body.details!.errors).toEqual([{ field: 'file', message: 'has more than 100000 rows; split it into several files' }]);
+    expect((await upload(p, `customerType\n${'INDIVIDUAL\n'.repeat(100_000)}`)).statusCode).toBe(202);
+    // Not run: the big files above are about reading, not creating.
+    await ctx.handle.db.deleteFrom('jobs').where('platform_id', '=', p.uuid).execute();
+  }, 120_000);
+
+  it('fails a row with fewer or more cells than the header, naming its row and line', async () => {
+    const p = await ctx.newPlatform();
+    const file = [
+      'platformCustomerId,customerType,fullName',
+      'ok-1,INDIVIDUAL,"Multi',
+      'line name"',
+      '',
+      'short-1,INDIVIDUAL',
+      'long-1,INDIVIDUAL,Long,extra',
+      'ok-2,INDIVIDUAL,Fine',
+    ].join('\n');
+    const { jobId } = (await upload(p, file)).json() as { jobId: string };
     await ctx.jobs.runDue();
-    const { jobId } = response.json() as { jobId: string };
-    expect((await job(p, jobId)).errors).toEqual([
-      expect.objectContaining({ row: 2, correlationId: 'big-1', code: 'INVALID_INPUT', details: { errors: [expect.objectContaining({ field: 'fullName', constraint: { maxLength: 255 } })] } }),
+    const done = await job(p, jobId);
+    expect(done.progress).toEqual({ total: 4, processed: 4, successful: 2, failed: 2 });
+    expect(done.errors).toEqual([
+      {
+        row: 3,
+        line: 5,
+        correlationId: 'short-1',
+        code: 'INVALID_INPUT',
+        message: 'Row 3 (line 5) has fewer cells than the header.',
+        details: { errors: [{ field: 'file', message: 'row 3 (line 5) has 2 cells; the header has 3' }] },
+      },
+      {
+        row: 4,
+        line: 6,
+        correlationId: 'long-1',
+        code: 'INVALID_INPUT',
+        message: 'Row 4 (line 6) has more cells than the header.',
+        details: { errors: [{ field: 'file', message: 'row 4 (line 6) has 4 cells; the header has 3' }] },
+      },
     ]);
+    expect((await customersNamed(p, 'ok-1'))[0]).toMatchObject({ fullName: 'Multi\nline name' });
+  });
+
+  it('stores formula-like cells as given, and neutralises them in every report it writes back', async () => {
+    const p = await ctx.newPlatform();
+    const hostile = ['=HYPERLINK("http://evil.example","x")', '+1+2', '-3+4', '@SUM(A1)', '\tTAB', '\rCR'];
+    const file = [
+      'platformCustomerId,customerType,fullName,birthDate',
+      ...hostile.map((v, i) => `"${v.replace(/"/g, '""')}",INDIVIDUAL,"${i === 0 ? v.replace(/"/g, '""') : 'Name'}",${i === 0 ? '1990-01-01' : 'not-a-date'}`),
+    ].join('\n');
+    const { jobId } = (await upload(p, file)).json() as { jobId: string };
+    await ctx.jobs.runDue();
+    const [stored] = await customersNamed(p, encodeURIComponent(hostile[0]!));
+    expect(stored).toMatchObject({ platformCustomerId: hostile[0], fullName: hostile[0] });
+    const done = await job(p, jobId);
+    // Cells are trimmed, so a leading tab or CR never reaches the report; the others are prefixed with '.
+    const reported = hostile.slice(1).map((v) => (/^[\t\r]/.test(v) ? v.trim() : `'${v}`));
+    expect(done.errors.map((e) => e.correlationId)).toEqual(reported);
+
+    const response = await ctx.app.inject({ method: 'GET', url: `${BASE}/customers/bulk/jobs/${jobId}/errors`, headers: { authorization: p.auth } });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/csv; charset=utf-8');
+    const lines = response.body.split('\r\n');
+    expect(lines[0]).toBe('"row","line","correlationId","code","field","message"');
+    const { parse } = await import('csv-parse/sync');
+    const records = parse(response.body, { columns: true }) as Array<Record<string, string>>;
+    expect(records.map((r) => [r.row, r.correlationId, r.field])).toEqual(reported.map((v, i) => [String(i + 3), v, 'birthDate']));
+    for (const record of records) expect(Object.values(record).every((cell) => !/^[=+\-@\t\r]/.test(cell))).toBe(true);
+    expect(await ctx.app.inject({ method: 'GET', url: `${BASE}/customers/bulk/jobs/${jobId}/errors`, headers: { authorization: (await ctx.newPlatform()).auth } })).toMatchObject({ statusCode: 404 });
+  });
+
+  it('accepts the columns of the upstream template, and every business field as business<Field>', async () => {
+    const p = await ctx.newPlatform();
+    const file = [
+      'umaAddress,platformCustomerId,customerType,fullName,birthDate,addressLine1,city,state,postalCode,country,platformAccountId,description,email,' +
+        'businessLegalName,businessRegistrationNumber,businessTaxId,businessDoingBusinessAs,businessIncorporatedOn,businessEntityType,businessType,' +
+        'businessNaicsCode,businessCountriesOfOperation,businessPurposeOfAccount,businessSourceOfFundsCategories,businessPrimaryContactFirstName',
+      'acme@uma.example.com,biz-1,BUSINESS,,,400 Commerce Way,Austin,TX,78701,US,acc-9,Our biggest client,,Acme Corp,5523041,47-1234567,Acme,2018-03-14,LLC,' +
+        'RETAIL_TRADE,4541,US;CA,SUPPLIER_PAYMENTS,OPERATING_REVENUE;LOANS,Ada',
+    ].join('\n');
+    const { jobId } = (await upload(p, file)).json() as { jobId: string };
+    await ctx.jobs.runDue();
+    expect(await job(p, jobId)).toMatchObject({ status: 'COMPLETED', progress: { successful: 1, failed: 0 } });
+    const [acme] = await customersNamed(p, 'biz-1');
+    expect(acme).toMatchObject({
+      umaAddress: '$acme@uma.example.com',
+      address: { line1: '400 Commerce Way', city: 'Austin', state: 'TX', postalCode: '78701', country: 'US' },
+      businessInfo: {
+        legalName: 'Acme Corp',
+        registrationNumber: '5523041',
+        doingBusinessAs: 'Acme',
+        country: 'US',
+        incorporatedOn: '2018-03-14',
+        entityType: 'LLC',
+        businessType: 'RETAIL_TRADE',
+        naicsCode: '4541',
+        countriesOfOperation: ['US', 'CA'],
+        purposeOfAccount: 'SUPPLIER_PAYMENTS',
+        sourceOfFundsCategories: ['OPERATING_REVENUE', 'LOANS'],
+        primaryContactFirstName: 'Ada',
+      },
+    });
+  });
+
+  it('ends FAILED with BULK_UPLOAD.FAILED when no row could be created, or when the job gives up', async () => {
+    const p = await ctx.newPlatform();
+    const events = async (id: string) => (await ctx.handle.db.selectFrom('events').select(['type', 'data']).where('resource_id', '=', id).execute());
+    const allBad = (await upload(p, `customerType,fullName\nMARTIAN,A\nINDIVIDUAL,${'x'.repeat(300)}`)).json() as { jobId: string };
+    await ctx.jobs.runDue();
+    const failed = await job(p, allBad.jobId);
+    expect(failed).toMatchObject({ status: 'FAILED', progress: { total: 2, processed: 2, successful: 0, failed: 2 }, completedAt: expect.any(String) });
+    expect(await events(allBad.jobId)).toEqual([{ type: 'BULK_UPLOAD.FAILED', data: failed }]);
+
+    // A job that fails on every attempt (here: its stored file was damaged) ends FAILED instead of staying PROCESSING.
+    const damaged = (await upload(p, 'customerType,fullName\nINDIVIDUAL,A')).json() as { jobId: string };
+    await ctx.handle.db.updateTable('customer_import_jobs').set({ csv: 'customerType\n"never closed' }).where('id', '=', damaged.jobId.slice(4)).execute();
+    await ctx.handle.db.updateTable('jobs').set({ max_attempts: 1 }).where('platform_id', '=', p.uuid).where('status', '=', 'queued').execute();
+    await ctx.jobs.runDue();
+    const gaveUp = await job(p, damaged.jobId);
+    expect(gaveUp).toMatchObject({
+      status: 'FAILED',
+      progress: { total: 1, processed: 0 },
+      errors: [{ correlationId: damaged.jobId, code: 'INTERNAL_ERROR', message: expect.stringContaining('stopped after 0 of 1 rows') }],
+    });
+    expect((await events(damaged.jobId)).map((e) => e.type)).toEqual(['BULK_UPLOAD.FAILED']);
+
+    const good = (await upload(p, 'customerType,fullName\nINDIVIDUAL,A')).json() as { jobId: string };
+    await ctx.jobs.runDue();
+    expect((await events(good.jobId)).map((e) => e.type)).toEqual(['BULK_UPLOAD.COMPLETED']);
   });
 });
 

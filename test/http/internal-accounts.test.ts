@@ -46,11 +46,12 @@ describe('customer internal accounts', () => {
           isPlatformAccount: false,
           accountOrWalletInfo: {
             accountType: 'USD_ACCOUNT',
-            accountNumber: expect.stringMatching(/^\d{12}$/),
-            routingNumber: '110000000',
-            bankName: 'Corridor Simulated Bank',
+            accountNumber: expect.stringMatching(/^[1-9]\d{11}$/),
+            routingNumber: '260073990',
+            bankName: 'Corridor Partner Bank, N.A.',
+            bankAddress: expect.any(String),
             paymentRails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'],
-            reference: expect.stringMatching(/^CDR-[0-9A-F]{10}$/),
+            reference: expect.stringMatching(/^CDR[0-9A-Z]{13}$/),
           },
         },
       ],
@@ -69,8 +70,9 @@ describe('customer internal accounts', () => {
     const customer = await createIndividual(p, { email: 'ann@example.com' });
     const list = await customerAccounts(p, `?customerId=${customer.id}`);
     expect(list.data.map((a) => `${a.type}/${a.balance.currency.code}`).sort()).toEqual(['EMBEDDED_WALLET/USD', 'INTERNAL_FIAT/EUR', 'INTERNAL_FIAT/USD']);
+    const wallet = list.data.find((a) => a.type === 'EMBEDDED_WALLET')!;
+    expect(wallet.fundingPaymentInstructions).toEqual([]);
     const eur = list.data.find((a) => a.balance.currency.code === 'EUR')!;
-    expect(eur.fundingPaymentInstructions).toEqual([]);
     expect((await customerAccounts(p, '?type=EMBEDDED_WALLET')).data).toHaveLength(1);
     expect((await customerAccounts(p, '?currency=EUR')).data.map((a) => a.id)).toEqual([eur.id]);
     const page = await customerAccounts(p, '?limit=2');

@@ -294,11 +294,19 @@ describe('credentials', () => {
     void email;
   });
 
-  it('adds a credential at once (201, with a target bundle) while no credential is verified', async () => {
+  it('needs a signed retry for any add once the account has a credential, even before any session: the end user logs in first', async () => {
     const wallet = await client.newWallet({ phoneNumber: '+14155550100' });
-    const response = await client.call('POST', '/auth/credentials', { type: 'SMS_OTP', accountId: wallet.accountId });
-    expect(response.statusCode, response.body).toBe(201);
-    expect(response.json()).toMatchObject({ type: 'SMS_OTP', nickname: '+14155550100', otpEncryptionTargetBundle: expect.any(String) });
+    const body = { type: 'SMS_OTP', accountId: wallet.accountId };
+    const challenge = await client.firstLeg('POST', '/auth/credentials', body);
+    expect(challenge.type).toBe('SMS_OTP');
+    // No session exists yet, so no key can sign it; nothing is added.
+    expectEnvelope(await client.signedRetry('POST', '/auth/credentials', body, challenge, newClientKey()), 401, 'WALLET_SIGNATURE_INVALID');
+    expect((await credentials(wallet)).map((c) => c.type)).toEqual(['EMAIL_OTP']);
+    // Logging in with the initial EMAIL_OTP opens the session that signs (spec §5 rule 3).
+    const { key } = await client.login(wallet.credentialId);
+    const added = await client.signed('POST', '/auth/credentials', body, key);
+    expect(added.statusCode, added.body).toBe(201);
+    expect(added.json()).toMatchObject({ type: 'SMS_OTP', nickname: '+14155550100', otpEncryptionTargetBundle: expect.any(String) });
   });
 
   it('validates the body and the account', async () => {

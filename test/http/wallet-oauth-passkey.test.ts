@@ -49,13 +49,15 @@ const nonceFor = (key: string) => createHash('sha256').update(key).digest('hex')
 
 
 let subjects = 0;
+/** A wallet whose end user logged in with its EMAIL_OTP and then added an OAUTH credential (spec §4.2: signed retry). */
 async function oauthWallet(client = prod, from = issuer) {
   const wallet = await client.newWallet();
+  const { key } = await client.login(wallet.credentialId, client === prod ? () => messages.lastCode() : '000000');
   const sub = `subject-${++subjects}`;
   const token = await from.token({ sub, aud: 'acme-web', email: `${sub}@mail.example` }, { iat: nowSeconds() });
-  const added = await client.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: token });
+  const added = await client.signed('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: token }, key);
   expect(added.statusCode, added.body).toBe(201);
-  return { wallet, sub, credential: added.json() as Body & { id: string } };
+  return { wallet, sub, key, credential: added.json() as Body & { id: string } };
 }
 
 async function oauthVerify(client: WalletClient, credentialId: string, token: string, receiver = newClientKey(), key = receiver.publicKey) {
@@ -121,6 +123,25 @@ describe('OAUTH credentials', () => {
     const receiver = newClientKey();
     const fresh = await issuer.token({ sub: 'late-subject', aud: 'acme-web', nonce: nonceFor(receiver.publicKey) }, { iat: nowSeconds() });
     expect((await oauthVerify(sandbox, (added.json() as { id: string }).id, fresh, receiver)).statusCode).toBe(200);
+  });
+
+  it('refuses a platform backend that adds its own OAUTH identity to a wallet it does not control: no credential, no session, nothing exported', async () => {
+    const wallet = await prod.newWallet();
+    // The backend holds a valid token of its own identity and a key of its own, but no session of the wallet.
+    const backendKey = newClientKey();
+    const token = await issuer.token({ sub: 'platform-backend', aud: 'acme-web', email: 'ops@platform.example' }, { iat: nowSeconds() });
+    const body = { type: 'OAUTH', accountId: wallet.accountId, oidcToken: token };
+    const add = await prod.call('POST', '/auth/credentials', body);
+    expect(add.statusCode, add.body).toBe(202);
+    expectEnvelope(await prod.signedRetry('POST', '/auth/credentials', body, add.json() as { payloadToSign: string; requestId: string }, backendKey), 401, 'WALLET_SIGNATURE_INVALID');
+    const list = (await prod.call('GET', `/auth/credentials?accountId=${wallet.accountId}`)).json() as { data: Body[] };
+    expect(list.data.map((c) => c.type)).toEqual(['EMAIL_OTP']);
+    // With no credential of its own it cannot log in, and its key signs no export.
+    const exportBody = { clientPublicKey: backendKey.publicKeyUncompressed };
+    const exported = await prod.signed('POST', `/internal-accounts/${wallet.accountId}/export`, exportBody, backendKey);
+    expectEnvelope(exported, 401, 'WALLET_SIGNATURE_INVALID');
+    expect(exported.body).not.toContain('encryptedWalletCredentials');
+    expect(((await prod.call('GET', `/auth/sessions?accountId=${wallet.accountId}`)).json() as { data: Body[] }).data).toEqual([]);
   });
 
   it('names each failed check in a 401', async () => {
@@ -287,8 +308,9 @@ describe('PASSKEY credentials', () => {
       expect(rejected.details, check).toMatchObject({ check });
     }
     expectEnvelope(await register(authenticator.create({ ...RP, challenge }), { nickname: '<script>' }), 400, 'INVALID_INPUT');
+    // A valid registration reaches the signed retry: the wallet already has its EMAIL_OTP credential.
     const fresh = await register(authenticator.create({ ...RP, challenge }));
-    expect(fresh.statusCode, fresh.body).toBe(201);
+    expect(fresh.statusCode, fresh.body).toBe(202);
   });
 
   it('names each failed assertion check in a 401, and a failure does not use up the challenge', async () => {

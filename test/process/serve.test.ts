@@ -1,47 +1,16 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, basic } from '../helpers/context.js';
+import { freePort, processDatabase } from '../helpers/process.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 let env: Record<string, string>;
 let cleanup: () => Promise<void>;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
-  const url = process.env.TEST_DATABASE_URL;
-  if (url) {
-    const schema = `serve_${process.pid}_${Date.now()}`;
-    const admin = await openDatabase({ databaseUrl: url, poolSize: 1 });
-    await admin.db.schema.createSchema(schema).execute();
-    await admin.close();
-    const withSchema = new URL(url);
-    withSchema.searchParams.set('options', `-c search_path=${schema}`);
-    env = { DATABASE_URL: withSchema.toString(), CORRIDOR_MASTER_KEY: randomBytes(32).toString('hex') };
-    cleanup = async () => {
-      const db = await openDatabase({ databaseUrl: url, poolSize: 1 });
-      await db.db.schema.dropSchema(schema).cascade().execute();
-      await db.close();
-    };
-  } else {
-    const dir = await mkdtemp(join(tmpdir(), 'corridor-serve-'));
-    env = { CORRIDOR_DATA_DIR: join(dir, 'data') };
-    cleanup = () => rm(dir, { recursive: true, force: true });
-  }
+  ({ env, cleanup } = await processDatabase('serve'));
 });
 afterAll(() => cleanup());
 
@@ -52,17 +21,21 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-async function start(): Promise<Running> {
+/** `corridor serve` in a child process; `until: 'exit'` waits for it to stop instead of to listen. */
+async function start(overrides: Record<string, string | undefined> = {}, until: 'listening' | 'exit' = 'listening'): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: env.DATABASE_URL ?? '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const childEnv: Record<string, string | undefined> = { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...overrides };
+  childEnv.DATABASE_URL ??= '';
+  for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  if (until === 'exit') {
+    await exited;
+    return { child, output: () => output, port, exited };
+  }
   const deadline = Date.now() + 60_000;
   while (!output.includes('Corridor listening')) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${output}`);
@@ -104,5 +77,44 @@ describe('corridor serve', () => {
     expect(again.status).toBe(200);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
+  }, 120_000);
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('first start on an empty PostgreSQL database', () => {
+  it('refuses to start without CORRIDOR_MASTER_KEY before writing anything, then starts with a generated one', async () => {
+    const url = process.env.TEST_DATABASE_URL!;
+    const schema = `empty_${process.pid}_${Date.now()}`;
+    const admin = await openDatabase({ databaseUrl: url, poolSize: 1 });
+    try {
+      await admin.db.schema.createSchema(schema).execute();
+      const databaseUrl = new URL(url);
+      databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
+      const tables = async () =>
+        (await admin.db.selectFrom('information_schema.tables' as never).select('table_name' as never).where('table_schema' as never, '=', schema as never).execute()).length;
+
+      const refused = await start({ DATABASE_URL: databaseUrl.toString(), CORRIDOR_MASTER_KEY: undefined }, 'exit');
+      expect(await refused.exited).toBe(2);
+      expect(refused.output()).toContain('CORRIDOR_MASTER_KEY must be set');
+      expect(refused.output()).toContain('master-key generate');
+      expect(refused.output()).not.toContain('first API token');
+      expect(await tables()).toBe(0);
+
+      // The README's commands, as printed: generate a key, then start with it.
+      const generated = await promisify(execFile)('npm', ['run', '--silent', 'corridor', '--', 'master-key', 'generate'], { cwd: root });
+      expect(generated.stdout).toMatch(/^[0-9a-f]{64}\n$/);
+      expect(generated.stderr).toContain('secret manager');
+      const started = await start({ DATABASE_URL: databaseUrl.toString(), CORRIDOR_MASTER_KEY: generated.stdout.trim() });
+      const banner = /curl -u ([0-9a-f]{32}):([0-9a-f]{64}) /.exec(started.output());
+      expect(banner, started.output()).not.toBeNull();
+      expect((await fetch(`http://127.0.0.1:${started.port}/readyz`)).status).toBe(200);
+      const config = await fetch(`http://127.0.0.1:${started.port}${BASE}/config`, { headers: { authorization: basic(banner![1]!, banner![2]!) } });
+      expect(config.status).toBe(200);
+      started.child.kill('SIGTERM');
+      expect(await started.exited).toBe(0);
+      expect(await tables()).toBeGreaterThan(0);
+    } finally {
+      await admin.db.schema.dropSchema(schema).ifExists().cascade().execute();
+      await admin.close();
+    }
   }, 120_000);
 });

@@ -92,6 +92,43 @@ describe('durable jobs', () => {
     expect(await job(id)).toMatchObject({ status: 'done', attempts: 2 });
   });
 
+  it('keeps a checkpoint only with the work it records, and a worker whose lease was taken over stops', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    const seen: unknown[] = [];
+    let crash = true;
+    worker.register('test.progress', async (j, checkpoint) => {
+      seen.push(j.payload);
+      const start = (j.payload as { next: number }).next;
+      for (let next = start + 1; next <= 3; next++) {
+        await withTx(handle.db, (trx) => checkpoint(trx, { next }));
+        if (next === 2 && crash) {
+          crash = false;
+          throw new Error('crash after checkpoint 2');
+        }
+      }
+    });
+    const id = await enqueueJob(handle.db, clock, { kind: 'test.progress', payload: { next: 0 } });
+    await worker.runDue();
+    const failed = await job(id);
+    expect(failed).toMatchObject({ status: 'queued', payload: { next: 2 } });
+    clock.advance(failed.run_at.getTime() - clock.now().getTime());
+    await worker.runDue();
+    expect(seen).toEqual([{ next: 0 }, { next: 2 }]);
+    expect(await job(id)).toMatchObject({ status: 'done', attempts: 2, payload: { next: 3 } });
+
+    // A checkpoint from a worker whose lease another worker took is refused; that run ends quietly.
+    const taken = await enqueueJob(handle.db, clock, { kind: 'test.taken', payload: null });
+    worker.register('test.taken', async (j, checkpoint) => {
+      await handle.db.updateTable('jobs').set({ attempts: j.attempts + 1 }).where('id', '=', j.id).execute();
+      await withTx(handle.db, async (trx) => {
+        await trx.updateTable('jobs').set({ last_error: 'written by the stale worker' }).where('id', '=', j.id).execute();
+        await checkpoint(trx, { stale: true });
+      });
+    });
+    await worker.runDue();
+    expect(await job(taken)).toMatchObject({ status: 'running', attempts: 2, payload: null, last_error: null });
+  });
+
   it('computes backoff exponentially, capped at an hour', () => {
     expect(backoffMs(1, () => 0.5)).toBe(1000);
     expect(backoffMs(4, () => 0.5)).toBe(8000);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { loadMasterKey } from '../../src/modules/wallet-auth/enclave/enclave.js';
+import { loadMasterKey } from '../../src/platform/crypto/master-key.js';
 
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
@@ -27,8 +27,8 @@ describe('master key', () => {
 
   it('is read from CORRIDOR_MASTER_KEY as hex or base64, and anything else stops start-up', () => {
     const key = Buffer.alloc(32, 9);
-    expect(loadConfig({ CORRIDOR_MASTER_KEY: key.toString('hex') }).wallet.masterKey).toEqual(key);
-    expect(loadConfig({ CORRIDOR_MASTER_KEY: key.toString('base64') }).wallet.masterKey).toEqual(key);
+    expect(loadConfig({ CORRIDOR_MASTER_KEY: key.toString('hex') }).masterKey).toEqual(key);
+    expect(loadConfig({ CORRIDOR_MASTER_KEY: key.toString('base64') }).masterKey).toEqual(key);
     expect(() => loadConfig({ CORRIDOR_MASTER_KEY: 'short' })).toThrow(/CORRIDOR_MASTER_KEY/);
     expect(() => loadConfig({ CORRIDOR_MASTER_KEY: Buffer.alloc(16).toString('hex') })).toThrow(/CORRIDOR_MASTER_KEY/);
   });

@@ -32,9 +32,10 @@ export async function insertConfig(db: DbOrTx, row: ConfigRow): Promise<void> {
   await db.insertInto('platform_configs').values(withJsonColumns(row, JSON_COLUMNS)).execute();
 }
 
-export async function findConfig(db: DbOrTx, platformId: string, options: { forUpdate?: boolean } = {}): Promise<ConfigRow | undefined> {
+export async function findConfig(db: DbOrTx, platformId: string, options: { forUpdate?: boolean; forShare?: boolean } = {}): Promise<ConfigRow | undefined> {
   let query = db.selectFrom('platform_configs').selectAll().where('platform_id', '=', platformId);
   if (options.forUpdate) query = query.forUpdate();
+  else if (options.forShare) query = query.forShare();
   return query.executeTakeFirst();
 }
 

@@ -3,6 +3,8 @@ import type { Clock } from '../../platform/clock.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
+import { enqueueJob } from '../../platform/jobs.js';
+import { knownOidcIssuer } from '../../platform/oidc-issuers.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { findConfig, insertConfig, updateConfig, type ConfigRow } from './repo.js';
 import type { FeeConfig, PlatformConfig, PlatformConfigUpdate, PlatformCurrencyConfig } from './schemas.js';
@@ -57,8 +59,12 @@ export function toPlatformConfig(row: ConfigRow): PlatformConfig {
   };
 }
 
-export async function getConfigRow(db: DbOrTx, platformId: string): Promise<ConfigRow> {
-  const row = await findConfig(db, platformId);
+/**
+ * The platform's configuration row. `lock: 'share'` holds it against PATCH /config until the
+ * caller's transaction ends: what is opened from it cannot miss a change made meanwhile.
+ */
+export async function getConfigRow(db: DbOrTx, platformId: string, options: { lock?: 'share' } = {}): Promise<ConfigRow> {
+  const row = await findConfig(db, platformId, options.lock ? { forShare: true } : {});
   if (!row) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   return row;
 }
@@ -96,6 +102,19 @@ export class PlatformConfigCache {
   }
 }
 
+/**
+ * A known issuer (Google, Apple) needs the platform's client ids, since its tokens are issued to
+ * every app; any other issuer needs its JWKS location.
+ */
+function checkOidcIssuer(entry: { issuer: string; jwksUri?: string | undefined; audiences?: string[] | undefined }, field: string, errors: FieldError[]): void {
+  if (entry.jwksUri !== undefined) checkServiceUrl(entry.jwksUri, `${field}.jwksUri`, errors);
+  if (knownOidcIssuer(entry.issuer)) {
+    if (!entry.audiences) errors.push({ field: `${field}.audiences`, message: `is required for ${entry.issuer}: list your client ids there` });
+  } else if (entry.jwksUri === undefined) {
+    errors.push({ field: `${field}.jwksUri`, message: 'is required for an issuer Corridor does not know (only Google and Apple are built in)' });
+  }
+}
+
 /** An https URL without credentials (http only for local hosts); `origin`: nothing after the port either. */
 function checkServiceUrl(value: string, field: string, errors: FieldError[], origin = false): void {
   let url: URL | undefined;
@@ -112,6 +131,31 @@ function checkServiceUrl(value: string, field: string, errors: FieldError[], ori
       message: origin
         ? 'must be an origin: https://host[:port] (http is allowed only for localhost and 127.0.0.1), nothing after it'
         : 'must be an https URL without credentials (http is allowed only for localhost and 127.0.0.1)',
+    });
+  }
+}
+
+/**
+ * Where webhooks go: https for production platforms; a sandbox may also use http, so a
+ * developer's machine or a tunnel can receive them. Production deliveries are further refused
+ * at send time when the host resolves to a private address (modules/webhooks).
+ */
+function checkWebhookEndpoint(value: string, environment: Environment, errors: FieldError[]): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const schemes = environment === 'production' ? ['https:'] : ['https:', 'http:'];
+  if (!url || !schemes.includes(url.protocol) || url.username || url.password || url.hash) {
+    errors.push({
+      field: 'webhookEndpoint',
+      constraint: { format: 'url', pattern: environment === 'production' ? '^https://' : '^https?://' },
+      message:
+        environment === 'production'
+          ? 'must be an https URL without credentials or fragment'
+          : 'must be an http or https URL without credentials or fragment',
     });
   }
 }
@@ -158,7 +202,36 @@ function mergeFeeConfigs(current: FeeConfig[], updates: NonNullable<PlatformConf
   return [...merged.values()];
 }
 
-export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: string, update: PlatformConfigUpdate): Promise<PlatformConfig> {
+export type Environment = 'sandbox' | 'production';
+
+/**
+ * Job that opens, for customers approved before a config change, the accounts the change calls
+ * for (a new supported currency, embedded wallets enabled). Its handler belongs to the module
+ * that knows customers; this module only says when it is needed.
+ */
+export const CONFIG_ACCOUNTS_JOB = 'config.open-accounts';
+
+export interface ConfigAccountsJobPayload {
+  /** The last customer (uuid) whose accounts are done; absent at the start. */
+  after?: string;
+}
+
+/** Whether the change adds a currency or enables embedded wallets, so existing customers need accounts. */
+function opensAccounts(before: ConfigRow, after: ConfigRow): boolean {
+  const had = new Set(before.supported_currencies.map((c) => c.currencyCode));
+  return after.supported_currencies.some((c) => !had.has(c.currencyCode)) || (!before.embedded_wallet_config && after.embedded_wallet_config !== null);
+}
+
+/** The event that tells a new webhook endpoint it is connected (upstream sends TEST on every endpoint change). */
+const WEBHOOK_TEST_EVENT = 'TEST';
+
+export async function updatePlatformConfig(
+  trx: Tx,
+  clock: Clock,
+  caller: { platformId: string; environment: Environment },
+  update: PlatformConfigUpdate,
+): Promise<PlatformConfig> {
+  const { platformId } = caller;
   const unsupported = (update.feeConfigs ?? []).findIndex((f) => !FEE_SOURCE_CURRENCIES.has(f.sourceCurrency));
   if (unsupported >= 0) {
     throw new AppError('NOT_IMPLEMENTED', `Fee configs are supported only for USD source currency.`, {
@@ -168,8 +241,8 @@ export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: st
   const current = await findConfig(trx, platformId, { forUpdate: true });
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
-  if (update.webhookEndpoint !== undefined) checkServiceUrl(update.webhookEndpoint, 'webhookEndpoint', errors);
-  update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkServiceUrl(issuer.jwksUri, `embeddedWalletConfig.oidcIssuers.${i}.jwksUri`, errors));
+  if (typeof update.webhookEndpoint === 'string') checkWebhookEndpoint(update.webhookEndpoint, caller.environment, errors);
+  update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkOidcIssuer(issuer, `embeddedWalletConfig.oidcIssuers.${i}`, errors));
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
   if (update.supportedCurrencies) checkCurrencies(update.supportedCurrencies, errors);
   const feeConfigs = update.feeConfigs ? mergeFeeConfigs(current.fee_configs, update.feeConfigs, errors) : undefined;
@@ -181,8 +254,8 @@ export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: st
     ...(update.umaDomain !== undefined ? { uma_domain: update.umaDomain } : {}),
     ...(update.webhookEndpoint !== undefined ? { webhook_endpoint: update.webhookEndpoint } : {}),
     ...(update.supportedCurrencies ? { supported_currencies: update.supportedCurrencies } : {}),
-    ...(update.embeddedWalletConfig
-      ? { embedded_wallet_config: { ...(current.embedded_wallet_config ?? {}), ...update.embeddedWalletConfig } }
+    ...(update.embeddedWalletConfig !== undefined
+      ? { embedded_wallet_config: update.embeddedWalletConfig && { ...(current.embedded_wallet_config ?? {}), ...update.embeddedWalletConfig } }
       : {}),
     ...(card
       ? {
@@ -199,7 +272,14 @@ export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: st
   };
   const row = await updateConfig(trx, platformId, changes);
   await notifyChanged(trx, CONFIG_CHANGED_CHANNEL, platformId);
+  if (opensAccounts(current, row)) {
+    const payload: ConfigAccountsJobPayload = {};
+    await enqueueJob(trx, clock, { kind: CONFIG_ACCOUNTS_JOB, platformId, payload });
+  }
   const config = toPlatformConfig(row);
   await recordEvent(trx, clock, { platformId, type: 'PLATFORM_CONFIG.UPDATED', resourceId: config.id, data: config });
+  if (row.webhook_endpoint && row.webhook_endpoint !== current.webhook_endpoint) {
+    await recordEvent(trx, clock, { platformId, type: WEBHOOK_TEST_EVENT, resourceId: config.id, data: null });
+  }
   return config;
 }

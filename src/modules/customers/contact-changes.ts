@@ -1,30 +1,70 @@
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { parseId } from '../../platform/ids.js';
-import { accountTiedToEmail, retieEmailCredentials } from '../wallet-auth/index.js';
+import { checkContactFree, moveTiedCredentials, tiedCredentials, type ContactKind, type TiedCredentials } from '../wallet-auth/index.js';
 import { updateCustomer } from './create-update.js';
 import { findCustomer } from './repo.js';
 import type { Customer } from './schemas.js';
 import { isObject, type EndUserTerms } from './validation.js';
 
-// Changes of the contacts a wallet credential is tied to, which the end user must sign.
+// Changes of the contacts a wallet's OTP credential is tied to (e-mail → EMAIL_OTP, phone →
+// SMS_OTP), which the end user must sign (spec §4.3; upstream PATCH /customers/{id}).
 
-/**
- * When this update changes the e-mail that a wallet's EMAIL_OTP credential is tied to, the
- * wallet account whose session must sign it (spec §4.3); otherwise undefined.
- */
-export async function emailChangeSigner(db: DbOrTx, platformId: string, customerId: string, input: unknown): Promise<string | undefined> {
-  const email = isObject(input) && typeof input.email === 'string' ? input.email : undefined;
-  const uuid = parseId('Customer', customerId);
-  if (email === undefined || !uuid) return undefined;
-  const row = await findCustomer(db, platformId, uuid);
-  if (!row || row.deleted_at || row.email === email) return undefined;
-  return accountTiedToEmail(db, platformId, uuid);
+/** The signed operation of each contact, and the activity the end user authorises. */
+export const CONTACT_OPERATIONS = {
+  email: { operation: 'customer.email', activity: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL', parameter: 'userEmail' },
+  phone: { operation: 'customer.phone', activity: 'ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER', parameter: 'userPhoneNumber' },
+} as const;
+
+export interface ContactChange {
+  kind: ContactKind;
+  contact: string;
+  tied: TiedCredentials;
 }
 
-/** The signed e-mail change: the customer and its EMAIL_OTP credentials change together. */
-export async function changeTiedEmail(trx: Tx, clock: Clock, platformId: string, terms: EndUserTerms, customerId: string, input: unknown): Promise<Customer> {
+/** Which contact an update body sets (e-mail and phone together are refused by validation). */
+export function contactKindOf(input: unknown): ContactKind | undefined {
+  if (!isObject(input)) return undefined;
+  if (typeof input.email === 'string' && input.phoneNumber === undefined) return 'email';
+  if (typeof input.phoneNumber === 'string' && input.email === undefined) return 'phone';
+  return undefined;
+}
+
+/**
+ * The contact change that needs the end user's signature: the update changes the e-mail (or
+ * phone) and the customer has EMAIL_OTP (or SMS_OTP) credentials tied to it. Undefined for a
+ * plain update, which applies at once.
+ */
+export async function signedContactChange(db: DbOrTx, platformId: string, customerId: string, input: unknown): Promise<ContactChange | undefined> {
+  const kind = contactKindOf(input);
+  const uuid = parseId('Customer', customerId);
+  if (!kind || !uuid) return undefined;
+  const contact = (input as Record<string, string>)[kind === 'email' ? 'email' : 'phoneNumber']!;
+  const row = await findCustomer(db, platformId, uuid);
+  if (!row || row.deleted_at || contact === (kind === 'email' ? row.email : row.phone_number)) return undefined;
+  const tied = await tiedCredentials(db, platformId, uuid, kind);
+  return tied && { kind, contact, tied };
+}
+
+/** Refuses, before the challenge, a contact that another customer's wallet credential already carries. */
+export async function checkContactChange(db: DbOrTx, platformId: string, customerId: string, change: ContactChange): Promise<void> {
+  await checkContactFree(db, platformId, parseId('Customer', customerId)!, change.kind, change.contact);
+}
+
+/** The signed retry: the customer's contact and every credential bound at the 202 change together, or nothing does. */
+export async function changeTiedContact(
+  trx: Tx,
+  clock: Clock,
+  platformId: string,
+  terms: EndUserTerms,
+  customerId: string,
+  input: unknown,
+  bound: TiedCredentials,
+): Promise<Customer> {
+  const uuid = parseId('Customer', customerId)!;
+  const contact = (input as Record<string, string>)[bound.kind === 'email' ? 'email' : 'phoneNumber']!;
+  await checkContactFree(trx, platformId, uuid, bound.kind, contact);
   const customer = await updateCustomer(trx, clock, platformId, terms, customerId, input, []);
-  await retieEmailCredentials(trx, clock, platformId, parseId('Customer', customerId)!, customer.email!);
+  await moveTiedCredentials(trx, clock, platformId, uuid, bound, contact);
   return customer;
 }

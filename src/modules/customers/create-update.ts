@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
+import { validDateTime } from '../../platform/datetime.js';
 import type { Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
@@ -41,7 +42,7 @@ function consentColumns(consent: EndUserTermsConsentT | undefined): Partial<Cust
   if (!consent) return {};
   return {
     terms_version: consent.termsVersion,
-    terms_accepted_at: new Date(consent.acceptedAt),
+    terms_accepted_at: validDateTime(consent.acceptedAt),
     terms_ip_address: consent.ipAddress,
     terms_acceptance_method: consent.acceptanceMethod,
   };

@@ -1,89 +1,107 @@
+import { Readable } from 'node:stream';
+import { CsvError, parse } from 'csv-parse';
+import { stringify } from 'csv-stringify';
 import type { FieldError } from '../../platform/errors.js';
+import { BusinessInfo, IndividualCustomerCreate } from './schemas.js';
 
 /**
- * RFC 4180 CSV: comma-separated, fields optionally in double quotes (a doubled quote inside
- * is one quote, quoted fields may span lines), CRLF or LF line ends, a UTF-8 BOM tolerated.
- * Returns records, or the 1-based record number where quoting is broken.
+ * Bounds of one import file, beyond the 10 MB upload limit: a record (a row, quoted newlines
+ * included) of at most 64 KiB, at most 100 columns, at most 100,000 rows. The parser stops at
+ * the first breach, so no file costs more than that in memory.
  */
-export function parseCsv(text: string): { records: string[][] } | { brokenAt: number } {
-  const input = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const records: string[][] = [];
-  let record: string[] = [];
-  let field = '';
-  let quoted = false;
-  let i = 0;
-  while (i < input.length) {
-    const ch = input[i]!;
-    if (quoted) {
-      if (ch === '"') {
-        if (input[i + 1] === '"') {
-          field += '"';
-          i += 2;
-          continue;
-        }
-        quoted = false;
-        i++;
-        if (i < input.length && input[i] !== ',' && input[i] !== '\n' && input[i] !== '\r') return { brokenAt: records.length + 1 };
-        continue;
-      }
-      field += ch;
-      i++;
-      continue;
-    }
-    if (ch === '"' && field === '') {
-      quoted = true;
-      i++;
-    } else if (ch === ',') {
-      record.push(field);
-      field = '';
-      i++;
-    } else if (ch === '\n' || ch === '\r') {
-      record.push(field);
-      records.push(record);
-      record = [];
-      field = '';
-      i += ch === '\r' && input[i + 1] === '\n' ? 2 : 1;
-    } else {
-      field += ch;
-      i++;
-    }
-  }
-  if (quoted) return { brokenAt: records.length + 1 };
-  if (field !== '' || record.length > 0) {
-    record.push(field);
-    records.push(record);
-  }
-  // Blank lines carry no customer.
-  return { records: records.filter((r) => !(r.length === 1 && r[0]!.trim() === '')) };
+export const CSV_LIMITS = { maxRecordChars: 65_536, maxColumns: 100, maxRows: 100_000 } as const;
+
+/** Parse chunk size: the parser yields to the event loop between chunks, so a large file never blocks it. */
+const CHUNK_CHARS = 64 * 1024;
+
+export interface CsvRecord {
+  cells: string[];
+  /** Record number: the header is 1. */
+  row: number;
+  /** Line of the file where the record starts (a quoted cell may span lines). */
+  line: number;
 }
 
-/** CSV column → dot path in the create request. */
-export const CSV_COLUMNS: Record<string, string> = {
-  customerType: 'customerType',
-  platformCustomerId: 'platformCustomerId',
-  umaAddress: 'umaAddress',
-  region: 'region',
-  currencies: 'currencies',
-  email: 'email',
-  phoneNumber: 'phoneNumber',
-  fullName: 'fullName',
-  birthDate: 'birthDate',
-  nationality: 'nationality',
-  idType: 'idType',
-  identifier: 'identifier',
-  addressLine1: 'address.line1',
-  addressLine2: 'address.line2',
-  city: 'address.city',
-  state: 'address.state',
-  postalCode: 'address.postalCode',
-  country: 'address.country',
-  businessLegalName: 'businessInfo.legalName',
-  businessRegistrationNumber: 'businessInfo.registrationNumber',
-  businessTaxId: 'businessInfo.taxId',
-  businessCountry: 'businessInfo.country',
-  businessIncorporatedOn: 'businessInfo.incorporatedOn',
-  businessEntityType: 'businessInfo.entityType',
-};
+/** A file that cannot be read as CSV within the limits; `line` is where reading stopped. */
+export class CsvFileError extends Error {
+  constructor(
+    message: string,
+    readonly line?: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * RFC 4180 records of `text` (csv-parse), streamed: comma-separated, optional double quotes
+ * (a doubled quote is one quote, quoted cells may span lines), CRLF or LF, a UTF-8 BOM
+ * tolerated, blank lines skipped. Rows may have any number of cells; the importer judges them.
+ */
+export async function* readCsv(text: string): AsyncGenerator<CsvRecord> {
+  const chunks = (function* () {
+    for (let at = 0; at < text.length; at += CHUNK_CHARS) yield text.slice(at, at + CHUNK_CHARS);
+  })();
+  const parser = Readable.from(chunks).pipe(
+    parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true, max_record_size: CSV_LIMITS.maxRecordChars }),
+  );
+  let previousEnd = 0;
+  let previousEmpty = 0;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number; records: number; empty_lines: number } }>) {
+      const line = previousEnd + 1 + (info.empty_lines - previousEmpty);
+      previousEnd = info.lines;
+      previousEmpty = info.empty_lines;
+      if (info.records === 1 && record.length > CSV_LIMITS.maxColumns) throw new CsvFileError(`has ${record.length} columns; at most ${CSV_LIMITS.maxColumns} are read`, line);
+      if (info.records > CSV_LIMITS.maxRows + 1) throw new CsvFileError(`has more than ${CSV_LIMITS.maxRows} rows; split it into several files`, line);
+      yield { cells: record, row: info.records, line };
+    }
+  } catch (error) {
+    parser.destroy();
+    if (error instanceof CsvError) {
+      const line = (error as CsvError & { lines?: number }).lines;
+      const reason =
+        error.code === 'CSV_MAX_RECORD_SIZE'
+          ? `has a record longer than ${CSV_LIMITS.maxRecordChars} characters`
+          : error.code === 'CSV_QUOTE_NOT_CLOSED'
+            ? 'has a quoted cell that is never closed'
+            : `is not valid CSV (${error.code})`;
+      throw new CsvFileError(line ? `${reason} at line ${line}` : reason, line);
+    }
+    throw error;
+  }
+}
+
+/** List fields take several values in one cell, separated by `;` (or spaces). */
+const LIST_PATHS = new Set<string>();
+
+function columnsOf(schema: { properties: Record<string, unknown> }, prefix: string, pathPrefix: string, skip: Set<string>): Array<[string, string]> {
+  return Object.entries(schema.properties)
+    .filter(([name]) => !skip.has(name))
+    .map(([name, property]) => {
+      const column = !prefix || name.startsWith(prefix) ? name : `${prefix}${name[0]!.toUpperCase()}${name.slice(1)}`;
+      const path = `${pathPrefix}${name}`;
+      if ((property as { type?: unknown }).type === 'array') LIST_PATHS.add(path);
+      return [column, path] as [string, string];
+    });
+}
+
+/**
+ * CSV column → dot path in the create request. Upstream's template columns (umaAddress,
+ * platformCustomerId, customerType, fullName, birthDate, addressLine1, addressLine2, city,
+ * state, postalCode, country, email, businessLegalName, businessRegistrationNumber,
+ * businessTaxId) keep their names; every other field of POST /customers has a column too:
+ * an individual's under its own name, a business's `businessInfo.x` as `businessX`.
+ */
+export const CSV_COLUMNS: Record<string, string> = Object.fromEntries([
+  ...columnsOf(IndividualCustomerCreate as never, '', '', new Set(['address', 'endUserTermsConsent'])),
+  ['addressLine1', 'address.line1'],
+  ['addressLine2', 'address.line2'],
+  ['city', 'address.city'],
+  ['state', 'address.state'],
+  ['postalCode', 'address.postalCode'],
+  ['country', 'address.country'],
+  ...columnsOf(BusinessInfo as never, 'business', 'businessInfo.', new Set()),
+]);
 
 /** Upstream columns Corridor accepts so their files load, but does not store. */
 export const IGNORED_COLUMNS = new Set(['platformAccountId', 'description']);
@@ -92,7 +110,7 @@ const PATH_TO_COLUMN = new Map(Object.entries(CSV_COLUMNS).map(([column, path]) 
 PATH_TO_COLUMN.set('address', 'addressLine1');
 PATH_TO_COLUMN.set('businessInfo', 'businessLegalName');
 
-/** Header problems: unknown or repeated columns, and the one column every row needs. */
+/** Header problems: too many, unknown or repeated columns, and the one column every row needs. */
 export function headerErrors(header: string[]): FieldError[] {
   const errors: FieldError[] = [];
   const seen = new Set<string>();
@@ -116,14 +134,14 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
   node[keys[keys.length - 1]!] = value;
 }
 
-/** One CSV record as a create request: empty cells are absent, currencies split on `;` or spaces. */
+/** One CSV record as a create request: empty cells are absent, lists split on `;` or spaces. */
 export function rowToRequest(header: string[], cells: string[]): Record<string, unknown> {
   const request: Record<string, unknown> = {};
-  header.forEach((raw, index) => {
-    const path = CSV_COLUMNS[raw.trim()];
+  header.forEach((column, index) => {
+    const path = CSV_COLUMNS[column];
     const value = (cells[index] ?? '').trim();
     if (!path || value === '') return;
-    if (path === 'currencies') setPath(request, path, value.split(/[;\s]+/).filter(Boolean));
+    if (LIST_PATHS.has(path)) setPath(request, path, value.split(/[;\s]+/).filter(Boolean));
     else if (path === 'umaAddress') setPath(request, path, value.startsWith('$') ? value : `$${value}`);
     else setPath(request, path, value);
   });
@@ -141,4 +159,42 @@ export function toColumnErrors(errors: FieldError[]): FieldError[] {
     const prefix = [...PATH_TO_COLUMN.keys()].find((p) => e.field.startsWith(`${p}.`));
     return prefix ? { ...e, field: `${PATH_TO_COLUMN.get(prefix)}${e.field.slice(prefix.length)}` } : e;
   });
+}
+
+/**
+ * OWASP's CSV-injection rule: a value that a spreadsheet would read as a formula (it starts
+ * with `=`, `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`, so it shows as
+ * text. Applied to every value Corridor writes back into a CSV file or an import report.
+ */
+export function neutraliseFormula(value: string): string {
+  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+}
+
+/** `neutraliseFormula` on every string inside a JSON value. */
+export function neutraliseDeep<T>(value: T): T {
+  if (typeof value === 'string') return neutraliseFormula(value) as T;
+  if (Array.isArray(value)) return value.map(neutraliseDeep) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, neutraliseDeep(v)])) as T;
+  return value;
+}
+
+/**
+ * Rows as a CSV stream (csv-stringify): a header, every cell quoted and neutralised, so the
+ * file opens in a spreadsheet as text, whatever the values hold.
+ */
+export function csvStream(columns: string[], rows: AsyncIterable<Array<string | number>>): Readable {
+  const out = stringify({ header: true, columns, quoted: true, record_delimiter: 'windows' });
+  void (async () => {
+    try {
+      for await (const row of rows) {
+        if (!out.write(row.map((cell) => (typeof cell === 'string' ? neutraliseFormula(cell) : cell)))) {
+          await new Promise((resolve) => out.once('drain', resolve));
+        }
+      }
+      out.end();
+    } catch (error) {
+      out.destroy(error as Error);
+    }
+  })();
+  return out;
 }

@@ -1,20 +1,33 @@
+import type { Readable } from 'node:stream';
 import type { Clock } from '../../platform/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
-import { withTx } from '../../platform/db/tx.js';
+import { inSavepoint, withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { compileBodySchema, toFieldErrors } from '../../platform/http/validation.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { enqueueJob } from '../../platform/jobs.js';
+import { enqueueJob, type JobCheckpoint } from '../../platform/jobs.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { headerErrors, parseCsv, rowToRequest, toColumnErrors } from './csv.js';
-import { countImportRow, findImport, finishImport, insertImport, type ImportError, type ImportRow } from './repo.js';
+import { csvStream, CsvFileError, headerErrors, neutraliseDeep, readCsv, rowToRequest, toColumnErrors, type CsvRecord } from './csv.js';
+import {
+  abandonImport,
+  countImportBatch,
+  findImport,
+  finishImport,
+  insertImport,
+  insertImportErrors,
+  listImportErrors,
+  type ImportError,
+  type ImportRow,
+} from './repo.js';
 import { CustomerCreateRequest, type CustomerCreate } from './schemas.js';
 import { createCustomer, type CallerContext } from './create-update.js';
 import { mergeFieldErrors, ruleErrors, type EndUserTerms } from './validation.js';
 
 export const IMPORT_JOB = 'customers.bulk-import';
-/** Rows per job run, so one run stays well inside the job lease; the rest continues in a new run. */
-const ROWS_PER_RUN = 500;
+/** Rows per transaction: each row in its own savepoint, the batch's progress committed with it. */
+export const IMPORT_BATCH_ROWS = 100;
+/** The job report lists this many errors; the CSV report (GET …/errors) lists them all. */
+const REPORT_ERRORS = 1000;
 
 export interface ImportJobPayload {
   importId: string;
@@ -31,30 +44,48 @@ export interface ImportJob {
 
 const validateRow = compileBodySchema(CustomerCreateRequest as object);
 
-function toImportJob(row: ImportRow): ImportJob {
+/** The job as reported (API, webhooks): every value that came from the file is neutralised against formula injection. */
+async function toImportJob(db: DbOrTx, row: ImportRow): Promise<ImportJob> {
   return {
     id: formatId('Job', row.id),
     status: row.status,
     progress: { total: row.total, processed: row.processed, successful: row.successful, failed: row.failed },
-    errors: row.errors,
+    errors: neutraliseDeep(await listImportErrors(db, row.platform_id, row.id, -1, REPORT_ERRORS)),
     ...(row.completed_at ? { completedAt: row.completed_at.toISOString() } : {}),
   };
 }
 
-function parseFile(text: string): { header: string[]; rows: string[][] } {
-  const parsed = parseCsv(text);
-  if ('brokenAt' in parsed) throw invalidInput([{ field: 'file', message: `is not valid CSV: unbalanced quotes in record ${parsed.brokenAt}` }]);
-  const [header, ...rows] = parsed.records;
-  if (!header) throw invalidInput([{ field: 'file', message: 'is empty; it needs a header and at least one row' }]);
-  const errors = headerErrors(header);
-  if (errors.length) throw invalidInput(errors, 'The CSV header has unknown or missing columns.');
-  if (rows.length === 0) throw invalidInput([{ field: 'file', message: 'has a header but no rows' }]);
-  return { header: header.map((h) => h.trim()), rows };
+/** The header, and every record after it; a file that breaks the limits or RFC 4180 is a 400 naming the line. */
+async function* records(text: string): AsyncGenerator<{ header: string[] } | CsvRecord> {
+  try {
+    let header: string[] | undefined;
+    for await (const record of readCsv(text)) {
+      if (!header) {
+        header = record.cells.map((h) => h.trim());
+        const errors = headerErrors(header);
+        if (errors.length) throw invalidInput(errors, 'The CSV header has unknown or missing columns.');
+        yield { header };
+        continue;
+      }
+      yield record;
+    }
+    if (!header) throw invalidInput([{ field: 'file', message: 'is empty; it needs a header and at least one row' }]);
+  } catch (error) {
+    if (error instanceof CsvFileError) throw invalidInput([{ field: 'file', message: error.message }]);
+    throw error;
+  }
 }
 
-/** Checks the file's shape now (so a broken file is a 400, not a failed job) and queues its rows. */
-export async function startImport(trx: Tx, clock: Clock, caller: CallerContext, text: string): Promise<{ jobId: string; status: 'PENDING' }> {
-  const { rows } = parseFile(text);
+/** Reads the whole file once at upload, so a broken file is a 400 and not a failed job; answers its row count. */
+export async function checkImportFile(text: string): Promise<number> {
+  let rows = 0;
+  for await (const record of records(text)) if (!('header' in record)) rows++;
+  if (rows === 0) throw invalidInput([{ field: 'file', message: 'has a header but no rows' }]);
+  return rows;
+}
+
+/** Checks the file's shape now and queues its rows. */
+export async function startImport(trx: Tx, clock: Clock, caller: CallerContext, text: string, rows: number): Promise<{ jobId: string; status: 'PENDING' }> {
   const now = clock.now();
   const id = uuidv7(now.getTime());
   await insertImport(trx, {
@@ -62,7 +93,7 @@ export async function startImport(trx: Tx, clock: Clock, caller: CallerContext, 
     platform_id: caller.platformId,
     status: 'PENDING',
     csv: text,
-    total: rows.length,
+    total: rows,
     processed: 0,
     successful: 0,
     failed: 0,
@@ -76,72 +107,151 @@ export async function startImport(trx: Tx, clock: Clock, caller: CallerContext, 
   return { jobId: formatId('Job', id), status: 'PENDING' };
 }
 
-export async function getImport(db: DbOrTx, platformId: string, jobId: string): Promise<ImportJob> {
+async function loadImport(db: DbOrTx, platformId: string, jobId: string): Promise<ImportRow> {
   const uuid = parseId('Job', jobId);
   const row = uuid && (await findImport(db, platformId, uuid));
   if (!row) throw new AppError('BULK_UPLOAD_JOB_NOT_FOUND', `Bulk upload job ${jobId} was not found.`);
-  return toImportJob(row);
+  return row;
+}
+
+export async function getImport(db: DbOrTx, platformId: string, jobId: string): Promise<ImportJob> {
+  return toImportJob(db, await loadImport(db, platformId, jobId));
+}
+
+export const ERROR_REPORT_COLUMNS = ['row', 'line', 'correlationId', 'code', 'field', 'message'];
+
+/** Every error of a job as CSV rows: one per invalid field (one per row when no field is named). */
+export async function importErrorReport(db: DbOrTx, platformId: string, jobId: string): Promise<Readable> {
+  const job = await loadImport(db, platformId, jobId);
+  async function* rows(): AsyncGenerator<Array<string | number>> {
+    let after = -1;
+    for (;;) {
+      const page = await listImportErrors(db, platformId, job.id, after, 500);
+      for (const e of page) {
+        const fields = (e.details?.errors as FieldError[] | undefined) ?? [];
+        const base = [e.row ?? '', e.line ?? '', e.correlationId, e.code];
+        if (fields.length === 0) yield [...base, '', e.message];
+        for (const f of fields) yield [...base, f.field, f.message ?? e.message];
+      }
+      if (page.length < 500) return;
+      after = page.at(-1)!.row ?? 0;
+    }
+  }
+  return csvStream(ERROR_REPORT_COLUMNS, rows());
 }
 
 /** Why one row was not created, in the FieldError shape of POST /customers, named by CSV column. */
-function rowError(rowNumber: number, correlationId: string, error: AppError): ImportError {
-  const details = error.details?.errors
-    ? { ...error.details, errors: toColumnErrors(error.details.errors as FieldError[]) }
-    : error.details;
-  return { row: rowNumber, correlationId, code: error.code, message: error.message, ...(details ? { details } : {}) };
+function rowError(record: CsvRecord, correlationId: string, error: AppError): ImportError {
+  const details = error.details?.errors ? { ...error.details, errors: toColumnErrors(error.details.errors as FieldError[]) } : error.details;
+  return { row: record.row, line: record.line, correlationId, code: error.code, message: error.message, ...(details ? { details } : {}) };
+}
+
+/** A row's request, or the error that keeps it from being one (checked without the database). */
+function prepareRow(header: string[], record: CsvRecord, now: Date): { request: Record<string, unknown>; correlationId: string; error?: AppError } {
+  const request = rowToRequest(header, record.cells);
+  const correlationId = typeof request.platformCustomerId === 'string' ? request.platformCustomerId : `row ${record.row}`;
+  if (record.cells.length !== header.length) {
+    const error = invalidInput(
+      [{ field: 'file', message: `row ${record.row} (line ${record.line}) has ${record.cells.length} cells; the header has ${header.length}` }],
+      `Row ${record.row} (line ${record.line}) has ${record.cells.length < header.length ? 'fewer' : 'more'} cells than the header.`,
+    );
+    return { request, correlationId, error };
+  }
+  const schemaErrors = validateRow(request) ? [] : toFieldErrors(validateRow.errors ?? []);
+  const type = request.customerType === 'INDIVIDUAL' || request.customerType === 'BUSINESS' ? request.customerType : undefined;
+  const errors = mergeFieldErrors(schemaErrors, type ? ruleErrors(request, request, type, now, 'create') : []);
+  return { request, correlationId, ...(errors.length ? { error: invalidInput(errors, 'The row has invalid fields.') } : {}) };
 }
 
 class ImportTakenOver extends Error {}
 
 /**
- * Creates the customers of up to ROWS_PER_RUN rows, each in its own transaction together with
- * the job's progress, so a bad row never blocks the others and a crash resumes exactly where
- * it stopped. A row whose platformCustomerId already exists fails with 409 CONFLICT, so
- * uploading the same file again creates no duplicates.
+ * Creates the customers of the file's rows, IMPORT_BATCH_ROWS per transaction: each row in its
+ * own savepoint (a bad row never blocks the others), the batch's progress and errors, and the
+ * job's checkpoint, committed together. A crash resumes after the last committed batch; a row
+ * is counted once even if two workers hold the job (`processed` must still be the batch's
+ * start). A row whose platformCustomerId already exists fails with 409 CONFLICT, so uploading
+ * the same file again creates no duplicates.
  */
-export async function runImport(db: Db, clock: Clock, platformId: string, payload: ImportJobPayload, terms: EndUserTerms): Promise<void> {
+export async function runImport(
+  db: Db,
+  clock: Clock,
+  platformId: string,
+  payload: ImportJobPayload,
+  terms: EndUserTerms,
+  checkpoint: JobCheckpoint,
+): Promise<void> {
   const job = await findImport(db, platformId, payload.importId);
-  if (!job || job.status === 'COMPLETED' || job.csv === null) return;
-  const { header, rows } = parseFile(job.csv);
+  if (!job || job.status === 'COMPLETED' || job.status === 'FAILED' || job.csv === null) return;
   const caller: CallerContext = { platformId, environment: payload.environment };
-  const end = Math.min(rows.length, job.processed + ROWS_PER_RUN);
-  try {
-    for (let index = job.processed; index < end; index++) {
-      const rowNumber = index + 2;
-      const request = rowToRequest(header, rows[index]!);
-      const correlationId = typeof request.platformCustomerId === 'string' ? request.platformCustomerId : `row ${rowNumber}`;
-      try {
-        if (rows[index]!.length > header.length) {
-          throw invalidInput([{ field: 'file', message: `row has ${rows[index]!.length} cells; the header has ${header.length}` }]);
+  let header: string[] = [];
+  let processed = job.processed;
+  let batch: CsvRecord[] = [];
+
+  const commit = async () => {
+    const start = processed;
+    await withTx(db, async (trx) => {
+      const errors: ImportError[] = [];
+      let successful = 0;
+      for (const record of batch) {
+        const { request, correlationId, error } = prepareRow(header, record, clock.now());
+        try {
+          if (error) throw error;
+          await inSavepoint(trx, 'import_row', () => createCustomer(trx, clock, caller, terms, request as CustomerCreate));
+          successful++;
+        } catch (failure) {
+          if (!(failure instanceof AppError)) throw failure;
+          errors.push(rowError(record, correlationId, failure));
         }
-        const schemaErrors = validateRow(request) ? [] : toFieldErrors(validateRow.errors ?? []);
-        const type = request.customerType === 'INDIVIDUAL' || request.customerType === 'BUSINESS' ? request.customerType : undefined;
-        const errors = mergeFieldErrors(schemaErrors, type ? ruleErrors(request, request, type, clock.now(), 'create') : []);
-        if (errors.length) throw invalidInput(errors, 'The row has invalid fields.');
-        await withTx(db, async (trx) => {
-          await createCustomer(trx, clock, caller, terms, request as CustomerCreate);
-          if (!(await countImportRow(trx, job.id, index, { ok: true }, clock.now()))) throw new ImportTakenOver();
-        });
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        const counted = await withTx(db, (trx) => countImportRow(trx, job.id, index, { ok: false, error: rowError(rowNumber, correlationId, error) }, clock.now()));
-        if (!counted) throw new ImportTakenOver();
       }
+      if (!(await countImportBatch(trx, platformId, job.id, start, { successful, errors }, clock.now()))) throw new ImportTakenOver();
+      await checkpoint(trx, payload);
+    });
+    processed += batch.length;
+    batch = [];
+  };
+
+  try {
+    let index = 0;
+    for await (const record of records(job.csv)) {
+      if ('header' in record) {
+        header = record.header;
+        continue;
+      }
+      if (index++ < processed) continue;
+      batch.push(record);
+      if (batch.length === IMPORT_BATCH_ROWS) await commit();
     }
+    if (batch.length) await commit();
   } catch (error) {
     // Another worker took the job over after our lease ran out; it carries on from its row.
     if (error instanceof ImportTakenOver) return;
     throw error;
   }
   await withTx(db, async (trx) => {
-    if (end < rows.length) {
-      await enqueueJob(trx, clock, { kind: IMPORT_JOB, payload, platformId });
-      return;
-    }
-    const finished = await finishImport(trx, job.id, clock.now());
-    if (finished) {
-      const summary = toImportJob(finished);
-      await recordEvent(trx, clock, { platformId, type: 'BULK_UPLOAD.COMPLETED', resourceId: summary.id, data: summary });
-    }
+    const finished = await finishImport(trx, platformId, job.id, clock.now());
+    if (finished) await announce(trx, clock, finished);
+  });
+}
+
+/** BULK_UPLOAD.COMPLETED or BULK_UPLOAD.FAILED, with the job report, in the transaction that ends the job. */
+async function announce(trx: Tx, clock: Clock, row: ImportRow): Promise<void> {
+  const report = await toImportJob(trx, row);
+  await recordEvent(trx, clock, { platformId: row.platform_id, type: `BULK_UPLOAD.${row.status}`, resourceId: report.id, data: report });
+}
+
+/** The job gave up (its last attempt failed; the log has why): the import ends FAILED, saying so, and is announced. */
+export async function failImport(db: Db, clock: Clock, platformId: string, payload: ImportJobPayload): Promise<void> {
+  await withTx(db, async (trx) => {
+    const failed = await abandonImport(trx, platformId, payload.importId, clock.now());
+    if (!failed) return;
+    await insertImportErrors(trx, platformId, failed.id, [
+      {
+        correlationId: formatId('Job', failed.id),
+        code: 'INTERNAL_ERROR',
+        message: `The import stopped after ${failed.processed} of ${failed.total} rows because it failed repeatedly. Upload the remaining rows again.`,
+      },
+    ]);
+    await announce(trx, clock, failed);
   });
 }

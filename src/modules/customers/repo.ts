@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
+import { platformRowCount } from '../../platform/db/row-counts.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
 
@@ -36,11 +37,26 @@ interface CustomerSettingsTable {
 export type ImportStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
 
 export interface ImportError {
-  row: number;
+  /** CSV record number (header = 1); absent on an error of the whole job. */
+  row?: number;
+  /** Line of the file where the record starts. */
+  line?: number;
   correlationId: string;
   code: string;
   message: string;
   details?: Record<string, unknown>;
+}
+
+interface CustomerImportErrorsTable {
+  platform_id: string;
+  import_id: string;
+  /** 0 for an error of the whole job. */
+  row_number: number;
+  line: number;
+  correlation_id: string;
+  code: string;
+  message: string;
+  details: Record<string, unknown> | null;
 }
 
 interface CustomerImportJobsTable {
@@ -52,7 +68,8 @@ interface CustomerImportJobsTable {
   processed: number;
   successful: number;
   failed: number;
-  errors: ImportError[];
+  /** Superseded by customer_import_errors; always []. */
+  errors: unknown[];
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
@@ -63,6 +80,7 @@ declare module '../../platform/db/database.js' {
     customers: CustomersTable;
     customer_settings: CustomerSettingsTable;
     customer_import_jobs: CustomerImportJobsTable;
+    customer_import_errors: CustomerImportErrorsTable;
   }
 }
 
@@ -116,6 +134,20 @@ export async function umaAddressTaken(db: DbOrTx, platformId: string, umaAddress
   return (await query.executeTakeFirst()) !== undefined;
 }
 
+/** Live approved customers after `after` in id order: a walk over them in batches that resumes from a checkpoint. */
+export async function approvedCustomersAfter(db: DbOrTx, platformId: string, after: string | undefined, limit: number) {
+  let query = db
+    .selectFrom('customers')
+    .select(['id', 'email'])
+    .where('platform_id', '=', platformId)
+    .where('review_status', '=', 'APPROVED')
+    .where('deleted_at', 'is', null)
+    .orderBy('id', 'asc')
+    .limit(limit);
+  if (after) query = query.where('id', '>', after);
+  return query.execute();
+}
+
 export interface CustomerFilters {
   platformCustomerId?: string;
   customerType?: CustomerType;
@@ -138,14 +170,30 @@ function filtered(db: DbOrTx, platformId: string, f: CustomerFilters) {
   return query;
 }
 
+const ABOVE_EVERY_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+
 export async function listCustomers(db: DbOrTx, platformId: string, filters: CustomerFilters, page: PageRequest) {
   let query = filtered(db, platformId, filters).selectAll().orderBy('id', 'desc').limit(page.limit + 1);
-  if (page.after) query = query.where('id', '<', page.after);
-  const [rows, count] = await Promise.all([
-    query.execute(),
-    filtered(db, platformId, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, totalCount: Number(count.n) };
+  // The first page too is "below a cursor", one above every id: it states the id bound that lets
+  // a page of live customers use its own index (migration 0009).
+  query = query.where('id', '<', page.after ?? ABOVE_EVERY_ID);
+  const [rows, totalCount] = await Promise.all([query.execute(), countCustomers(db, platformId, filters)]);
+  return { rows, totalCount };
+}
+
+/**
+ * `totalCount` only where it costs the same whatever the number of customers (README): the
+ * kept count when nothing but deletion narrows the list, a count over the index when the list is
+ * narrowed to one platformCustomerId or UMA address, and none for other filters.
+ */
+async function countCustomers(db: DbOrTx, platformId: string, f: CustomerFilters): Promise<number | undefined> {
+  if (f.platformCustomerId !== undefined || f.umaAddress) {
+    const { n } = await filtered(db, platformId, f).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    return Number(n);
+  }
+  const range = f.timeRange;
+  if (f.customerType || f.region || f.currency || range.createdAfter || range.createdBefore || range.updatedAfter || range.updatedBefore) return undefined;
+  return platformRowCount(db, 'customers', platformId, f.includeDeleted ? 'total' : 'live');
 }
 
 export async function findSettings(db: DbOrTx, platformId: string) {
@@ -172,33 +220,102 @@ export async function findImport(db: DbOrTx, platformId: string, id: string) {
 }
 
 /**
- * Counts one processed row, only if no one counted it yet (`processed` is still `index`), so a
- * row is counted exactly once even when two workers hold the job. False: someone else did.
+ * Counts one batch of processed rows and stores its errors, only if no one counted it yet
+ * (`processed` is still `start`), so a row is counted exactly once even when two workers hold
+ * the job. False: someone else did.
  */
-export async function countImportRow(db: DbOrTx, id: string, index: number, outcome: { ok: true } | { ok: false; error: ImportError }, at: Date) {
+export async function countImportBatch(
+  db: DbOrTx,
+  platformId: string,
+  id: string,
+  start: number,
+  outcome: { successful: number; errors: ImportError[] },
+  at: Date,
+): Promise<boolean> {
+  const rows = outcome.successful + outcome.errors.length;
   const result = await db
     .updateTable('customer_import_jobs')
     .set((eb) => ({
-      processed: eb('processed', '+', 1),
-      successful: outcome.ok ? eb('successful', '+', 1) : eb.ref('successful'),
-      failed: outcome.ok ? eb.ref('failed') : eb('failed', '+', 1),
-      errors: outcome.ok ? eb.ref('errors') : sql<ImportError[]>`errors || ${JSON.stringify([outcome.error])}::jsonb`,
+      processed: eb('processed', '+', rows),
+      successful: eb('successful', '+', outcome.successful),
+      failed: eb('failed', '+', outcome.errors.length),
       status: 'PROCESSING' as const,
       updated_at: at,
     }))
+    .where('platform_id', '=', platformId)
     .where('id', '=', id)
-    .where('processed', '=', index)
+    .where('processed', '=', start)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  if (Number(result.numUpdatedRows) !== 1) return false;
+  if (outcome.errors.length) await insertImportErrors(db, platformId, id, outcome.errors);
+  return true;
 }
 
-export async function finishImport(db: DbOrTx, id: string, at: Date): Promise<ImportRow | undefined> {
+export async function insertImportErrors(db: DbOrTx, platformId: string, importId: string, errors: ImportError[]): Promise<void> {
+  await db
+    .insertInto('customer_import_errors')
+    .values(
+      errors.map((e) => ({
+        platform_id: platformId,
+        import_id: importId,
+        row_number: e.row ?? 0,
+        line: e.line ?? 0,
+        correlation_id: e.correlationId,
+        code: e.code,
+        message: e.message,
+        details: e.details ? JSON.stringify(e.details) : null,
+      })) as never,
+    )
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** A job's errors in row order (the job's own error first), `limit` from after row `afterRow`. */
+export async function listImportErrors(db: DbOrTx, platformId: string, importId: string, afterRow: number, limit: number): Promise<ImportError[]> {
+  const rows = await db
+    .selectFrom('customer_import_errors')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('import_id', '=', importId)
+    .where('row_number', '>', afterRow)
+    .orderBy('row_number')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    ...(r.row_number ? { row: r.row_number, line: r.line } : {}),
+    correlationId: r.correlation_id,
+    code: r.code,
+    message: r.message,
+    ...(r.details ? { details: r.details } : {}),
+  }));
+}
+
+/** Ends a job whose rows are all counted: COMPLETED when any row created a customer, else FAILED. */
+export async function finishImport(db: DbOrTx, platformId: string, id: string, at: Date): Promise<ImportRow | undefined> {
   return db
     .updateTable('customer_import_jobs')
-    .set({ status: 'COMPLETED', csv: null, completed_at: at, updated_at: at })
+    .set((eb) => ({
+      status: eb.case().when('successful', '>', 0).then('COMPLETED' as ImportStatus).else('FAILED' as ImportStatus).end(),
+      csv: null,
+      completed_at: at,
+      updated_at: at,
+    }))
+    .where('platform_id', '=', platformId)
     .where('id', '=', id)
-    .where('status', '!=', 'COMPLETED')
+    .where('status', 'not in', ['COMPLETED', 'FAILED'])
     .whereRef('processed', '=', 'total')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Ends a job that cannot go on (its worker gave up): FAILED, whatever was counted so far stays. */
+export async function abandonImport(db: DbOrTx, platformId: string, id: string, at: Date): Promise<ImportRow | undefined> {
+  return db
+    .updateTable('customer_import_jobs')
+    .set({ status: 'FAILED', csv: null, completed_at: at, updated_at: at })
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('status', 'not in', ['COMPLETED', 'FAILED'])
     .returningAll()
     .executeTakeFirst();
 }

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { dryRun } from '../../platform/db/tx.js';
+import { formatId } from '../../platform/ids.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
@@ -12,10 +13,14 @@ import {
   SignedRequestChallenge,
   signedRetryHeaders,
   SignedRetryHeaders,
+  type TiedCredentials,
   type WalletAuthRouteDeps,
   WalletOperationProcessing,
 } from '../wallet-auth/index.js';
-import { getImport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
+import { JobTakenOver } from '../../platform/jobs.js';
+import { CONFIG_ACCOUNTS_JOB, type ConfigAccountsJobPayload } from '../config/index.js';
+import { openAccountsAfterConfigChange } from './accounts-sync.js';
+import { checkImportFile, failImport, getImport, importErrorReport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';
 import {
   Customer,
   CustomerCreateRequest,
@@ -30,7 +35,7 @@ import {
   ImportJobResponse,
   type CustomerCreate,
 } from './schemas.js';
-import { changeTiedEmail, emailChangeSigner } from './contact-changes.js';
+import { changeTiedContact, checkContactChange, CONTACT_OPERATIONS, contactKindOf, signedContactChange } from './contact-changes.js';
 import { createCustomer, deleteCustomer, updateCustomer } from './create-update.js';
 import { getCustomer, listCustomers } from './reads.js';
 import { getSettings, updateSettings } from './review-state.js';
@@ -65,15 +70,24 @@ async function readCsvUpload(request: FastifyRequest): Promise<string> {
   }
 }
 
-/** The signed operation that changes an e-mail tied to EMAIL_OTP credentials. */
-const CHANGE_TIED_EMAIL = 'customer.email';
-
 export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = async (app, deps) => {
   const tags = ['Customers'];
   const terms = getEndUserTerms(deps.config);
 
   await app.register(multipart, { limits: { fileSize: MAX_CSV_BYTES, files: 1, fields: 0, parts: 1 } });
-  deps.jobs.register(IMPORT_JOB, async (job) => runImport(deps.db, deps.clock, job.platform_id!, job.payload as ImportJobPayload, terms));
+  deps.jobs.register(IMPORT_JOB, async (job, checkpoint) => {
+    const payload = job.payload as ImportJobPayload;
+    try {
+      await runImport(deps.db, deps.clock, job.platform_id!, payload, terms, checkpoint);
+    } catch (error) {
+      // The last attempt: the import ends FAILED (BULK_UPLOAD.FAILED) instead of staying PROCESSING for ever.
+      if (!(error instanceof JobTakenOver) && job.attempts >= job.max_attempts) await failImport(deps.db, deps.clock, job.platform_id!, payload);
+      throw error;
+    }
+  });
+  deps.jobs.register(CONFIG_ACCOUNTS_JOB, async (job, checkpoint) =>
+    openAccountsAfterConfigChange(deps.db, deps.clock, job.platform_id!, job.payload as ConfigAccountsJobPayload, checkpoint),
+  );
 
   app.post('/customers/bulk/csv', {
     schema: {
@@ -81,19 +95,42 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       tags,
       summary: 'Import customers from a CSV file',
       description:
-        'multipart/form-data with one part `file` (CSV, UTF-8, at most 10 MB). The header names the columns: customerType (required), ' +
-        'platformCustomerId, umaAddress, region, currencies (separated by `;`), email, phoneNumber, fullName, birthDate, nationality, ' +
-        'idType, identifier, addressLine1, addressLine2, city, state, postalCode, country, businessLegalName, businessRegistrationNumber, ' +
-        'businessTaxId, businessCountry (defaults to country), businessIncorporatedOn, businessEntityType; platformAccountId and description ' +
-        'are accepted and ignored. Each row is validated like POST /customers; rows are created by a background job, one bad row never ' +
-        'blocks the others, and a row whose platformCustomerId already exists fails with CONFLICT, so uploading a file again creates no duplicates.',
+        'multipart/form-data with one part `file` (CSV, UTF-8, at most 10 MB, 100 columns, 100,000 rows, 64 KiB per record). The header names the columns: ' +
+        'customerType (required), upstream\'s template columns (umaAddress, platformCustomerId, fullName, birthDate, addressLine1, addressLine2, city, state, ' +
+        'postalCode, country, email, businessLegalName, businessRegistrationNumber, businessTaxId), every other field of POST /customers by its name ' +
+        '(an individual\'s: region, currencies, phoneNumber, nationality, idType, identifier, …; a business\'s `businessInfo.x` as `businessX`: ' +
+        'businessDoingBusinessAs, businessCountry (defaults to country), businessIncorporatedOn, businessEntityType, businessType, …). List cells separate values with `;`. ' +
+        'platformAccountId and description are accepted and ignored. Each row is validated like POST /customers; a row with fewer or more cells than the header fails. ' +
+        'A background job creates the rows in batches; one bad row never blocks the others, and a row whose platformCustomerId already exists fails with CONFLICT, ' +
+        'so uploading a file again creates no duplicates. The job ends COMPLETED, or FAILED when no row could be created.',
       consumes: ['multipart/form-data'],
       response: { 202: ImportJobAccepted, ...errorResponses(400, 401, 403, 500) },
     },
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
       const text = await readCsvUpload(request);
-      return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 202, body: await startImport(trx, deps.clock, request.principal, text) }));
+      const rows = await checkImportFile(text);
+      return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 202, body: await startImport(trx, deps.clock, request.principal, text, rows) }));
+    },
+  });
+
+  app.get('/customers/bulk/jobs/:jobId/errors', {
+    schema: {
+      operationId: 'getBulkCustomerImportErrors',
+      tags,
+      summary: 'Download the errors of a CSV import as CSV',
+      description:
+        'Corridor extension. Every failed row of the job (the JSON job lists the first 1,000), one CSV line per invalid field: ' +
+        '`row,line,correlationId,code,field,message`. Every cell is quoted, and a value a spreadsheet would read as a formula ' +
+        '(starting with `=`, `+`, `-`, `@`, tab or carriage return) is prefixed with `\'`.',
+      params: ImportJobParams,
+      produces: ['text/csv'],
+      response: { 200: Type.String({ description: 'text/csv' }), ...errorResponses(400, 401, 404, 500) },
+    },
+    handler: async (request, reply) => {
+      const report = await importErrorReport(deps.db, request.principal.platformId, request.params.jobId);
+      const name = `${request.params.jobId.replace(':', '-')}-errors.csv`;
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(report as never);
     },
   });
 
@@ -199,12 +236,14 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
     handler: async (request) => getCustomer(deps.db, request.principal.platformId, request.params.customerId),
   });
 
-  deps.signed.register(CHANGE_TIED_EMAIL, {
-    execute: async (trx, row) => ({
-      statusCode: 200,
-      body: await changeTiedEmail(trx, deps.clock, row.platform_id, terms, row.target_id, row.context.body),
-    }),
-  });
+  for (const { operation } of Object.values(CONTACT_OPERATIONS)) {
+    deps.signed.register(operation, {
+      execute: async (trx, row) => ({
+        statusCode: 200,
+        body: await changeTiedContact(trx, deps.clock, row.platform_id, terms, row.target_id, row.context.body, row.context.tied as TiedCredentials),
+      }),
+    });
+  }
 
   app.patch('/customers/:customerId', {
     schema: {
@@ -213,15 +252,19 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       summary: 'Update a customer',
       description:
         'Fields left out stay as they are. Every invalid field is reported in one 400 INVALID_INPUT. 410 CUSTOMER_DELETED for a deleted customer. ' +
-        "Changing an e-mail that an embedded wallet's EMAIL_OTP credential is tied to answers 202 with a signed-retry challenge; the signed retry changes the " +
-        'customer e-mail and the credential together and answers 200 (or 200 `{status: PROCESSING}`).',
+        "Changing an e-mail that an embedded wallet's EMAIL_OTP credential is tied to, or a phone number an SMS_OTP credential is tied to, answers 202 with a " +
+        'signed-retry challenge (sign it with a session of the wallet; an end user who never logged in logs in with the EMAIL_OTP credential first); the ' +
+        'signed retry changes the customer contact and every tied credential together and answers 200 (or 200 `{status: PROCESSING}`). E-mail and phone in ' +
+        'one request: 400. A contact that another wallet\'s OTP credential carries: 409 EMAIL_OTP_EMAIL_ALREADY_EXISTS (e-mail) or CONFLICT (phone). Tied ' +
+        'credentials added or revoked since the 202: 409 EMAIL_OTP_CREDENTIAL_SET_CHANGED; a tied credential that no longer carries the old contact (a ' +
+        'competing change was signed first): 424 EMAIL_OTP_CREDENTIAL_SYNC_FAILED. Either leaves everything unchanged.',
       params: CustomerParams,
       headers: SignedRetryHeaders,
       body: CustomerUpdateRequest,
       response: {
         200: Type.Union([Customer, WalletOperationProcessing]),
         202: SignedRequestChallenge,
-        ...errorResponses(400, 401, 403, 404, 409, 410, 500),
+        ...errorResponses(400, 401, 403, 404, 409, 410, 424, 500),
       },
     },
     attachValidation: true,
@@ -233,23 +276,26 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       const signedHeaders = signedRetryHeaders(request);
       if (signedHeaders) {
         if (schemaErrors.length) throw invalidInput(schemaErrors);
-        return answerSignedRetry(deps.signed, request, reply, CHANGE_TIED_EMAIL, customerId, signedHeaders);
+        const { operation } = CONTACT_OPERATIONS[contactKindOf(request.body) ?? 'email'];
+        return answerSignedRetry(deps.signed, request, reply, operation, customerId, signedHeaders);
       }
       return sendWrite(deps, request, reply, async (trx) => {
-        const signer = await emailChangeSigner(trx, platformId, customerId, request.body);
+        const change = await signedContactChange(trx, platformId, customerId, request.body);
         const update = () => updateCustomer(trx, deps.clock, platformId, terms, customerId, request.body, schemaErrors);
-        if (!signer) return { statusCode: 200, body: await update() };
+        if (!change) return { statusCode: 200, body: await update() };
         // Every field error is reported before the challenge; the change itself waits for the signature.
         await dryRun(trx, update);
-        const email = (request.body as { email: string }).email;
+        await checkContactChange(trx, platformId, customerId, change);
+        const { operation, activity, parameter } = CONTACT_OPERATIONS[change.kind];
         const challenge = await deps.walletAuth.wallets.issueFor(trx, {
           platformId,
-          accountUuid: signer,
-          operation: CHANGE_TIED_EMAIL,
+          accountUuid: change.tied.accountUuid,
+          operation,
           targetId: customerId,
           body: request.body,
-          type: 'ACTIVITY_TYPE_UPDATE_USER_EMAIL',
-          parameters: { userEmail: email, userId: `InternalAccount:${signer}` },
+          type: activity,
+          parameters: { [parameter]: change.contact, userId: formatId('InternalAccount', change.tied.accountUuid) },
+          context: { tied: change.tied },
         });
         return { statusCode: 202, body: challenge };
       });

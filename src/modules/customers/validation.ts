@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
+import { parseDateTime } from '../../platform/datetime.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import type { CustomerType, EndUserTermsConsentT } from './schemas.js';
@@ -106,7 +107,8 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
     if (typeof consent.ipAddress === 'string' && consent.ipAddress.length <= 45 && isIP(consent.ipAddress) === 0) {
       errors.push({ field: 'endUserTermsConsent.ipAddress', message: 'must be an IPv4 or IPv6 address' });
     }
-    if (typeof consent.acceptedAt === 'string' && Date.parse(consent.acceptedAt) > now.getTime() + CLOCK_SKEW_MS) {
+    const acceptedAt = typeof consent.acceptedAt === 'string' ? parseDateTime(consent.acceptedAt) : undefined;
+    if (acceptedAt && acceptedAt.getTime() > now.getTime() + CLOCK_SKEW_MS) {
       errors.push({ field: 'endUserTermsConsent.acceptedAt', constraint: { format: 'date-time' }, message: 'must not be in the future' });
     }
   }
@@ -127,7 +129,7 @@ export function checkTermsVersion(consent: EndUserTermsConsentT | undefined, ter
   }
 }
 
-/** Field validation of a create request, given the schema's own findings. Throws INVALID_INPUT. */
+/** Field validation of a create request, given the schema's own findings (unknown currencies among them). */
 export function checkCreate(input: unknown, schemaErrors: FieldError[], now: Date): void {
   const type = isObject(input) && (input.customerType === 'INDIVIDUAL' || input.customerType === 'BUSINESS') ? input.customerType : undefined;
   const rules = type && isObject(input) ? ruleErrors(input, input, type, now, 'create') : [];

@@ -15,6 +15,8 @@ interface InternalAccountsTable {
   currency: string;
   status: InternalAccountStatus;
   funding_payment_instructions: unknown[];
+  /** Quoted with bank deposits to this account; unique. */
+  funding_reference: string;
   /** EMBEDDED_WALLET only; null elsewhere. */
   private_enabled: boolean | null;
   created_at: Date;
@@ -29,12 +31,19 @@ declare module '../../platform/db/database.js' {
 
 export type InternalAccountRow = Selectable<InternalAccountsTable>;
 
-/** Inserts unless the owner already has an account of this type and currency (so provisioning can run again safely). */
+/**
+ * Inserts unless the owner already has an account of this type and currency (so provisioning
+ * can run again safely). Any other conflict (a funding reference drawn twice) is an error.
+ */
 export async function insertAccountIfAbsent(db: DbOrTx, row: InternalAccountRow): Promise<boolean> {
   const inserted = await db
     .insertInto('internal_accounts')
     .values(withJsonColumns(row, ['funding_payment_instructions']))
-    .onConflict((oc) => oc.doNothing())
+    .onConflict((oc) =>
+      row.customer_id === null
+        ? oc.columns(['platform_id', 'type', 'currency']).where('customer_id', 'is', null).doNothing()
+        : oc.columns(['customer_id', 'type', 'currency']).where('customer_id', 'is not', null).doNothing(),
+    )
     .returning('id')
     .executeTakeFirst();
   return inserted !== undefined;

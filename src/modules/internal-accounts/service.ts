@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
@@ -11,6 +10,7 @@ import { recordEvent } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
 import { internalAccountBalances, Ledger, LedgerError, openInternalLedgerAccount, type Balance, type InternalAccountBalance } from '../ledger/index.js';
 import { initialiseWallet } from '../wallet-auth/index.js';
+import { fundingInstructions, newFundingReference } from './funding-instructions.js';
 import {
   insertAccountIfAbsent,
   listCustomerAccounts,
@@ -21,37 +21,6 @@ import {
   type InternalAccountType,
 } from './repo.js';
 import type { CustomerAccountsQuery, InternalAccount, InternalAccountUpdate, PaymentInstructions, PlatformAccountsQuery } from './schemas.js';
-
-/** Digits derived from the account id: stable for an account, distinct between accounts. */
-function digitsFor(accountId: string, length: number): string {
-  const hash = createHash('sha256').update(accountId).digest();
-  let out = '';
-  for (let i = 0; out.length < length; i++) out += String(hash[i % hash.length]! % 10);
-  return out;
-}
-
-/**
- * Where money for this account is sent. Only USD has a simulated bank account today; other
- * currencies get their instructions when their rails exist, and an embedded wallet is funded
- * by transfers between accounts.
- */
-function fundingInstructions(accountId: string, type: InternalAccountType, currency: string, isPlatformAccount: boolean): PaymentInstructions[] {
-  if (type !== 'INTERNAL_FIAT' || currency !== 'USD') return [];
-  return [
-    {
-      instructionsNotes: 'Simulated bank account. Include the reference so the deposit is credited to this account.',
-      isPlatformAccount,
-      accountOrWalletInfo: {
-        accountType: 'USD_ACCOUNT',
-        accountNumber: digitsFor(accountId, 12),
-        routingNumber: '110000000',
-        bankName: 'Corridor Simulated Bank',
-        paymentRails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'],
-        reference: `CDR-${accountId.replace(/-/g, '').slice(-10).toUpperCase()}`,
-      },
-    },
-  ];
-}
 
 /** The API view of an account; its balances come from the ledger, and `updatedAt` moves with them. */
 function toInternalAccount(row: InternalAccountRow, balance: Balance & { updatedAt: Date }): InternalAccount {
@@ -88,37 +57,54 @@ async function withBalances(db: DbOrTx, platformUuid: string, rows: InternalAcco
   return rows.map((row) => toInternalAccount(row, balanceOrFail(balances, row.id)));
 }
 
-async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string | null, email: string | null): Promise<number> {
-  const config = await getConfigRow(trx, platformUuid);
-  const wanted: Array<{ type: InternalAccountType; currency: string }> = config.supported_currencies.map((c) => ({
-    type: 'INTERNAL_FIAT',
-    currency: c.currencyCode,
-  }));
-  // An embedded wallet is the customer's own, and its first credential is the customer's
-  // e-mail (spec §2.4 rule 6): no e-mail, no wallet until one is set.
-  if (customerUuid && email && config.embedded_wallet_config) {
-    wanted.push({ type: 'EMBEDDED_WALLET', currency: config.supported_currencies[0]?.currencyCode ?? 'USD' });
-  }
+interface Owner {
+  customerUuid: string | null;
+  email: string | null;
+}
+
+/**
+ * Opens the accounts the platform's configuration calls for, for each owner, and records
+ * `INTERNAL_ACCOUNT.STATUS_UPDATED` for each one it opens. The configuration row is held (FOR
+ * SHARE) until the transaction ends, so a concurrent PATCH /config either waits for these
+ * accounts or is seen by them; its follow-up job then finds every customer approved before it.
+ */
+async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Owner[]): Promise<number> {
+  const config = await getConfigRow(trx, platformUuid, { lock: 'share' });
   let created = 0;
-  for (const { type, currency } of wanted) {
-    const now = clock.now();
-    const id = uuidv7(now.getTime());
-    const inserted = await insertAccountIfAbsent(trx, {
-      id,
-      platform_id: platformUuid,
-      customer_id: customerUuid,
-      type,
-      currency,
-      status: 'ACTIVE',
-      funding_payment_instructions: fundingInstructions(id, type, currency, customerUuid === null),
-      private_enabled: type === 'EMBEDDED_WALLET' ? false : null,
-      created_at: now,
-      updated_at: now,
-    });
-    if (!inserted) continue;
-    await openInternalLedgerAccount(trx, { id, platformId: platformUuid, currency, now });
-    created++;
-    if (type === 'EMBEDDED_WALLET') await initialiseWallet(trx, clock, platformUuid, id, email!);
+  for (const { customerUuid, email } of owners) {
+    const wanted: Array<{ type: InternalAccountType; currency: string }> = config.supported_currencies.map((c) => ({
+      type: 'INTERNAL_FIAT',
+      currency: c.currencyCode,
+    }));
+    // An embedded wallet is the customer's own, and its first credential is the customer's
+    // e-mail (spec §2.4 rule 6): no e-mail, no wallet until one is set.
+    if (customerUuid && email && config.embedded_wallet_config) {
+      wanted.push({ type: 'EMBEDDED_WALLET', currency: config.supported_currencies[0]?.currencyCode ?? 'USD' });
+    }
+    for (const { type, currency } of wanted) {
+      const now = clock.now();
+      const id = uuidv7(now.getTime());
+      const reference = newFundingReference();
+      const row: InternalAccountRow = {
+        id,
+        platform_id: platformUuid,
+        customer_id: customerUuid,
+        type,
+        currency,
+        status: 'ACTIVE',
+        funding_payment_instructions: fundingInstructions({ type, currency, reference, isPlatformAccount: customerUuid === null, now }),
+        funding_reference: reference,
+        private_enabled: type === 'EMBEDDED_WALLET' ? false : null,
+        created_at: now,
+        updated_at: now,
+      };
+      if (!(await insertAccountIfAbsent(trx, row))) continue;
+      await openInternalLedgerAccount(trx, { id, platformId: platformUuid, currency, now });
+      created++;
+      if (type === 'EMBEDDED_WALLET') await initialiseWallet(trx, clock, platformUuid, id, email!);
+      const account = toInternalAccount(row, { available: 0n, total: 0n, updatedAt: now });
+      await recordEvent(trx, clock, { platformId: platformUuid, type: 'INTERNAL_ACCOUNT.STATUS_UPDATED', resourceId: account.id, data: account });
+    }
   }
   return created;
 }
@@ -129,12 +115,20 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, customerUu
  * Safe to call again (e.g. once the e-mail is set).
  */
 export async function provisionCustomerAccounts(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string, email: string | null): Promise<number> {
-  return provision(trx, clock, platformUuid, customerUuid, email);
+  return provision(trx, clock, platformUuid, [{ customerUuid, email }]);
+}
+
+/**
+ * The same for several approved customers at once (a configuration change catching up with
+ * customers approved before it). Returns how many accounts were opened.
+ */
+export async function provisionAccountsOf(trx: Tx, clock: Clock, platformUuid: string, customers: Array<{ uuid: string; email: string | null }>): Promise<number> {
+  return provision(trx, clock, platformUuid, customers.map((c) => ({ customerUuid: c.uuid, email: c.email })));
 }
 
 /** The platform's own INTERNAL_FIAT accounts, one per supported currency. Safe to call again. */
 export async function provisionPlatformAccounts(trx: Tx, clock: Clock, platformUuid: string): Promise<number> {
-  return provision(trx, clock, platformUuid, null, null);
+  return provision(trx, clock, platformUuid, [{ customerUuid: null, email: null }]);
 }
 
 export async function listCustomerInternalAccounts(db: DbOrTx, platformUuid: string, query: CustomerAccountsQuery): Promise<Page<InternalAccount>> {

@@ -17,9 +17,11 @@ interface LedgerAccountsTable {
 }
 
 interface LedgerBalancesTable {
-  platform_id: string;
   account_id: string;
   shard: number;
+  platform_id: string;
+  currency: string;
+  shards: number;
   no_overdraft: boolean;
   debits_posted: bigint;
   credits_posted: bigint;
@@ -74,7 +76,7 @@ export interface Line {
   side: Side;
   amount: bigint;
   currency: string;
-  /** For a system account opened on first use. */
+  /** INTERNAL_ACCOUNT (one balance row) or the kind of a hot system account, opened on first use. */
   kind: LedgerAccountKind;
   rail: string | null;
 }
@@ -176,9 +178,11 @@ export async function insertInternalLedgerAccount(
   await db
     .insertInto('ledger_balances')
     .values({
-      platform_id: account.platformId,
       account_id: account.id,
       shard: 0,
+      platform_id: account.platformId,
+      currency: account.currency,
+      shards: 1,
       no_overdraft: account.noOverdraft,
       debits_posted: 0n,
       credits_posted: 0n,

@@ -240,7 +240,7 @@ function ledgerErrorOf(error: unknown, reversing: boolean): LedgerError | undefi
 
 export interface LedgerOptions {
   clock: Clock;
-  /** Shard rows of each hot system account opened from now on (README: hot accounts). Default 16. */
+  /** Shard rows of each hot system account opened from now on (README: hot accounts). Default 64. */
   hotAccountShards?: number;
   /**
    * Told, inside the same database transaction, of every internal account whose balances a
@@ -257,7 +257,7 @@ export class Ledger {
   private readonly shards: number;
 
   constructor(private readonly options: LedgerOptions) {
-    this.shards = options.hotAccountShards ?? 16;
+    this.shards = options.hotAccountShards ?? 64;
     if (!Number.isInteger(this.shards) || this.shards < 1 || this.shards > 256) throw new Error('hotAccountShards must be 1–256');
   }
 

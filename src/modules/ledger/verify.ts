@@ -155,13 +155,15 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
       db,
       async (trx) =>
         (
-          await sql<{ account_id: string; shard: number; kind: string; mismatch: string | null; available: string }>`
+          await sql<{ account_id: string; shard: number; kind: string | null; facts: string | null; mismatch: string | null; available: string }>`
           with b as (
             select * from ledger_balances
             where (account_id, shard) > (${afterAccount}::uuid, ${afterShard}::smallint) and (${platform}::uuid is null or platform_id = ${platform}::uuid)
             order by account_id, shard limit ${batch}
           )
           select b.account_id, b.shard, a.kind,
+                 case when (b.platform_id, b.currency, b.shards, b.no_overdraft) is distinct from (a.platform_id, a.currency, a.shards, a.no_overdraft)
+                      then 'platform/currency/shards/no_overdraft differ from the account' end as facts,
                  case when (b.debits_posted, b.credits_posted, b.debits_pending, b.credits_pending) is distinct from (s.dp, s.cp, s.dq, s.cq)
                       then 'stored ' || b.debits_posted || '/' || b.credits_posted || '/' || b.debits_pending || '/' || b.credits_pending ||
                            ', entries ' || s.dp || '/' || s.cp || '/' || s.dq || '/' || s.cq end as mismatch,
@@ -185,6 +187,7 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
     for (const row of rows) {
       const subject = `${row.account_id}#${row.shard}`;
       if (row.kind === null) breach({ check: 'BALANCE_MISMATCH', subject, detail: 'balance row of no ledger account' });
+      else if (row.facts) breach({ check: 'BALANCE_MISMATCH', subject, detail: row.facts });
       if (row.mismatch) breach({ check: 'BALANCE_MISMATCH', subject, detail: `debits/credits posted, debits/credits pending: ${row.mismatch}` });
       if (row.kind === 'INTERNAL_ACCOUNT' && BigInt(row.available) < 0n) breach({ check: 'NEGATIVE_BALANCE', subject, detail: `available ${row.available}` });
     }

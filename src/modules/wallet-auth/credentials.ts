@@ -9,7 +9,6 @@ import { passkeySettings, verifyRegistration } from './passkey.js';
 import {
   activeCredentials,
   findWalletAccount,
-  hasVerifiedCredential,
   insertCredential,
   revokeSessionsOfCredential,
   updateCredential,
@@ -98,9 +97,10 @@ export class CredentialFlows {
         const { identity, claims } = await this.deps.oidc
           .verify(body.oidcToken, { trusted: walletConfig?.oidcIssuers ?? [], now: this.deps.clock.now(), checkSignature: environment === 'production' })
           .catch((error: unknown) => {
-            // At registration an untrusted issuer is a bad request, not a failed login.
-            if (error instanceof AppError && error.details?.check === 'issuer') {
-              throw new AppError('INVALID_INPUT', error.message, { details: { errors: [{ field: 'oidcToken', message: 'issuer is not trusted' }] } });
+            // At registration an untrusted issuer or audience is a bad request, not a failed login.
+            if (error instanceof AppError && (error.details?.check === 'issuer' || error.details?.check === 'audience')) {
+              const message = error.details.check === 'issuer' ? 'issuer is not trusted' : 'audience is not a client id of this platform';
+              throw new AppError('INVALID_INPUT', error.message, { details: { errors: [{ field: 'oidcToken', message }] } });
             }
             throw error;
           });
@@ -146,14 +146,17 @@ export class CredentialFlows {
   }
 
   /**
-   * POST /auth/credentials, first call: 201 when the account has no verified credential yet
-   * (nothing to sign with), otherwise a signed-retry challenge.
+   * POST /auth/credentials, first call (spec §4.2): 201 only when the account has no active
+   * credential at all; as soon as it has one — every wallet starts with its EMAIL_OTP — a
+   * signed-retry challenge that an active session of one of its credentials must sign, even
+   * when none was ever opened: the end user logs in first (EMAIL_OTP verify), then adds. So a
+   * platform backend can never attach its own credential to a wallet it does not control.
    */
   async startAdd(platformId: string, environment: Environment, body: CredentialCreateRequest): Promise<StoredOutcome> {
     return withTx(this.deps.db, async (trx) => {
       const account = await loadWalletAccount(trx, platformId, body.accountId);
       const spec = await this.prepare(trx, platformId, environment, account, body);
-      if (!(await hasVerifiedCredential(trx, account.id))) {
+      if ((await activeCredentials(trx, account.id)).length === 0) {
         return { statusCode: 201, body: await this.insert(trx, environment, account, spec) };
       }
       const challenge = await this.deps.signed.issue(trx, {

@@ -5,13 +5,22 @@ import type { StoredOutcome } from './repo.js';
 import { MAX_SANDBOX_SETTLE_SECONDS, replayOutcome, type SignedRequests } from './signed-retry.js';
 
 export const SIGNATURE_HEADER = 'service-wallet-signature';
+/** The upstream SDK's name for the same header (UPSTREAM-FACTS §7.1): accepted as an alias. */
+export const SIGNATURE_HEADER_ALIAS = 'grid-wallet-signature';
 export const REQUEST_ID_HEADER = 'request-id';
 export const SETTLE_DELAY_HEADER = 'sandbox-settle-delay';
 
 /** Header schema for routes with a signed retry, for validation and the OpenAPI document. */
 export const SignedRetryHeaders = Type.Object({
   'service-wallet-signature': Type.Optional(
-    Type.String({ maxLength: 4096, description: 'Signed retry only: the wallet signature (stamp) over `payloadToSign`.' }),
+    Type.String({ maxLength: 4096, description: 'Signed retry only: the wallet signature (stamp) over `payloadToSign`. `Grid-Wallet-Signature` is accepted as an alias.' }),
+  ),
+  'grid-wallet-signature': Type.Optional(
+    Type.String({
+      maxLength: 4096,
+      description:
+        'Alias of `Service-Wallet-Signature` (the name the upstream SDK sends). Either header may carry the stamp; both present with different values is 400 INVALID_INPUT.',
+    }),
   ),
   'request-id': Type.Optional(Type.String({ maxLength: 100, description: 'Signed retry only: the `requestId` of the 202 challenge.' })),
   'sandbox-settle-delay': Type.Optional(
@@ -27,15 +36,34 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/** The wallet signature from `Service-Wallet-Signature` or its alias `Grid-Wallet-Signature`; two different values are refused. */
+function walletSignature(request: FastifyRequest): string | undefined {
+  const stamp = header(request, SIGNATURE_HEADER);
+  const alias = header(request, SIGNATURE_HEADER_ALIAS);
+  if (stamp !== undefined && alias !== undefined && stamp !== alias) {
+    throw new AppError('INVALID_INPUT', 'Service-Wallet-Signature and Grid-Wallet-Signature carry different signatures; send one of them.', {
+      details: {
+        errors: [
+          { field: `header.${SIGNATURE_HEADER}`, message: 'differs from header.grid-wallet-signature' },
+          { field: `header.${SIGNATURE_HEADER_ALIAS}`, message: 'differs from header.service-wallet-signature' },
+        ],
+      },
+    });
+  }
+  return stamp ?? alias;
+}
+
 /**
  * The signed-retry headers: undefined on a first call (neither present); both, on a retry.
  * One without the other is the retry's 401 (spec §5 rule 2).
  */
 export function signedRetryHeaders(request: FastifyRequest): { stamp: string; requestId: string } | undefined {
-  const stamp = header(request, SIGNATURE_HEADER);
+  const stamp = walletSignature(request);
   const requestId = header(request, REQUEST_ID_HEADER);
   if (stamp === undefined && requestId === undefined) return undefined;
-  if (stamp === undefined) throw new AppError('WALLET_SIGNATURE_MISSING', 'The signed retry needs the Service-Wallet-Signature header.');
+  if (stamp === undefined) {
+    throw new AppError('WALLET_SIGNATURE_MISSING', 'The signed retry needs the Service-Wallet-Signature header (or its alias Grid-Wallet-Signature).');
+  }
   if (requestId === undefined) throw new AppError('REQUEST_ID_MISSING', 'The signed retry needs the Request-Id header from the 202 challenge.');
   return { stamp, requestId };
 }

@@ -1,8 +1,8 @@
 // The wallet-auth module's public face: what app.ts wires and what other modules may use, e.g.
 // a route of another module that needs the end user's signature (the signed-retry helpers).
-export { accountTiedToEmail, retieEmailCredentials } from './contact-credentials.js';
+export { checkContactFree, moveTiedCredentials, tiedCredentials, type ContactKind, type TiedCredentials } from './contact-credentials.js';
 export { OPERATIONS } from './context.js';
-export { LocalEnclave, loadMasterKey, type WalletEnclave } from './enclave/enclave.js';
+export { LocalEnclave, type WalletEnclave } from './enclave/enclave.js';
 export { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from './http.js';
 export { OidcVerifier } from './oidc.js';
 export type { WalletAuthRouteDeps } from './route-deps.js';

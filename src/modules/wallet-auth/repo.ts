@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 
 export type CredentialType = 'EMAIL_OTP' | 'SMS_OTP' | 'PASSKEY' | 'OAUTH';
@@ -154,18 +154,57 @@ export async function updateCredential(db: DbOrTx, id: string, changes: Partial<
 }
 
 /** The EMAIL_OTP credentials tied to a customer's e-mail, on any of the customer's wallets. */
-export async function emailCredentialsOfCustomer(db: DbOrTx, platformId: string, customerId: string, lock = false): Promise<CredentialRow[]> {
+/** The customer's active credentials of an OTP type, across its wallets, oldest first; `lock` takes them FOR UPDATE. */
+export async function otpCredentialsOfCustomer(
+  db: DbOrTx,
+  platformId: string,
+  customerId: string,
+  type: 'EMAIL_OTP' | 'SMS_OTP',
+  lock = false,
+): Promise<CredentialRow[]> {
   let query = db
     .selectFrom('auth_credentials as c')
     .innerJoin('internal_accounts as a', 'a.id', 'c.account_id')
     .selectAll('c')
     .where('c.platform_id', '=', platformId)
     .where('a.customer_id', '=', customerId)
-    .where('c.type', '=', 'EMAIL_OTP')
+    .where('c.type', '=', type)
     .where('c.revoked_at', 'is', null)
     .orderBy('c.id');
   if (lock) query = query.forUpdate();
   return query.execute();
+}
+
+/**
+ * Whether an active OTP credential of this type on another customer's wallet already carries
+ * `contact` (e-mail compared case-insensitively). Served by `auth_credentials_otp_contact`.
+ */
+export async function otpContactTakenByOther(db: DbOrTx, platformId: string, type: 'EMAIL_OTP' | 'SMS_OTP', contact: string, customerId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('auth_credentials as c')
+    .innerJoin('internal_accounts as a', 'a.id', 'c.account_id')
+    .select('c.id')
+    .where('c.platform_id', '=', platformId)
+    .where('c.type', '=', type)
+    .where('c.revoked_at', 'is', null)
+    .where(sql<string>`lower(c.nickname)`, '=', contact.toLowerCase())
+    .where('a.customer_id', '<>', customerId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Moves one credential to a new contact, only if it still carries `previous`; false when it does not. */
+export async function moveCredentialContact(db: DbOrTx, id: string, previous: string, contact: string, now: Date): Promise<boolean> {
+  const moved = await db
+    .updateTable('auth_credentials')
+    .set({ nickname: contact, updated_at: now })
+    .where('id', '=', id)
+    .where('nickname', '=', previous)
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return moved !== undefined;
 }
 
 // Sessions
@@ -318,18 +357,6 @@ export async function findWalletAccount(db: DbOrTx, platformId: string, accountI
     .where('c.deleted_at', 'is', null)
     .executeTakeFirst();
   return row ? { ...row, customer_id: row.customer_id! } : undefined;
-}
-
-export async function hasVerifiedCredential(db: DbOrTx, accountId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('auth_credentials')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .where('verified_at', 'is not', null)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
 }
 
 /** Records an OIDC token as used; false when it was used before. Expired records are dropped on the way. */

@@ -25,7 +25,7 @@ import type { WalletAuthRouteDeps } from './route-deps.js';
 import { OPERATIONS } from './context.js';
 
 const SIGNED_RETRY_NOTE =
-  ' Signed-retry pattern: the first call answers 202 with `payloadToSign`; re-send the same request with `Service-Wallet-Signature` and `Request-Id` before `expiresAt`.';
+  ' Signed-retry pattern: the first call answers 202 with `payloadToSign`; re-send the same request with `Service-Wallet-Signature` (or its alias `Grid-Wallet-Signature`) and `Request-Id` before `expiresAt`.';
 
 export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = async (app, deps) => {
   const tags = ['Embedded Wallet Auth'];

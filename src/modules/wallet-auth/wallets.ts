@@ -91,8 +91,14 @@ export class WalletFlows {
     };
   }
 
-  /** Issues a signed-retry challenge for an operation another module performs (privacy, e-mail change). */
-  async issueFor(trx: Tx, spec: { platformId: string; accountUuid: string; operation: string; targetId: string; body: unknown; type: string; parameters: Record<string, unknown> }): Promise<SignedRequestChallenge> {
+  /**
+   * Issues a signed-retry challenge for an operation another module performs (privacy, contact
+   * change); `context` travels to its execution beside the bound body.
+   */
+  async issueFor(
+    trx: Tx,
+    spec: { platformId: string; accountUuid: string; operation: string; targetId: string; body: unknown; type: string; parameters: Record<string, unknown>; context?: Record<string, unknown> },
+  ): Promise<SignedRequestChallenge> {
     return this.deps.signed.issue(trx, {
       platformId: spec.platformId,
       accountId: spec.accountUuid,
@@ -100,6 +106,7 @@ export class WalletFlows {
       targetId: spec.targetId,
       body: spec.body,
       signer: { kind: 'session' },
+      ...(spec.context ? { context: spec.context } : {}),
       payload: { type: spec.type, parameters: spec.parameters },
     });
   }

@@ -1,8 +1,5 @@
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { generateMnemonic } from '@scure/bip39';
-import { ConfigError } from '../../../config.js';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { generateP256, p256DeriveFromSeed, p256FromPrivateScalar, p256PrivateScalar, parseP256PublicKey } from '../../../platform/crypto/p256.js';
 import { SecretBox } from '../../../platform/crypto/secret-box.js';
@@ -117,26 +114,4 @@ export class LocalEnclave implements WalletEnclave {
     const mnemonic = this.secrets.open(sealedSecret, accountId);
     return exportBundle(mnemonic, clientPublicKey, this.signer, organizationId);
   }
-}
-
-/**
- * The configured master key, or for the embedded database the one kept in the data directory
- * (created on first start, readable only by this user) so the default needs no setup. A shared
- * PostgreSQL database needs it configured: processes on other hosts must use the same key.
- */
-export function loadMasterKey(configured: Buffer | undefined, dataDir: string, sharedDatabase: boolean): Buffer {
-  if (configured) return configured;
-  if (sharedDatabase) {
-    throw new ConfigError('CORRIDOR_MASTER_KEY must be set when DATABASE_URL is: every process sharing the database needs the same key (32 bytes, 64 hex characters).');
-  }
-  const path = join(dataDir, 'master.key');
-  try {
-    return Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  mkdirSync(dataDir, { recursive: true });
-  const key = randomBytes(32);
-  writeFileSync(path, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-  return key;
 }

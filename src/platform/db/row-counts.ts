@@ -1,0 +1,15 @@
+import { sql } from 'kysely';
+import type { DbOrTx } from './database.js';
+
+/**
+ * How many rows of `table` a platform has, from the counts its triggers keep in the writing
+ * transaction (`platform_row_counts`, migration 0009): a sum over at most 64 slot rows, whatever
+ * the size of the table. `live` leaves out soft-deleted rows (deleted_at set). A table is counted
+ * once its migration attaches the triggers (see customers).
+ */
+export async function platformRowCount(db: DbOrTx, table: string, platformId: string, which: 'live' | 'total'): Promise<number> {
+  const column = sql.ref(which);
+  const { rows } = await sql<{ n: string | number | bigint | null }>`
+    select sum(${column}) as n from platform_row_counts where platform_id = ${platformId} and table_name = ${table}`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}

@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/platform/db/database.js';
+
+/** A TCP port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ProcessDatabase {
+  /** Environment that points a `corridor` process at its own database. */
+  env: Record<string, string>;
+  cleanup: () => Promise<void>;
+}
+
+/**
+ * A private database for processes a test starts: on PostgreSQL (TEST_DATABASE_URL) a fresh
+ * schema reached through the URL's search_path, with a master key (required there); else an
+ * embedded data directory.
+ */
+export async function processDatabase(prefix: string): Promise<ProcessDatabase> {
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) {
+    const schema = `${prefix}_${process.pid}_${Date.now()}`;
+    const admin = await openDatabase({ databaseUrl: url, poolSize: 1 });
+    await admin.db.schema.createSchema(schema).execute();
+    await admin.close();
+    const withSchema = new URL(url);
+    withSchema.searchParams.set('options', `-c search_path=${schema}`);
+    return {
+      env: { DATABASE_URL: withSchema.toString(), CORRIDOR_MASTER_KEY: randomBytes(32).toString('hex') },
+      cleanup: async () => {
+        const db = await openDatabase({ databaseUrl: url, poolSize: 1 });
+        await db.db.schema.dropSchema(schema).cascade().execute();
+        await db.close();
+      },
+    };
+  }
+  const dir = await mkdtemp(join(tmpdir(), `corridor-${prefix}-`));
+  return { env: { CORRIDOR_DATA_DIR: join(dir, 'data') }, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface CorridorProcess {
+  port: number;
+  output: () => string;
+  /** SIGTERM (or the signal given, e.g. SIGKILL for a crash), then the exit code. */
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+/** Starts `corridor serve` from the sources in its own process and waits until /readyz answers 200. */
+export async function startCorridor(env: Record<string, string>): Promise<CorridorProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    cwd: new URL('../../', import.meta.url).pathname,
+    env: { ...process.env, DATABASE_URL: '', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', CORRIDOR_JOBS: 'false' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null) child.kill(signal);
+    return exited;
+  };
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`corridor serve did not become ready:\n${output}`);
+    }
+    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { port, output: () => output, stop };
+}

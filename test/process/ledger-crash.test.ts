@@ -1,0 +1,118 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/platform/db/database.js';
+import { BASE, basic, onPostgres } from '../helpers/context.js';
+import { processDatabase, startCorridor, type ProcessDatabase } from '../helpers/process.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+const run = promisify(execFile);
+
+/** `corridor <args>` against the test's database; answers the exit code and output. */
+async function corridor(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string }> {
+  try {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    return { code: 0, stdout };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string };
+    return { code: failed.code ?? 1, stdout: failed.stdout ?? '' };
+  }
+}
+
+async function inBatches<T>(items: T[], work: (item: T) => Promise<void>, size = 8): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
+}
+
+describe.runIf(onPostgres)('corridor serve killed with SIGKILL during a stream of funding requests', () => {
+  let database: ProcessDatabase;
+  beforeAll(async () => {
+    database = await processDatabase('ledgercrash');
+  });
+  afterAll(() => database.cleanup());
+
+  it('restarts with the ledger intact and every acknowledged request present, once', async () => {
+    const created = JSON.parse((await corridor(database.env, 'platforms', 'create', '--environment', 'sandbox', '--json')).stdout.trim().split('\n').pop()!) as {
+      platformId: string;
+      clientId: string;
+      clientSecret: string;
+    };
+    const authorization = basic(created.clientId, created.clientSecret);
+    let server = await startCorridor(database.env);
+    const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      fetch(`http://127.0.0.1:${server.port}${BASE}${path}`, {
+        method,
+        headers: { authorization, 'content-type': 'application/json', ...headers },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const customer = (await (await api('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Crash Test' })).json()) as { id: string };
+    const accounts = (await (await api('GET', `/customers/internal-accounts?customerId=${customer.id}`)).json()) as { data: Array<{ id: string }> };
+    const account = accounts.data[0]!.id;
+    const fund = (n: number) => api('POST', `/sandbox/internal-accounts/${account}/fund`, { amount: n }, { 'idempotency-key': `crash-${n}` });
+
+    // Eight clients send funding requests (amount n under key crash-n) until the server dies.
+    const sent: number[] = [];
+    const acknowledged = new Map<number, unknown>();
+    let next = 1;
+    let dead = false;
+    const clients = Array.from({ length: 8 }, async () => {
+      while (!dead) {
+        const n = next++;
+        sent.push(n);
+        try {
+          const response = await fund(n);
+          if (response.status === 200) acknowledged.set(n, await response.json());
+        } catch {
+          // The connection died with the server: not acknowledged.
+        }
+      }
+    });
+    while (acknowledged.size < 40) await new Promise((r) => setTimeout(r, 10));
+    await server.stop('SIGKILL');
+    dead = true;
+    await Promise.all(clients);
+    expect(acknowledged.size).toBeGreaterThanOrEqual(40);
+
+    const verify = await corridor(database.env, 'ledger', 'verify');
+    expect(verify.stdout).toContain('ledger verify: OK');
+    expect(verify.code).toBe(0);
+
+    server = await startCorridor(database.env);
+    try {
+      // Every acknowledged request is there: its retry replays the stored answer.
+      await inBatches([...acknowledged], async ([n, body]) => {
+        const retry = await fund(n);
+        expect(retry.status).toBe(200);
+        expect(retry.headers.get('idempotent-replayed')).toBe('true');
+        expect(await retry.json()).toEqual(body);
+      });
+      // Retrying everything that was sent applies each request exactly once.
+      await inBatches(sent, async (n) => expect((await fund(n)).status).toBe(200));
+      const after = (await (await api('GET', `/customers/internal-accounts?customerId=${customer.id}`)).json()) as { data: Array<{ balance: { amount: number } }> };
+      expect(after.data[0]!.balance.amount).toBe(sent.reduce((a, b) => a + b, 0));
+      const handle = await openDatabase({ databaseUrl: database.env.DATABASE_URL!, poolSize: 1 });
+      try {
+        const events = await handle.db.selectFrom('events').select('id').where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED').execute();
+        expect(events).toHaveLength(sent.length);
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      await server.stop();
+    }
+    const again = await corridor(database.env, 'ledger', 'verify');
+    expect(again.code, again.stdout).toBe(0);
+  }, 240_000);
+
+  it('exits 1 and names the breach when a balance is tampered with', async () => {
+    const handle = await openDatabase({ databaseUrl: database.env.DATABASE_URL!, poolSize: 1 });
+    try {
+      await handle.db.updateTable('ledger_balances').set((eb) => ({ credits_posted: eb('credits_posted', '+', 1n) })).where('no_overdraft', '=', true).where('credits_posted', '>', 0n).execute();
+    } finally {
+      await handle.close();
+    }
+    const verify = await corridor(database.env, 'ledger', 'verify');
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toMatch(/BREACH BALANCE_MISMATCH [0-9a-f-]{36}#0: /);
+    expect(verify.stdout).toMatch(/ledger verify: 1 breach/);
+  }, 120_000);
+});

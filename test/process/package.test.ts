@@ -1,0 +1,81 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, processDatabase, type ProcessDatabase } from '../helpers/process.js';
+
+/**
+ * Corridor as a product: `npm pack` (which builds dist/), the tarball installed into an empty
+ * directory without development dependencies (from the npm cache where it can), then the
+ * installed `corridor` command migrates and serves until /readyz answers 200, on PGlite or on
+ * PostgreSQL, whichever this run tests.
+ */
+const root = new URL('../../', import.meta.url).pathname;
+const run = promisify(execFile);
+const NPM_QUIET = ['--no-audit', '--no-fund', '--loglevel=error'];
+
+let work: string;
+let database: ProcessDatabase;
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'corridor-package-'));
+  database = await processDatabase('package');
+});
+afterAll(async () => {
+  await database.cleanup();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** Runs the installed `corridor` until /readyz answers 200, then stops it with SIGTERM. */
+async function serveUntilReady(app: string, env: Record<string, string>): Promise<number> {
+  const port = await freePort();
+  const child = spawn('npx', ['--no-install', 'corridor', 'serve'], {
+    cwd: app,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', CORRIDOR_JOBS: 'false' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`corridor serve did not become ready:\n${stderr}`);
+      const status = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+      if (status === 200) return status;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+  }
+}
+
+describe('the packed package', () => {
+  it('installs without development dependencies, migrates and serves', async () => {
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', work, ...NPM_QUIET], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+    const [{ filename, files }] = JSON.parse(packed.stdout) as [{ filename: string; files: Array<{ path: string }> }];
+    const paths = files.map((f) => f.path);
+    expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'migrations/0001_foundation.sql', 'package.json']));
+    expect(paths.filter((p) => p.startsWith('src/') || p.startsWith('test/'))).toEqual([]);
+
+    const app = join(work, 'app');
+    await mkdir(app);
+    await writeFile(join(app, 'package.json'), '{"name":"corridor-install","private":true}\n');
+    await run('npm', ['install', '--omit=dev', '--prefer-offline', ...NPM_QUIET, join(work, filename)], { cwd: app, maxBuffer: 64 * 1024 * 1024 });
+    const installed = JSON.parse(await readFile(join(app, 'node_modules', 'corridor', 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    for (const tool of ['tsx', 'typescript', 'vitest']) {
+      expect(installed.devDependencies[tool]).toBeDefined();
+      await expect(readFile(join(app, 'node_modules', tool, 'package.json'))).rejects.toThrow();
+    }
+
+    if (database.env.DATABASE_URL) {
+      const migrated = await run('npx', ['--no-install', 'corridor', 'migrate'], { cwd: app, env: { ...process.env, ...database.env, LOG_LEVEL: 'warn' } });
+      expect(migrated.stdout).toContain('migrations are up to date');
+    }
+    expect(await serveUntilReady(app, database.env)).toBe(200);
+  }, 600_000);
+});

@@ -1,0 +1,159 @@
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  sql,
+  type DatabaseConnection,
+  type Driver,
+} from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  findCustomer,
+  listCustomers,
+  liveCustomerIdByPlatformCustomerId,
+  umaAddressTaken,
+  type CustomerFilters,
+} from '../../src/modules/customers/repo.js';
+import type { Database, DbOrTx } from '../../src/platform/db/database.js';
+import { platformRowCount } from '../../src/platform/db/row-counts.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { createTestContext, type TestContext } from '../helpers/context.js';
+
+/**
+ * Request-path queries keep to their index whatever the statistics. The customers table here
+ * has a few thousand rows and was never analysed (as on a database with autovacuum off), which
+ * is when the planner misjudges partial indexes: each query the repo sends is explained, once as
+ * planned for its values and once as the generic plan a named prepared statement ends up with.
+ */
+let ctx: TestContext;
+let platformUuid: string;
+
+/** A Kysely that records what the repo would send instead of sending it. */
+function recorder(): { db: DbOrTx; sent: CompiledQuery[] } {
+  const sent: CompiledQuery[] = [];
+  const connection: DatabaseConnection = {
+    async executeQuery(query) {
+      sent.push(query);
+      return { rows: [] };
+    },
+    // eslint-disable-next-line require-yield
+    async *streamQuery() {
+      throw new Error('not recorded');
+    },
+  };
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => connection,
+    beginTransaction: async () => {},
+    commitTransaction: async () => {},
+    rollbackTransaction: async () => {},
+    releaseConnection: async () => {},
+    destroy: async () => {},
+  };
+  const db = new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (k) => new PostgresIntrospector(k),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+  return { db, sent };
+}
+
+async function recorded(run: (db: DbOrTx) => Promise<unknown>): Promise<CompiledQuery[]> {
+  const { db, sent } = recorder();
+  await run(db).catch(() => {});
+  return sent;
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+function literal(value: unknown): string {
+  return `'${String(value).replace(/'/g, "''")}'`;
+}
+
+/** The query's plan for its values, and its generic plan (what a prepared statement settles on). */
+async function plans(query: CompiledQuery): Promise<PlanNode[][]> {
+  return withTx(ctx.handle.db, async (trx) => {
+    const custom = await trx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+      CompiledQuery.raw(`explain (format json) ${query.sql}`, [...query.parameters]),
+    );
+    await sql.raw(`prepare plan_probe as ${query.sql}`).execute(trx);
+    await sql`set local plan_cache_mode = force_generic_plan`.execute(trx);
+    const generic = await sql<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>`${sql.raw(
+      `explain (format json) execute plan_probe(${query.parameters.map(literal).join(', ')})`,
+    )}`.execute(trx);
+    await sql`deallocate plan_probe`.execute(trx);
+    return [custom.rows[0]!['QUERY PLAN'][0]!.Plan, generic.rows[0]!['QUERY PLAN'][0]!.Plan].map(nodes);
+  });
+}
+
+async function expectIndex(queries: CompiledQuery[], index: string): Promise<void> {
+  expect(queries.length).toBeGreaterThan(0);
+  for (const query of queries) {
+    for (const plan of await plans(query)) {
+      const types = plan.map((n) => n['Node Type']);
+      expect(types, query.sql).not.toContain('Seq Scan');
+      expect(types, `${query.sql}\n${JSON.stringify(plan)}`).not.toContain('Sort');
+      expect(plan.map((n) => n['Index Name']).filter(Boolean), query.sql).toContain(index);
+    }
+  }
+}
+
+const NO_FILTERS: CustomerFilters = { timeRange: {}, includeDeleted: false };
+const afterCursor = { limit: 20, after: 'ffffffff-ffff-7fff-bfff-ffffffffffff' };
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  platformUuid = ctx.platform.uuid;
+  // 4,000 customers, one in ten deleted, inserted behind the planner's back (no ANALYZE).
+  await sql`
+    insert into customers (id, platform_id, platform_customer_id, customer_type, review_status, uma_address, profile, created_at, updated_at, deleted_at)
+    select gen_random_uuid(), ${platformUuid}, 'pc-' || i, 'INDIVIDUAL', 'APPROVED', '$c' || i || '@uma.example', '{}'::jsonb, now(), now(),
+           case when i % 10 = 0 then now() end
+      from generate_series(1, 4000) i`.execute(ctx.handle.db);
+  const stats = await sql<{ n: number }>`select count(*)::int as n from pg_stats where schemaname = current_schema() and tablename = 'customers'`.execute(ctx.handle.db);
+  expect(stats.rows[0]!.n).toBe(0);
+}, 120_000);
+afterAll(() => ctx.close());
+
+describe('customer request paths on a table without statistics', () => {
+  it('read one customer by id', async () => {
+    const queries = await recorded((db) => findCustomer(db, platformUuid, '01a20f0a-b4c1-709c-acab-7a3a842f46bd'));
+    for (const query of queries) for (const plan of await plans(query)) expect(plan.map((n) => n['Node Type'])).toEqual(['Index Scan']);
+  });
+
+  it('the create path looks up platformCustomerId and UMA address through their unique indexes', async () => {
+    await expectIndex(await recorded((db) => liveCustomerIdByPlatformCustomerId(db, platformUuid, 'pc-77')), 'customers_platform_customer_id_live');
+    await expectIndex(await recorded((db) => umaAddressTaken(db, platformUuid, '$c77@uma.example')), 'customers_uma_address_live');
+  });
+
+  it('a page of live customers reads them in index order, first page and after a cursor', async () => {
+    const [firstPage] = await recorded((db) => listCustomers(db, platformUuid, NO_FILTERS, { limit: 20 }));
+    const [nextPage] = await recorded((db) => listCustomers(db, platformUuid, NO_FILTERS, afterCursor));
+    await expectIndex([firstPage!, nextPage!], 'customers_live_page');
+  });
+
+  it('a list narrowed to a platformCustomerId is counted through its index', async () => {
+    const byId = await recorded((db) => listCustomers(db, platformUuid, { ...NO_FILTERS, platformCustomerId: 'pc-77' }, { limit: 20 }));
+    await expectIndex(byId.filter((q) => !q.sql.includes('order by')), 'customers_platform_customer_id_live');
+  });
+
+  it('totalCount of an unfiltered list reads the kept count, not the table', async () => {
+    const queries = await recorded((db) => platformRowCount(db, 'customers', platformUuid, 'live'));
+    await expectIndex(queries, 'platform_row_counts_pkey');
+    expect(await platformRowCount(ctx.handle.db, 'customers', platformUuid, 'live')).toBe(3600);
+    expect(await platformRowCount(ctx.handle.db, 'customers', platformUuid, 'total')).toBe(4000);
+  });
+});
