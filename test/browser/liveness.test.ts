@@ -1,5 +1,6 @@
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../helpers/browser.js';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
 import { solanaWallet } from '../helpers/external-accounts.js';
 
@@ -7,8 +8,6 @@ import { solanaWallet } from '../helpers/external-accounts.js';
  * The hosted ownership check (LIVENESS) in headless Chromium: the page Corridor serves at the
  * challenge's verificationLink, its consent step, and the account status it leaves behind.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 let ctx: TestContext;
 let browser: Browser;
 let origin: string;
@@ -18,10 +17,7 @@ beforeAll(async () => {
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = ctx.app.server.address() as { port: number };
   origin = `http://localhost:${port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchBrowser();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

@@ -4,7 +4,7 @@ import bitcoinMessage from 'bitcoinjs-message';
 import bolt11 from 'bolt11';
 import { cpf } from 'cpf-cnpj-validator';
 import phoneLib from 'google-libphonenumber';
-import { concat, keccak256, stringToBytes } from 'viem';
+import { concat, keccak256, stringToBytes } from 'viem/utils';
 import { generatePrivateKey, privateKeyToAccount, sign as signHash } from 'viem/accounts';
 
 /**

@@ -8,7 +8,7 @@ import { cnpj, cpf } from 'cpf-cnpj-validator';
 import phoneLib from 'google-libphonenumber';
 import { extractIBAN, isSEPACountry, isValidBIC, isValidIBAN } from 'ibantools';
 import isValidDomain from 'is-valid-domain';
-import { isAddress as isEvmAddress } from 'viem';
+import { isAddress as isEvmAddress } from 'viem/utils';
 
 /**
  * The real rule of each account field that has one, each by a well-kept library where one

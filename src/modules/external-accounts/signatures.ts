@@ -1,7 +1,8 @@
 import { createHash, createPublicKey, verify as verifyEd25519 } from 'node:crypto';
 import { base58, base64, bech32 } from '@scure/base';
 import bitcoinMessage from 'bitcoinjs-message';
-import { concat, keccak256, recoverAddress, stringToBytes, verifyMessage, type Hex } from 'viem';
+import type { Hex } from 'viem';
+import { concat, keccak256, recoverAddress, stringToBytes, verifyMessage } from 'viem/utils';
 import { base58check, sparkIdentityKey } from './formats.js';
 import type { DestinationNetwork } from './variants.js';
 
