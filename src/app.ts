@@ -6,25 +6,39 @@ import type { Logger } from 'pino';
 import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes } from './modules/beneficial-owners/index.js';
-import { customerRoutes } from './modules/customers/index.js';
+import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes } from './modules/customers/index.js';
 import { documentRoutes } from './modules/documents/index.js';
-import { createAccountsLedger, internalAccountRoutes } from './modules/internal-accounts/index.js';
-import { EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
+import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
+import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
-import { reviewUnderway, verificationRoutes } from './modules/verifications/index.js';
+import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import {
+  EventCatalogue,
+  INCOMING_PAYMENT_EVENTS,
+  OUTGOING_PAYMENT_EVENTS,
+  webhookRoutes,
+  Webhooks,
+  type Resolver,
+} from './modules/webhooks/index.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
-import { registerErrorHandling } from './platform/http/error-handler.js';
+import { clientErrorHandler } from './platform/http/client-errors.js';
+import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platform/http/error-handler.js';
 import './platform/http/fastify-types.js';
 import { loadMasterKey } from './platform/crypto/master-key.js';
+import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js';
 import { registerOpsRoutes } from './platform/http/ops.js';
+import { registerPathIds } from './platform/http/path-ids.js';
 import { ERROR_SCHEMAS } from './platform/http/schemas.js';
+import { registerTextChecks } from './platform/http/text-input.js';
 import { validatorCompiler } from './platform/http/validation.js';
+import { AppError } from './platform/errors.js';
 import { uuidv7 } from './platform/ids.js';
+import { withJwksOverrides } from './platform/oidc-issuers.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
@@ -32,6 +46,9 @@ export interface AppDeps extends ModuleDeps {
   handle: DbHandle;
   logger: Logger;
 }
+
+/** Schemas other schemas refer to by `$ref`: one OpenAPI component each. */
+const SHARED_SCHEMAS = [...ERROR_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS];
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
@@ -53,9 +70,28 @@ export interface AppOptions {
   oidc?: OidcVerifier;
   /** Institutions that confirm account holder names; default: simulated (sandbox), CORRIDOR_BENEFICIARY_URL (production). */
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
+  /** Resolves webhook hosts for production deliveries; default: the system resolver. Tests answer DNS here. */
+  webhookResolver?: Resolver;
+}
+
+/**
+ * Every webhook event type and its payload, one group per module that emits them. A module
+ * adding events adds its group here.
+ */
+export function eventCatalogue(): EventCatalogue {
+  return new EventCatalogue(SHARED_SCHEMAS, [
+    CUSTOMER_EVENTS,
+    VERIFICATION_EVENTS,
+    INTERNAL_ACCOUNT_EVENTS,
+    EXTERNAL_ACCOUNT_EVENTS,
+    OUTGOING_PAYMENT_EVENTS,
+    INCOMING_PAYMENT_EVENTS,
+    BULK_UPLOAD_EVENTS,
+  ]);
 }
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
+  const routes = new KnownRoutes();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
@@ -63,18 +99,33 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
     genReqId: () => uuidv7(),
     requestIdHeader: false,
     bodyLimit: deps.config.bodyLimitBytes,
-    return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // Shutdown answers our own 503 envelope (registerErrorHandling), not Fastify's.
+    return503OnClosing: false,
+    // Path segments are bounded by the URI limit alone; an over-long id is a 404 like any other bad id.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_URI_BYTES },
+    frameworkErrors: frameworkErrors(),
+    clientErrorHandler: clientErrorHandler(routes),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  routes.track(app);
   app.setValidatorCompiler(validatorCompiler);
-  registerErrorHandling(app);
+  registerErrorHandling(app, routes);
+  registerPathIds(app);
+  registerTextChecks(app);
 
   // An empty body with a JSON content type is no body, not a parse error (DELETE from many clients).
+  // Bytes that are not UTF-8 are refused, not replaced with U+FFFD.
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-    parseJson(request, body as string, done);
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = utf8.decode(body as Buffer);
+    } catch {
+      return done(new AppError('INVALID_INPUT', 'The request body is not valid UTF-8.'), undefined);
+    }
+    if (text.trim() === '') return done(null, undefined);
+    parseJson(request, text, done);
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -100,9 +151,10 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
 
   const metrics = new HttpMetrics();
   metrics.register(app);
-  for (const schema of [...ERROR_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS]) app.addSchema(schema);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
-  await app.register(swagger, { ...openApiOptions(deps.config), transform: transformForOpenApi });
+  const catalogue = eventCatalogue();
+  await app.register(swagger, { ...openApiOptions(deps.config, catalogue.openApi()), transform: transformForOpenApi });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   registerOpsRoutes(app, { ...deps, metrics });
@@ -112,11 +164,13 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
   await configCache.start();
 
-  const enclave = options.enclave ?? new LocalEnclave(loadMasterKey(deps.config.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined));
+  const masterKey = loadMasterKey(deps.config.masterKey, deps.config.dataDir, deps.config.databaseUrl !== undefined);
+  const enclave = options.enclave ?? new LocalEnclave(masterKey);
   const messages =
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
   const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);
-  const oidc = options.oidc ?? new OidcVerifier({ cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_000, timeoutMs: 5_000 });
+  const oidc = options.oidc ??
+    new OidcVerifier({ cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_000, timeoutMs: 5_000, knownIssuers: withJwksOverrides(deps.config.wallet.oidcJwksOverrides) });
   const walletAuth = new WalletAuth({
     db: deps.db,
     clock: deps.clock,
@@ -131,6 +185,20 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
   // The one writer of balances; modules that move money get it from here.
   const ledger = createAccountsLedger(deps.clock);
+  const webhooks = new Webhooks({
+    handle: deps.handle,
+    clock: deps.clock,
+    logger: deps.logger,
+    config: deps.config,
+    jobs: deps.jobs,
+    catalogue,
+    configs: configCache,
+    masterKey,
+    metrics,
+    ...(options.webhookResolver ? { resolver: options.webhookResolver } : {}),
+  });
+  await webhooks.start();
+  app.decorate('webhooks', webhooks);
 
   await app.register(
     async (api) => {
@@ -143,6 +211,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, deps);
+      await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);

@@ -15,7 +15,14 @@ export interface Config {
   publicUrl: string;
   /** How long a process may cache verified API tokens and platform configs (changes evict at once, everywhere). */
   cacheTtlMs: number;
-  jobs: { enabled: boolean; pollMs: number };
+  /** Background work: whether this process runs it, how often an idle worker polls, how many jobs it runs at once. */
+  jobs: { enabled: boolean; pollMs: number; concurrency: number };
+  webhooks: {
+    /** Deadline for one delivery request: connect, send, answer. */
+    timeoutMs: number;
+    /** Deliveries to one platform's endpoint a process makes at once. */
+    perEndpointConcurrency: number;
+  };
   bodyLimitBytes: number;
   /** Grace period for in-flight requests on SIGTERM. */
   shutdownGraceMs: number;
@@ -36,6 +43,12 @@ export interface Config {
     sessionSeconds: number;
     /** How long a signed retry waits for the wallet provider to settle before answering PROCESSING. */
     settleWaitMs: number;
+    /**
+     * JWKS locations that replace those of the known OIDC issuers (Google, Apple), keyed by
+     * canonical issuer: a mirror for deployments without internet access, or a local issuer in
+     * tests. `CORRIDOR_OIDC_JWKS_OVERRIDES`, a JSON object; empty by default.
+     */
+    oidcJwksOverrides: Record<string, string>;
   };
   /** Where OTP e-mails and SMS go for production platforms; unset: not delivered (logged as undeliverable). */
   messages: HttpProviderConfig;
@@ -98,6 +111,24 @@ function termsConfig(env: NodeJS.ProcessEnv): Config['endUserTerms'] {
 }
 
 /** Reads the environment once at boot; any bad value stops start-up with a message naming it. */
+function jwksOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
+  const raw = env.CORRIDOR_OIDC_JWKS_OVERRIDES;
+  if (!raw) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('CORRIDOR_OIDC_JWKS_OVERRIDES must be a JSON object {"<issuer>": "<JWKS URL>"}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('CORRIDOR_OIDC_JWKS_OVERRIDES must be a JSON object');
+  const overrides: Record<string, string> = {};
+  for (const [issuer, url] of Object.entries(parsed)) {
+    if (typeof url !== 'string' || !URL.canParse(url)) throw new ConfigError(`CORRIDOR_OIDC_JWKS_OVERRIDES: the JWKS URL of ${issuer} is not a URL`);
+    overrides[issuer] = url;
+  }
+  return overrides;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '0.0.0.0';
@@ -119,7 +150,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     publicUrl,
     cacheTtlMs: integer(env, 'CORRIDOR_CACHE_TTL_MS', 60_000, 0, 3_600_000),
-    jobs: { enabled: bool(env, 'CORRIDOR_JOBS', true), pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000) },
+    jobs: {
+      enabled: bool(env, 'CORRIDOR_JOBS', true),
+      pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000),
+      concurrency: integer(env, 'CORRIDOR_JOBS_CONCURRENCY', 32, 1, 1000),
+    },
+    webhooks: {
+      timeoutMs: integer(env, 'CORRIDOR_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      perEndpointConcurrency: integer(env, 'CORRIDOR_WEBHOOK_CONCURRENCY_PER_ENDPOINT', 8, 1, 256),
+    },
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     endUserTerms: termsConfig(env),
@@ -129,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wallet: {
       sessionSeconds: integer(env, 'CORRIDOR_WALLET_SESSION_SECONDS', 900, 60, 86_400),
       settleWaitMs: integer(env, 'CORRIDOR_WALLET_SETTLE_WAIT_MS', 2_000, 0, 30_000),
+      oidcJwksOverrides: jwksOverrides(env),
     },
     messages: httpProvider(env, 'CORRIDOR_MESSAGES', { fallback: 10_000, max: 120_000 }),
     beneficiaryVerification: httpProvider(env, 'CORRIDOR_BENEFICIARY', { fallback: 10_000, max: 60_000 }),

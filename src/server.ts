@@ -49,7 +49,7 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   const handle = await openAndMigrate(config, logger);
   const clock = systemClock;
 
-  const jobs = new JobWorker(handle.db, clock, logger);
+  const jobs = new JobWorker(handle.db, clock, logger, config.jobs.concurrency);
   let app: App;
   try {
     app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });
@@ -63,7 +63,7 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   if (created) {
     process.stdout.write(`${firstRunBanner(config, created.token.token.clientId, created.token.clientSecret, created.platform.id)}\n`);
   }
-  if (config.jobs.enabled) jobs.start(config.jobs.pollMs);
+  if (config.jobs.enabled) await jobs.start(config.jobs.pollMs, (channel, onMessage) => handle.listen(channel, onMessage));
 
   logger.info(
     { engine: handle.engine, data: handle.location, baseUrl: `${config.publicUrl}${BASE_PATH}`, docs: `${config.publicUrl}/docs` },

@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
-import type { Db, DbOrTx } from './db/database.js';
+import type { Db, DbHandle, DbOrTx } from './db/database.js';
 import { uuidv7 } from './ids.js';
 
 interface JobsTable {
@@ -37,26 +37,30 @@ export interface EnqueueSpec {
 
 /** Adds a job in the caller's transaction, so it exists exactly when the change that needs it does. */
 export async function enqueueJob(trx: DbOrTx, clock: Clock, spec: EnqueueSpec): Promise<string> {
+  return (await enqueueJobs(trx, clock, [spec]))[0]!;
+}
+
+/** Adds several jobs with one statement (and one wake-up), in the caller's transaction. */
+export async function enqueueJobs(trx: DbOrTx, clock: Clock, specs: EnqueueSpec[]): Promise<string[]> {
+  if (specs.length === 0) return [];
   const now = clock.now();
-  const id = uuidv7(now.getTime());
-  await trx
-    .insertInto('jobs')
-    .values({
-      id,
-      platform_id: spec.platformId ?? null,
-      kind: spec.kind,
-      payload: JSON.stringify(spec.payload ?? null),
-      status: 'queued',
-      attempts: 0,
-      max_attempts: spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-      run_at: spec.runAt ?? now,
-      locked_until: null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
+  const rows = specs.map((spec) => ({
+    id: uuidv7(now.getTime()),
+    platform_id: spec.platformId ?? null,
+    kind: spec.kind,
+    payload: JSON.stringify(spec.payload ?? null),
+    status: 'queued' as const,
+    attempts: 0,
+    max_attempts: spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    run_at: spec.runAt ?? now,
+    locked_until: null,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+  }));
+  await trx.insertInto('jobs').values(rows).execute();
+  if (rows.some((r) => r.run_at <= now)) await wakeWorkers(trx);
+  return rows.map((r) => r.id);
 }
 
 /**
@@ -71,6 +75,42 @@ export type JobHandler = (job: Job, checkpoint: JobCheckpoint) => Promise<void>;
 /** Thrown by a checkpoint when this worker's lease ran out and another worker took the job. */
 export class JobTakenOver extends Error {}
 
+/**
+ * Thrown by a handler that keeps its own retry schedule (webhook delivery): the job runs again
+ * at `at` instead of after the default backoff, unless it has used up its attempts.
+ */
+export class RetryJobAt extends Error {
+  constructor(
+    readonly at: Date,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RetryJobAt';
+  }
+}
+
+export interface JobKindOptions {
+  /**
+   * At most this many jobs of the kind for one platform run at once in a worker, so one
+   * tenant's slow jobs (a dead webhook endpoint) never take every slot. Default: no limit.
+   */
+  perPlatform?: number;
+}
+
+/**
+ * Work that turns durable rows into jobs or otherwise drains a table (the outbox relay). A
+ * worker runs its sources before each claim; answers how many rows it handled.
+ */
+export type WorkSource = () => Promise<number>;
+
+/** The channel on which committed work wakes idle workers in every process. */
+const WAKE_CHANNEL = 'corridor_work';
+
+/** Wakes every process's worker when the caller's transaction commits (NOTIFY is transactional). */
+export async function wakeWorkers(db: DbOrTx): Promise<void> {
+  await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db);
+}
+
 const DEFAULT_MAX_ATTEMPTS = 8;
 /** How long a claimed job is reserved; a worker that dies mid-job frees it after this. */
 const LEASE_MS = 60_000;
@@ -83,50 +123,141 @@ export function backoffMs(attempts: number, random = Math.random): number {
   return Math.round(raw * (0.8 + 0.4 * random()));
 }
 
+interface Registration {
+  handler: JobHandler;
+  perPlatform: number;
+}
+
 /**
  * Claims due jobs with `FOR UPDATE SKIP LOCKED`, so any number of processes can run workers
- * without two of them taking the same job. A failed job is retried with backoff until
- * `max_attempts`, then parked as `dead` with its last error.
+ * without two of them taking the same job. A failed job is retried with backoff (or at the
+ * time its handler names) until `max_attempts`, then parked as `dead` with its last error.
+ *
+ * A started worker keeps up to `concurrency` jobs running at once and claims more as slots
+ * free; it wakes on NOTIFY (`wakeWorkers`, sent by `enqueueJob` and the outbox) and polls as a
+ * fallback, so new work starts within milliseconds of its commit rather than a poll interval.
  */
 export class JobWorker {
-  private readonly handlers = new Map<string, JobHandler>();
+  private readonly handlers = new Map<string, Registration>();
+  private readonly sources: WorkSource[] = [];
+  private readonly running = new Set<Promise<void>>();
+  /** Running jobs per kind and platform, for the per-platform share. */
+  private readonly runningShares = new Map<string, Map<string, number>>();
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
+  private pumping: Promise<void> | undefined;
+  private pumpAgain = false;
   private stopped = true;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly concurrency = 16,
   ) {}
 
-  register(kind: string, handler: JobHandler): void {
-    this.handlers.set(kind, handler);
+  register(kind: string, handler: JobHandler, options: JobKindOptions = {}): void {
+    this.handlers.set(kind, { handler, perPlatform: options.perPlatform ?? Number.POSITIVE_INFINITY });
   }
 
-  /** Claims up to `limit` due jobs and runs them; returns how many ran. */
+  addSource(source: WorkSource): void {
+    this.sources.push(source);
+  }
+
+  /**
+   * Runs the sources, then claims up to `limit` due jobs (within free slots and platform
+   * shares), runs them and waits for them; returns how many ran. Tests drive workers this way.
+   */
   async runDue(limit = 10): Promise<number> {
+    await this.runSources();
+    const started = await this.claimAndStart(limit);
+    await Promise.all(started);
+    return started.length;
+  }
+
+  private async runSources(): Promise<void> {
+    for (const source of this.sources) {
+      try {
+        await source();
+      } catch (error) {
+        this.logger.error({ err: error }, 'work source failed');
+      }
+    }
+  }
+
+  /** Platforms whose share of some kind is full in this worker: the claim skips their jobs. */
+  private fullPlatforms(): string[] {
+    const full = new Set<string>();
+    for (const [kind, shares] of this.runningShares) {
+      const limit = this.handlers.get(kind)!.perPlatform;
+      for (const [platformId, n] of shares) if (n >= limit) full.add(platformId);
+    }
+    return [...full];
+  }
+
+  /** Counts a job of a platform in or out of its share; answers false when the share is full. */
+  private takeShare(job: Job): boolean {
+    if (!job.platform_id) return true;
+    const shares = this.runningShares.get(job.kind) ?? new Map<string, number>();
+    const count = shares.get(job.platform_id) ?? 0;
+    if (count >= this.handlers.get(job.kind)!.perPlatform) return false;
+    this.runningShares.set(job.kind, shares.set(job.platform_id, count + 1));
+    return true;
+  }
+
+  private releaseShare(job: Job): void {
+    const shares = this.runningShares.get(job.kind);
+    if (!job.platform_id || !shares) return;
+    const left = (shares.get(job.platform_id) ?? 1) - 1;
+    if (left > 0) shares.set(job.platform_id, left);
+    else shares.delete(job.platform_id);
+  }
+
+  /** Claims up to `free` due jobs, minus what platform shares forbid, and starts them. */
+  private async claimAndStart(free: number): Promise<Array<Promise<void>>> {
     const kinds = [...this.handlers.keys()];
-    if (kinds.length === 0) return 0;
+    if (kinds.length === 0 || free <= 0) return [];
     const now = this.clock.now();
     const leaseUntil = new Date(now.getTime() + LEASE_MS);
+    const full = this.fullPlatforms();
     const claimed = await sql<Job>`
       update jobs set status = 'running', attempts = attempts + 1, locked_until = ${leaseUntil}, updated_at = ${now}
       where id in (
         select id from jobs
         where kind = any(${kinds})
           and ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
+          ${full.length ? sql`and (platform_id is null or platform_id <> all(${full}::uuid[]))` : sql``}
         order by run_at
-        limit ${limit}
+        limit ${free}
         for update skip locked
       )
       returning *`.execute(this.db);
-    for (const job of claimed.rows) await this.runOne(job);
-    return claimed.rows.length;
+    const started: Array<Promise<void>> = [];
+    const over: Job[] = [];
+    for (const job of claimed.rows.sort((a, b) => a.run_at.getTime() - b.run_at.getTime())) {
+      if (!this.takeShare(job)) {
+        over.push(job);
+        continue;
+      }
+      const run = this.runOne(job).finally(() => {
+        this.running.delete(run);
+        this.releaseShare(job);
+        // A freed slot may take waiting work at once (a started worker only).
+        this.wake();
+      });
+      this.running.add(run);
+      started.push(run);
+    }
+    // One claim may take more of a platform's jobs than its share: hand the rest back untouched.
+    if (over.length) {
+      await sql`
+        update jobs set status = 'queued', attempts = attempts - 1, locked_until = null, updated_at = ${now}
+        where id = any(${over.map((j) => j.id)}::uuid[]) and status = 'running'`.execute(this.db);
+    }
+    return started;
   }
 
   private async runOne(job: Job): Promise<void> {
-    const handler = this.handlers.get(job.kind)!;
+    const { handler } = this.handlers.get(job.kind)!;
     const checkpoint: JobCheckpoint = async (trx, payload) => {
       const now = this.clock.now();
       const saved = await trx
@@ -146,13 +277,17 @@ export class JobWorker {
       if (error instanceof JobTakenOver) return;
       const message = error instanceof Error ? error.message : String(error);
       const dead = job.attempts >= job.max_attempts;
-      this.logger.warn({ jobId: job.id, kind: job.kind, attempts: job.attempts, dead, err: message }, 'job failed');
+      const retryAt = error instanceof RetryJobAt ? error.at : new Date(this.clock.now().getTime() + backoffMs(job.attempts));
+      const fields = { jobId: job.id, kind: job.kind, attempts: job.attempts, dead, err: message };
+      // A handler with its own schedule expects to retry; only its final failure is a warning.
+      if (error instanceof RetryJobAt && !dead) this.logger.info(fields, 'job will retry');
+      else this.logger.warn(fields, 'job failed');
       await this.finish(job, {
         status: dead ? 'dead' : 'queued',
         last_error: message.slice(0, 2000),
         locked_until: null,
-        run_at: dead ? job.run_at : new Date(this.clock.now().getTime() + backoffMs(job.attempts)),
-      });
+        run_at: dead ? job.run_at : retryAt,
+      }).catch((finishError: unknown) => this.logger.error({ jobId: job.id, err: finishError }, 'could not record a job failure'));
     }
   }
 
@@ -167,26 +302,51 @@ export class JobWorker {
       .execute();
   }
 
-  start(pollMs: number): void {
-    this.stopped = false;
-    const tick = async () => {
-      if (this.stopped) return;
+  /** Runs sources and fills free slots; calls made while it runs fold into one more round. */
+  private wake(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = (async () => {
       try {
-        this.running = this.runDue();
-        const ran = await this.running;
-        if (!this.stopped) this.timer = setTimeout(tick, ran > 0 ? 0 : pollMs);
+        do {
+          this.pumpAgain = false;
+          await this.runSources();
+          const started = await this.claimAndStart(this.concurrency - this.running.size);
+          // A full batch suggests more is due; otherwise wait for a NOTIFY, a freed slot or the poll.
+          if (started.length > 0 && this.running.size < this.concurrency) this.pumpAgain = true;
+        } while (this.pumpAgain && !this.stopped);
       } catch (error) {
         this.logger.error({ err: error }, 'job worker tick failed');
-        if (!this.stopped) this.timer = setTimeout(tick, pollMs);
+      } finally {
+        this.pumping = undefined;
       }
-    };
-    this.timer = setTimeout(tick, pollMs);
+    })();
   }
 
+  /**
+   * Starts working: on every NOTIFY from committed work (when `listen` is given), whenever a
+   * slot frees, and every `pollMs` (jobs whose time has come, and anything a lost NOTIFY missed).
+   */
+  async start(pollMs: number, listen?: DbHandle['listen']): Promise<void> {
+    this.stopped = false;
+    if (listen) await listen(WAKE_CHANNEL, () => this.wake());
+    const tick = () => {
+      if (this.stopped) return;
+      this.wake();
+      this.timer = setTimeout(tick, pollMs);
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  /** Stops claiming and waits for the jobs that are running to finish. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running?.catch(() => {});
+    await this.pumping;
+    await Promise.all(this.running);
   }
 }
 

@@ -1,6 +1,9 @@
+import type { TSchema } from 'typebox';
 import type { Clock } from './clock.js';
-import type { DbOrTx } from './db/database.js';
+import type { Db, DbOrTx, Tx } from './db/database.js';
+import { withTx } from './db/tx.js';
 import { uuidv7 } from './ids.js';
+import { wakeWorkers } from './jobs.js';
 
 interface EventsTable {
   id: string;
@@ -27,8 +30,26 @@ export interface DomainEvent {
 }
 
 /**
+ * Event types a module records and platforms receive as webhooks, with the one payload schema
+ * they share (`data` of the envelope). A module declares its groups beside its schemas; the
+ * wiring hands them all to the webhooks catalogue, which validates, documents and delivers them.
+ */
+export interface EventGroup {
+  /** Key of the group in the OpenAPI document's `webhooks`, e.g. `customer-status`. */
+  name: string;
+  summary: string;
+  /** When these events are sent and what the receiver should do; Markdown. */
+  description: string;
+  /** Schema of `data`; absent for events without data (TEST). */
+  payload?: TSchema;
+  /** Every type of the group with the change that emits it. */
+  types: Record<string, string>;
+}
+
+/**
  * Records a domain event in the caller's transaction (transactional outbox): the event exists
- * if and only if the change that caused it was committed. Webhook delivery reads from here.
+ * if and only if the change that caused it was committed. Committing wakes the workers, whose
+ * outbox relay hands the event on (webhook delivery).
  */
 export async function recordEvent(trx: DbOrTx, clock: Clock, event: DomainEvent): Promise<string> {
   const [id] = await recordEvents(trx, clock, [event]);
@@ -49,5 +70,53 @@ export async function recordEvents(trx: DbOrTx, clock: Clock, events: readonly D
     published_at: null,
   }));
   await trx.insertInto('events').values(rows).execute();
+  await wakeWorkers(trx);
   return rows.map((r) => r.id);
+}
+
+export interface OutboxEvent {
+  id: string;
+  platformId: string;
+  type: string;
+  resourceId: string;
+  data: unknown;
+  createdAt: Date;
+}
+
+/**
+ * A work source that hands committed, unpublished events to `publish` in batches, oldest
+ * first, inside the transaction that marks them published: an event counts as published
+ * exactly when what `publish` wrote commits, so none is lost or handed on twice. SKIP LOCKED
+ * lets every process relay at once without two taking the same event.
+ */
+export function outboxRelay(db: Db, clock: Clock, publish: (trx: Tx, events: OutboxEvent[]) => Promise<void>, batchSize = 500) {
+  return async (): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      const relayed = await withTx(db, async (trx) => {
+        const rows = await trx
+          .selectFrom('events')
+          .selectAll()
+          .where('published_at', 'is', null)
+          .orderBy('id')
+          .limit(batchSize)
+          .forUpdate()
+          .skipLocked()
+          .execute();
+        if (rows.length === 0) return 0;
+        await publish(
+          trx,
+          rows.map((r) => ({ id: r.id, platformId: r.platform_id, type: r.type, resourceId: r.resource_id, data: r.data, createdAt: r.created_at })),
+        );
+        await trx
+          .updateTable('events')
+          .set({ published_at: clock.now() })
+          .where('id', 'in', rows.map((r) => r.id))
+          .execute();
+        return rows.length;
+      });
+      total += relayed;
+      if (relayed < batchSize) return total;
+    }
+  };
 }

@@ -61,15 +61,25 @@ describe('PATCH /config', () => {
     expect((await getConfig(p)).json()).toEqual(before);
   });
 
-  it('accepts http webhooks only for local development hosts', async () => {
+  it('accepts http webhook endpoints for sandbox platforms only, and announces a new endpoint with a TEST event', async () => {
     const p = await ctx.newPlatform();
-    for (const url of ['http://localhost:3000/hooks', 'http://127.0.0.1/hooks', 'https://example.com/h']) {
+    for (const url of ['http://localhost:3000/hooks', 'http://127.0.0.1/hooks', 'http://hooks.example.com/x', 'https://example.com/h']) {
       expect((await patch(p, { webhookEndpoint: url })).statusCode, url).toBe(200);
     }
-    for (const url of ['http://example.com/hooks', 'ftp://example.com/x', 'https://user:pw@example.com/', 'not a url']) {
+    for (const url of ['ftp://example.com/x', 'https://user:pw@example.com/', 'https://example.com/#frag', 'not a url']) {
       const body = expectEnvelope(await patch(p, { webhookEndpoint: url }), 400, 'INVALID_INPUT');
       expect((body.details!.errors as Array<{ field: string }>)[0]!.field, url).toBe('webhookEndpoint');
     }
+    const production = await ctx.newPlatform('production');
+    for (const url of ['http://localhost:3000/hooks', 'http://hooks.example.com/x']) {
+      const body = expectEnvelope(await patch(production, { webhookEndpoint: url }), 400, 'INVALID_INPUT');
+      expect((body.details!.errors as Array<{ constraint: unknown }>)[0]!.constraint, url).toEqual({ format: 'url', pattern: '^https://' });
+    }
+    expect((await patch(production, { webhookEndpoint: 'https://hooks.example.com/x' })).statusCode).toBe(200);
+    // Setting the same endpoint again is no change: one TEST per new endpoint.
+    expect((await patch(production, { webhookEndpoint: 'https://hooks.example.com/x' })).statusCode).toBe(200);
+    const tests = await ctx.handle.db.selectFrom('events').select(['type', 'data']).where('platform_id', '=', production.uuid).where('type', '=', 'TEST').execute();
+    expect(tests).toEqual([{ type: 'TEST', data: null }]);
   });
 
   it('merges embeddedWalletConfig and cardTokenization2faConfig field by field', async () => {
@@ -145,7 +155,7 @@ describe('PATCH /config', () => {
       (await ctx.handle.db.selectFrom('events').select('id').where('platform_id', '=', p.uuid).where('type', '=', 'PLATFORM_CONFIG.UPDATED').execute()).length;
     await patch(p, { umaDomain: 'pay.example.com' });
     expect(await count()).toBe(1);
-    await patch(p, { webhookEndpoint: 'http://example.com' });
+    await patch(p, { webhookEndpoint: 'ftp://example.com' });
     expect(await count()).toBe(1);
   });
 

@@ -312,3 +312,36 @@ describe('GET /verifications', () => {
     expect(bad.details!.errors).toEqual([expect.objectContaining({ field: 'verificationStatus', constraint: expect.objectContaining({ enum: expect.arrayContaining(['APPROVED']) }) })]);
   });
 });
+
+describe('an approved customer and a later verification', () => {
+  it('stays APPROVED while a review runs or asks for more; only a rejection changes it', async () => {
+    const auto = await ctx.newPlatform();
+    const customerEvents = async (id: unknown) =>
+      (await ctx.handle.db.selectFrom('events').select('type').where('resource_id', '=', String(id)).orderBy('id').execute()).map((e) => e.type);
+    // Approved at creation with no data (the documented sandbox auto-approval) …
+    const bare = (await (await call(auto, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `auto-${++seq}` })).json()) as Body;
+    expect(bare.kycStatus).toBe('APPROVED');
+    const asked = (await call(auto, 'POST', '/verifications', { customerId: bare.id })).json() as Verification;
+    // … the review lists what is missing, and the customer is not silently downgraded.
+    expect(asked.verificationStatus).toBe('RESOLVE_ERRORS');
+    expect(asked.errors.length).toBeGreaterThan(0);
+    expect(((await call(auto, 'GET', `/customers/${String(bare.id)}`)).json() as Body).kycStatus).toBe('APPROVED');
+    expect(await customerEvents(bare.id)).toEqual(['CUSTOMER.KYC_APPROVED']);
+
+    // A complete review of an approved customer: still APPROVED while IN_PROGRESS and after.
+    const complete = await individual(auto);
+    await doc(auto, complete.id, 'PASSPORT');
+    expect(((await call(auto, 'POST', '/verifications', { customerId: complete.id })).json() as Verification).verificationStatus).toBe('IN_PROGRESS');
+    expect(((await call(auto, 'GET', `/customers/${String(complete.id)}`)).json() as Body).kycStatus).toBe('APPROVED');
+    await ctx.jobs.runDue();
+    expect(((await call(auto, 'GET', `/customers/${String(complete.id)}`)).json() as Body).kycStatus).toBe('APPROVED');
+
+    // A rejection is a verdict, announced: it does change an approved customer.
+    const rejected = await individual(auto, { platformCustomerId: `SANDBOX_REJECT-${++seq}` });
+    await doc(auto, rejected.id, 'PASSPORT');
+    await call(auto, 'POST', '/verifications', { customerId: rejected.id });
+    await ctx.jobs.runDue();
+    expect(((await call(auto, 'GET', `/customers/${String(rejected.id)}`)).json() as Body).kycStatus).toBe('REJECTED');
+    expect(await customerEvents(rejected.id)).toEqual(['CUSTOMER.KYC_APPROVED', 'CUSTOMER.KYC_REJECTED']);
+  });
+});

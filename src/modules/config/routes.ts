@@ -22,7 +22,8 @@ export const configRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { configCache:
       tags: ['Platform Configuration'],
       summary: 'Update the platform configuration',
       description:
-        'Fields left out stay as they are. `embeddedWalletConfig` and `cardTokenization2faConfig` merge field by field. ' +
+        'Fields left out stay as they are. `webhookEndpoint` must be https for production platforms (http is allowed in sandbox); ' +
+        'setting a new one sends it a TEST webhook. `embeddedWalletConfig` and `cardTokenization2faConfig` merge field by field. ' +
         '`feeConfigs` merge by `(feeType, sourceCurrency)`; a fee whose rate and fixed amount are both 0 is removed. ' +
         'Fee configs accept USD source currency only (501 NOT_IMPLEMENTED otherwise).',
       body: PlatformConfigUpdate,
@@ -32,7 +33,7 @@ export const configRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { configCache:
     handler: async (request, reply) => {
       await sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
-        body: await updatePlatformConfig(trx, deps.clock, request.principal.platformId, request.body),
+        body: await updatePlatformConfig(trx, deps.clock, request.principal, request.body),
       }));
       // Read-your-writes on this process; the NOTIFY reaches the others.
       deps.configCache.evict(request.principal.platformId);

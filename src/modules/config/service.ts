@@ -1,10 +1,10 @@
 import { NotifiedCache, notifyChanged } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
-import { unknownCurrencies } from '../../platform/currencies.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs.js';
+import { knownOidcIssuer } from '../../platform/oidc-issuers.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { findConfig, insertConfig, updateConfig, type ConfigRow } from './repo.js';
 import type { FeeConfig, PlatformConfig, PlatformConfigUpdate, PlatformCurrencyConfig } from './schemas.js';
@@ -102,6 +102,19 @@ export class PlatformConfigCache {
   }
 }
 
+/**
+ * A known issuer (Google, Apple) needs the platform's client ids, since its tokens are issued to
+ * every app; any other issuer needs its JWKS location.
+ */
+function checkOidcIssuer(entry: { issuer: string; jwksUri?: string | undefined; audiences?: string[] | undefined }, field: string, errors: FieldError[]): void {
+  if (entry.jwksUri !== undefined) checkServiceUrl(entry.jwksUri, `${field}.jwksUri`, errors);
+  if (knownOidcIssuer(entry.issuer)) {
+    if (!entry.audiences) errors.push({ field: `${field}.audiences`, message: `is required for ${entry.issuer}: list your client ids there` });
+  } else if (entry.jwksUri === undefined) {
+    errors.push({ field: `${field}.jwksUri`, message: 'is required for an issuer Corridor does not know (only Google and Apple are built in)' });
+  }
+}
+
 /** An https URL without credentials (http only for local hosts); `origin`: nothing after the port either. */
 function checkServiceUrl(value: string, field: string, errors: FieldError[], origin = false): void {
   let url: URL | undefined;
@@ -118,6 +131,31 @@ function checkServiceUrl(value: string, field: string, errors: FieldError[], ori
       message: origin
         ? 'must be an origin: https://host[:port] (http is allowed only for localhost and 127.0.0.1), nothing after it'
         : 'must be an https URL without credentials (http is allowed only for localhost and 127.0.0.1)',
+    });
+  }
+}
+
+/**
+ * Where webhooks go: https for production platforms; a sandbox may also use http, so a
+ * developer's machine or a tunnel can receive them. Production deliveries are further refused
+ * at send time when the host resolves to a private address (modules/webhooks).
+ */
+function checkWebhookEndpoint(value: string, environment: Environment, errors: FieldError[]): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const schemes = environment === 'production' ? ['https:'] : ['https:', 'http:'];
+  if (!url || !schemes.includes(url.protocol) || url.username || url.password || url.hash) {
+    errors.push({
+      field: 'webhookEndpoint',
+      constraint: { format: 'url', pattern: environment === 'production' ? '^https://' : '^https?://' },
+      message:
+        environment === 'production'
+          ? 'must be an https URL without credentials or fragment'
+          : 'must be an http or https URL without credentials or fragment',
     });
   }
 }
@@ -164,6 +202,8 @@ function mergeFeeConfigs(current: FeeConfig[], updates: NonNullable<PlatformConf
   return [...merged.values()];
 }
 
+export type Environment = 'sandbox' | 'production';
+
 /**
  * Job that opens, for customers approved before a config change, the accounts the change calls
  * for (a new supported currency, embedded wallets enabled). Its handler belongs to the module
@@ -182,15 +222,16 @@ function opensAccounts(before: ConfigRow, after: ConfigRow): boolean {
   return after.supported_currencies.some((c) => !had.has(c.currencyCode)) || (!before.embedded_wallet_config && after.embedded_wallet_config !== null);
 }
 
-export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: string, update: PlatformConfigUpdate): Promise<PlatformConfig> {
-  const unknown = unknownCurrencies([
-    ...(update.supportedCurrencies ?? []).map((c, i) => ({ field: `supportedCurrencies.${i}.currencyCode`, code: c.currencyCode })),
-    ...(update.feeConfigs ?? []).flatMap((f, i) => [
-      { field: `feeConfigs.${i}.sourceCurrency`, code: f.sourceCurrency },
-      ...(f.fixedFee ? [{ field: `feeConfigs.${i}.fixedFee.currency`, code: f.fixedFee.currency }] : []),
-    ]),
-  ]);
-  if (unknown) throw unknown;
+/** The event that tells a new webhook endpoint it is connected (upstream sends TEST on every endpoint change). */
+const WEBHOOK_TEST_EVENT = 'TEST';
+
+export async function updatePlatformConfig(
+  trx: Tx,
+  clock: Clock,
+  caller: { platformId: string; environment: Environment },
+  update: PlatformConfigUpdate,
+): Promise<PlatformConfig> {
+  const { platformId } = caller;
   const unsupported = (update.feeConfigs ?? []).findIndex((f) => !FEE_SOURCE_CURRENCIES.has(f.sourceCurrency));
   if (unsupported >= 0) {
     throw new AppError('NOT_IMPLEMENTED', `Fee configs are supported only for USD source currency.`, {
@@ -200,8 +241,8 @@ export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: st
   const current = await findConfig(trx, platformId, { forUpdate: true });
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
-  if (typeof update.webhookEndpoint === 'string') checkServiceUrl(update.webhookEndpoint, 'webhookEndpoint', errors);
-  update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkServiceUrl(issuer.jwksUri, `embeddedWalletConfig.oidcIssuers.${i}.jwksUri`, errors));
+  if (typeof update.webhookEndpoint === 'string') checkWebhookEndpoint(update.webhookEndpoint, caller.environment, errors);
+  update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkOidcIssuer(issuer, `embeddedWalletConfig.oidcIssuers.${i}`, errors));
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
   if (update.supportedCurrencies) checkCurrencies(update.supportedCurrencies, errors);
   const feeConfigs = update.feeConfigs ? mergeFeeConfigs(current.fee_configs, update.feeConfigs, errors) : undefined;
@@ -237,5 +278,8 @@ export async function updatePlatformConfig(trx: Tx, clock: Clock, platformId: st
   }
   const config = toPlatformConfig(row);
   await recordEvent(trx, clock, { platformId, type: 'PLATFORM_CONFIG.UPDATED', resourceId: config.id, data: config });
+  if (row.webhook_endpoint && row.webhook_endpoint !== current.webhook_endpoint) {
+    await recordEvent(trx, clock, { platformId, type: WEBHOOK_TEST_EVENT, resourceId: config.id, data: null });
+  }
   return config;
 }

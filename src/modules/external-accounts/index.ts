@@ -1,6 +1,6 @@
 // The external-accounts module's public face: what app.ts wires and what other modules may use.
 export { externalAccountRoutes, type ExternalAccountRouteDeps } from './routes.js';
-export { SHARED_SCHEMAS as EXTERNAL_ACCOUNT_SCHEMAS, ExternalAccountRef } from './schemas.js';
+export { EXTERNAL_ACCOUNT_EVENTS, SHARED_SCHEMAS as EXTERNAL_ACCOUNT_SCHEMAS, ExternalAccountRef } from './schemas.js';
 export type { BeneficiaryVerificationStatus, ExternalAccount, ExternalAccountStatus, OwnershipType } from './schemas.js';
 export type { DestinationNetwork, ExternalAccountType, PaymentRail } from './variants.js';
 export type { InstitutionDirectory, BeneficiaryQuery } from './beneficiary.js';

@@ -1,2 +1,2 @@
 // The platforms module's public face: what the CLI and the server start may use.
-export { bootstrapFirstPlatform, createPlatform, type Environment } from './service.js';
+export { bootstrapFirstPlatform, createPlatform, platformEnvironment, type Environment } from './service.js';

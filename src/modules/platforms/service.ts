@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import type { Clock } from '../../platform/clock.js';
-import type { Tx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { createDefaultConfig } from '../config/index.js';
 import { provisionPlatformAccounts } from '../internal-accounts/index.js';
 import { type CreatedToken, createToken } from '../tokens/index.js';
-import { countPlatforms, insertPlatform, type PlatformRow } from './repo.js';
+import { countPlatforms, findPlatform, insertPlatform, type PlatformRow } from './repo.js';
 
 export type Environment = PlatformRow['environment'];
 
@@ -33,6 +33,22 @@ export async function createPlatform(
   await provisionPlatformAccounts(trx, clock, row.id);
   const token = await createToken(trx, clock, row.id, { name: 'Initial token', permissions: ['VIEW', 'TRANSACT', 'MANAGE'] });
   return { platform: toPlatform(row), platformUuid: row.id, token };
+}
+
+/** A platform's environment is fixed at creation, so every process may remember it. */
+const environments = new Map<string, Environment>();
+
+/** Sandbox or production, for work that runs outside a request (no token to say it). */
+export async function platformEnvironment(db: DbOrTx, platformUuid: string): Promise<Environment> {
+  let environment = environments.get(platformUuid);
+  if (!environment) {
+    const row = await findPlatform(db, platformUuid);
+    if (!row) throw new Error(`platform ${platformUuid} does not exist`);
+    environment = row.environment;
+    if (environments.size >= 100_000) environments.clear();
+    environments.set(platformUuid, environment);
+  }
+  return environment;
 }
 
 const BOOTSTRAP_LOCK = 7_301_991_002;

@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 import { DOCUMENT_TYPES } from '../documents/index.js';
+import type { EventGroup } from '../../platform/outbox.js';
 
 export const VERIFICATION_STATUSES = ['RESOLVE_ERRORS', 'PENDING_MANUAL_REVIEW', 'IN_PROGRESS', 'APPROVED', 'REJECTED', 'READY_FOR_VERIFICATION'] as const;
 export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
@@ -45,10 +46,25 @@ export const Verification = Type.Object(
 export type Verification = Static<typeof Verification>;
 
 export const VerificationCreateRequest = Type.Object({ customerId: ResourceId('Customer') }, { additionalProperties: false, title: 'VerificationCreateRequest' });
-export const VerificationParams = Type.Object({ verificationId: ResourceId('Verification') }, { additionalProperties: false });
+export const VerificationParams = Type.Object({ verificationId: IdParam('Verification', 'REFERENCE_NOT_FOUND') }, { additionalProperties: false });
 export const VerificationListQuery = Type.Object(
   { customerId: Type.Optional(ResourceId('Customer')), verificationStatus: Type.Optional(StringEnum(VERIFICATION_STATUSES)), ...PaginationQuery },
   { additionalProperties: false },
 );
 export type VerificationListQuery = Static<typeof VerificationListQuery>;
 export const VerificationListResponse = ListResponse(Verification, 'VerificationListResponse');
+
+/** Webhooks about a verification's status; `data` is the verification. */
+export const VERIFICATION_EVENTS: EventGroup = {
+  name: 'verification-status',
+  summary: 'Verification status',
+  description: 'A KYC/KYB verification changed status. `data` is the whole verification, with its `errors` when there are any.',
+  payload: Verification,
+  types: {
+    'VERIFICATION.IN_PROGRESS': 'A review started (POST /verifications with everything needed).',
+    'VERIFICATION.RESOLVE_ERRORS': 'Something is missing or was rejected: `errors` has one entry per problem.',
+    'VERIFICATION.PENDING_MANUAL_REVIEW': 'The review needs a person.',
+    'VERIFICATION.APPROVED': 'The customer passed.',
+    'VERIFICATION.REJECTED': 'The customer did not pass.',
+  },
+};

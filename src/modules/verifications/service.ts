@@ -50,9 +50,17 @@ const CUSTOMER_STATUS: Partial<Record<VerificationStatus, ReviewStatus>> = {
   RESOLVE_ERRORS: 'UNVERIFIED',
 };
 
+/**
+ * Moves the customer (and its owners) to the status the verification implies. An APPROVED
+ * customer is never downgraded by a review that merely runs or asks for more (IN_PROGRESS,
+ * PENDING_MANUAL_REVIEW, RESOLVE_ERRORS): it stays APPROVED, its accounts stay usable, and the
+ * verification itself says what is missing. Only a REJECTED verdict, announced as
+ * CUSTOMER.KYC_REJECTED / KYB_REJECTED, changes an approved customer.
+ */
 async function applyToCustomer(trx: Tx, clock: Clock, platformId: string, input: ReviewInput, status: VerificationStatus): Promise<void> {
   const next = CUSTOMER_STATUS[status];
   if (!next) return;
+  if (input.customer.status === 'APPROVED' && next !== 'REJECTED') return;
   await setReviewStatus(trx, clock, platformId, input.customer.uuid, next);
   await setBeneficialOwnerStatuses(trx, clock, platformId, input.owners.map((o) => o.id), next);
 }

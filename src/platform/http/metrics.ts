@@ -13,9 +13,74 @@ function escapeLabel(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
+function labelText(labels: Record<string, string>): string {
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+    .join(',');
+}
+
+/** A counter per label set, for modules' own metrics (rendered with /metrics). */
+export class Counter {
+  private readonly values = new Map<string, number>();
+
+  constructor(
+    private readonly name: string,
+    private readonly help: string,
+  ) {}
+
+  inc(labels: Record<string, string>, by = 1): void {
+    const key = labelText(labels);
+    this.values.set(key, (this.values.get(key) ?? 0) + by);
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [labels, value] of this.values) lines.push(`${this.name}{${labels}} ${value}`);
+    return lines;
+  }
+}
+
+/** A latency histogram per label set, in seconds. */
+export class Histogram {
+  private readonly series = new Map<string, Omit<Series, 'labels'>>();
+
+  constructor(
+    private readonly name: string,
+    private readonly help: string,
+    private readonly buckets: number[] = BUCKETS,
+  ) {}
+
+  observe(labels: Record<string, string>, seconds: number): void {
+    const key = labelText(labels);
+    let s = this.series.get(key);
+    if (!s) this.series.set(key, (s = { count: 0, sum: 0, buckets: this.buckets.map(() => 0) }));
+    s.count++;
+    s.sum += seconds;
+    for (let i = 0; i < this.buckets.length; i++) if (seconds <= this.buckets[i]!) s.buckets[i]!++;
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const [labels, s] of this.series) {
+      const sep = labels ? `${labels},` : '';
+      this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{${sep}le="${b}"} ${s.buckets[i]}`));
+      lines.push(`${this.name}_bucket{${sep}le="+Inf"} ${s.count}`);
+      lines.push(`${this.name}_sum${labels ? `{${labels}}` : ''} ${s.sum}`);
+      lines.push(`${this.name}_count${labels ? `{${labels}}` : ''} ${s.count}`);
+    }
+    return lines;
+  }
+}
+
 /** Request count and latency per route and status, in Prometheus text format. */
 export class HttpMetrics {
   private readonly series = new Map<string, Series>();
+  private readonly collectors: Array<() => string[]> = [];
+
+  /** Adds a module's metrics (counters, histograms) to what /metrics renders. */
+  addCollector(render: () => string[]): void {
+    this.collectors.push(render);
+  }
 
   observe(method: string, route: string, status: number, seconds: number): void {
     // Keyed by the raw values; the escaped label text is built once per series, not per request.
@@ -54,6 +119,7 @@ export class HttpMetrics {
       lines.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`);
       for (const v of g.values) lines.push(`${g.name}${v.labels ? `{${v.labels}}` : ''} ${v.value}`);
     }
+    for (const collect of this.collectors) lines.push(...collect());
     return `${lines.join('\n')}\n`;
   }
 }

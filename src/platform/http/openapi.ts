@@ -1,5 +1,6 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { API_VERSION, BASE_PATH, type Config } from '../../config.js';
+import { NOT_FOUND_KEYWORD } from './schemas.js';
 
 const TAGS = [
   { name: 'API Tokens', description: 'Create, list and delete the credentials a platform backend authenticates with.' },
@@ -8,12 +9,17 @@ const TAGS = [
   { name: 'KYC/KYB Verifications', description: 'Beneficial owners of businesses and reviews of customers against the KYC/KYB requirements.' },
   { name: 'Documents', description: 'Verification documents of customers and beneficial owners: upload (screened at once), replace, list, delete.' },
   { name: 'Internal Accounts', description: 'Accounts Corridor holds for customers (opened on KYC/KYB approval) and for the platform.' },
-  { name: 'Sandbox', description: 'Simulations for sandbox platforms only: fund accounts, drive payments.' },
+  { name: 'Sandbox', description: 'Simulations for sandbox platforms (fund accounts, drive payments) and the webhook test, which any platform may send.' },
   { name: 'External Accounts', description: 'Bank accounts and wallets money is paid to: validated by their real rules, holder names confirmed, wallet ownership proven.' },
+  {
+    name: 'Webhooks',
+    description:
+      'Signed notifications Corridor sends to the platform (listed under `webhooks`), the public keys that verify them, and the delivery log.',
+  },
 ];
 
-/** The OpenAPI 3.1 document is generated from the route schemas; nothing is written by hand. */
-export function openApiOptions(config: Pick<Config, 'publicUrl'>): FastifyDynamicSwaggerOptions {
+/** The OpenAPI 3.1 document is generated from the route schemas and the webhook catalogue; nothing is written by hand. */
+export function openApiOptions(config: Pick<Config, 'publicUrl'>, webhooks: Record<string, unknown> = {}): FastifyDynamicSwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
@@ -28,12 +34,22 @@ export function openApiOptions(config: Pick<Config, 'publicUrl'>): FastifyDynami
       },
       servers: [{ url: `${config.publicUrl}${BASE_PATH}`, description: 'This Corridor instance' }],
       tags: TAGS,
+      // The catalogue's documents are valid path items; the swagger types cannot see that.
+      webhooks: webhooks as never,
       components: {
         securitySchemes: {
           BasicAuth: {
             type: 'http',
             scheme: 'basic',
             description: 'User name: the API token `clientId` (or its `Token:<uuid>` id). Password: the token secret.',
+          },
+          WebhookSignature: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Service-Signature',
+            description:
+              'On webhooks Corridor sends: base64 of the ECDSA P-256 signature (DER) over SHA-256 of the exact request body, made with the ' +
+              'platform’s signing key (`GET /webhooks/signing-keys`). Verify it before trusting the body.',
           },
         },
       },
@@ -47,10 +63,18 @@ export function openApiOptions(config: Pick<Config, 'publicUrl'>): FastifyDynami
 
 type TransformInput = Parameters<NonNullable<FastifyDynamicSwaggerOptions['transform']>>[0];
 
+/** A copy of a route schema as the document shows it: validation-only keywords removed. */
+function documented(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(documented);
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).filter(([key]) => key !== NOT_FOUND_KEYWORD).map(([key, value]) => [key, documented(value)]));
+}
+
 /** Paths are documented relative to the versioned server URL, as upstream clients expect. */
 export function transformForOpenApi({ schema, url }: TransformInput) {
   const relative = url.startsWith(BASE_PATH) ? url.slice(BASE_PATH.length) || '/' : url;
-  if (!schema?.multipartBody) return { schema, url: relative };
+  if (!schema) return { schema, url: relative };
   const { multipartBody, ...rest } = schema;
-  return { schema: { ...rest, body: multipartBody }, url: relative };
+  const shown = (multipartBody ? { ...rest, body: multipartBody } : rest) as typeof schema;
+  return { schema: documented(shown) as typeof schema, url: relative };
 }

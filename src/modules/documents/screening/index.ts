@@ -6,14 +6,14 @@ import type { DocumentScreener } from './screener.js';
 
 /**
  * Which screener judges a platform's uploads. Sandbox platforms: file-name triggers, else the
- * built-in screener. Production platforms: the external provider when one is configured
+ * built-in screener's decoding alone (a file that is what it says passes). Production platforms: the external provider when one is configured
  * (`CORRIDOR_SCREENING_URL`), else the built-in screener.
  */
 export class ScreeningProviders {
   private readonly sandbox: DocumentScreener;
   private readonly production: DocumentScreener;
 
-  constructor(config: Pick<Config, 'screening'>, builtIn: DocumentScreener = new BuiltInScreener()) {
+  constructor(config: Pick<Config, 'screening'>, builtIn: BuiltInScreener = new BuiltInScreener()) {
     this.sandbox = new SandboxScreener(builtIn);
     this.production = config.screening.url
       ? new HttpScreener({ url: config.screening.url, timeoutMs: config.screening.timeoutMs, ...(config.screening.token ? { token: config.screening.token } : {}) })

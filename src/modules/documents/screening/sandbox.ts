@@ -1,3 +1,4 @@
+import type { BuiltInScreener } from './builtin.js';
 import { PRECHECK_ERRORS, type DocumentScreener, type PrecheckError, type ScreeningSubject } from './screener.js';
 
 const TRIGGER = /precheck-([A-Za-z]+)/g;
@@ -13,11 +14,19 @@ export function sandboxTriggers(fileName: string): PrecheckError[] | undefined {
   return named.size > 0 ? PRECHECK_ERRORS.filter((name) => named.has(name)) : undefined;
 }
 
-/** Sandbox platforms: triggers in the file name decide alone; otherwise the real screener does. */
+/**
+ * Sandbox platforms: triggers in the file name decide alone. Without one, a file passes when it
+ * is what its content type says — it decodes as that PDF, JPEG or PNG — whatever its quality:
+ * integrators test with synthetic files (a blank page, a tiny or grey image), and the quality
+ * checks (blur, colour, glare, screen capture) are exercised with triggers or on production.
+ */
 export class SandboxScreener implements DocumentScreener {
-  constructor(private readonly inner: DocumentScreener) {}
+  constructor(private readonly decoder: BuiltInScreener) {}
 
   async screen(subject: ScreeningSubject): Promise<string[]> {
-    return sandboxTriggers(subject.fileName) ?? this.inner.screen(subject);
+    const triggered = sandboxTriggers(subject.fileName);
+    if (triggered) return triggered;
+    const report = await this.decoder.inspect(subject);
+    return report.unreadable ? report.problems : [];
   }
 }

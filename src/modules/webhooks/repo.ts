@@ -1,0 +1,237 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
+
+interface SigningKeysTable {
+  platform_id: string;
+  id: string;
+  generation: number;
+  public_key: string;
+  sealed_private_key: string;
+  created_at: Date;
+  activates_at: Date;
+  retires_at: Date | null;
+}
+
+export type DeliveryKind = 'EVENT' | 'TEST' | 'APPROVAL';
+export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED';
+export type AttemptOutcome = 'SUCCEEDED' | 'FAILED' | 'REFUSED';
+
+interface DeliveriesTable {
+  platform_id: string;
+  id: string;
+  kind: DeliveryKind;
+  event_type: string;
+  resource_id: string | null;
+  data: unknown;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_latency_ms: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface AttemptsTable {
+  platform_id: string;
+  delivery_id: string;
+  number: number;
+  attempted_at: Date;
+  url: string | null;
+  outcome: AttemptOutcome;
+  response_status: number | null;
+  response_body: string | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+export type ApprovalStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'INFO_REQUIRED' | 'TIMED_OUT' | 'WEBHOOK_ERROR';
+
+interface ApprovalsTable {
+  platform_id: string;
+  id: string;
+  transaction_id: string;
+  consumer: string;
+  status: ApprovalStatus;
+  requested_fields: unknown;
+  outcome: unknown;
+  decided_via: 'WEBHOOK' | 'API' | 'DEADLINE' | null;
+  deadline: Date;
+  created_at: Date;
+  decided_at: Date | null;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    webhook_signing_keys: SigningKeysTable;
+    webhook_deliveries: DeliveriesTable;
+    webhook_attempts: AttemptsTable;
+    webhook_approvals: ApprovalsTable;
+  }
+}
+
+export type SigningKeyRow = Selectable<SigningKeysTable>;
+export type DeliveryRow = Selectable<DeliveriesTable>;
+export type AttemptRow = Selectable<AttemptsTable>;
+export type ApprovalRow = Selectable<ApprovalsTable>;
+
+// ---- signing keys
+
+export async function listSigningKeys(db: DbOrTx, platformId: string): Promise<SigningKeyRow[]> {
+  return db.selectFrom('webhook_signing_keys').selectAll().where('platform_id', '=', platformId).orderBy('generation').execute();
+}
+
+/** Adds a key unless its generation exists (a concurrent rotation won): answers whether it was added. */
+export async function insertSigningKey(db: DbOrTx, row: SigningKeyRow): Promise<boolean> {
+  const result = await db.insertInto('webhook_signing_keys').values(row).onConflict((oc) => oc.columns(['platform_id', 'generation']).doNothing()).executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+export async function retireSigningKeys(db: DbOrTx, platformId: string, exceptId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('webhook_signing_keys')
+    .set({ retires_at: at })
+    .where('platform_id', '=', platformId)
+    .where('id', '<>', exceptId)
+    .where((eb) => eb.or([eb('retires_at', 'is', null), eb('retires_at', '>', at)]))
+    .execute();
+}
+
+// ---- deliveries
+
+export async function insertDeliveries(db: DbOrTx, rows: Array<Insertable<DeliveriesTable>>): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const inserted = await db
+    .insertInto('webhook_deliveries')
+    .values(rows.map((r) => withJsonColumns(r, ['data'] as const)))
+    .onConflict((oc) => oc.columns(['platform_id', 'id']).doNothing())
+    .returning('id')
+    .execute();
+  return inserted.map((r) => r.id);
+}
+
+export async function findDelivery(db: DbOrTx, platformId: string, id: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export interface AttemptRecord {
+  attemptedAt: Date;
+  url: string | null;
+  outcome: AttemptOutcome;
+  responseStatus: number | null;
+  responseBody: string | null;
+  latencyMs: number;
+  error: string | null;
+  /** The delivery's status after this attempt; SUCCEEDED is never undone by a later failure. */
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+}
+
+/** Counts an attempt on its delivery and logs it, in one statement pair; answers the attempt's number. */
+export async function recordAttempt(db: DbOrTx, platformId: string, deliveryId: string, attempt: AttemptRecord): Promise<DeliveryRow> {
+  const delivered = attempt.outcome === 'SUCCEEDED';
+  const updated = await sql<DeliveryRow>`
+    update webhook_deliveries set
+      attempt_count = attempt_count + 1,
+      status = case when status = 'SUCCEEDED' then 'SUCCEEDED' else ${attempt.status}::text end,
+      next_attempt_at = case when status = 'SUCCEEDED' or ${delivered}::boolean then null else ${attempt.nextAttemptAt}::timestamptz end,
+      last_attempt_at = ${attempt.attemptedAt},
+      last_response_status = ${attempt.responseStatus}::integer,
+      last_latency_ms = ${attempt.latencyMs}::integer,
+      last_error = ${attempt.error}::text,
+      delivered_at = coalesce(delivered_at, ${delivered ? attempt.attemptedAt : null}::timestamptz),
+      updated_at = ${attempt.attemptedAt}
+    where platform_id = ${platformId} and id = ${deliveryId}
+    returning *`.execute(db);
+  const row = updated.rows[0]!;
+  await db
+    .insertInto('webhook_attempts')
+    .values({
+      platform_id: platformId,
+      delivery_id: deliveryId,
+      number: row.attempt_count,
+      attempted_at: attempt.attemptedAt,
+      url: attempt.url,
+      outcome: attempt.outcome,
+      response_status: attempt.responseStatus,
+      response_body: attempt.responseBody,
+      latency_ms: attempt.latencyMs,
+      error: attempt.error,
+    })
+    .execute();
+  return row;
+}
+
+export interface DeliveryFilter {
+  eventType?: string;
+  status?: DeliveryStatus;
+  /** Keyset position: only ids strictly below this one. */
+  before?: string;
+  limit: number;
+}
+
+/** Newest first, `limit + 1` rows so the caller learns whether another page exists. */
+export async function listDeliveries(db: DbOrTx, platformId: string, filter: DeliveryFilter): Promise<DeliveryRow[]> {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('platform_id', '=', platformId);
+  if (filter.eventType) query = query.where('event_type', '=', filter.eventType);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.before) query = query.where('id', '<', filter.before);
+  return query.orderBy('id', 'desc').limit(filter.limit + 1).execute();
+}
+
+export async function listAttempts(db: DbOrTx, platformId: string, deliveryId: string): Promise<AttemptRow[]> {
+  return db.selectFrom('webhook_attempts').selectAll().where('platform_id', '=', platformId).where('delivery_id', '=', deliveryId).orderBy('number').execute();
+}
+
+// ---- approvals
+
+export async function insertApproval(db: DbOrTx, row: ApprovalRow): Promise<void> {
+  await db.insertInto('webhook_approvals').values(withJsonColumns(row, ['requested_fields', 'outcome'] as const)).execute();
+}
+
+export async function findApproval(db: DbOrTx, platformId: string, id: string): Promise<ApprovalRow | undefined> {
+  return db.selectFrom('webhook_approvals').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findPendingApproval(db: DbOrTx, platformId: string, transactionId: string): Promise<ApprovalRow | undefined> {
+  return db
+    .selectFrom('webhook_approvals')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('transaction_id', '=', transactionId)
+    .where('status', '=', 'PENDING')
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Moves a PENDING approval to its decision; answers the row only if this call decided it. */
+export async function decideApproval(
+  db: DbOrTx,
+  platformId: string,
+  id: string,
+  decision: { status: Exclude<ApprovalStatus, 'PENDING'>; outcome: unknown; via: 'WEBHOOK' | 'API' | 'DEADLINE'; at: Date },
+): Promise<ApprovalRow | undefined> {
+  return db
+    .updateTable('webhook_approvals')
+    .set({ status: decision.status, outcome: JSON.stringify(decision.outcome), decided_via: decision.via, decided_at: decision.at })
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('status', '=', 'PENDING')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function shortenApprovalDeadline(db: DbOrTx, platformId: string, id: string, deadline: Date): Promise<void> {
+  await db
+    .updateTable('webhook_approvals')
+    .set({ deadline })
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('status', '=', 'PENDING')
+    .where('deadline', '>', deadline)
+    .execute();
+}

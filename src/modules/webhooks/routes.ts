@@ -1,0 +1,104 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses } from '../../platform/http/schemas.js';
+import type { ModuleDeps } from '../../platform/module.js';
+import {
+  DEFAULT_OVERLAP_SECONDS,
+  DeliveryList,
+  DeliveryListQuery,
+  DeliveryParams,
+  RotateSigningKeyRequest,
+  SigningKeyList,
+  TestWebhookResponse,
+  WebhookDeliveryDetail,
+} from './schemas.js';
+import type { Webhooks } from './service.js';
+
+export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { webhooks: Webhooks }> = async (app, deps) => {
+  const { keys, deliveries } = deps.webhooks;
+  const tags = ['Webhooks'];
+
+  app.get('/webhooks/signing-keys', {
+    schema: {
+      operationId: 'listWebhookSigningKeys',
+      tags,
+      summary: 'Public keys that verify webhook signatures',
+      description:
+        'Corridor addition. The `ACTIVE` key signs every webhook now (`X-Service-Signature`; its id is in `X-Service-Signature-Key-Id`). ' +
+        'During a rotation the `NEXT` key is listed too: trust both until it activates. The first call creates the platform’s first key.',
+      response: { 200: SigningKeyList, ...errorResponses(401, 500) },
+    },
+    handler: async (request) => ({ data: await keys.published(request.principal.platformId) }),
+  });
+
+  app.post('/webhooks/signing-keys/rotate', {
+    schema: {
+      operationId: 'rotateWebhookSigningKey',
+      tags,
+      summary: 'Rotate the webhook signing key',
+      description:
+        'Corridor addition. Publishes a new key now; it starts signing after `overlapSeconds` (default one day), when the current key ' +
+        'is retired. `overlapSeconds: 0` switches at once (a suspected leak). 409 while a rotation is already under way, except with 0.',
+      body: RotateSigningKeyRequest,
+      response: { 200: SigningKeyList, ...errorResponses(400, 401, 403, 409, 500) },
+    },
+    handler: async (request) => {
+      const platformId = request.principal.platformId;
+      await keys.rotate(platformId, request.body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS);
+      return { data: await keys.published(platformId) };
+    },
+  });
+
+  app.get('/webhooks/deliveries', {
+    schema: {
+      operationId: 'listWebhookDeliveries',
+      tags,
+      summary: 'List webhook deliveries',
+      description:
+        'Corridor addition: the delivery log. Newest first; each delivery shows its status, attempts, the last answer and latency, and the ' +
+        'next retry. Filter by `eventType` and `status`.',
+      querystring: DeliveryListQuery,
+      response: { 200: DeliveryList, ...errorResponses(400, 401, 500) },
+    },
+    handler: async (request) => deliveries.list(request.principal.platformId, request.query),
+  });
+
+  app.get('/webhooks/deliveries/:webhookId', {
+    schema: {
+      operationId: 'getWebhookDelivery',
+      tags,
+      summary: 'Read a webhook delivery with its attempts',
+      description: 'Corridor addition. The delivery, the `data` it carries, and every attempt (URL, outcome, status, latency, the first 2 KiB of the answer).',
+      params: DeliveryParams,
+      response: { 200: WebhookDeliveryDetail, ...errorResponses(400, 401, 404, 500) },
+    },
+    handler: async (request) => deliveries.detail(request.principal.platformId, request.params.webhookId),
+  });
+
+  app.post('/webhooks/deliveries/:webhookId/resend', {
+    schema: {
+      operationId: 'resendWebhook',
+      tags,
+      summary: 'Send a webhook again now',
+      description:
+        'Corridor addition. One attempt now, with the same `id` (receivers that processed it may answer 409, which counts as delivered). ' +
+        'Success marks the delivery `SUCCEEDED`; a failure leaves its status and retry schedule unchanged. Answers the delivery with the new attempt.',
+      params: DeliveryParams,
+      response: { 200: WebhookDeliveryDetail, ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    handler: async (request) => deliveries.resend(request.principal.platformId, request.params.webhookId),
+  });
+
+  app.post('/sandbox/webhooks/test', {
+    schema: {
+      operationId: 'sendTestWebhook',
+      tags: ['Sandbox'],
+      summary: 'Send a test webhook',
+      description:
+        'Sends a signed `TEST` webhook to the configured endpoint now and reports its answer. Any answer but 2xx, or none within the ' +
+        'timeout, is 400 WEBHOOK_DELIVERY_ERROR with what happened in `details`; no endpoint is 400 WEBHOOK_ENDPOINT_NOT_SET. Works for ' +
+        'production platforms too. The attempt appears in the delivery log.',
+      response: { 200: TestWebhookResponse, ...errorResponses(400, 401, 403, 500) },
+    },
+    handler: async (request) => deliveries.sendTest(request.principal.platformId),
+  });
+};

@@ -1,0 +1,144 @@
+import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { NotifiedCache, notifyChanged } from '../../platform/cache.js';
+import type { Clock } from '../../platform/clock.js';
+import type { DbHandle, Tx } from '../../platform/db/database.js';
+import { withTx } from '../../platform/db/tx.js';
+import { AppError } from '../../platform/errors.js';
+import { generateP256 } from '../../platform/crypto/p256.js';
+import { SecretBox } from '../../platform/crypto/secret-box.js';
+import { formatId, uuidv7 } from '../../platform/ids.js';
+import { insertSigningKey, listSigningKeys, retireSigningKeys, type SigningKeyRow } from './repo.js';
+import type { SigningKey } from './schemas.js';
+
+const KEYS_CHANGED_CHANNEL = 'corridor_webhook_keys_changed';
+
+export interface Signature {
+  /** base64 ECDSA P-256 signature (DER) over SHA-256 of the exact body. */
+  signature: string;
+  keyId: string;
+}
+
+function keyStatus(row: SigningKeyRow, signing: SigningKeyRow | undefined): SigningKey['status'] {
+  return row.id === signing?.id ? 'ACTIVE' : 'NEXT';
+}
+
+/**
+ * Each platform's P-256 webhook signing keys. The first is made on first use; rotation adds
+ * the next key, published at once and signing from the end of the overlap, when the old one
+ * stops being published. Private keys are sealed under the master key; processes keep the
+ * key list in a NotifiedCache, so a rotation reaches every process at once.
+ */
+export class WebhookSigningKeys {
+  private readonly box: SecretBox;
+  private readonly cache: NotifiedCache<SigningKeyRow[]>;
+  /** Opened private keys by key id: a key never changes once made. */
+  private readonly opened = new Map<string, KeyObject>();
+
+  constructor(
+    private readonly handle: DbHandle,
+    private readonly clock: Clock,
+    masterKey: Buffer,
+    cacheTtlMs: number,
+  ) {
+    this.box = new SecretBox(masterKey, 'webhook-signing-key');
+    this.cache = new NotifiedCache(handle, KEYS_CHANGED_CHANNEL, cacheTtlMs, 1000);
+  }
+
+  start(): Promise<void> {
+    return this.cache.start();
+  }
+
+  private newKey(platformId: string, generation: number, activatesAt: Date): SigningKeyRow {
+    const now = this.clock.now();
+    const id = uuidv7(now.getTime());
+    const pair = generateP256();
+    const der = pair.privateKey.export({ format: 'der', type: 'pkcs8' });
+    return {
+      platform_id: platformId,
+      id,
+      generation,
+      public_key: pair.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+      sealed_private_key: this.box.seal(der, id),
+      created_at: now,
+      activates_at: activatesAt,
+      retires_at: null,
+    };
+  }
+
+  /** Published keys (not retired), creating the platform's first key when it has none. */
+  private async keys(platformId: string): Promise<SigningKeyRow[]> {
+    const now = this.clock.now().getTime();
+    const live = (rows: SigningKeyRow[]) => rows.filter((r) => !r.retires_at || r.retires_at.getTime() > now);
+    const cached = await this.cache.getOrLoad(platformId, async () => {
+      const rows = await listSigningKeys(this.handle.db, platformId);
+      return rows.length ? rows : undefined;
+    });
+    if (cached) return live(cached);
+    await withTx(this.handle.db, async (trx) => {
+      // Two processes may both see no key: the generation's uniqueness keeps exactly one.
+      if (await insertSigningKey(trx, this.newKey(platformId, 1, this.clock.now()))) await notifyChanged(trx, KEYS_CHANGED_CHANNEL, platformId);
+    });
+    this.cache.evict(platformId);
+    return live(await listSigningKeys(this.handle.db, platformId));
+  }
+
+  /** The key that signs now: the latest one whose activation has come. */
+  private signingRow(rows: SigningKeyRow[]): SigningKeyRow | undefined {
+    const now = this.clock.now().getTime();
+    return rows.filter((r) => r.activates_at.getTime() <= now).at(-1);
+  }
+
+  async sign(platformId: string, body: string): Promise<Signature> {
+    const row = this.signingRow(await this.keys(platformId));
+    if (!row) throw new Error(`platform ${platformId} has no active webhook signing key`);
+    let key = this.opened.get(row.id);
+    if (!key) {
+      key = createPrivateKey({ key: this.box.open(row.sealed_private_key, row.id), format: 'der', type: 'pkcs8' });
+      this.opened.set(row.id, key);
+    }
+    return { signature: sign('sha256', Buffer.from(body, 'utf8'), key).toString('base64'), keyId: formatId('WebhookSigningKey', row.id) };
+  }
+
+  async published(platformId: string): Promise<SigningKey[]> {
+    const rows = await this.keys(platformId);
+    const signing = this.signingRow(rows);
+    return rows.map((row) => ({
+      id: formatId('WebhookSigningKey', row.id),
+      status: keyStatus(row, signing),
+      algorithm: 'ECDSA_P256_SHA256' as const,
+      publicKey: row.public_key,
+      createdAt: row.created_at.toISOString(),
+      activatesAt: row.activates_at.toISOString(),
+      ...(row.retires_at ? { retiresAt: row.retires_at.toISOString() } : {}),
+    }));
+  }
+
+  /**
+   * Adds the next key: published now, signing after `overlapSeconds`, when the current key
+   * retires. 0 switches at once (a suspected leak). Only one rotation may be pending at a time.
+   * Every process learns of it on commit (NOTIFY); this one at once.
+   */
+  async rotate(platformId: string, overlapSeconds: number): Promise<void> {
+    await this.keys(platformId);
+    await withTx(this.handle.db, (trx) => this.addNextKey(trx, platformId, overlapSeconds));
+    this.cache.evict(platformId);
+  }
+
+  private async addNextKey(trx: Tx, platformId: string, overlapSeconds: number): Promise<void> {
+    const now = this.clock.now();
+    const rows = (await listSigningKeys(trx, platformId)).filter((r) => !r.retires_at || r.retires_at > now);
+    const pending = rows.find((r) => r.activates_at > now);
+    if (pending && overlapSeconds > 0) {
+      throw new AppError('CONFLICT', `A rotation is already under way: the next key signs from ${pending.activates_at.toISOString()}.`, {
+        details: { nextKeyId: formatId('WebhookSigningKey', pending.id), activatesAt: pending.activates_at.toISOString() },
+      });
+    }
+    const generation = Math.max(0, ...(await listSigningKeys(trx, platformId)).map((r) => r.generation)) + 1;
+    const activatesAt = new Date(now.getTime() + overlapSeconds * 1000);
+    const next = this.newKey(platformId, generation, activatesAt);
+    if (!(await insertSigningKey(trx, next))) throw new AppError('CONFLICT', 'Another rotation of the signing key happened at the same time; read the keys and try again.');
+    await retireSigningKeys(trx, platformId, next.id, activatesAt);
+    await notifyChanged(trx, KEYS_CHANGED_CHANNEL, platformId);
+  }
+
+}

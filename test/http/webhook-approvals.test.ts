@@ -1,0 +1,209 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { APPROVAL_WINDOW_MS, type ApprovalRequest, type DecidedApproval } from '../../src/modules/webhooks/index.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { newId } from '../../src/platform/ids.js';
+import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+/**
+ * A test-only consumer of the approval round trip, standing in for the UMA module (which asks)
+ * and the transactions module (whose approve/reject routes decide): its hook records every
+ * decision it is given, and its routes call decidePendingApproval as theirs will.
+ */
+const applied: DecidedApproval[] = [];
+const CONSUMER = 'test-incoming-payments';
+
+const consumerRoutes: FastifyPluginAsync = async (api) => {
+  api.webhooks.approvals.registerConsumer(CONSUMER, async (trx, decided) => {
+    // The hook runs inside the deciding transaction.
+    await sql`select 1`.execute(trx);
+    applied.push(decided);
+  });
+  for (const action of ['approve', 'reject'] as const) {
+    api.post<{ Params: { id: string }; Body: { receiverCustomerInfo?: Record<string, unknown>; reason?: string } | undefined }>(
+      `/test/transactions/:id/${action}`,
+      { config: { permission: 'TRANSACT' } },
+      async (request) => {
+        const body = request.body ?? {};
+        const decided = await withTx(ctx.handle.db, (trx) =>
+          api.webhooks.approvals.decidePendingApproval(
+            trx,
+            request.principal.platformId,
+            request.params.id,
+            action === 'approve'
+              ? { status: 'APPROVED', ...(body.receiverCustomerInfo ? { receiverCustomerInfo: body.receiverCustomerInfo } : {}) }
+              : { status: 'REJECTED', ...(body.reason ? { reason: body.reason } : {}) },
+          ),
+        );
+        return { status: decided.decision.status, via: decided.via };
+      },
+    );
+  }
+};
+
+let ctx: TestContext;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  ctx = await createTestContext({ extraRoutes: consumerRoutes });
+});
+afterAll(() => ctx.close());
+afterEach(async () => {
+  await receiver?.close();
+  applied.length = 0;
+});
+
+const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) =>
+  ctx.app.inject({ method, url: `${BASE}${url}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+async function connectedPlatform(): Promise<TestPlatform> {
+  const p = await ctx.newPlatform();
+  expect((await call(p, 'PATCH', '/config', { webhookEndpoint: receiver.url })).statusCode).toBe(200);
+  const keys = (await call(p, 'GET', '/webhooks/signing-keys')).json() as { data: Array<{ publicKey: string }> };
+  receiver.trust(keys.data.map((k) => k.publicKey));
+  return p;
+}
+
+/** An incoming UMA payment waiting for the platform, as the UMA module will describe it. */
+function question(p: TestPlatform, requested: Array<{ name: string; mandatory: boolean }> = []): ApprovalRequest {
+  const transactionId = newId('Transaction');
+  return {
+    platformId: p.uuid,
+    transactionId,
+    consumer: CONSUMER,
+    type: 'INCOMING_PAYMENT.PENDING',
+    data: {
+      id: transactionId,
+      status: 'PENDING',
+      type: 'INCOMING',
+      direction: 'CREDIT',
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: '$recipient@uma.example.com' },
+      customerId: newId('Customer'),
+      platformCustomerId: 'cust-1',
+      receivedAmount: { amount: 50000, currency: { code: 'USD', name: 'US Dollar', symbol: '$', decimals: 2 } },
+      counterpartyInformation: { FULL_NAME: 'John Sender' },
+      ...(requested.length ? { requestedReceiverCustomerInfoFields: requested } : {}),
+    },
+  };
+}
+
+function approvalWebhooks() {
+  return receiver.received.filter((w) => w.body.type === 'INCOMING_PAYMENT.PENDING');
+}
+
+describe('incoming-payment approval round trip', () => {
+  it('200 approves, with the requested receiver information, and the consumer applies it once', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 200, body: JSON.stringify({ receiverCustomerInfo: { NATIONALITY: 'FR', POSTAL_ADDRESS: '1 rue de Rivoli' } }) });
+    const asked = question(p, [
+      { name: 'NATIONALITY', mandatory: true },
+      { name: 'POSTAL_ADDRESS', mandatory: false },
+    ]);
+    const decided = await ctx.app.webhooks.approvals.request(asked);
+    expect(decided).toMatchObject({
+      transactionId: asked.transactionId,
+      via: 'WEBHOOK',
+      decision: { status: 'APPROVED', receiverCustomerInfo: { NATIONALITY: 'FR', POSTAL_ADDRESS: '1 rue de Rivoli' } },
+    });
+    expect(applied).toEqual([decided]);
+    const [sent] = approvalWebhooks();
+    expect(sent!.verified).toBe(true);
+    expect(sent!.body.data).toMatchObject({ id: asked.transactionId, requestedReceiverCustomerInfoFields: asked.data.requestedReceiverCustomerInfoFields });
+    const log = (await call(p, 'GET', '/webhooks/deliveries?eventType=INCOMING_PAYMENT.PENDING')).json() as { data: Array<{ id: string; status: string; resourceId: string }> };
+    expect(log.data).toEqual([expect.objectContaining({ id: sent!.body.id, status: 'SUCCEEDED', resourceId: asked.transactionId })]);
+    // The decision stands: the API cannot decide it again.
+    expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/reject`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+  });
+
+  it('an approval without a mandatory requested field is a webhook error', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 200, body: '{}' });
+    const decided = await ctx.app.webhooks.approvals.request(question(p, [{ name: 'NATIONALITY', mandatory: true }]));
+    expect(decided.decision).toEqual({ status: 'WEBHOOK_ERROR', error: 'approved without the mandatory receiverCustomerInfo fields NATIONALITY' });
+  });
+
+  it('403 rejects with its reason; 422 asks for more information; other answers and no answer are webhook errors', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    const answers: Array<[{ status: number; body?: string }, unknown]> = [
+      [{ status: 403, body: '{"status":403,"code":"FORBIDDEN","message":"no","reason":"RESTRICTED_JURISDICTION"}' }, { status: 'REJECTED', reason: 'RESTRICTED_JURISDICTION' }],
+      [{ status: 403, body: 'not json' }, { status: 'REJECTED' }],
+      [{ status: 422, body: '{"requiredFields":["TAX_ID","REGISTRATION_NUMBER"]}' }, { status: 'INFO_REQUIRED', requiredFields: ['TAX_ID', 'REGISTRATION_NUMBER'] }],
+      [{ status: 500, body: 'oops' }, { status: 'WEBHOOK_ERROR', error: 'the endpoint answered HTTP 500' }],
+    ];
+    for (const [answer, expected] of answers) {
+      receiver.answer = () => answer;
+      const decided = await ctx.app.webhooks.approvals.request(question(p));
+      expect(decided.decision, JSON.stringify(answer)).toEqual(expected);
+      expect(decided.via).toBe('WEBHOOK');
+    }
+    await receiver.close();
+    const unreachable = await ctx.app.webhooks.approvals.request(question(p));
+    expect(unreachable.decision).toEqual({ status: 'WEBHOOK_ERROR', error: 'connection refused' });
+    expect(applied.map((a) => a.decision.status)).toEqual(['REJECTED', 'REJECTED', 'INFO_REQUIRED', 'WEBHOOK_ERROR', 'WEBHOOK_ERROR']);
+  });
+
+  it('202 lets the platform decide through the API within the window', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 202 });
+    const asked = question(p, [{ name: 'NATIONALITY', mandatory: true }]);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await expect.poll(() => approvalWebhooks().length).toBe(1);
+    // A decision that lacks what was asked is refused and changes nothing.
+    const incomplete = expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/approve`, { receiverCustomerInfo: {} }), 400, 'INVALID_INPUT');
+    expect(incomplete.details!.errors).toEqual([{ field: 'receiverCustomerInfo.NATIONALITY', message: 'was requested as mandatory' }]);
+    // Another platform cannot decide it.
+    const other = await ctx.newPlatform();
+    expectEnvelope(await call(other, 'POST', `/test/transactions/${asked.transactionId}/approve`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    const approved = await call(p, 'POST', `/test/transactions/${asked.transactionId}/approve`, { receiverCustomerInfo: { NATIONALITY: 'DE' } });
+    expect(approved.json()).toEqual({ status: 'APPROVED', via: 'API' });
+    const decided = await waiting;
+    expect(decided).toMatchObject({ via: 'API', decision: { status: 'APPROVED', receiverCustomerInfo: { NATIONALITY: 'DE' } } });
+    expect(applied).toHaveLength(1);
+    expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/reject`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+  });
+
+  it('202 and no decision within the window times out; the API is then too late', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 202 });
+    const asked = question(p);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await expect.poll(() => approvalWebhooks().length).toBe(1);
+    ctx.clock.advance(APPROVAL_WINDOW_MS);
+    const decided = await waiting;
+    expect(decided).toMatchObject({ via: 'DEADLINE', decision: { status: 'TIMED_OUT' } });
+    expect(applied).toEqual([decided]);
+    expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/approve`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+  });
+
+  it('a durable job times the question out even if nobody is waiting any more', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 202 });
+    const asked = question(p);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await expect.poll(() => approvalWebhooks().length).toBe(1);
+    // Past the latest deadline: the job, not the waiter, decides (as after a crash of the asker).
+    ctx.clock.advance(ctx.config.webhooks.timeoutMs + APPROVAL_WINDOW_MS);
+    while ((await ctx.jobs.runDue(100)) > 0);
+    expect(applied).toEqual([expect.objectContaining({ via: 'DEADLINE', decision: { status: 'TIMED_OUT' } })]);
+    // The waiter learns the decision that stands, and nothing is applied twice.
+    expect((await waiting).via).toBe('DEADLINE');
+    expect(applied).toHaveLength(1);
+  });
+
+  it('refuses a payload that does not match the catalogue, and an unknown consumer', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    const asked = question(p);
+    await expect(ctx.app.webhooks.approvals.request({ ...asked, data: { ...asked.data, direction: 'SIDEWAYS' } })).rejects.toThrow(/does not match its schema/);
+    await expect(ctx.app.webhooks.approvals.request({ ...asked, consumer: 'nobody' })).rejects.toThrow(/no approval consumer named nobody/);
+    expect(approvalWebhooks()).toEqual([]);
+  });
+});

@@ -1,0 +1,224 @@
+import { createPublicKey, verify } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+let ctx: TestContext;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(() => ctx.close());
+afterEach(async () => {
+  await receiver?.close();
+});
+
+const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) =>
+  ctx.app.inject({ method, url: `${BASE}${url}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+interface Key {
+  id: string;
+  status: string;
+  algorithm: string;
+  publicKey: string;
+  activatesAt: string;
+  retiresAt?: string;
+}
+interface Delivery {
+  id: string;
+  type: string;
+  resourceId?: string;
+  status: string;
+  attempts: number;
+  lastResponseStatus?: number;
+  lastLatencyMs?: number;
+  nextAttemptAt?: string;
+  deliveredAt?: string;
+  data?: Record<string, unknown>;
+  attemptLog: Array<{ number: number; outcome: string; responseStatus?: number; responseBody?: string }>;
+}
+
+async function keys(p: TestPlatform): Promise<Key[]> {
+  const response = await call(p, 'GET', '/webhooks/signing-keys');
+  expect(response.statusCode).toBe(200);
+  return (response.json() as { data: Key[] }).data;
+}
+
+async function drain(): Promise<void> {
+  while ((await ctx.jobs.runDue(100)) > 0);
+}
+
+async function connectedPlatform(): Promise<TestPlatform> {
+  const p = await ctx.newPlatform();
+  expect((await call(p, 'PATCH', '/config', { webhookEndpoint: receiver.url })).statusCode).toBe(200);
+  receiver.trust((await keys(p)).map((k) => k.publicKey));
+  return p;
+}
+
+async function createCustomer(p: TestPlatform, fullName: string): Promise<string> {
+  const response = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName });
+  expect(response.statusCode).toBe(201);
+  return (response.json() as { id: string }).id;
+}
+
+describe('webhook signing keys', () => {
+  it('publishes one P-256 key per platform that verifies with node:crypto, and a rotation overlaps both keys', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    const [first] = await keys(p);
+    expect(first).toMatchObject({ id: expect.stringMatching(/^WebhookSigningKey:/), status: 'ACTIVE', algorithm: 'ECDSA_P256_SHA256' });
+    expect(createPublicKey(first!.publicKey).asymmetricKeyDetails).toEqual({ namedCurve: 'prime256v1' });
+    expect(await keys(p)).toEqual([first]);
+    const other = await ctx.newPlatform();
+    expect((await keys(other))[0]!.publicKey).not.toBe(first!.publicKey);
+
+    // Rotate with a one-hour overlap: both published, the old one still signs.
+    const rotated = await call(p, 'POST', '/webhooks/signing-keys/rotate', { overlapSeconds: 3600 });
+    expect(rotated.statusCode).toBe(200);
+    const during = (rotated.json() as { data: Key[] }).data;
+    expect(during.map((k) => k.status)).toEqual(['ACTIVE', 'NEXT']);
+    const next = during[1]!;
+    expect(next.activatesAt).toBe(new Date(ctx.clock.now().getTime() + 3_600_000).toISOString());
+    expect(during[0]!.retiresAt).toBe(next.activatesAt);
+    expectEnvelope(await call(p, 'POST', '/webhooks/signing-keys/rotate', {}), 409, 'CONFLICT');
+    // The receiver rolls over: it trusts every published key.
+    receiver.trust(during.map((k) => k.publicKey));
+
+    await drain();
+    const beforeSwitch = receiver.received.at(-1)!;
+    expect(beforeSwitch.headers['x-service-signature-key-id']).toBe(first!.id);
+    const raw = Buffer.from(beforeSwitch.raw);
+    const signature = Buffer.from(String(beforeSwitch.headers['x-service-signature']), 'base64');
+    expect(verify('sha256', raw, createPublicKey(first!.publicKey), signature)).toBe(true);
+    expect(verify('sha256', raw, createPublicKey(next.publicKey), signature)).toBe(false);
+
+    // After the overlap the new key signs and the old one is no longer published.
+    ctx.clock.advance(3_600_000);
+    expect((await keys(p)).map((k) => [k.id, k.status])).toEqual([[next.id, 'ACTIVE']]);
+    await createCustomer(p, 'After Rotation');
+    await drain();
+    const afterSwitch = receiver.received.at(-1)!;
+    expect(afterSwitch.headers['x-service-signature-key-id']).toBe(next.id);
+    expect(verify('sha256', Buffer.from(afterSwitch.raw), createPublicKey(next.publicKey), Buffer.from(String(afterSwitch.headers['x-service-signature']), 'base64'))).toBe(true);
+    expect(receiver.received.every((w) => w.verified)).toBe(true);
+  });
+
+  it('switches at once with overlapSeconds 0, even during a rotation, and validates the body', async () => {
+    const p = await ctx.newPlatform();
+    const [first] = await keys(p);
+    await call(p, 'POST', '/webhooks/signing-keys/rotate', {});
+    const emergency = await call(p, 'POST', '/webhooks/signing-keys/rotate', { overlapSeconds: 0 });
+    expect(emergency.statusCode).toBe(200);
+    const now = (emergency.json() as { data: Key[] }).data;
+    expect(now).toHaveLength(1);
+    expect(now[0]).toMatchObject({ status: 'ACTIVE' });
+    expect(now[0]!.id).not.toBe(first!.id);
+    const bad = expectEnvelope(await call(p, 'POST', '/webhooks/signing-keys/rotate', { overlapSeconds: -1, extra: true }), 400, 'INVALID_INPUT');
+    expect((bad.details!.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['extra', 'overlapSeconds']);
+    const viewer = await ctx.newToken(p, ['VIEW']);
+    expectEnvelope(await call(viewer, 'POST', '/webhooks/signing-keys/rotate', {}), 403, 'FORBIDDEN');
+    expect((await call(viewer, 'GET', '/webhooks/signing-keys')).statusCode).toBe(200);
+  });
+});
+
+describe('webhook delivery log', () => {
+  it('lists deliveries newest first with status, answer, latency and next retry; filters by type and status; pages', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    await drain();
+    receiver.answer = (w) => (w.body.data?.fullName === 'Failing Fay' ? { status: 503, body: 'down' } : { status: 200 });
+    const ok = await createCustomer(p, 'Okay Otto');
+    const failing = await createCustomer(p, 'Failing Fay');
+    await drain();
+
+    const all = (await call(p, 'GET', '/webhooks/deliveries')).json() as { data: Delivery[]; hasMore: boolean };
+    expect(all.data.filter((d) => d.type !== 'INTERNAL_ACCOUNT.STATUS_UPDATED').map((d) => [d.type, d.resourceId ?? null, d.status])).toEqual([
+      ['CUSTOMER.KYC_APPROVED', failing, 'PENDING'],
+      ['CUSTOMER.KYC_APPROVED', ok, 'SUCCEEDED'],
+      ['TEST', expect.stringMatching(/^PlatformConfig:/), 'SUCCEEDED'],
+    ]);
+    const [pending, succeeded] = all.data.filter((d) => d.type === 'CUSTOMER.KYC_APPROVED');
+    expect(pending).toMatchObject({ attempts: 1, lastResponseStatus: 503, nextAttemptAt: expect.any(String) });
+    expect(pending!.lastLatencyMs).toBeGreaterThanOrEqual(0);
+    expect(succeeded).toMatchObject({ attempts: 1, lastResponseStatus: 200, deliveredAt: ctx.clock.now().toISOString() });
+    expect(succeeded).not.toHaveProperty('nextAttemptAt');
+
+    const byStatus = (await call(p, 'GET', '/webhooks/deliveries?status=PENDING')).json() as { data: Delivery[] };
+    expect(byStatus.data.map((d) => d.id)).toEqual([pending!.id]);
+    const byType = (await call(p, 'GET', '/webhooks/deliveries?eventType=TEST')).json() as { data: Delivery[] };
+    expect(byType.data.map((d) => d.type)).toEqual(['TEST']);
+    const pages: Delivery[] = [];
+    let cursor = '';
+    for (;;) {
+      const page = (await call(p, 'GET', `/webhooks/deliveries?limit=2${cursor}`)).json() as { data: Delivery[]; hasMore: boolean; nextCursor?: string };
+      pages.push(...page.data);
+      if (!page.hasMore) break;
+      cursor = `&cursor=${page.nextCursor}`;
+    }
+    expect(pages.map((d) => d.id)).toEqual(all.data.map((d) => d.id));
+    expect(pages.length).toBeGreaterThan(2);
+
+    const detail = (await call(p, 'GET', `/webhooks/deliveries/${pending!.id}`)).json() as Delivery;
+    expect(detail.data).toMatchObject({ id: failing, fullName: 'Failing Fay' });
+    expect(detail.attemptLog).toEqual([expect.objectContaining({ number: 1, outcome: 'FAILED', responseStatus: 503, responseBody: 'down' })]);
+
+    const bad = expectEnvelope(await call(p, 'GET', '/webhooks/deliveries?status=LOST&eventType=lower.case'), 400, 'INVALID_INPUT');
+    expect((bad.details!.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['eventType', 'status']);
+  });
+
+  it('re-sends one webhook now with its original id: success delivers it, failure keeps its schedule', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    await drain();
+    receiver.answer = (w) => ({ status: w.body.type === 'CUSTOMER.KYC_APPROVED' ? 500 : 200 });
+    await createCustomer(p, 'Resent Rita');
+    await drain();
+    const [pending] = ((await call(p, 'GET', '/webhooks/deliveries?status=PENDING')).json() as { data: Delivery[] }).data;
+    expect(pending!.type).toBe('CUSTOMER.KYC_APPROVED');
+
+    let resent = await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`);
+    expect(resent.statusCode).toBe(200);
+    let body = resent.json() as Delivery;
+    expect(body).toMatchObject({ status: 'PENDING', attempts: 2, nextAttemptAt: pending!.nextAttemptAt });
+
+    receiver.answer = (w) => (w.body.id === pending!.id ? { status: 409 } : { status: 200 });
+    resent = await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`);
+    body = resent.json() as Delivery;
+    expect(body).toMatchObject({ status: 'SUCCEEDED', attempts: 3, lastResponseStatus: 409 });
+    expect(body.attemptLog.map((a) => a.outcome)).toEqual(['FAILED', 'FAILED', 'SUCCEEDED']);
+    expect(new Set(receiver.received.filter((w) => w.body.type === 'CUSTOMER.KYC_APPROVED').map((w) => w.body.id))).toEqual(new Set([pending!.id]));
+    expect(receiver.received.every((w) => w.verified)).toBe(true);
+
+    // The scheduled retry finds it delivered and sends nothing more.
+    const sent = receiver.received.length;
+    ctx.clock.set(pending!.nextAttemptAt!);
+    await drain();
+    expect(receiver.received).toHaveLength(sent);
+    // A delivered webhook may still be re-sent (the receiver lost it).
+    expect(((await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`)).json() as Delivery).attempts).toBe(4);
+  });
+
+  it('keeps platforms apart: another platform’s webhook is 404, a malformed id 400', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    await drain();
+    const [mine] = ((await call(p, 'GET', '/webhooks/deliveries')).json() as { data: Delivery[] }).data;
+    const other = await ctx.newPlatform();
+    expectEnvelope(await call(other, 'GET', `/webhooks/deliveries/${mine!.id}`), 404, 'REFERENCE_NOT_FOUND');
+    expectEnvelope(await call(other, 'POST', `/webhooks/deliveries/${mine!.id}/resend`), 404, 'REFERENCE_NOT_FOUND');
+    expect(((await call(other, 'GET', '/webhooks/deliveries')).json() as { data: unknown[] }).data).toEqual([]);
+    expectEnvelope(await call(p, 'GET', '/webhooks/deliveries/Customer:019542f5-b3e7-1d02-0000-000000000001'), 400, 'INVALID_INPUT');
+  });
+
+  it('counts deliveries by outcome and their latency in /metrics', async () => {
+    receiver = await WebhookReceiver.start();
+    await connectedPlatform();
+    await drain();
+    const metrics = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^corridor_webhook_attempts_total\{outcome="SUCCEEDED"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^corridor_webhook_deliveries_total\{outcome="delivered"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^corridor_webhook_attempt_duration_seconds_bucket\{outcome="SUCCEEDED",le="\+Inf"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^corridor_webhook_delivery_lag_seconds_count [1-9]\d*$/m);
+  });
+});

@@ -1,0 +1,155 @@
+import type { LookupAddress } from 'node:dns';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+let ctx: TestContext;
+let receivers: WebhookReceiver[] = [];
+const logLines: string[] = [];
+/** DNS answers for production deliveries, by host name. */
+const dns = new Map<string, LookupAddress[]>();
+
+beforeAll(async () => {
+  ctx = await createTestContext({
+    env: { CORRIDOR_WEBHOOK_TIMEOUT_MS: '3000', CORRIDOR_WEBHOOK_CONCURRENCY_PER_ENDPOINT: '2' },
+    logLines,
+    webhookResolver: async (host) => {
+      const answer = dns.get(host);
+      if (!answer) throw Object.assign(new Error(`no DNS answer for ${host}`), { code: 'ENOTFOUND' });
+      return answer;
+    },
+  });
+});
+afterAll(() => ctx.close());
+afterEach(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  receivers = [];
+});
+
+async function receiver(): Promise<WebhookReceiver> {
+  const r = await WebhookReceiver.start();
+  receivers.push(r);
+  return r;
+}
+
+const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) =>
+  ctx.app.inject({ method, url: `${BASE}${url}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+async function drain(): Promise<void> {
+  while ((await ctx.jobs.runDue(100)) > 0);
+}
+
+interface Attempt {
+  outcome: string;
+  error?: string;
+  responseStatus?: number;
+}
+
+async function lastAttempt(p: TestPlatform): Promise<Attempt> {
+  const [latest] = ((await call(p, 'GET', '/webhooks/deliveries')).json() as { data: Array<{ id: string }> }).data;
+  const detail = (await call(p, 'GET', `/webhooks/deliveries/${latest!.id}`)).json() as { attemptLog: Attempt[] };
+  return detail.attemptLog.at(-1)!;
+}
+
+async function productionPlatform(endpoint: string): Promise<TestPlatform> {
+  const p = await ctx.newPlatform('production');
+  expect((await call(p, 'PATCH', '/config', { webhookEndpoint: endpoint })).statusCode).toBe(200);
+  return p;
+}
+
+describe('production webhook endpoints', () => {
+  it('are refused when they are, or resolve to, loopback, private, link-local or metadata addresses, and nothing is sent', async () => {
+    const r = await receiver();
+    dns.set('localhost.example.test', [{ address: '127.0.0.1', family: 4 }]);
+    dns.set('internal.example.test', [{ address: '10.0.0.7', family: 4 }]);
+    dns.set('metadata.example.test', [{ address: '169.254.169.254', family: 4 }]);
+    dns.set('mapped.example.test', [{ address: '::ffff:7f00:1', family: 6 }]);
+    dns.set('ula.example.test', [{ address: 'fd00:ec2::254', family: 6 }]);
+    // One bad address among good ones is enough: the socket could be handed either.
+    dns.set('mixed.example.test', [
+      { address: '93.184.216.34', family: 4 },
+      { address: '192.168.1.20', family: 4 },
+    ]);
+    const cases: Array<[string, RegExp]> = [
+      [`https://127.0.0.1:${r.port}/hooks`, /127\.0\.0\.1, a loopback address/],
+      [`https://[::1]:${r.port}/hooks`, /::1, a loopback address/],
+      [`https://localhost.example.test:${r.port}/hooks`, /127\.0\.0\.1, a loopback address/],
+      ['https://internal.example.test/hooks', /10\.0\.0\.7, a private address/],
+      ['https://metadata.example.test/latest/meta-data', /169\.254\.169\.254, a link-local \(includes the cloud metadata service\) address/],
+      ['https://mapped.example.test/hooks', /::ffff:7f00:1, a loopback address/],
+      ['https://ula.example.test/hooks', /fd00:ec2::254, a private \(unique local, includes cloud metadata\) address/],
+      ['https://mixed.example.test/hooks', /192\.168\.1\.20, a private address/],
+    ];
+    for (const [endpoint, reason] of cases) {
+      const p = await productionPlatform(endpoint);
+      await drain();
+      const attempt = await lastAttempt(p);
+      expect(attempt.outcome, endpoint).toBe('REFUSED');
+      expect(attempt.error, endpoint).toMatch(reason);
+      const test = expectEnvelope(await call(p, 'POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
+      expect(test.details!.error, endpoint).toMatch(reason);
+    }
+    expect(r.received).toEqual([]);
+    const metrics = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^corridor_webhook_attempts_total\{outcome="REFUSED"\} [1-9]\d*$/m);
+  });
+
+  it('still retry a refused endpoint on the schedule: the platform may fix its DNS', async () => {
+    dns.set('fixable.example.test', [{ address: '10.1.2.3', family: 4 }]);
+    const p = await productionPlatform('https://fixable.example.test/hooks');
+    await drain();
+    const [delivery] = ((await call(p, 'GET', '/webhooks/deliveries')).json() as { data: Array<{ status: string; nextAttemptAt?: string }> }).data;
+    expect(delivery).toMatchObject({ status: 'PENDING', nextAttemptAt: expect.any(String) });
+  });
+
+  it('let sandbox platforms deliver to their own machine', async () => {
+    const r = await receiver();
+    const p = await ctx.newPlatform();
+    await call(p, 'PATCH', '/config', { webhookEndpoint: r.url });
+    await drain();
+    expect(r.received.map((w) => w.body.type)).toContain('TEST');
+  });
+});
+
+describe('delivery safety', () => {
+  it('never logs the endpoint, the signature or the payload', async () => {
+    const r = await receiver();
+    const p = await ctx.newPlatform();
+    logLines.length = 0;
+    await call(p, 'PATCH', '/config', { webhookEndpoint: `${r.url}?token=s3cr3t-t0ken` });
+    await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Private Person' });
+    await drain();
+    expect(r.received.map((w) => w.body.type)).toContain('CUSTOMER.KYC_APPROVED');
+    const log = logLines.join('\n');
+    expect(log).toContain('webhook attempt');
+    expect(log).not.toContain('s3cr3t-t0ken');
+    expect(log).not.toContain('Private Person');
+    for (const w of r.received) expect(log).not.toContain(String(w.headers['x-service-signature']));
+  });
+
+  it('one hung endpoint holds only its share of a worker: another platform’s webhook goes out at once', async () => {
+    const hung = await receiver();
+    hung.answer = () => ({ status: 200, hang: true });
+    const healthy = await receiver();
+    const slow = await ctx.newPlatform();
+    const fine = await ctx.newPlatform();
+    await call(slow, 'PATCH', '/config', { webhookEndpoint: hung.url });
+    for (let i = 0; i < 6; i++) await call(slow, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: `Waiting ${i}` });
+    await ctx.jobs.start(60_000, (channel, onMessage) => ctx.handle.listen(channel, onMessage));
+    try {
+      // The worker is busy with the hung endpoint when the other platform's event commits.
+      await expect.poll(() => hung.received.length, { timeout: 10_000 }).toBe(2);
+      await call(fine, 'PATCH', '/config', { webhookEndpoint: healthy.url });
+      await expect.poll(() => healthy.received.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+      // Delivered while the hung platform's first two attempts were still waiting for an answer.
+      expect(hung.received).toHaveLength(2);
+      const attempts = await ctx.handle.db.selectFrom('webhook_attempts').select('number').where('platform_id', '=', slow.uuid).execute();
+      expect(attempts).toEqual([]);
+    } finally {
+      await ctx.jobs.stop();
+    }
+    // Each hung attempt timed out and was logged for a retry.
+    const log = ((await call(slow, 'GET', '/webhooks/deliveries?status=PENDING')).json() as { data: Array<{ lastError?: string }> }).data;
+    expect(log.filter((d) => d.lastError === 'no answer within 3000 ms').length).toBeGreaterThanOrEqual(2);
+  });
+});
