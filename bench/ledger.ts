@@ -1,14 +1,15 @@
 /**
  * The ledger scenario of `npm run bench` (PostgreSQL only): 32 clients, each moving money back
  * and forth between its own two internal accounts with a fee to the platform's one fee account,
- * through the same `Ledger` the API uses (balance events included), each transfer its own
- * database transaction. Beside it, in the same run and on the same pool, the ceiling: each
+ * each transfer its own database transaction: through the ledger alone (the figure the
+ * hot-account design is judged by), and through the app's ledger, which also records
+ * BALANCE_UPDATED for both accounts. Beside it, in the same run and on the same pool, the ceiling: each
  * client's one-statement transaction `UPDATE … SET n = n + 1` on a private row. The two take
  * turns in three rounds each. Afterwards the ledger invariants are verified for the bench platform.
  */
 import { sql } from 'kysely';
 import { createAccountsLedger } from '../src/modules/internal-accounts/index.js';
-import { verifyLedger, type LedgerAccountRef, type VerifyReport } from '../src/modules/ledger/index.js';
+import { Ledger, verifyLedger, type LedgerAccountRef, type VerifyReport } from '../src/modules/ledger/index.js';
 import { systemClock } from '../src/platform/clock.js';
 import { openDatabase } from '../src/platform/db/database.js';
 import { withTx } from '../src/platform/db/tx.js';
@@ -18,7 +19,10 @@ export const LEDGER_CLIENTS = 32;
 type Call = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
 
 export interface LedgerBenchResult {
+  /** The ledger alone: what the hot-account design is judged by. */
   transfers: Throughput;
+  /** The same through the app's ledger, which also records BALANCE_UPDATED for both accounts. */
+  withEvents: Throughput;
   ceiling: Throughput;
   shards: number;
   verify: VerifyReport;
@@ -29,6 +33,8 @@ interface Throughput {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU time of this (client) process per operation, µs: what the Node side costs. */
+  cpuMicros: number;
 }
 
 /** Runs `clients` loops of `work(client)` for `seconds`; answers operations/s and latency percentiles. */
@@ -37,6 +43,7 @@ async function loop(clients: number, seconds: number, work: (client: number, i: 
   let errors = 0;
   const started = performance.now();
   const deadline = started + seconds * 1000;
+  const cpu = process.cpuUsage();
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
       for (let i = 0; performance.now() < deadline; i++) {
@@ -50,9 +57,16 @@ async function loop(clients: number, seconds: number, work: (client: number, i: 
       }
     }),
   );
+  const used = process.cpuUsage(cpu);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
-  return { rps: latencies.length / ((performance.now() - started) / 1000), p50: at(0.5), p99: at(0.99), errors };
+  return {
+    rps: latencies.length / ((performance.now() - started) / 1000),
+    p50: at(0.5),
+    p99: at(0.99),
+    errors,
+    cpuMicros: (used.user + used.system) / Math.max(1, latencies.length),
+  };
 }
 
 const ROUNDS = 3;
@@ -64,6 +78,7 @@ function combine(rounds: Throughput[]): Throughput {
     p50: Math.max(...rounds.map((r) => r.p50)),
     p99: Math.max(...rounds.map((r) => r.p99)),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+    cpuMicros: rounds.reduce((sum, r) => sum + r.cpuMicros, 0) / rounds.length,
   };
 }
 
@@ -89,10 +104,11 @@ export async function ledgerScenario(options: {
 
   const handle = await openDatabase({ databaseUrl: options.databaseUrl, poolSize: LEDGER_CLIENTS });
   const db = handle.db;
-  const ledger = createAccountsLedger(systemClock, { hotAccountShards: options.shards });
+  const withEvents = createAccountsLedger(systemClock, { hotAccountShards: options.shards });
+  const bare = new Ledger({ clock: systemClock, hotAccountShards: options.shards, onInternalBalancesChanged: async () => {} });
   const fees: LedgerAccountRef = { kind: 'PLATFORM_FEES', currency: 'USD' };
   try {
-    const transfer = (client: number, i: number, phase: string) => {
+    const transfer = (ledger: Ledger, client: number, i: number, phase: string) => {
       const [a, b] = accounts[client]!;
       const [from, to] = i % 2 === 0 ? [a, b] : [b, a];
       return withTx(db, (trx) =>
@@ -112,19 +128,21 @@ export async function ledgerScenario(options: {
     const bump = (client: number) => withTx(db, (trx) => sql`update bench_ceiling set n = n + 1 where client = ${client}`.execute(trx)).then(() => undefined);
 
     await loop(LEDGER_CLIENTS, options.warmup, (client) => bump(client));
-    await loop(LEDGER_CLIENTS, options.warmup, (client, i) => transfer(client, i, `${phase}w`));
-    // Ceiling and ledger take turns, so a change in the machine's load touches both alike.
+    await loop(LEDGER_CLIENTS, options.warmup, (client, i) => transfer(bare, client, i, `${phase}w`));
+    // The three take turns, so a change in the machine's load touches them alike.
     const ceilings: Throughput[] = [];
-    const ledgers: Throughput[] = [];
+    const bares: Throughput[] = [];
+    const evented: Throughput[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       ceilings.push(await loop(LEDGER_CLIENTS, options.duration / ROUNDS, (client) => bump(client)));
-      ledgers.push(await loop(LEDGER_CLIENTS, options.duration / ROUNDS, (client, i) => transfer(client, i, `${phase}r${round}`)));
+      bares.push(await loop(LEDGER_CLIENTS, options.duration / ROUNDS, (client, i) => transfer(bare, client, i, `${phase}r${round}`)));
+      evented.push(await loop(LEDGER_CLIENTS, options.duration / ROUNDS, (client, i) => transfer(withEvents, client, i, `${phase}e${round}`)));
     }
     const ceiling = combine(ceilings);
-    const transfers = combine(ledgers);
+    const transfers = combine(bares);
     await sql`drop table bench_ceiling`.execute(db);
     const verify = await verifyLedger(db, { platformId: platformUuid });
-    return { transfers, ceiling, shards: options.shards, verify };
+    return { transfers, withEvents: combine(evented), ceiling, shards: options.shards, verify };
   } finally {
     await handle.close();
   }

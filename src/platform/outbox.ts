@@ -52,22 +52,26 @@ export interface EventGroup {
  * outbox relay hands the event on (webhook delivery).
  */
 export async function recordEvent(trx: DbOrTx, clock: Clock, event: DomainEvent): Promise<string> {
+  const [id] = await recordEvents(trx, clock, [event]);
+  return id!;
+}
+
+/** Several events of one change in one statement (in order), e.g. one per account a payment moved. */
+export async function recordEvents(trx: DbOrTx, clock: Clock, events: readonly DomainEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
   const now = clock.now();
-  const id = uuidv7(now.getTime());
-  await trx
-    .insertInto('events')
-    .values({
-      id,
-      platform_id: event.platformId,
-      type: event.type,
-      resource_id: event.resourceId,
-      data: JSON.stringify(event.data),
-      created_at: now,
-      published_at: null,
-    })
-    .execute();
+  const rows = events.map((event) => ({
+    id: uuidv7(now.getTime()),
+    platform_id: event.platformId,
+    type: event.type,
+    resource_id: event.resourceId,
+    data: JSON.stringify(event.data),
+    created_at: now,
+    published_at: null,
+  }));
+  await trx.insertInto('events').values(rows).execute();
   await wakeWorkers(trx);
-  return id;
+  return rows.map((r) => r.id);
 }
 
 export interface OutboxEvent {

@@ -6,7 +6,7 @@ import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { recordEvent } from '../../platform/outbox.js';
+import { recordEvent, recordEvents } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
 import { internalAccountBalances, Ledger, LedgerError, openInternalLedgerAccount, type Balance, type InternalAccountBalance } from '../ledger/index.js';
 import { initialiseWallet } from '../wallet-auth/index.js';
@@ -190,10 +190,14 @@ async function recordBalanceUpdates(trx: DbOrTx, clock: Clock, platformUuid: str
     balances.map((b) => b.accountId),
   );
   const byId = new Map(balances.map((b) => [b.accountId, b]));
-  for (const row of rows) {
-    const account = toInternalAccount(row, { ...byId.get(row.id)!, updatedAt: at });
-    await recordEvent(trx, clock, { platformId: platformUuid, type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED', resourceId: account.id, data: account });
-  }
+  await recordEvents(
+    trx,
+    clock,
+    rows.map((row) => {
+      const account = toInternalAccount(row, { ...byId.get(row.id)!, updatedAt: at });
+      return { platformId: platformUuid, type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED', resourceId: account.id, data: account };
+    }),
+  );
 }
 
 /**

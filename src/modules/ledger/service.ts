@@ -146,13 +146,21 @@ function checkReference(reference: string): string {
  * lookup and two processes opening one at once agree on its id (an RFC 9562 v8 uuid).
  */
 export function systemAccountId(platformId: string, ref: Exclude<LedgerAccountRef, { kind: 'INTERNAL_ACCOUNT' }>): string {
-  const rail = ref.kind === 'SETTLEMENT' ? ref.rail : '';
-  const hash = createHash('sha256').update(`corridor-ledger|${platformId}|${ref.kind}|${ref.currency}|${rail}`).digest();
+  const key = `corridor-ledger|${platformId}|${ref.kind}|${ref.currency}|${ref.kind === 'SETTLEMENT' ? ref.rail : ''}`;
+  const known = SYSTEM_IDS.get(key);
+  if (known) return known;
+  const hash = createHash('sha256').update(key).digest();
   hash[6] = 0x80 | (hash[6]! & 0x0f);
   hash[8] = 0x80 | (hash[8]! & 0x3f);
   const hex = hash.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  // Every payment names the same few system accounts: remember their ids (a bounded memo, not state).
+  if (SYSTEM_IDS.size >= 10_000) SYSTEM_IDS.clear();
+  SYSTEM_IDS.set(key, id);
+  return id;
 }
+
+const SYSTEM_IDS = new Map<string, string>();
 
 interface ResolvedAccount {
   id: string;
@@ -305,14 +313,9 @@ export class Ledger {
     checkReference(reference);
     const now = this.options.clock.now();
     const lines = what.lines ?? [];
+    // What was asked, so a reference reused for something else is told apart from a replay.
     const fingerprint = sha256Hex(
-      canonicalJson({
-        kind,
-        target: what.target ?? null,
-        reverse: what.reverse ?? false,
-        lines: lines.map((l) => [l.accountId, l.side, l.amount.toString(), l.currency]),
-        metadata: metadata ?? null,
-      }),
+      `${kind}|${what.target ?? ''}|${what.reverse ? 'R' : ''}|${lines.map((l) => `${l.accountId}${l.side}${l.amount}${l.currency}`).join(',')}|${metadata ? canonicalJson(metadata) : ''}`,
     );
     const call: ApplyCall = {
       platformId,
