@@ -24,15 +24,21 @@ import {
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
-import { registerErrorHandling } from './platform/http/error-handler.js';
+import { clientErrorHandler } from './platform/http/client-errors.js';
+import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platform/http/error-handler.js';
 import './platform/http/fastify-types.js';
 import { loadMasterKey } from './platform/crypto/master-key.js';
+import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js';
 import { registerOpsRoutes } from './platform/http/ops.js';
+import { registerPathIds } from './platform/http/path-ids.js';
 import { ERROR_SCHEMAS } from './platform/http/schemas.js';
+import { registerTextChecks } from './platform/http/text-input.js';
 import { validatorCompiler } from './platform/http/validation.js';
+import { AppError } from './platform/errors.js';
 import { uuidv7 } from './platform/ids.js';
+import { withJwksOverrides } from './platform/oidc-issuers.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
@@ -85,6 +91,7 @@ export function eventCatalogue(): EventCatalogue {
 }
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
+  const routes = new KnownRoutes();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
@@ -92,18 +99,33 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
     genReqId: () => uuidv7(),
     requestIdHeader: false,
     bodyLimit: deps.config.bodyLimitBytes,
-    return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // Shutdown answers our own 503 envelope (registerErrorHandling), not Fastify's.
+    return503OnClosing: false,
+    // Path segments are bounded by the URI limit alone; an over-long id is a 404 like any other bad id.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_URI_BYTES },
+    frameworkErrors: frameworkErrors(),
+    clientErrorHandler: clientErrorHandler(routes),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  routes.track(app);
   app.setValidatorCompiler(validatorCompiler);
-  registerErrorHandling(app);
+  registerErrorHandling(app, routes);
+  registerPathIds(app);
+  registerTextChecks(app);
 
   // An empty body with a JSON content type is no body, not a parse error (DELETE from many clients).
+  // Bytes that are not UTF-8 are refused, not replaced with U+FFFD.
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-    parseJson(request, body as string, done);
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = utf8.decode(body as Buffer);
+    } catch {
+      return done(new AppError('INVALID_INPUT', 'The request body is not valid UTF-8.'), undefined);
+    }
+    if (text.trim() === '') return done(null, undefined);
+    parseJson(request, text, done);
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -147,7 +169,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}) {
   const messages =
     options.messages ?? (deps.config.messages.url ? new HttpMessageSender({ ...deps.config.messages, url: deps.config.messages.url }) : new UndeliveredMessages(deps.logger));
   const signed = new SignedRequests(deps.db, deps.clock, deps.jobs, deps.config.wallet.settleWaitMs);
-  const oidc = options.oidc ?? new OidcVerifier({ cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_000, timeoutMs: 5_000 });
+  const oidc = options.oidc ??
+    new OidcVerifier({ cooldownMs: 30_000, cacheMaxAgeMs: 10 * 60_000, timeoutMs: 5_000, knownIssuers: withJwksOverrides(deps.config.wallet.oidcJwksOverrides) });
   const walletAuth = new WalletAuth({
     db: deps.db,
     clock: deps.clock,

@@ -43,6 +43,12 @@ export interface Config {
     sessionSeconds: number;
     /** How long a signed retry waits for the wallet provider to settle before answering PROCESSING. */
     settleWaitMs: number;
+    /**
+     * JWKS locations that replace those of the known OIDC issuers (Google, Apple), keyed by
+     * canonical issuer: a mirror for deployments without internet access, or a local issuer in
+     * tests. `CORRIDOR_OIDC_JWKS_OVERRIDES`, a JSON object; empty by default.
+     */
+    oidcJwksOverrides: Record<string, string>;
   };
   /** Where OTP e-mails and SMS go for production platforms; unset: not delivered (logged as undeliverable). */
   messages: HttpProviderConfig;
@@ -105,6 +111,24 @@ function termsConfig(env: NodeJS.ProcessEnv): Config['endUserTerms'] {
 }
 
 /** Reads the environment once at boot; any bad value stops start-up with a message naming it. */
+function jwksOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
+  const raw = env.CORRIDOR_OIDC_JWKS_OVERRIDES;
+  if (!raw) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('CORRIDOR_OIDC_JWKS_OVERRIDES must be a JSON object {"<issuer>": "<JWKS URL>"}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('CORRIDOR_OIDC_JWKS_OVERRIDES must be a JSON object');
+  const overrides: Record<string, string> = {};
+  for (const [issuer, url] of Object.entries(parsed)) {
+    if (typeof url !== 'string' || !URL.canParse(url)) throw new ConfigError(`CORRIDOR_OIDC_JWKS_OVERRIDES: the JWKS URL of ${issuer} is not a URL`);
+    overrides[issuer] = url;
+  }
+  return overrides;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '0.0.0.0';
@@ -144,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wallet: {
       sessionSeconds: integer(env, 'CORRIDOR_WALLET_SESSION_SECONDS', 900, 60, 86_400),
       settleWaitMs: integer(env, 'CORRIDOR_WALLET_SETTLE_WAIT_MS', 2_000, 0, 30_000),
+      oidcJwksOverrides: jwksOverrides(env),
     },
     messages: httpProvider(env, 'CORRIDOR_MESSAGES', { fallback: 10_000, max: 120_000 }),
     beneficiaryVerification: httpProvider(env, 'CORRIDOR_BENEFICIARY', { fallback: 10_000, max: 60_000 }),

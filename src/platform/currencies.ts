@@ -1,6 +1,5 @@
 import currencyCodes from 'currency-codes';
 import getSymbolFromCurrency from 'currency-symbol-map';
-import { AppError, type FieldError } from './errors.js';
 
 /**
  * The one registry of currencies Corridor knows: every active ISO 4217 currency (data from the
@@ -50,6 +49,12 @@ export const CRYPTO_CURRENCY_CODES: ReadonlySet<string> = new Set(CRYPTO.map((c)
 /** The shape a currency code must have before it is looked up (3–5 capital letters). */
 export const CURRENCY_CODE_PATTERN = '^[A-Z]{3,5}$';
 
+/**
+ * The validation format of a currency code field (`constraint.format` when it fails): a code
+ * this registry knows. Not `iso4217`, since USDC, USDT and BTC are not ISO 4217 codes.
+ */
+export const CURRENCY_CODE_FORMAT = 'currency-code';
+
 export function isCurrency(code: string): boolean {
   return REGISTRY.has(code);
 }
@@ -63,15 +68,4 @@ export function currency(code: string): Currency {
 
 export function minorUnits(code: string): number {
   return currency(code).decimals;
-}
-
-/**
- * 400 INVALID_CURRENCY naming every field whose code Corridor does not know (their shape was
- * checked by the schema), or undefined when all are known.
- */
-export function unknownCurrencies(fields: ReadonlyArray<{ field: string; code: string }>): AppError | undefined {
-  const unknown = fields.filter((f) => !isCurrency(f.code));
-  if (unknown.length === 0) return undefined;
-  const errors: FieldError[] = unknown.map((f) => ({ field: f.field, message: `${f.code} is not a currency Corridor knows` }));
-  return new AppError('INVALID_CURRENCY', `Unknown currency ${[...new Set(unknown.map((f) => f.code))].join(', ')}.`, { details: { errors } });
 }

@@ -1,3 +1,5 @@
+import { CURRENCY_CODE_FORMAT } from './currencies.js';
+
 /**
  * The closed registry of error codes: every code Corridor can answer, with the HTTP status it
  * always travels with. Spec §7 first, then the upstream codes (UPSTREAM-FACTS §4.1) we use.
@@ -73,8 +75,13 @@ export const ERROR_CODES = {
   REFERENCE_NOT_FOUND: 404,
   UMA_NOT_FOUND: 404,
   STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND: 404,
-  // 405
+  // 405 — upstream
   METHOD_NOT_ALLOWED: 405,
+  // 408, 414, 431 — the HTTP layer's own refusals (issue 12 A4: every response is an envelope, and
+  // its status equals the HTTP status, so each needs a code; the names are the RFC 9110/6585 reasons)
+  REQUEST_TIMEOUT: 408,
+  URI_TOO_LONG: 414,
+  REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   // 409 — spec §7.6 and upstream
   SCA_SESSION_REQUIRED: 409,
   TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL: 409,
@@ -112,6 +119,27 @@ export function codesWithStatus(status: number): ErrorCode[] {
   return (Object.keys(ERROR_CODES) as ErrorCode[]).filter((c) => ERROR_CODES[c] === status);
 }
 
+/**
+ * Codes a retry of the same request can fix even though their status alone says otherwise
+ * (spec §7.1 calls QUOTE_REQUEST_FAILED retryable). Every 429 and 503 is retryable too; an
+ * instance can say so for itself (`AppError` option `retryable`, e.g. a 409 for a request still
+ * in progress).
+ */
+const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set(['QUOTE_REQUEST_FAILED', 'REQUEST_TIMEOUT']);
+
+/**
+ * The `x-should-retry` hint of an error response: true for 429 and 503 and for retryable codes,
+ * false for every other 4xx and 501 (a retry cannot fix them), undefined for 500 (unexpected;
+ * the client's own policy decides).
+ */
+export function shouldRetry(status: number, code: string | undefined, retryable?: boolean): boolean | undefined {
+  if (retryable !== undefined) return retryable;
+  if (status === 429 || status === 503) return true;
+  if (code !== undefined && RETRYABLE_CODES.has(code as ErrorCode)) return true;
+  if (status === 500) return undefined;
+  return status >= 400 ? false : undefined;
+}
+
 export const ERROR_STATUSES: number[] = [...new Set(Object.values(ERROR_CODES))].sort((a, b) => a - b);
 
 export interface FieldConstraint {
@@ -134,11 +162,13 @@ export class AppError extends Error {
   readonly details?: Record<string, unknown>;
   readonly extra?: Record<string, unknown>;
   readonly headers?: Record<string, string>;
+  /** Overrides what the code's status says about retrying (see `shouldRetry`). */
+  readonly retryable?: boolean;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { details?: Record<string, unknown>; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    options: { details?: Record<string, unknown>; extra?: Record<string, unknown>; headers?: Record<string, string>; retryable?: boolean } = {},
   ) {
     super(message);
     this.name = 'AppError';
@@ -146,6 +176,7 @@ export class AppError extends Error {
     this.details = options.details;
     this.extra = options.extra;
     this.headers = options.headers;
+    this.retryable = options.retryable;
   }
 
   get status(): number {
@@ -153,7 +184,15 @@ export class AppError extends Error {
   }
 }
 
-/** 400 INVALID_INPUT naming each bad field. */
-export function invalidInput(errors: FieldError[], message = 'The request has invalid fields.'): AppError {
-  return new AppError('INVALID_INPUT', message, { details: { errors } });
+/**
+ * 400 naming each bad field: INVALID_CURRENCY when every bad field is a well-formed currency
+ * code the registry does not know (spec §7.1; its own message), else INVALID_INPUT with `message`.
+ */
+export function invalidInput(errors: FieldError[], message?: string): AppError {
+  const currencyOnly = errors.length > 0 && errors.every((e) => e.constraint?.format === CURRENCY_CODE_FORMAT && e.constraint.pattern === undefined);
+  if (currencyOnly) {
+    const fields = errors.map((e) => e.field).join(', ');
+    return new AppError('INVALID_CURRENCY', `Unknown currency code in ${fields}; see the currencies Corridor supports in docs/conventions.md.`, { details: { errors } });
+  }
+  return new AppError('INVALID_INPUT', message ?? 'The request has invalid fields.', { details: { errors } });
 }

@@ -77,7 +77,7 @@ export async function runIdempotent(
       });
     }
     if (stored.status_code === null) {
-      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress.', { details: { idempotencyKey: scope.key } });
+      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress.', { details: { idempotencyKey: scope.key }, retryable: true });
     }
     return { statusCode: stored.status_code, body: stored.response_body, replayed: true };
   }

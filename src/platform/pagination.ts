@@ -1,4 +1,5 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
+import { validDateTime } from './datetime.js';
 import { invalidInput } from './errors.js';
 
 /**
@@ -60,7 +61,7 @@ export interface TimeRange {
 
 /** A list's inclusive time bounds as conditions on its `created_at` and `updated_at` columns. */
 export function timeRangeConditions(range: TimeRange): Expression<SqlBool>[] {
-  const at = (v: string) => new Date(v);
+  const at = validDateTime;
   return [
     ...(range.createdAfter ? [sql<SqlBool>`created_at >= ${at(range.createdAfter)}`] : []),
     ...(range.createdBefore ? [sql<SqlBool>`created_at <= ${at(range.createdBefore)}`] : []),

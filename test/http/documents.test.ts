@@ -394,7 +394,7 @@ describe('GET /documents', () => {
   it('validates the filter and answers 404 for unknown or foreign documents', async () => {
     expectEnvelope(await get('/documents?documentHolder=Quote:019542f5-b3e7-7d02-8000-000000000001'), 400, 'INVALID_INPUT');
     expectEnvelope(await get('/documents/Document:019542f5-b3e7-7d02-8000-000000000001'), 404, 'REFERENCE_NOT_FOUND');
-    expectEnvelope(await get('/documents/nope'), 400, 'INVALID_INPUT');
+    expectEnvelope(await get('/documents/nope'), 404, 'REFERENCE_NOT_FOUND');
     const mine = await uploadPassport();
     const other = await ctx.newPlatform();
     expectEnvelope(await get(`/documents/${String(mine.id)}`, other), 404, 'REFERENCE_NOT_FOUND');

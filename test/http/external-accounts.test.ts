@@ -226,7 +226,7 @@ describe('tenancy, lists and deletes', () => {
       expectEnvelope(await call(p, 'POST', `${path}/verify`, { signature: '0x00' }), 404, 'REFERENCE_NOT_FOUND');
     }
     expectEnvelope(await call(other, 'POST', '/customers/external-accounts', { customerId, ...samples.GBP_ACCOUNT }), 404, 'USER_NOT_FOUND');
-    expectEnvelope(await call(ctx.platform, 'GET', '/customers/external-accounts/InternalAccount:019542f5-b3e7-1d02-0000-000000000001'), 400, 'INVALID_INPUT');
+    expectEnvelope(await call(ctx.platform, 'GET', '/customers/external-accounts/InternalAccount:019542f5-b3e7-1d02-0000-000000000001'), 404, 'REFERENCE_NOT_FOUND');
     expect((await call(other, 'GET', `/customers/external-accounts?customerId=${customerId}`)).json()).toMatchObject({ data: [], totalCount: 0 });
   });
 

@@ -109,7 +109,7 @@ describe('POST /sandbox/internal-accounts/{id}/fund', () => {
     expect(listed.balance.amount).toBe(100_000_000_000);
   });
 
-  it('refuses production platforms (403), other platforms’ and unknown accounts (404), bad ids (400), tokens without TRANSACT (403)', async () => {
+  it('refuses production platforms (403), other platforms’ and unknown accounts (404), ids of another type (404), tokens without TRANSACT (403)', async () => {
     const p = await ctx.newPlatform();
     const [account] = await customerAccounts(p);
     const production = await ctx.newPlatform('production');
@@ -118,7 +118,7 @@ describe('POST /sandbox/internal-accounts/{id}/fund', () => {
     const other = await ctx.newPlatform();
     expectEnvelope(await fund(other, account!.id, 100), 404, 'REFERENCE_NOT_FOUND');
     expectEnvelope(await fund(p, 'InternalAccount:01900000-0000-7000-8000-000000000000', 100), 404, 'REFERENCE_NOT_FOUND');
-    expectEnvelope(await fund(p, 'Customer:01900000-0000-7000-8000-000000000000', 100), 400, 'INVALID_INPUT');
+    expectEnvelope(await fund(p, 'Customer:01900000-0000-7000-8000-000000000000', 100), 404, 'REFERENCE_NOT_FOUND');
     const viewer = await ctx.newToken(p, ['VIEW']);
     expectEnvelope(await fund(viewer, account!.id, 100), 403, 'FORBIDDEN');
     const unauthenticated = await ctx.app.inject({ method: 'POST', url: `${BASE}/sandbox/internal-accounts/${account!.id}/fund`, payload: { amount: 1 } });
@@ -134,8 +134,8 @@ describe('currencies', () => {
     const p = await ctx.newPlatform();
     const bad = expectEnvelope(await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('XYZ'), currencyConfig('QQQQ')] }), 400, 'INVALID_CURRENCY');
     expect(bad.details!.errors).toEqual([
-      { field: 'supportedCurrencies.1.currencyCode', message: 'XYZ is not a currency Corridor knows' },
-      { field: 'supportedCurrencies.2.currencyCode', message: 'QQQQ is not a currency Corridor knows' },
+      { field: 'supportedCurrencies.1.currencyCode', constraint: { format: 'currency-code' }, message: 'XYZ is not a currency Corridor knows' },
+      { field: 'supportedCurrencies.2.currencyCode', constraint: { format: 'currency-code' }, message: 'QQQQ is not a currency Corridor knows' },
     ]);
     expectEnvelope(await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('usd')] }), 400, 'INVALID_INPUT');
     expectEnvelope(await call(p, 'GET', '/customers/internal-accounts?currency=XYZ'), 400, 'INVALID_CURRENCY');
@@ -148,7 +148,7 @@ describe('currencies', () => {
     const customer = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Cy Coin', currencies: ['USDC', 'BTC', 'EUR'] });
     expect(customer.statusCode, customer.body).toBe(201);
     const refused = expectEnvelope(await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Cy Coin', currencies: ['USD', 'XYZ'] }), 400, 'INVALID_CURRENCY');
-    expect(refused.details!.errors).toEqual([{ field: 'currencies.1', message: 'XYZ is not a currency Corridor knows' }]);
+    expect(refused.details!.errors).toEqual([{ field: 'currencies.1', constraint: { format: 'currency-code' }, message: 'XYZ is not a currency Corridor knows' }]);
     const id = (customer.json() as Body).id as string;
     expectEnvelope(await call(p, 'PATCH', `/customers/${id}`, { customerType: 'INDIVIDUAL', currencies: ['ABC'] }), 400, 'INVALID_CURRENCY');
     expectEnvelope(await call(p, 'GET', '/customers?currency=XYZ'), 400, 'INVALID_CURRENCY');

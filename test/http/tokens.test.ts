@@ -147,6 +147,28 @@ describe('GET /tokens', () => {
   });
 });
 
+describe('POST /tokens: no escalation (issue 12 A6)', () => {
+  it('lets a token create only tokens whose permissions it holds itself', async () => {
+    const manageOnly = await ctx.newToken(ctx.platform, ['MANAGE']);
+    const refused = expectEnvelope(await call('POST', '/tokens', { name: 'escalated', permissions: ['VIEW', 'TRANSACT'] }, manageOnly.auth), 403, 'FORBIDDEN');
+    expect(refused.details).toEqual({ missingPermissions: ['TRANSACT'] });
+    expect(refused.message).toContain('TRANSACT');
+    const refusedAll = expectEnvelope(await call('POST', '/tokens', { name: 'escalated', permissions: ['MANAGE', 'TRANSACT'] }, manageOnly.auth), 403, 'FORBIDDEN');
+    expect(refusedAll.details).toEqual({ missingPermissions: ['TRANSACT'] });
+    const list = (await call('GET', '/tokens?name=escalated')).json() as { data: Token[] };
+    expect(list.data).toEqual([]);
+
+    // VIEW is every token's; MANAGE it holds.
+    for (const permissions of [['VIEW'], ['MANAGE'], ['VIEW', 'MANAGE']]) {
+      const created = await call('POST', '/tokens', { name: 'subset', permissions }, manageOnly.auth);
+      expect(created.statusCode).toBe(201);
+      expect((created.json() as Token).permissions).toEqual(permissions);
+    }
+    const full = await ctx.newToken(ctx.platform, ['VIEW', 'TRANSACT', 'MANAGE']);
+    expect((await call('POST', '/tokens', { name: 'all', permissions: ['VIEW', 'TRANSACT', 'MANAGE'] }, full.auth)).statusCode).toBe(201);
+  });
+});
+
 describe('GET and DELETE /tokens/{tokenId}', () => {
   it('deletes a token: 204, then 404 TOKEN_NOT_FOUND, and gone from the list', async () => {
     const token = (await call('POST', '/tokens', { name: 'doomed', permissions: ['VIEW'] })).json() as Token;
@@ -170,10 +192,10 @@ describe('GET and DELETE /tokens/{tokenId}', () => {
   });
 
   it.each(['Customer:00000000-0000-7000-8000-000000000000', 'Token:not-a-uuid', 'Token:', '00000000-0000-7000-8000-000000000000'])(
-    'rejects the malformed id %s with 400',
+    'answers the malformed id %s like an unknown one: 404 TOKEN_NOT_FOUND',
     async (id) => {
-      const body = expectEnvelope(await call('GET', `/tokens/${encodeURIComponent(id)}`), 400, 'INVALID_INPUT');
-      expect((body.details!.errors as Array<{ field: string }>)[0]!.field).toBe('tokenId');
+      expectEnvelope(await call('GET', `/tokens/${encodeURIComponent(id)}`), 404, 'TOKEN_NOT_FOUND');
+      expectEnvelope(await call('DELETE', `/tokens/${encodeURIComponent(id)}`), 404, 'TOKEN_NOT_FOUND');
     },
   );
 });

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { compileBodySchema, toFieldErrors } from '../../src/platform/http/validation.js';
+import { compileBodySchema, CUSTOM_FORMATS, FORMAT_PATTERNS, toFieldErrors } from '../../src/platform/http/validation.js';
 
 const Address = Type.Object({ line1: Type.String({ maxLength: 5 }), postalCode: Type.String({ pattern: '^\\d{5}$' }) }, { additionalProperties: false });
 const Schema = Type.Object(
@@ -77,5 +77,30 @@ describe('discriminated unions', () => {
     const validate = compileBodySchema(Pet);
     expect(validate({ kind: 'DOG', barks: 'loud' })).toBe(false);
     expect(toFieldErrors(validate.errors!)).toEqual([{ field: 'barks', message: 'must be true or false' }]);
+  });
+});
+
+describe('custom formats', () => {
+  it('reports a failed uri as the spec names it: url', () => {
+    const validate = compileBodySchema(Type.Object({ webhook: Type.String({ format: 'uri' }) }));
+    expect(validate({ webhook: 'not a url' })).toBe(false);
+    expect(toFieldErrors(validate.errors!)).toEqual([{ field: 'webhook', constraint: { format: 'url' }, message: 'must be a valid url' }]);
+  });
+
+  it('gives every custom format a pattern that each accepted value matches', () => {
+    expect(Object.keys(FORMAT_PATTERNS).sort()).toEqual(Object.keys(CUSTOM_FORMATS).sort());
+    const samples: Record<string, string[]> = {
+      'iso3166-1-alpha-2': ['US', 'DE', 'XX', 'us'],
+      'e.164': ['+14155550123', '+0123', '14155550123'],
+      'us-ssn': ['123-45-6789', '000-12-3456', '123456789'],
+      'us-itin': ['912-70-1234', '912-69-1234'],
+      'currency-code': ['USD', 'USDC', 'BTC', 'XYZ', 'usd', 'XAU'],
+    };
+    for (const [format, values] of Object.entries(samples)) {
+      for (const value of values) {
+        if (CUSTOM_FORMATS[format]!(value)) expect(value).toMatch(new RegExp(FORMAT_PATTERNS[format]!));
+      }
+    }
+    expect(['XX', 'XYZ', 'XAU'].filter((v) => CUSTOM_FORMATS[v.length === 2 ? 'iso3166-1-alpha-2' : 'currency-code']!(v))).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 import { Address, Country, DateOnly, Email, Phone, ResponseAddress } from '../customers/index.js';
 
 export const OWNER_ROLES = ['UBO', 'DIRECTOR', 'COMPANY_OFFICER', 'CONTROL_PERSON', 'TRUSTEE', 'GENERAL_PARTNER'] as const;
@@ -73,7 +73,7 @@ export const BeneficialOwner = Type.Object(
 );
 export type BeneficialOwner = Static<typeof BeneficialOwner>;
 
-export const OwnerParams = Type.Object({ beneficialOwnerId: ResourceId('BeneficialOwner') }, { additionalProperties: false });
+export const OwnerParams = Type.Object({ beneficialOwnerId: IdParam('BeneficialOwner', 'REFERENCE_NOT_FOUND') }, { additionalProperties: false });
 export const OwnerListQuery = Type.Object({ customerId: ResourceId('Customer'), ...PaginationQuery }, { additionalProperties: false });
 export type OwnerListQuery = Static<typeof OwnerListQuery>;
 export const OwnerListResponse = ListResponse(BeneficialOwner, 'BeneficialOwnerListResponse');

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { CurrencyCode as CurrencyCodeSchema, DateTime, MinorAmount, Nullable, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { CurrencyCode, DateTime, MinorAmount, Nullable, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 
 export const CUSTOMER_INFO_FIELDS = [
   'FULL_NAME', 'BIRTH_DATE', 'NATIONALITY', 'PHONE_NUMBER', 'EMAIL', 'POSTAL_ADDRESS', 'TAX_ID',
@@ -8,12 +8,11 @@ export const CUSTOMER_INFO_FIELDS = [
   'COMPANY_LEGAL_NAME', 'ID_TYPE', 'ID_NUMBER',
 ] as const;
 
-const CurrencyCode = CurrencyCodeSchema();
 const Email = Type.String({ format: 'email', maxLength: 255 });
 
 export const PlatformCurrencyConfig = Type.Object(
   {
-    currencyCode: CurrencyCode,
+    currencyCode: CurrencyCode(),
     minAmount: MinorAmount({ description: 'Smallest amount per transaction, in minor units.' }),
     maxAmount: MinorAmount({ description: 'Largest amount per transaction, in minor units.' }),
     requiredCounterpartyFields: Type.Array(
@@ -45,12 +44,37 @@ export const EmbeddedWalletConfig = Type.Object(
       Type.Array(
         Type.Object(
           {
-            issuer: Type.String({ minLength: 1, maxLength: 255, description: 'The `iss` claim, exactly.', examples: ['https://accounts.google.com'] }),
-            jwksUri: Type.String({ format: 'uri', maxLength: 2048, description: 'https URL of the issuer’s JWKS (http only for localhost).' }),
+            issuer: Type.String({
+              minLength: 1,
+              maxLength: 255,
+              description:
+                'The `iss` claim. Known without setup: `https://accounts.google.com` (also the bare `accounts.google.com` form) and `https://appleid.apple.com`.',
+              examples: ['https://accounts.google.com'],
+            }),
+            jwksUri: Type.Optional(
+              Type.String({
+                format: 'uri',
+                maxLength: 2048,
+                description: 'https URL of the issuer’s JWKS (http only for localhost). Required for an issuer Corridor does not know; omit it for Google and Apple.',
+              }),
+            ),
+            audiences: Type.Optional(
+              Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+                minItems: 1,
+                maxItems: 20,
+                description:
+                  'The platform’s client ids at this issuer: a token’s `aud` must be one of them. Required for Google and Apple (their tokens are issued to every app); optional otherwise.',
+                examples: [['1234567890-abc.apps.googleusercontent.com']],
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
-        { maxItems: 20, description: 'Corridor extension: the OIDC issuers whose tokens OAUTH credentials accept. Replaces the whole list.' },
+        {
+          maxItems: 20,
+          description:
+            'Corridor extension: the OIDC issuers whose tokens OAUTH credentials accept. Replaces the whole list. For Google or Apple name the issuer and your client ids only: `[{"issuer": "https://accounts.google.com", "audiences": ["<client id>"]}]`.',
+        },
       ),
     ),
     passkeyRpId: Type.Optional(
@@ -95,7 +119,7 @@ export const CardTokenization2faConfig = Type.Object(
 );
 
 const FixedFee = Type.Object(
-  { amount: MinorAmount({ description: 'Fixed fee in minor units of `currency`.' }), currency: CurrencyCode },
+  { amount: MinorAmount({ description: 'Fixed fee in minor units of `currency`.' }), currency: CurrencyCode() },
   { additionalProperties: false },
 );
 
@@ -103,7 +127,7 @@ const FixedFee = Type.Object(
 export const FeeConfigInput = Type.Object(
   {
     feeType: StringEnum(['CROSS_CURRENCY_TRANSACTION']),
-    sourceCurrency: CurrencyCode,
+    sourceCurrency: CurrencyCode(),
     variableFeeBps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: 'Rate in basis points.' })),
     fixedFee: Type.Optional(FixedFee),
   },

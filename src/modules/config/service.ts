@@ -1,10 +1,10 @@
 import { NotifiedCache, notifyChanged } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
-import { unknownCurrencies } from '../../platform/currencies.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs.js';
+import { knownOidcIssuer } from '../../platform/oidc-issuers.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { findConfig, insertConfig, updateConfig, type ConfigRow } from './repo.js';
 import type { FeeConfig, PlatformConfig, PlatformConfigUpdate, PlatformCurrencyConfig } from './schemas.js';
@@ -99,6 +99,19 @@ export class PlatformConfigCache {
 
   evict(platformId: string): void {
     this.cache.evict(platformId);
+  }
+}
+
+/**
+ * A known issuer (Google, Apple) needs the platform's client ids, since its tokens are issued to
+ * every app; any other issuer needs its JWKS location.
+ */
+function checkOidcIssuer(entry: { issuer: string; jwksUri?: string | undefined; audiences?: string[] | undefined }, field: string, errors: FieldError[]): void {
+  if (entry.jwksUri !== undefined) checkServiceUrl(entry.jwksUri, `${field}.jwksUri`, errors);
+  if (knownOidcIssuer(entry.issuer)) {
+    if (!entry.audiences) errors.push({ field: `${field}.audiences`, message: `is required for ${entry.issuer}: list your client ids there` });
+  } else if (entry.jwksUri === undefined) {
+    errors.push({ field: `${field}.jwksUri`, message: 'is required for an issuer Corridor does not know (only Google and Apple are built in)' });
   }
 }
 
@@ -219,14 +232,6 @@ export async function updatePlatformConfig(
   update: PlatformConfigUpdate,
 ): Promise<PlatformConfig> {
   const { platformId } = caller;
-  const unknown = unknownCurrencies([
-    ...(update.supportedCurrencies ?? []).map((c, i) => ({ field: `supportedCurrencies.${i}.currencyCode`, code: c.currencyCode })),
-    ...(update.feeConfigs ?? []).flatMap((f, i) => [
-      { field: `feeConfigs.${i}.sourceCurrency`, code: f.sourceCurrency },
-      ...(f.fixedFee ? [{ field: `feeConfigs.${i}.fixedFee.currency`, code: f.fixedFee.currency }] : []),
-    ]),
-  ]);
-  if (unknown) throw unknown;
   const unsupported = (update.feeConfigs ?? []).findIndex((f) => !FEE_SOURCE_CURRENCIES.has(f.sourceCurrency));
   if (unsupported >= 0) {
     throw new AppError('NOT_IMPLEMENTED', `Fee configs are supported only for USD source currency.`, {
@@ -237,7 +242,7 @@ export async function updatePlatformConfig(
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
   if (typeof update.webhookEndpoint === 'string') checkWebhookEndpoint(update.webhookEndpoint, caller.environment, errors);
-  update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkServiceUrl(issuer.jwksUri, `embeddedWalletConfig.oidcIssuers.${i}.jwksUri`, errors));
+  update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkOidcIssuer(issuer, `embeddedWalletConfig.oidcIssuers.${i}`, errors));
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
   if (update.supportedCurrencies) checkCurrencies(update.supportedCurrencies, errors);
   const feeConfigs = update.feeConfigs ? mergeFeeConfigs(current.fee_configs, update.feeConfigs, errors) : undefined;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
+import { validDateTime } from '../../platform/datetime.js';
 import type { Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
@@ -18,7 +19,7 @@ import {
 } from './repo.js';
 import { sandboxAutoApprove } from './review-state.js';
 import type { Customer, CustomerCreate, CustomerType, CustomerUpdate, EndUserTermsConsentT } from './schemas.js';
-import { at, checkCurrencyCodes, checkTermsVersion, holdsOther, isObject, mergeFieldErrors, OTHER_PAIRS, ruleErrors, type EndUserTerms } from './validation.js';
+import { at, checkTermsVersion, holdsOther, isObject, mergeFieldErrors, OTHER_PAIRS, ruleErrors, type EndUserTerms } from './validation.js';
 
 // Creating, updating and deleting a customer: its columns, profile, consent and unique
 // platformCustomerId and UMA address.
@@ -41,7 +42,7 @@ function consentColumns(consent: EndUserTermsConsentT | undefined): Partial<Cust
   if (!consent) return {};
   return {
     terms_version: consent.termsVersion,
-    terms_accepted_at: new Date(consent.acceptedAt),
+    terms_accepted_at: validDateTime(consent.acceptedAt),
     terms_ip_address: consent.ipAddress,
     terms_acceptance_method: consent.acceptanceMethod,
   };
@@ -164,7 +165,6 @@ export async function updateCustomer(
   const withPrevious = { ...merged, previousIdType: (row.profile as Record<string, unknown>).idType };
   const all = mergeFieldErrors(errors, body.customerType === type ? ruleErrors(body, withPrevious, type, clock.now(), 'update') : []);
   if (all.length) throw invalidInput(all);
-  checkCurrencyCodes(body);
 
   const update = body as CustomerUpdate;
   checkTermsVersion(update.endUserTermsConsent, terms);

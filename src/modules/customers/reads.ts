@@ -1,4 +1,3 @@
-import { unknownCurrencies } from '../../platform/currencies.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
@@ -66,8 +65,6 @@ export async function getCustomer(db: DbOrTx, platformId: string, customerId: st
 }
 
 export async function listCustomers(db: DbOrTx, platformId: string, query: CustomerListQuery): Promise<Page<Customer>> {
-  const unknown = query.currency === undefined ? undefined : unknownCurrencies([{ field: 'currency', code: query.currency }]);
-  if (unknown) throw unknown;
   const page = pageRequest(query);
   const { rows, totalCount } = await listCustomerRows(
     db,

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { CurrencyCode, DateTime, FieldErrorSchema, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion, TimeRangeQuery } from '../../platform/http/schemas.js';
+import { CurrencyCode, DateTime, FieldErrorSchema, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion, TimeRangeQuery } from '../../platform/http/schemas.js';
 import type { EventGroup } from '../../platform/outbox.js';
 
 export const REVIEW_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD'] as const;
@@ -45,7 +45,7 @@ export const Phone = Type.String({ format: 'e.164', maxLength: 16, examples: ['+
 export const DateOnly = (options: Record<string, unknown> = {}) =>
   Type.String({ format: 'date', maxLength: 10, examples: ['1990-01-15'], description: 'A calendar date, YYYY-MM-DD.', ...options });
 const Text = (max: number, options: Record<string, unknown> = {}) => Type.String({ minLength: 1, maxLength: max, ...options });
-const CurrencyList = Type.Array(CurrencyCode(), { maxItems: 50, uniqueItems: true });
+const CurrencyList = Type.Array(CurrencyCode(), { maxItems: 50, uniqueItems: true, examples: [['USD', 'USDC']] });
 const CountryList = Type.Array(Country(), { maxItems: 250, uniqueItems: true });
 const EnumList = <const T extends readonly string[]>(values: T) => Type.Array(StringEnum(values), { maxItems: values.length, uniqueItems: true });
 export const UmaAddress = Type.String({
@@ -269,7 +269,7 @@ export const CustomerListQuery = Type.Object(
     customerType: Type.Optional(StringEnum(CUSTOMER_TYPES)),
     ...TimeRangeQuery,
     region: Type.Optional(Country()),
-    currency: Type.Optional(CurrencyCode()),
+    currency: Type.Optional(CurrencyCode({ description: 'Customers that use this currency.' })),
     umaAddress: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
     isIncludingDeleted: Type.Optional(Type.Boolean({ default: false, description: 'Also list deleted customers.' })),
     ...PaginationQuery,
@@ -279,7 +279,7 @@ export const CustomerListQuery = Type.Object(
 export type CustomerListQuery = Static<typeof CustomerListQuery>;
 
 export const CustomerListResponse = ListResponse(Customer, 'CustomerListResponse');
-export const CustomerParams = Type.Object({ customerId: ResourceId('Customer') }, { additionalProperties: false });
+export const CustomerParams = Type.Object({ customerId: IdParam('Customer', 'USER_NOT_FOUND') }, { additionalProperties: false });
 
 export const EndUserTerms = Type.Object(
   { version: Type.String({ examples: ['V1'] }), url: Type.String({ format: 'uri' }) },
@@ -301,7 +301,7 @@ export const ImportJobAccepted = Type.Object(
   { title: 'BulkCustomerImportJobAccepted' },
 );
 
-export const ImportJobParams = Type.Object({ jobId: ResourceId('Job') }, { additionalProperties: false });
+export const ImportJobParams = Type.Object({ jobId: IdParam('Job', 'BULK_UPLOAD_JOB_NOT_FOUND', 'bulk upload job') }, { additionalProperties: false });
 
 export const ImportJobResponse = Type.Object(
   {

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
-import { unknownCurrencies } from '../../platform/currencies.js';
+import { parseDateTime } from '../../platform/datetime.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import type { CustomerType, EndUserTermsConsentT } from './schemas.js';
@@ -107,7 +107,8 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
     if (typeof consent.ipAddress === 'string' && consent.ipAddress.length <= 45 && isIP(consent.ipAddress) === 0) {
       errors.push({ field: 'endUserTermsConsent.ipAddress', message: 'must be an IPv4 or IPv6 address' });
     }
-    if (typeof consent.acceptedAt === 'string' && Date.parse(consent.acceptedAt) > now.getTime() + CLOCK_SKEW_MS) {
+    const acceptedAt = typeof consent.acceptedAt === 'string' ? parseDateTime(consent.acceptedAt) : undefined;
+    if (acceptedAt && acceptedAt.getTime() > now.getTime() + CLOCK_SKEW_MS) {
       errors.push({ field: 'endUserTermsConsent.acceptedAt', constraint: { format: 'date-time' }, message: 'must not be in the future' });
     }
   }
@@ -128,18 +129,10 @@ export function checkTermsVersion(consent: EndUserTermsConsentT | undefined, ter
   }
 }
 
-/** Field validation of a create request, given the schema's own findings. Throws INVALID_INPUT, then INVALID_CURRENCY. */
+/** Field validation of a create request, given the schema's own findings (unknown currencies among them). */
 export function checkCreate(input: unknown, schemaErrors: FieldError[], now: Date): void {
   const type = isObject(input) && (input.customerType === 'INDIVIDUAL' || input.customerType === 'BUSINESS') ? input.customerType : undefined;
   const rules = type && isObject(input) ? ruleErrors(input, input, type, now, 'create') : [];
   const errors = mergeFieldErrors(schemaErrors, rules);
   if (errors.length) throw invalidInput(errors);
-  checkCurrencyCodes(input);
-}
-
-/** `currencies` the schema let through (well-formed) must be codes Corridor knows: 400 INVALID_CURRENCY otherwise. */
-export function checkCurrencyCodes(input: unknown): void {
-  const codes = isObject(input) && Array.isArray(input.currencies) ? (input.currencies as string[]) : [];
-  const unknown = unknownCurrencies(codes.map((code, i) => ({ field: `currencies.${i}`, code })));
-  if (unknown) throw unknown;
 }

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 import { DOCUMENT_TYPES } from './catalogue.js';
 import { DOCUMENT_CONTENT_TYPES } from './screening/screener.js';
 
@@ -54,7 +54,7 @@ export type DocumentUploadFields = Static<typeof DocumentUploadFields>;
 export const DocumentUploadForm = Type.Object({ file: FilePart, documentHolder: DocumentHolderId, ...DocumentFields }, { title: 'DocumentUploadRequest' });
 export const DocumentReplaceForm = Type.Object({ file: FilePart, ...DocumentFields }, { title: 'DocumentReplaceRequest' });
 
-export const DocumentParams = Type.Object({ documentId: ResourceId('Document') }, { additionalProperties: false });
+export const DocumentParams = Type.Object({ documentId: IdParam('Document', 'REFERENCE_NOT_FOUND') }, { additionalProperties: false });
 export const DocumentListQuery = Type.Object({ documentHolder: Type.Optional(DocumentHolderId), ...PaginationQuery }, { additionalProperties: false });
 export type DocumentListQuery = Static<typeof DocumentListQuery>;
 export const DocumentListResponse = ListResponse(Document, 'DocumentListResponse');

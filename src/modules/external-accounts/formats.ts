@@ -20,7 +20,7 @@ export type Problem = string | undefined;
 /** Which chain networks an address may belong to: production platforms pay on mainnet only. */
 export type NetworkScope = 'mainnet' | 'any';
 
-export const sha256 = (bytes: Uint8Array): Uint8Array => createHash('sha256').update(bytes).digest();
+const sha256 = (bytes: Uint8Array): Uint8Array => createHash('sha256').update(bytes).digest();
 export const base58check = createBase58check(sha256);
 
 export function checkIban(value: string, countries?: readonly string[] | 'SEPA'): Problem {

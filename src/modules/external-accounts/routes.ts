@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { BASE_PATH } from '../../config.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
-import { errorResponses } from '../../platform/http/schemas.js';
+import { errorResponses, PathParam } from '../../platform/http/schemas.js';
 import { attachedFieldErrors, validatorCompiler } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
 import type { ModuleDeps } from '../../platform/module.js';
@@ -186,10 +186,10 @@ export const externalAccountRoutes: FastifyPluginAsyncTypebox<ExternalAccountRou
     });
   }
 
-  const LivenessParams = Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' }) });
+  const LivenessParams = Type.Object({ token: PathParam(Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' }), 'REFERENCE_NOT_FOUND', 'verification link') });
 
   app.get(`${LIVENESS_PATH}/:token`, {
-    schema: { hide: true, params: Type.Object({ token: Type.String({ maxLength: 100 }) }) },
+    schema: { hide: true, params: Type.Object({ token: PathParam(Type.String({ maxLength: 100 }), 'REFERENCE_NOT_FOUND', 'verification link') }) },
     config: { auth: false },
     handler: async (request, reply) => {
       const nonce = newNonce();

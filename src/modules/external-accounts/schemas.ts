@@ -1,6 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { CURRENCY_CODE_PATTERN } from '../../platform/currencies.js';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion } from '../../platform/http/schemas.js';
+import { CurrencyCode, DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion } from '../../platform/http/schemas.js';
 import { BusinessBeneficiary, individualBeneficiaryFields, WalletIndividualBeneficiary } from './fields.js';
 import type { EventGroup } from '../../platform/outbox.js';
 import { VARIANTS, type BankVariant, type ExternalAccountType, type Variant } from './variants.js';
@@ -95,7 +94,7 @@ const ExternalAccountCreateInfo = TaggedUnion(
 export type AccountInfo = { accountType: ExternalAccountType } & Record<string, unknown>;
 
 const requestFields = (accountInfo: TSchema) => ({
-  currency: Type.String({ pattern: CURRENCY_CODE_PATTERN, maxLength: 5, examples: ['USD'], description: 'Currency the account receives; must be one its accountType carries.' }),
+  currency: CurrencyCode({ description: 'Currency the account receives; must be one its accountType carries.' }),
   platformAccountId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Your own identifier for the account.' })),
   ownershipType: Type.Optional(
     StringEnum(OWNERSHIP_TYPES, {
@@ -190,7 +189,7 @@ export const ExternalAccountList = ListResponse(ExternalAccountRef, 'ExternalAcc
 
 export const CustomerListQuery = Type.Object(
   {
-    currency: Type.Optional(Type.String({ pattern: CURRENCY_CODE_PATTERN, maxLength: 5 })),
+    currency: Type.Optional(CurrencyCode()),
     customerId: Type.Optional(ResourceId('Customer')),
     ...PaginationQuery,
   },
@@ -198,12 +197,12 @@ export const CustomerListQuery = Type.Object(
 );
 export type CustomerListQuery = Static<typeof CustomerListQuery>;
 export const PlatformListQuery = Type.Object(
-  { currency: Type.Optional(Type.String({ pattern: CURRENCY_CODE_PATTERN, maxLength: 5 })), ...PaginationQuery },
+  { currency: Type.Optional(CurrencyCode()), ...PaginationQuery },
   { additionalProperties: false },
 );
 export type PlatformListQuery = Static<typeof PlatformListQuery>;
 
-export const ExternalAccountParams = Type.Object({ externalAccountId: ResourceId('ExternalAccount') });
+export const ExternalAccountParams = Type.Object({ externalAccountId: IdParam('ExternalAccount', 'REFERENCE_NOT_FOUND', 'external account') });
 
 export const OwnershipChallengeRequest = Type.Object(
   { method: StringEnum(OWNERSHIP_METHODS, { description: 'WALLET_SIGNATURE: sign a message with the wallet key. LIVENESS: a hosted check by the owner.' }) },

@@ -25,10 +25,8 @@ export type SignatureScheme = 'bip137' | 'electrum';
 /** `malformed`: the signature cannot be one for this network at all (bad input, no attempt). */
 export type SignatureCheck = 'valid' | 'invalid' | 'malformed';
 
-export const SIGNABLE_NETWORKS: ReadonlySet<DestinationNetwork> = new Set(['BASE', 'ETHEREUM', 'POLYGON', 'PLASMA', 'TRON', 'SOLANA', 'SPARK']);
-
 /** What each network's signature looks like, for the error that rejects a malformed one. */
-export const SIGNATURE_FORMATS: Record<string, string> = {
+const SIGNATURE_FORMATS: Record<string, string> = {
   EVM: '0x and 130 hex digits (65 bytes: r, s, v)',
   TRON: '65 bytes in hex (0x optional)',
   SOLANA: 'base58 of 64 bytes',

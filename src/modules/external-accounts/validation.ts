@@ -128,13 +128,9 @@ export function checkAccount(body: unknown, schemaErrors: FieldError[], options:
     if (wrongCurrency) inputErrors.push(wrongCurrency);
   }
 
-  const unknownCurrency = typeof input.currency === 'string' && !invalid.has('currency') && !isCurrency(input.currency);
-  const currencyProblem: FieldError[] = unknownCurrency ? [{ field: 'currency', message: `${input.currency} is not a currency Corridor knows` }] : [];
-  if (inputErrors.length) throw invalidInput([...inputErrors, ...currencyProblem, ...accountErrors]);
-  if (accountErrors.length) {
-    throw new AppError('INVALID_BANK_ACCOUNT', 'The account details fail their checks.', { details: { errors: [...currencyProblem, ...accountErrors] } });
-  }
-  if (unknownCurrency) throw new AppError('INVALID_CURRENCY', `Unknown currency ${input.currency}.`, { details: { errors: currencyProblem } });
+  // An unknown currency is a schema error (CurrencyCode): alone, invalidInput makes it INVALID_CURRENCY.
+  if (inputErrors.length) throw invalidInput([...inputErrors, ...accountErrors]);
+  if (accountErrors.length) throw new AppError('INVALID_BANK_ACCOUNT', 'The account details fail their checks.', { details: { errors: accountErrors } });
   // The schema held, so `variant` is known and `info` has its shape.
   const checked = variant!;
   const rails = checked.kind === 'bank' ? railsOf(checked, info) : [];

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { CurrencyCode, DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion } from '../../platform/http/schemas.js';
+import { CurrencyCode, DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion } from '../../platform/http/schemas.js';
 import type { EventGroup } from '../../platform/outbox.js';
 
 export const ACCOUNT_TYPES = ['INTERNAL_FIAT', 'INTERNAL_CRYPTO', 'EMBEDDED_WALLET'] as const;
@@ -171,14 +171,14 @@ export type PlatformAccountsQuery = Static<typeof PlatformAccountsQuery>;
 export const CustomerAccountList = ListResponse(InternalAccount, 'InternalAccountListResponse');
 export const PlatformAccountList = Type.Object({ data: Type.Array(InternalAccount) }, { title: 'PlatformInternalAccountListResponse' });
 
-export const InternalAccountParams = Type.Object({ id: ResourceId('InternalAccount') });
+export const InternalAccountParams = Type.Object({ id: IdParam('InternalAccount', 'REFERENCE_NOT_FOUND', 'internal account') });
 export const InternalAccountUpdate = Type.Object(
   { privateEnabled: Type.Optional(Type.Boolean({ description: 'Make the embedded wallet private (or not).' })) },
   { additionalProperties: false, minProperties: 1, title: 'InternalAccountUpdateRequest' },
 );
 export type InternalAccountUpdate = Static<typeof InternalAccountUpdate>;
 
-export const SandboxFundParams = Type.Object({ accountId: ResourceId('InternalAccount') });
+export const SandboxFundParams = Type.Object({ accountId: IdParam('InternalAccount', 'REFERENCE_NOT_FOUND', 'internal account') });
 export const SandboxFundRequest = Type.Object(
   {
     amount: Type.Integer({

@@ -3,7 +3,7 @@ import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { currency as currencyOf, unknownCurrencies } from '../../platform/currencies.js';
+import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { recordEvent } from '../../platform/outbox.js';
@@ -131,14 +131,7 @@ export async function provisionPlatformAccounts(trx: Tx, clock: Clock, platformU
   return provision(trx, clock, platformUuid, [{ customerUuid: null, email: null }]);
 }
 
-/** A currency filter Corridor does not know is 400 INVALID_CURRENCY rather than an empty list. */
-function checkCurrencyFilter(currency: string | undefined): void {
-  const unknown = currency === undefined ? undefined : unknownCurrencies([{ field: 'currency', code: currency }]);
-  if (unknown) throw unknown;
-}
-
 export async function listCustomerInternalAccounts(db: DbOrTx, platformUuid: string, query: CustomerAccountsQuery): Promise<Page<InternalAccount>> {
-  checkCurrencyFilter(query.currency);
   const page = pageRequest(query);
   const customerId = query.customerId ? parseId('Customer', query.customerId) : undefined;
   const { rows, totalCount } = await listCustomerAccounts(
@@ -165,7 +158,6 @@ export async function listPlatformInternalAccounts(
   platformUuid: string,
   query: PlatformAccountsQuery,
 ): Promise<{ data: InternalAccount[] }> {
-  checkCurrencyFilter(query.currency);
   await provisionPlatformAccounts(trx, clock, platformUuid);
   const rows = await listPlatformAccounts(trx, platformUuid, {
     ...(query.currency ? { currency: query.currency } : {}),

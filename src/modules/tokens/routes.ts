@@ -13,7 +13,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { authenticator
       operationId: 'createToken',
       tags,
       summary: 'Create an API token',
-      description: 'The response carries `clientSecret`, the only time it is ever shown. Needs the MANAGE permission.',
+      description:
+        'The response carries `clientSecret`, the only time it is ever shown. Needs the MANAGE permission, and the new token may hold only ' +
+        'permissions the calling token holds (every token holds VIEW): 403 FORBIDDEN otherwise.',
       body: ApiTokenCreateRequest,
       response: { 201: ApiToken, ...errorResponses(400, 401, 403, 500) },
     },
@@ -21,7 +23,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { authenticator
     handler: async (request, reply) =>
       sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 201,
-        body: (await createToken(trx, deps.clock, request.principal.platformId, request.body)).token,
+        body: (await createToken(trx, deps.clock, request.principal.platformId, request.body, request.principal.permissions)).token,
       })),
   });
 

@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { PERMISSIONS } from '../../platform/http/auth.js';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum, TimeRangeQuery } from '../../platform/http/schemas.js';
+import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TimeRangeQuery } from '../../platform/http/schemas.js';
 
 const Permission = StringEnum(PERMISSIONS, {
   description: 'VIEW: read everything. TRANSACT: also send payments. MANAGE: also manage configuration, tokens and customers.',
@@ -38,7 +38,7 @@ export const TokenListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const TokenParams = Type.Object({ tokenId: ResourceId('Token') }, { additionalProperties: false });
+export const TokenParams = Type.Object({ tokenId: IdParam('Token', 'TOKEN_NOT_FOUND') }, { additionalProperties: false });
 
 export const TokenListResponse = ListResponse(ApiToken, 'TokenListResponse');
 

@@ -3,7 +3,7 @@ import { NotifiedCache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
-import type { Authenticator, Permission, Principal } from '../../platform/http/auth.js';
+import { grants, type Authenticator, type Permission, type Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
@@ -48,7 +48,31 @@ function notFound(tokenId: string): AppError {
   return new AppError('TOKEN_NOT_FOUND', `Token ${tokenId} was not found.`);
 }
 
-export async function createToken(trx: Tx, clock: Clock, platformId: string, input: ApiTokenCreateRequest): Promise<CreatedToken> {
+/**
+ * A token may create only tokens that can do no more than itself: every requested permission
+ * must be one it holds (VIEW is held by every token). 403 FORBIDDEN otherwise, naming them.
+ */
+function checkGrantable(held: readonly Permission[], requested: readonly Permission[]): void {
+  const beyond = [...new Set(requested)].filter((permission) => !grants(held, permission));
+  if (beyond.length > 0) {
+    throw new AppError('FORBIDDEN', `This API token cannot create a token with ${beyond.join(', ')}: a token can only give permissions it holds.`, {
+      details: { missingPermissions: beyond },
+    });
+  }
+}
+
+/**
+ * Creates a token. `grantedBy` is the permissions of the token asking (over the API); the
+ * command line, which acts for the operator, passes none.
+ */
+export async function createToken(
+  trx: Tx,
+  clock: Clock,
+  platformId: string,
+  input: ApiTokenCreateRequest,
+  grantedBy?: readonly Permission[],
+): Promise<CreatedToken> {
+  if (grantedBy) checkGrantable(grantedBy, input.permissions);
   const now = clock.now();
   const id = uuidv7(now.getTime());
   const clientSecret = randomBytes(32).toString('hex');

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 import { DOCUMENT_TYPES } from '../documents/index.js';
 import type { EventGroup } from '../../platform/outbox.js';
 
@@ -46,7 +46,7 @@ export const Verification = Type.Object(
 export type Verification = Static<typeof Verification>;
 
 export const VerificationCreateRequest = Type.Object({ customerId: ResourceId('Customer') }, { additionalProperties: false, title: 'VerificationCreateRequest' });
-export const VerificationParams = Type.Object({ verificationId: ResourceId('Verification') }, { additionalProperties: false });
+export const VerificationParams = Type.Object({ verificationId: IdParam('Verification', 'REFERENCE_NOT_FOUND') }, { additionalProperties: false });
 export const VerificationListQuery = Type.Object(
   { customerId: Type.Optional(ResourceId('Customer')), verificationStatus: Type.Optional(StringEnum(VERIFICATION_STATUSES)), ...PaginationQuery },
   { additionalProperties: false },

@@ -97,9 +97,10 @@ export class CredentialFlows {
         const { identity, claims } = await this.deps.oidc
           .verify(body.oidcToken, { trusted: walletConfig?.oidcIssuers ?? [], now: this.deps.clock.now(), checkSignature: environment === 'production' })
           .catch((error: unknown) => {
-            // At registration an untrusted issuer is a bad request, not a failed login.
-            if (error instanceof AppError && error.details?.check === 'issuer') {
-              throw new AppError('INVALID_INPUT', error.message, { details: { errors: [{ field: 'oidcToken', message: 'issuer is not trusted' }] } });
+            // At registration an untrusted issuer or audience is a bad request, not a failed login.
+            if (error instanceof AppError && (error.details?.check === 'issuer' || error.details?.check === 'audience')) {
+              const message = error.details.check === 'issuer' ? 'issuer is not trusted' : 'audience is not a client id of this platform';
+              throw new AppError('INVALID_INPUT', error.message, { details: { errors: [{ field: 'oidcToken', message }] } });
             }
             throw error;
           });

@@ -1,6 +1,7 @@
 import { sha256Hex } from '../../platform/crypto/encoding.js';
 import { compactVerify, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, type JWTPayload } from 'jose';
 import { AppError } from '../../platform/errors.js';
+import { KNOWN_OIDC_ISSUERS, knownOidcIssuer, type KnownOidcIssuer } from '../../platform/oidc-issuers.js';
 
 /** Spec §4.4 / §8: a token may be at most this old when it arrives. */
 export const MAX_TOKEN_AGE_MS = 60_000;
@@ -8,9 +9,11 @@ export const MAX_TOKEN_AGE_MS = 60_000;
 const CLOCK_SKEW_MS = 5_000;
 const SIGNING_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
 
+/** An issuer as a platform configures it: a known one needs no `jwksUri`; `audiences` limits `aud`. */
 export interface TrustedIssuer {
   issuer: string;
-  jwksUri: string;
+  jwksUri?: string | undefined;
+  audiences?: string[] | undefined;
 }
 
 /** The identity an OAUTH credential is bound to. */
@@ -21,7 +24,7 @@ export interface OidcIdentity {
   email?: string;
 }
 
-export type OidcCheck = 'signature' | 'issuer' | 'iat' | 'exp' | 'identity' | 'nonce' | 'replay';
+export type OidcCheck = 'signature' | 'issuer' | 'audience' | 'iat' | 'exp' | 'identity' | 'nonce' | 'replay';
 
 export function oidcRejected(check: OidcCheck, message: string): AppError {
   return new AppError('UNAUTHORIZED', `The OIDC token failed the ${check} check: ${message}`, { details: { check } });
@@ -46,7 +49,26 @@ export function nonceFor(clientPublicKey: string): string {
 export class OidcVerifier {
   private readonly keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
-  constructor(private readonly options: { cooldownMs: number; cacheMaxAgeMs: number; timeoutMs: number }) {}
+  private readonly known: readonly KnownOidcIssuer[];
+
+  /** `knownIssuers`: Google and Apple with their public JWKS unless replaced (tests, mirrors). */
+  constructor(private readonly options: { cooldownMs: number; cacheMaxAgeMs: number; timeoutMs: number; knownIssuers?: readonly KnownOidcIssuer[] }) {
+    this.known = options.knownIssuers ?? KNOWN_OIDC_ISSUERS;
+  }
+
+  /**
+   * The platform's entry for the token's `iss` (a known issuer matches in any of its spellings),
+   * with the canonical issuer identities are stored under and the JWKS to check against.
+   */
+  private resolve(iss: unknown, trusted: TrustedIssuer[]): { issuer: string; jwksUri: string; audiences?: string[] | undefined } | undefined {
+    if (typeof iss !== 'string') return undefined;
+    const known = knownOidcIssuer(iss, this.known);
+    const entry = trusted.find((t) => t.issuer === iss || (known !== undefined && knownOidcIssuer(t.issuer, this.known) === known));
+    if (!entry) return undefined;
+    const jwksUri = entry.jwksUri ?? known?.jwksUri;
+    if (!jwksUri) return undefined;
+    return { issuer: known?.issuer ?? entry.issuer, jwksUri, audiences: entry.audiences };
+  }
 
   private keySet(uri: string) {
     let set = this.keySets.get(uri);
@@ -81,7 +103,7 @@ export class OidcVerifier {
    */
   async verify(token: string, input: { trusted: TrustedIssuer[]; now: Date; checkSignature: boolean }): Promise<{ claims: JWTPayload; identity: OidcIdentity }> {
     const claims = this.decode(token);
-    const issuer = input.trusted.find((t) => t.issuer === claims.iss);
+    const issuer = this.resolve(claims.iss, input.trusted);
     if (!issuer) throw oidcRejected('issuer', `issuer ${JSON.stringify(claims.iss ?? null)} is not trusted by this platform (embeddedWalletConfig.oidcIssuers)`);
     if (input.checkSignature) {
       try {
@@ -101,6 +123,9 @@ export class OidcVerifier {
     const aud = Array.isArray(claims.aud) ? (claims.aud.length === 1 ? claims.aud[0] : undefined) : claims.aud;
     if (typeof claims.sub !== 'string' || !claims.sub || typeof aud !== 'string' || !aud) {
       throw oidcRejected('identity', 'sub and a single aud are required');
+    }
+    if (issuer.audiences && !issuer.audiences.includes(aud)) {
+      throw oidcRejected('audience', `aud ${JSON.stringify(aud)} is not a client id of this platform at ${issuer.issuer} (embeddedWalletConfig.oidcIssuers[].audiences)`);
     }
     const email = typeof claims.email === 'string' ? claims.email : undefined;
     return { claims, identity: { iss: issuer.issuer, aud, sub: claims.sub, ...(email ? { email } : {}) } };

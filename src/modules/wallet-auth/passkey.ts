@@ -1,8 +1,10 @@
-import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { AppError } from '../../platform/errors.js';
 import type { EmbeddedWalletConfig } from '../config/index.js';
 import type { CredentialRow } from './repo.js';
 import type { PasskeyAssertion, PasskeyCredentialCreate } from './schemas.js';
+
+// Loaded on the first passkey check: the library is large and only passkey logins need it.
+const webAuthn = () => import('@simplewebauthn/server');
 
 export interface PasskeySettings {
   rpId: string;
@@ -57,6 +59,7 @@ export async function verifyRegistration(body: PasskeyCredentialCreate, settings
   const { attestation } = body;
   let result;
   try {
+    const { verifyRegistrationResponse } = await webAuthn();
     result = await verifyRegistrationResponse({
       response: {
         id: attestation.credentialId,
@@ -99,6 +102,7 @@ export async function verifyAssertion(assertion: PasskeyAssertion, challenge: st
   if (assertion.credentialId !== stored.webauthnId) throw passkeyRejected('credential', 'the assertion is for another passkey');
   let result;
   try {
+    const { verifyAuthenticationResponse } = await webAuthn();
     result = await verifyAuthenticationResponse({
       response: {
         id: assertion.credentialId,

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ResourceId, StringEnum, TaggedUnion } from '../../platform/http/schemas.js';
+import { DateTime, IdParam, ResourceId, StringEnum, TaggedUnion } from '../../platform/http/schemas.js';
 
 export const CREDENTIAL_TYPES = ['EMAIL_OTP', 'SMS_OTP', 'PASSKEY', 'OAUTH'] as const;
 const CredentialType = StringEnum(CREDENTIAL_TYPES, { title: 'AuthMethodType' });
@@ -171,8 +171,8 @@ export const CredentialListQuery = Type.Object({ accountId: ResourceId('Internal
 export const CredentialList = Type.Object({ data: Type.Array(AuthMethod) }, { title: 'AuthCredentialListResponse' });
 export const SessionList = Type.Object({ data: Type.Array(AuthSession) }, { title: 'SessionListResponse' });
 
-export const CredentialParams = Type.Object({ id: ResourceId('AuthMethod') });
-export const SessionParams = Type.Object({ id: ResourceId('Session') });
+export const CredentialParams = Type.Object({ id: IdParam('AuthMethod', 'REFERENCE_NOT_FOUND', 'credential') });
+export const SessionParams = Type.Object({ id: IdParam('Session', 'REFERENCE_NOT_FOUND') });
 
 export const SessionRefreshRequest = Type.Object(
   { clientPublicKey: ClientPublicKey },

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { createBase58check } from '@scure/base';
 
 /** Lowercase hex SHA-256; text is hashed as UTF-8. */
 export function sha256Hex(data: string | Buffer): string {
@@ -34,46 +35,14 @@ export function fromBase64url(s: string): Buffer {
   return decoded;
 }
 
-const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-const ALPHABET_INDEX = new Map([...ALPHABET].map((char, i) => [char, i]));
-
-function base58Encode(bytes: Buffer): string {
-  let zeros = 0;
-  while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-  let n = bytes.length > zeros ? BigInt(`0x${bytes.subarray(zeros).toString('hex')}`) : 0n;
-  let out = '';
-  while (n > 0n) {
-    out = ALPHABET[Number(n % 58n)]! + out;
-    n /= 58n;
-  }
-  return '1'.repeat(zeros) + out;
-}
-
-function base58Decode(s: string): Buffer {
-  let zeros = 0;
-  while (zeros < s.length && s[zeros] === '1') zeros++;
-  let n = 0n;
-  for (const char of s.slice(zeros)) {
-    const digit = ALPHABET_INDEX.get(char);
-    if (digit === undefined) throw new Error(`invalid base58 character ${JSON.stringify(char)}`);
-    n = n * 58n + BigInt(digit);
-  }
-  const hex = n === 0n ? '' : n.toString(16);
-  return Buffer.concat([Buffer.alloc(zeros), Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex')]);
-}
-
-function checksum(payload: Buffer): Buffer {
-  return createHash('sha256').update(createHash('sha256').update(payload).digest()).digest().subarray(0, 4);
-}
+// Bitcoin's base58check (a double-SHA-256 checksum), from @scure/base.
+const base58check = createBase58check((bytes: Uint8Array) => createHash('sha256').update(bytes).digest());
 
 export function base58checkEncode(buf: Buffer): string {
-  return base58Encode(Buffer.concat([buf, checksum(buf)]));
+  return base58check.encode(buf);
 }
 
+/** Throws on a character outside the alphabet or a checksum mismatch. */
 export function base58checkDecode(s: string): Buffer {
-  const raw = base58Decode(s);
-  if (raw.length < 4) throw new Error('base58check value too short');
-  const payload = raw.subarray(0, raw.length - 4);
-  if (!checksum(payload).equals(raw.subarray(raw.length - 4))) throw new Error('base58check checksum mismatch');
-  return payload;
+  return Buffer.from(base58check.decode(s));
 }

@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { NamedStatementPool } from './named-statements.js';
@@ -102,10 +101,17 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
 
 async function openPglite(options: OpenOptions): Promise<DbHandle> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  // Loaded only for the embedded engine: a process on PostgreSQL never pays for it.
+  const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
   const pglite = new PGlite({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
-    parsers: { [pgliteTypes.INT8]: (v: string) => BigInt(v) },
+    parsers: {
+      [pgliteTypes.INT8]: (v: string) => BigInt(v),
+      // node-postgres's timestamptz parser, so both engines read the same instants: PGlite's own
+      // reads years 1–99 as 1901–1999.
+      [pgliteTypes.TIMESTAMPTZ]: pg.types.getTypeParser(pgliteTypes.TIMESTAMPTZ, 'text'),
+    },
     serializers: { [pgliteTypes.INT8]: (v: unknown) => String(v) },
   });
   await pglite.waitReady;

@@ -1,9 +1,10 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import FindMyWay from 'find-my-way';
-import { AppError, statusOf, type ErrorCode, type FieldError } from '../errors.js';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { AppError, shouldRetry, statusOf, type ErrorCode, invalidInput } from '../errors.js';
+import type { KnownRoutes } from './known-routes.js';
+import { notFoundFromParams } from './path-ids.js';
 import { toFieldErrors } from './validation.js';
 
-export interface ErrorEnvelope {
+interface ErrorEnvelope {
   status: number;
   code: ErrorCode;
   message: string;
@@ -11,69 +12,140 @@ export interface ErrorEnvelope {
   [extra: string]: unknown;
 }
 
-function envelope(code: ErrorCode, message: string, details?: Record<string, unknown>, extra?: Record<string, unknown>): ErrorEnvelope {
+/** Longest request target (path and query) accepted; longer is 414 URI_TOO_LONG. */
+export const MAX_URI_BYTES = 8192;
+
+/** Seconds a client should wait after a 429 or 503 that did not say (a provider hiccup, a process shutting down). */
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
+
+export function envelope(code: ErrorCode, message: string, details?: Record<string, unknown>, extra?: Record<string, unknown>): ErrorEnvelope {
   return { status: statusOf(code), code, message, ...(details ? { details } : {}), ...extra };
 }
 
-function sendError(reply: FastifyReply, body: ErrorEnvelope, headers?: Record<string, string>): FastifyReply {
-  if (headers) reply.headers(headers);
+/**
+ * The headers every error response carries besides its own: `x-should-retry` (see
+ * `shouldRetry`), and `retry-after` on 429 and 503 when the error did not set one.
+ */
+export function retryHeaders(status: number, code: string | undefined, own: Record<string, unknown> = {}, retryable?: boolean): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const hint = shouldRetry(status, code, retryable);
+  if (hint !== undefined) headers['x-should-retry'] = String(hint);
+  if ((status === 429 || status === 503) && own['retry-after'] === undefined) headers['retry-after'] = String(DEFAULT_RETRY_AFTER_SECONDS);
+  return headers;
+}
+
+function sendError(reply: FastifyReply, body: ErrorEnvelope, options: { headers?: Record<string, string> | undefined; retryable?: boolean | undefined } = {}): FastifyReply {
+  const own = options.headers ?? {};
+  reply.headers({ ...own, ...retryHeaders(body.status, body.code, own, options.retryable) });
   return reply.code(body.status).type('application/json; charset=utf-8').send(body);
+}
+
+function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
+  return sendError(reply, envelope(error.code, error.message, error.details, error.extra), { headers: error.headers, retryable: error.retryable });
 }
 
 const PART_NAMES: Record<string, string> = { querystring: 'query', params: 'path', headers: 'header' };
 
+/** `idempotency-key` → `Idempotency-Key`: header fields are named as the header is written. */
+function headerName(field: string): string {
+  return field.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
+}
+
 /** Fastify's own client errors, mapped into our envelope. */
-function fromFastify(error: FastifyError): ErrorEnvelope | undefined {
+function fromFastify(error: FastifyError, request: FastifyRequest): AppError | undefined {
   if (error.validation) {
     const part = error.validationContext ?? 'body';
-    const errors: FieldError[] = toFieldErrors(error.validation as Parameters<typeof toFieldErrors>[0]);
+    if (part === 'params') return notFoundFromParams(error, request);
+    let errors = toFieldErrors(error.validation as Parameters<typeof toFieldErrors>[0]);
+    if (part === 'headers') errors = errors.map((e) => ({ ...e, field: headerName(e.field) }));
     const where = part === 'body' ? 'The request body has invalid fields.' : `The request ${PART_NAMES[part] ?? part} parameters are invalid.`;
-    return envelope('INVALID_INPUT', where, { errors });
+    return invalidInput(errors, where);
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return envelope('INVALID_INPUT', 'The request body is larger than this endpoint accepts.');
+      return new AppError('INVALID_INPUT', 'The request body is larger than this endpoint accepts.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return envelope('INVALID_INPUT', 'Unsupported Content-Type; send application/json.');
+      return new AppError('INVALID_INPUT', 'Unsupported Content-Type; send application/json.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return envelope('INVALID_INPUT', 'Content-Length does not match the body.');
+      return new AppError('INVALID_INPUT', 'Content-Length does not match the body.');
   }
   if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return envelope('INVALID_INPUT', 'The request body is not valid JSON.');
+    return new AppError('INVALID_INPUT', 'The request body is not valid JSON.');
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500 && error.code?.startsWith('FST_')) {
-    return envelope('INVALID_INPUT', error.message);
+    return new AppError('INVALID_INPUT', error.message);
   }
   return undefined;
 }
 
+/** 404 for a path nothing serves, 405 with `Allow` for a known path asked with another method. */
+export function unroutable(routes: KnownRoutes, method: string, path: string): AppError {
+  const allowed = routes.allowed(path);
+  if (allowed.length > 0) {
+    return new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${allowed.join(', ')}.`, {
+      details: { allowed },
+      headers: { allow: allowed.join(', ') },
+    });
+  }
+  return new AppError('REFERENCE_NOT_FOUND', `The endpoint ${method} ${path} does not exist.`);
+}
+
+/**
+ * Errors Fastify's router raises before any route or hook runs (`frameworkErrors`): a path that
+ * is not valid percent-encoding, a path segment longer than the router keeps.
+ */
+export function frameworkErrors(): NonNullable<FastifyServerOptions['frameworkErrors']> {
+  return (error, _request, reply) => {
+    const appError =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new AppError('URI_TOO_LONG', 'The request path is longer than this API accepts.')
+        : error.code === 'FST_ERR_BAD_URL'
+          ? new AppError('INVALID_INPUT', 'The request path is not valid percent-encoded UTF-8.')
+          : new AppError('INTERNAL_ERROR', 'The request could not be routed.');
+    void sendAppError(reply, appError);
+  };
+}
+
 /**
  * Every error leaves as the spec's envelope `{status, code, message, details?}` with `status`
- * equal to the HTTP status, whoever raised it. Unknown failures become a generic 500 that
- * quotes the request id; the stack goes to the log only.
+ * equal to the HTTP status, whoever raised it, with `x-should-retry` (and `Retry-After` on 429
+ * and 503). Unknown failures become a generic 500 that quotes the request id; the stack goes to
+ * the log only. Requests that reach no route are answered 404, or 405 with `Allow`, before
+ * their body is read; requests that arrive while the process shuts down are 503.
  */
-export function registerErrorHandling(app: FastifyInstance): void {
-  // A second router that knows every path with all of its methods: tells 404 from 405.
-  const known = FindMyWay({ ignoreTrailingSlash: false });
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) {
-      if (method === 'HEAD' || method === 'OPTIONS') continue;
-      try {
-        known.on(method as 'GET', route.url, () => {});
-      } catch {
-        // the same route registered twice (e.g. by a plugin); the first is enough
-      }
+export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new AppError('SERVICE_UNAVAILABLE', 'This Corridor process is shutting down; retry the request.');
     }
+    if (request.url.length > MAX_URI_BYTES) {
+      throw new AppError('URI_TOO_LONG', `The request target is longer than ${MAX_URI_BYTES} bytes.`);
+    }
+    if (request.is404) throw unroutable(routes, request.method, request.url.split('?')[0]!);
+  });
+
+  // Responses that did not pass through the error handler (a stored outcome replayed, a plugin's
+  // own error) still get the retry hint.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    const status = reply.statusCode;
+    if (status >= 400 && !reply.hasHeader('x-should-retry')) {
+      reply.headers(retryHeaders(status, undefined, reply.getHeaders() as Record<string, unknown>));
+    }
+    return payload;
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof AppError) {
-      if (error.status >= 500) request.log.error({ err: error }, 'request failed');
-      return sendError(reply, envelope(error.code, error.message, error.details, error.extra), error.headers);
+    const known = error instanceof AppError ? error : fromFastify(error, request);
+    if (known) {
+      if (known.status >= 500) request.log.error({ err: error }, 'request failed');
+      return sendAppError(reply, known);
     }
-    const mapped = fromFastify(error);
-    if (mapped) return sendError(reply, mapped);
     request.log.error({ err: error }, 'unhandled error');
     return sendError(
       reply,
@@ -81,16 +153,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     );
   });
 
-  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
-    const path = request.url.split('?')[0]!;
-    const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => known.find(m as 'GET', path));
-    if (allowed.length > 0) {
-      return sendError(
-        reply,
-        envelope('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { allowed }),
-        { allow: allowed.join(', ') },
-      );
-    }
-    return sendError(reply, envelope('REFERENCE_NOT_FOUND', `No endpoint at ${request.method} ${path}.`));
+  app.setNotFoundHandler((request: FastifyRequest) => {
+    throw unroutable(routes, request.method, request.url.split('?')[0]!);
   });
 }

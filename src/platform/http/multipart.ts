@@ -9,6 +9,7 @@ import type { FastifyMultipartBaseOptions } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { LocalFile } from '../blob-store.js';
 import { AppError, invalidInput } from '../errors.js';
+import { unstorableText } from './text-input.js';
 
 /**
  * A private directory for uploads in flight. Files are streamed here (never held whole in
@@ -92,7 +93,12 @@ export async function receiveForm(request: FastifyRequest, spool: UploadSpool, l
       if (part.type === 'field') {
         if (part.fieldname in fields) problems.push({ field: part.fieldname, message: 'is sent more than once' });
         else if (part.valueTruncated) problems.push({ field: part.fieldname, message: `must be at most ${limits.maxFieldBytes} bytes` });
-        else fields[part.fieldname] = String(part.value);
+        else {
+          const value = String(part.value);
+          const unstorable = unstorableText(value, part.fieldname);
+          if (unstorable.length > 0) problems.push(...unstorable.map((e) => ({ field: e.field, message: e.message! })));
+          else fields[part.fieldname] = value;
+        }
         continue;
       }
       const hash = createHash('sha256');
@@ -106,6 +112,7 @@ export async function receiveForm(request: FastifyRequest, spool: UploadSpool, l
         tooLarge: false,
       };
       files.push(file);
+      if (unstorableText(part.filename).length > 0) problems.push({ field: part.fieldname, message: 'file name must not contain U+0000' });
       await pipeline(
         part.file,
         measuring((chunk) => {

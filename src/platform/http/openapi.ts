@@ -1,5 +1,6 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { API_VERSION, BASE_PATH, type Config } from '../../config.js';
+import { NOT_FOUND_KEYWORD } from './schemas.js';
 
 const TAGS = [
   { name: 'API Tokens', description: 'Create, list and delete the credentials a platform backend authenticates with.' },
@@ -62,10 +63,18 @@ export function openApiOptions(config: Pick<Config, 'publicUrl'>, webhooks: Reco
 
 type TransformInput = Parameters<NonNullable<FastifyDynamicSwaggerOptions['transform']>>[0];
 
+/** A copy of a route schema as the document shows it: validation-only keywords removed. */
+function documented(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(documented);
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).filter(([key]) => key !== NOT_FOUND_KEYWORD).map(([key, value]) => [key, documented(value)]));
+}
+
 /** Paths are documented relative to the versioned server URL, as upstream clients expect. */
 export function transformForOpenApi({ schema, url }: TransformInput) {
   const relative = url.startsWith(BASE_PATH) ? url.slice(BASE_PATH.length) || '/' : url;
-  if (!schema?.multipartBody) return { schema, url: relative };
+  if (!schema) return { schema, url: relative };
   const { multipartBody, ...rest } = schema;
-  return { schema: { ...rest, body: multipartBody }, url: relative };
+  const shown = (multipartBody ? { ...rest, body: multipartBody } : rest) as typeof schema;
+  return { schema: documented(shown) as typeof schema, url: relative };
 }

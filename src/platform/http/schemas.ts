@@ -1,6 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { CURRENCY_CODE_PATTERN } from '../currencies.js';
-import { codesWithStatus, ERROR_STATUSES } from '../errors.js';
+import { CURRENCY_CODE_FORMAT, CURRENCY_CODE_PATTERN } from '../currencies.js';
+import { codesWithStatus, ERROR_STATUSES, type ErrorCode } from '../errors.js';
 import { idPattern } from '../ids.js';
 
 /** A string enum as `{type: string, enum: […]}`: clean OpenAPI, and `constraint.enum` on failure. */
@@ -18,6 +18,42 @@ export function ResourceId(type: string, options: Record<string, unknown> = {}) 
   });
 }
 
+/** The schema keyword that carries a path id's not-found answer (stripped from the OpenAPI document). */
+export const NOT_FOUND_KEYWORD = 'x-not-found';
+
+export interface NotFoundAnnotation {
+  code: ErrorCode;
+  noun: string;
+  /** The id type, for `<Type>:<uuid>` ids. */
+  type?: string;
+}
+
+/** `BeneficialOwner` → `beneficial owner`. */
+function nounOf(type: string): string {
+  return type.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+/**
+ * A path parameter: any value its schema refuses is answered as a key that does not exist — 404
+ * with `notFound` — never a 400 (platform/http/path-ids.ts). Every path parameter must be
+ * declared with this or with `IdParam`.
+ */
+export function PathParam<T extends TSchema>(schema: T, notFound: ErrorCode, noun: string): T {
+  const annotation: NotFoundAnnotation = { code: notFound, noun };
+  return { ...schema, [NOT_FOUND_KEYWORD]: annotation };
+}
+
+/**
+ * A `<Type>:<uuid>` path parameter. A value that is not such an id — malformed, of another type,
+ * or a word of a path that does not exist, like `/customers/external-accounts` — is answered
+ * like an id that does not exist: 404 with `notFound` (the resource's own code, e.g.
+ * USER_NOT_FOUND), never a 400 about the id.
+ */
+export function IdParam(type: string, notFound: ErrorCode, noun: string = nounOf(type)) {
+  const annotation: NotFoundAnnotation = { code: notFound, noun, type };
+  return ResourceId(type, { description: `The ${noun}'s id, \`${type}:<uuid>\`.`, [NOT_FOUND_KEYWORD]: annotation });
+}
+
 /** One of several object shapes told apart by the value of `propertyName` (OpenAPI discriminator). */
 export function TaggedUnion<const T extends TSchema[]>(propertyName: string, branches: T, options: Record<string, unknown> = {}) {
   return Type.Unsafe<Static<T[number]>>({ type: 'object', discriminator: { propertyName }, required: [propertyName], oneOf: branches, ...options });
@@ -33,11 +69,20 @@ export const DateTime = (options: Record<string, unknown> = {}) =>
   Type.String({ format: 'date-time', maxLength: 40, examples: ['2025-10-13T15:30:01Z'], ...options });
 
 /**
- * A currency code's shape (ISO 4217, or a crypto asset such as USDC). Whether Corridor knows it
- * is checked by the service (`unknownCurrencies`): 400 INVALID_CURRENCY, not INVALID_INPUT.
+ * A currency code from the one registry (platform/currencies.ts): active ISO 4217 money and the
+ * crypto assets (USDC, USDT, BTC). A well-formed code it does not know is 400 INVALID_CURRENCY
+ * naming the field (`invalidInput`), in bodies, query parameters and CSV rows alike; a value
+ * that is not shaped like a code at all (`usd`) is INVALID_INPUT.
  */
 export const CurrencyCode = (options: Record<string, unknown> = {}) =>
-  Type.String({ pattern: CURRENCY_CODE_PATTERN, minLength: 3, maxLength: 5, examples: ['USD'], ...options });
+  Type.String({
+    pattern: CURRENCY_CODE_PATTERN,
+    format: CURRENCY_CODE_FORMAT,
+    maxLength: 5,
+    examples: ['USD'],
+    description: 'Currency code: ISO 4217 for fiat (USD, EUR), the ticker for crypto (USDC, USDT, BTC).',
+    ...options,
+  });
 
 /** Minor-unit amount: a JSON integer, never a float, inside the safe-integer range. */
 export const MinorAmount = (options: Record<string, unknown> = {}) =>

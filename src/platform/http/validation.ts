@@ -2,23 +2,50 @@ import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { COUNTRY_CODES } from '../countries.js';
+import { CURRENCY_CODE_FORMAT, CURRENCY_CODE_PATTERN, isCurrency } from '../currencies.js';
+import { parseDateTime } from '../datetime.js';
 import type { FieldConstraint, FieldError } from '../errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
+interface CustomFormat {
+  /** What a value must look like; the OpenAPI document shows it beside the format. */
+  pattern: string;
+  /** A check beyond the pattern, when the pattern alone admits values that do not exist. */
+  exists?: (value: string) => boolean;
+}
+
 /**
  * Formats named as spec §2.3 names them, so a failed check reports `constraint.format` with the
- * slug a platform can build its form from (`iso3166-1-alpha-2`, `e.164`, `us-ssn`, …).
+ * slug a platform can build its form from (`iso3166-1-alpha-2`, `e.164`, `us-ssn`, …). Each
+ * has its pattern, so a client can check the shape without knowing the format.
  */
-export const CUSTOM_FORMATS: Record<string, (value: string) => boolean> = {
-  'iso3166-1-alpha-2': (v) => COUNTRY_CODES.has(v),
-  'e.164': (v) => /^\+[1-9]\d{1,14}$/.test(v),
+const FORMATS: Record<string, CustomFormat> = {
+  'iso3166-1-alpha-2': { pattern: '^[A-Z]{2}$', exists: (v) => COUNTRY_CODES.has(v) },
+  'e.164': { pattern: '^\\+[1-9]\\d{1,14}$' },
   // SSA never issues area 000, 666 or 9xx, group 00 or serial 0000.
-  'us-ssn': (v) => /^(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}$/.test(v),
+  'us-ssn': { pattern: '^(?!000|666|9\\d\\d)\\d{3}-(?!00)\\d{2}-(?!0000)\\d{4}$' },
   // ITINs start with 9 and carry a group of 50–65, 70–88, 90–92 or 94–99.
-  'us-itin': (v) => /^9\d{2}-(5[0-9]|6[0-5]|7[0-9]|8[0-8]|9[0-2]|9[4-9])-\d{4}$/.test(v),
-  iso4217: (v) => /^[A-Z]{3}$/.test(v),
+  'us-itin': { pattern: '^9\\d{2}-(5[0-9]|6[0-5]|7[0-9]|8[0-8]|9[0-2]|9[4-9])-\\d{4}$' },
+  [CURRENCY_CODE_FORMAT]: { pattern: CURRENCY_CODE_PATTERN, exists: isCurrency },
 };
+
+/** Each custom format's check: its pattern, and that the value exists where a list says so. */
+export const CUSTOM_FORMATS: Record<string, (value: string) => boolean> = Object.fromEntries(
+  Object.entries(FORMATS).map(([name, { pattern, exists }]) => {
+    const shape = new RegExp(pattern);
+    return [name, (v: string) => shape.test(v) && (exists?.(v) ?? true)];
+  }),
+);
+
+/** Each custom format's pattern, for the OpenAPI document. */
+export const FORMAT_PATTERNS: Record<string, string> = Object.fromEntries(Object.entries(FORMATS).map(([name, { pattern }]) => [name, pattern]));
+
+/**
+ * The names failed formats are reported under: spec §2.3 uses HTML input types where one exists
+ * (`url`, not JSON Schema's `uri`).
+ */
+const REPORTED_FORMAT: Record<string, string> = { uri: 'url' };
 
 function buildAjv(coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({
@@ -33,6 +60,8 @@ function buildAjv(coerceTypes: Options['coerceTypes']): Ajv {
   });
   addFormats(ajv);
   for (const [name, check] of Object.entries(CUSTOM_FORMATS)) ajv.addFormat(name, { type: 'string', validate: check });
+  // Replaces ajv-formats' date-time: what passes is exactly what the services can read and store.
+  ajv.addFormat('date-time', { type: 'string', validate: (v) => parseDateTime(v) !== undefined });
   return ajv;
 }
 
@@ -68,8 +97,11 @@ function describe(error: ErrorObject): { leaf?: string; constraint?: FieldConstr
       return { leaf: String(p.missingProperty), message: 'is required' };
     case 'additionalProperties':
       return { leaf: String(p.additionalProperty), message: 'is not a known field' };
-    case 'format':
-      return { constraint: { format: String(p.format) }, message: `must be a valid ${String(p.format)}` };
+    case 'format': {
+      const format = REPORTED_FORMAT[String(p.format)] ?? String(p.format);
+      const message = format === CURRENCY_CODE_FORMAT ? `${String(error.data)} is not a currency Corridor knows` : `must be a valid ${format}`;
+      return { constraint: { format }, message };
+    }
     case 'pattern':
       return { constraint: { pattern: String(p.pattern) }, message: `must match ${String(p.pattern)}` };
     case 'enum':

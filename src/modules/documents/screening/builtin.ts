@@ -10,7 +10,7 @@
  * holding nothing but their subject. PDFs (≤ 10 MB) are read into memory.
  */
 import { open, readFile } from 'node:fs/promises';
-import sharp, { type Metadata, type OutputInfo } from 'sharp';
+import type { Metadata, OutputInfo } from 'sharp';
 import { pdfDefect, type PdfDefect } from './pdf.js';
 import {
   PRECHECK_ERRORS,
@@ -21,9 +21,15 @@ import {
 } from './screener.js';
 import { SCREENING_THRESHOLDS, type ScreeningThresholds } from './thresholds.js';
 
+// Loaded on the first image (libvips is large; a process that screens none never loads it).
 // Each upload is screened once from a spool file deleted right after; libvips' operation cache
 // would only keep those deleted files open and their decoded pixels resident.
-sharp.cache(false);
+let sharpModule: Promise<typeof import('sharp')> | undefined;
+const loadSharp = () =>
+  (sharpModule ??= import('sharp').then((loaded) => {
+    loaded.default.cache(false);
+    return loaded;
+  }));
 
 /** Why a file could not be read at all; such a file reports only `dataNotReadable`. */
 export type UnreadableReason =
@@ -191,6 +197,7 @@ async function measureImage(
   expectedFormat: string,
   t: ScreeningThresholds,
 ): Promise<ImageMeasurements | UnreadableReason> {
+  const { default: sharp } = await loadSharp();
   const options = { failOn: FAIL_ON, limitInputPixels: t.maxInputPixels } as const;
   let meta: Metadata;
   try {

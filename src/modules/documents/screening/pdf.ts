@@ -11,7 +11,7 @@
  *    fails), the document is not encrypted (the screener cannot read an encrypted document's
  *    content, and neither can a reviewer without the password), and it has ≥ 1 page.
  */
-import { PDFDocument } from 'pdf-lib';
+import type { PDFDocument } from 'pdf-lib';
 
 /** Why a PDF is unreadable, for logs; `undefined` when it is readable. */
 export type PdfDefect =
@@ -52,7 +52,8 @@ export async function pdfDefect(bytes: Buffer): Promise<PdfDefect | undefined> {
   try {
     // ignoreEncryption only so that encryption is reported as such (pdf-lib's own error class does
     // not survive its ES5 build for instanceof); an encrypted PDF is still unreadable below.
-    doc = await PDFDocument.load(bytes, { ignoreEncryption: true, throwOnInvalidObject: true, updateMetadata: false });
+    const { PDFDocument: Pdf } = await import('pdf-lib'); // loaded on the first PDF: it is large
+    doc = await Pdf.load(bytes, { ignoreEncryption: true, throwOnInvalidObject: true, updateMetadata: false });
   } catch {
     return 'unparseable';
   }

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { invalidInput, type FieldError } from '../errors.js';
+
+/**
+ * Text PostgreSQL cannot store, and no caller means to send: U+0000 (text and jsonb refuse it)
+ * and a UTF-16 surrogate without its partner (no UTF-8 encoding exists for it).
+ */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+const MESSAGE = 'must not contain U+0000 or an unpaired UTF-16 surrogate (\\ud800–\\udfff)';
+
+/** A field name safe to print: the offending characters escaped. */
+function printable(name: string): string {
+  return name.replace(new RegExp(UNSTORABLE.source, 'g'), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Every string (and object key) inside `value` that PostgreSQL could not store, as field
+ * errors named by dot path under `prefix`.
+ */
+export function unstorableText(value: unknown, prefix = ''): FieldError[] {
+  const errors: FieldError[] = [];
+  const walk = (node: unknown, path: string) => {
+    if (typeof node === 'string') {
+      if (UNSTORABLE.test(node)) errors.push({ field: path || '(body)', message: MESSAGE });
+    } else if (Array.isArray(node)) {
+      node.forEach((item, i) => walk(item, path ? `${path}.${i}` : String(i)));
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, item] of Object.entries(node)) {
+        const child = path ? `${path}.${printable(key)}` : printable(key);
+        if (UNSTORABLE.test(key)) errors.push({ field: child, message: `name ${MESSAGE}` });
+        else walk(item, child);
+      }
+    }
+  };
+  walk(value, prefix);
+  return errors;
+}
+
+/**
+ * Query parameters whose percent-encoding is not UTF-8 (`%FF`, a lone `%ED%A0%80`): the query
+ * parser keeps such text as it came, so they are found on the raw query string.
+ */
+function undecodableQuery(url: string): FieldError[] {
+  const start = url.indexOf('?');
+  if (start === -1) return [];
+  const errors: FieldError[] = [];
+  for (const pair of url.slice(start + 1).split('&')) {
+    if (pair === '') continue;
+    const [rawName = '', ...rest] = pair.split('=');
+    const decode = (text: string) => decodeURIComponent(text.replace(/\+/g, ' '));
+    let name = rawName;
+    try {
+      name = decode(rawName);
+      decode(rest.join('='));
+    } catch {
+      errors.push({ field: printable(name), message: 'is not valid percent-encoded UTF-8' });
+    }
+  }
+  return errors;
+}
+
+/**
+ * Refuses, for every route at once, text that the database cannot store or that was not valid
+ * UTF-8, before any schema or handler sees it: 400 INVALID_INPUT naming each field (body fields
+ * by dot path, query parameters by name). Multipart text parts are checked where they are read
+ * (`receiveForm`). A JSON body that is not valid UTF-8 is refused by the JSON parser (app.ts).
+ */
+export function registerTextChecks(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    const errors = [...undecodableQuery(request.url), ...unstorableText(request.query), ...unstorableText(request.body)];
+    if (errors.length > 0) throw invalidInput(errors, 'The request has text that cannot be accepted.');
+  });
+}
