@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 
 /** Longest a rotation may keep the old key signing while the next one is published. */
 export const MAX_OVERLAP_SECONDS = 30 * 86_400;
@@ -104,4 +104,4 @@ export const DeliveryListQuery = Type.Object(
 export type DeliveryListQuery = Static<typeof DeliveryListQuery>;
 
 export const DeliveryList = ListResponse(WebhookDelivery, 'WebhookDeliveryListResponse');
-export const DeliveryParams = Type.Object({ webhookId: ResourceId('Webhook') }, { additionalProperties: false });
+export const DeliveryParams = Type.Object({ webhookId: IdParam('Webhook', 'REFERENCE_NOT_FOUND', 'webhook') }, { additionalProperties: false });
