@@ -199,7 +199,7 @@ describe('webhook delivery log', () => {
     expect(((await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`)).json() as Delivery).attempts).toBe(4);
   });
 
-  it('keeps platforms apart: another platform’s webhook is 404, as is an id that cannot be a webhook’s', async () => {
+  it('keeps platforms apart: another platform’s webhook is 404, and so is a malformed id', async () => {
     receiver = await WebhookReceiver.start();
     const p = await connectedPlatform();
     await drain();

@@ -104,4 +104,4 @@ export const DeliveryListQuery = Type.Object(
 export type DeliveryListQuery = Static<typeof DeliveryListQuery>;
 
 export const DeliveryList = ListResponse(WebhookDelivery, 'WebhookDeliveryListResponse');
-export const DeliveryParams = Type.Object({ webhookId: IdParam('Webhook', 'REFERENCE_NOT_FOUND', 'webhook') }, { additionalProperties: false });
+export const DeliveryParams = Type.Object({ webhookId: IdParam('Webhook', 'REFERENCE_NOT_FOUND', 'webhook event') }, { additionalProperties: false });
