@@ -1,8 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { sql } from 'kysely';
+import Type from 'typebox';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_WINDOW_MS, type ApprovalRequest, type DecidedApproval } from '../../src/modules/webhooks/index.js';
 import { withTx } from '../../src/platform/db/tx.js';
+import { IdParam } from '../../src/platform/http/schemas.js';
 import { newId } from '../../src/platform/ids.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -24,7 +26,7 @@ const consumerRoutes: FastifyPluginAsync = async (api) => {
   for (const action of ['approve', 'reject'] as const) {
     api.post<{ Params: { id: string }; Body: { receiverCustomerInfo?: Record<string, unknown>; reason?: string } | undefined }>(
       `/test/transactions/:id/${action}`,
-      { config: { permission: 'TRANSACT' } },
+      { schema: { params: Type.Object({ id: IdParam('Transaction', 'TRANSACTION_NOT_FOUND', 'transaction') }) }, config: { permission: 'TRANSACT' } },
       async (request) => {
         const body = request.body ?? {};
         const decided = await withTx(ctx.handle.db, (trx) =>
