@@ -98,8 +98,46 @@ export type CustomerRow = Selectable<CustomersTable>;
 export const UNIQUE_PLATFORM_CUSTOMER_ID = 'customers_platform_customer_id_live';
 export const UNIQUE_UMA_ADDRESS = 'customers_uma_address_live';
 
-export async function insertCustomer(db: DbOrTx, row: CustomerRow): Promise<void> {
-  await db.insertInto('customers').values(withJsonColumns(row, ['profile'])).execute();
+/**
+ * Inserts customers with one statement, skipping any that a live customer's platformCustomerId
+ * or UMA address (the partial unique indexes) already holds, e.g. one created concurrently since
+ * the caller's check: answers the ids inserted.
+ */
+export async function insertCustomersIfFree(db: DbOrTx, rows: readonly CustomerRow[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const inserted = await db
+    .insertInto('customers')
+    .values(rows.map((row) => withJsonColumns(row, ['profile'])))
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .execute();
+  return new Set(inserted.map((r) => r.id));
+}
+
+/** Which of these platformCustomerIds live customers of the platform hold (one statement). */
+export async function livePlatformCustomerIds(db: DbOrTx, platformId: string, platformCustomerIds: readonly string[]): Promise<Set<string>> {
+  if (platformCustomerIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('customers')
+    .select('platform_customer_id')
+    .where('platform_id', '=', platformId)
+    .where(sql<boolean>`platform_customer_id = any(${[...platformCustomerIds]}::text[])`)
+    .where('deleted_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.platform_customer_id));
+}
+
+/** Which of these UMA addresses (lower-cased) live customers of the platform hold, compared case-insensitively. */
+export async function liveUmaAddresses(db: DbOrTx, platformId: string, lowerCased: readonly string[]): Promise<Set<string>> {
+  if (lowerCased.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('customers')
+    .select(sql<string>`lower(uma_address)`.as('uma'))
+    .where('platform_id', '=', platformId)
+    .where(sql<boolean>`lower(uma_address) = any(${[...lowerCased]}::text[])`)
+    .where('deleted_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.uma));
 }
 
 export async function findCustomer(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {
