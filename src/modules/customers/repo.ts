@@ -114,30 +114,34 @@ export async function insertCustomersIfFree(db: DbOrTx, rows: readonly CustomerR
   return new Set(inserted.map((r) => r.id));
 }
 
+// The batch lookups below probe the partial unique index once per value (a lateral lookup of
+// one row each): written as `= any($1)` the planner, without statistics, may read all of the
+// platform's customers through `customers_platform_id_desc` instead.
+
 /** Which of these platformCustomerIds live customers of the platform hold (one statement). */
 export async function livePlatformCustomerIds(db: DbOrTx, platformId: string, platformCustomerIds: readonly string[]): Promise<Set<string>> {
   if (platformCustomerIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('customers')
-    .select('platform_customer_id')
-    .where('platform_id', '=', platformId)
-    .where(sql<boolean>`platform_customer_id = any(${[...platformCustomerIds]}::text[])`)
-    .where('deleted_at', 'is', null)
-    .execute();
-  return new Set(rows.map((r) => r.platform_customer_id));
+  const result = await sql<{ platform_customer_id: string }>`
+    select c.platform_customer_id from unnest(${[...platformCustomerIds]}::text[]) as wanted (value)
+    cross join lateral (
+      select platform_customer_id from customers
+      where platform_id = ${platformId} and platform_customer_id = wanted.value and platform_customer_id is not null and deleted_at is null
+      limit 1
+    ) as c`.execute(db);
+  return new Set(result.rows.map((r) => r.platform_customer_id));
 }
 
 /** Which of these UMA addresses (lower-cased) live customers of the platform hold, compared case-insensitively. */
 export async function liveUmaAddresses(db: DbOrTx, platformId: string, lowerCased: readonly string[]): Promise<Set<string>> {
   if (lowerCased.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('customers')
-    .select(sql<string>`lower(uma_address)`.as('uma'))
-    .where('platform_id', '=', platformId)
-    .where(sql<boolean>`lower(uma_address) = any(${[...lowerCased]}::text[])`)
-    .where('deleted_at', 'is', null)
-    .execute();
-  return new Set(rows.map((r) => r.uma));
+  const result = await sql<{ uma: string }>`
+    select c.uma from unnest(${[...lowerCased]}::text[]) as wanted (value)
+    cross join lateral (
+      select lower(uma_address) as uma from customers
+      where platform_id = ${platformId} and lower(uma_address) = wanted.value and uma_address is not null and deleted_at is null
+      limit 1
+    ) as c`.execute(db);
+  return new Set(result.rows.map((r) => r.uma));
 }
 
 export async function findCustomer(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {
