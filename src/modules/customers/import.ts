@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.js';
 import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
@@ -31,6 +32,8 @@ export const IMPORT_JOB = 'customers.bulk-import';
  * each insert well under PostgreSQL's 65,535 parameters and a batch's transaction short.
  */
 export const IMPORT_BATCH_ROWS = 500;
+/** Rows validated between two turns of the event loop, so requests are answered during an import. */
+const VALIDATE_SLICE_ROWS = 50;
 /** The job report lists this many errors; the CSV report (GET …/errors) lists them all. */
 const REPORT_ERRORS = 1000;
 
@@ -199,7 +202,12 @@ export async function runImport(
     const start = processed;
     await withTx(db, async (trx) => {
       const errors: ImportError[] = [];
-      const prepared = batch.map((record) => ({ record, ...prepareRow(header, record, clock.now()) }));
+      const prepared: Array<{ record: CsvRecord } & ReturnType<typeof prepareRow>> = [];
+      for (const record of batch) {
+        prepared.push({ record, ...prepareRow(header, record, clock.now()) });
+        // Validation is synchronous: give the event loop to the API's requests every few rows.
+        if (prepared.length % VALIDATE_SLICE_ROWS === 0) await setImmediate();
+      }
       const valid = prepared.filter((row) => !row.error);
       let successful = 0;
       for (const row of prepared) if (row.error) errors.push(rowError(row.record, row.correlationId, row.error));
