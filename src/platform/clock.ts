@@ -25,3 +25,15 @@ export class ManualClock implements Clock {
     this.current = new Date(to).getTime();
   }
 }
+
+/**
+ * "Now" as one platform sees it. Production platforms share the system clock; a sandbox platform
+ * can move its own time forward (sandbox test clocks), so every time-based rule that belongs to a
+ * platform (quote expiry, settlement, approval windows) reads its time here, never from `Clock`.
+ */
+export interface PlatformClock {
+  now(platformId: string): Promise<Date>;
+}
+
+/** A platform clock with no offsets: every platform sees `clock`'s time. */
+export const sharedPlatformClock = (clock: Clock): PlatformClock => ({ now: async () => clock.now() });
