@@ -246,7 +246,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
-      await api.register(transactionRoutes, { ...deps, payments });
+      await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });
       await api.register(sandboxRoutes, { ...deps, payments, platformClock });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },

@@ -3,7 +3,7 @@ import { accountBalance } from '../../src/modules/ledger/index.js';
 import { IllegalTransition, SANDBOX_TRIGGERS } from '../../src/modules/transactions/index.js';
 import { assertTransition } from '../../src/modules/transactions/status.js';
 import { withTx } from '../../src/platform/db/tx.js';
-import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { balances, call, drainJobs, eventTypes, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
 
@@ -205,6 +205,20 @@ describe('cancel and confirm', () => {
   });
 });
 
+describe('approve and reject', () => {
+  it('decide only an open incoming-payment question: an outgoing payment has none (409), an unknown id is 404', async () => {
+    const p = await ctx.newPlatform();
+    const customer = await fundedCustomer(ctx, p, 50_000);
+    const input = paymentInput(p, customer);
+    await startPayment(ctx, input);
+    expectEnvelope(await call(ctx, p, 'POST', `/transactions/${input.transactionId}/approve`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    expectEnvelope(await call(ctx, p, 'POST', `/transactions/${input.transactionId}/reject`, { reason: 'no' }), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    expectEnvelope(await call(ctx, p, 'POST', `/transactions/${input.transactionId}/reject`, { reason: '' }), 400, 'INVALID_INPUT');
+    expectEnvelope(await call(ctx, p, 'POST', '/transactions/Transaction:019542f5-b3e7-7d02-8000-000000000005/approve', {}), 404, 'TRANSACTION_NOT_FOUND');
+    expect(((await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json() as Json).status).toBe('PENDING');
+  });
+});
+
 describe('GET /transactions', () => {
   it('filters by every upstream filter and pages with a cursor in either order', async () => {
     const p = await ctx.newPlatform();
@@ -254,6 +268,32 @@ describe('GET /transactions', () => {
     expectEnvelope(await call(ctx, p, 'GET', '/transactions?cursor=nope'), 400, 'INVALID_INPUT');
     expectEnvelope(await call(ctx, p, 'GET', '/transactions?status=LOST'), 400, 'INVALID_INPUT');
     expectEnvelope(await call(ctx, p, 'GET', '/transactions?startDate=yesterday'), 400, 'INVALID_INPUT');
+  });
+});
+
+describe('failure reasons', () => {
+  it('never offers or stores a reason spec §9.4 removed', async () => {
+    const removed = ['EXECUTION_FAILED_POST_DEBIT', 'SETTLEMENT_FAILED', 'TIMEOUT', 'MANUAL_REFUND'];
+    // Every failureReason the API documents (responses and webhook payloads).
+    const enums: string[][] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === 'failureReason' && Array.isArray((value as { enum?: unknown }).enum)) enums.push((value as { enum: string[] }).enum);
+          walk(value);
+        }
+      }
+    };
+    walk((await ctx.app.inject({ method: 'GET', url: `${BASE}/openapi.json` })).json());
+    expect(enums.length).toBeGreaterThan(0);
+    for (const values of enums) for (const reason of removed) expect(values).not.toContain(reason);
+    const p = await ctx.newPlatform();
+    const input = paymentInput(p, await fundedCustomer(ctx, p, 50_000));
+    await startPayment(ctx, input);
+    await expect(
+      ctx.handle.db.updateTable('transactions').set({ status: 'FAILED', failure_reason: 'SETTLEMENT_FAILED' }).where('platform_id', '=', p.uuid).execute(),
+    ).rejects.toThrow(/check/i);
   });
 });
 

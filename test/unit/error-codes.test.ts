@@ -21,7 +21,6 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NOT_BUILT: Record<string, ErrorCode[]> = {
   'quotes and transactions': [
     'QUOTE_REQUEST_FAILED',
-    'QUOTE_NOT_FOUND',
     'INVALID_AMOUNT',
     'SELF_PAYMENT',
     'TRANSACTION_SIZE_LIMIT_EXCEEDED',
@@ -122,7 +121,7 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     TRANSACTION_NOT_FOUND: 'test/http/transactions.test.ts',
     INVITATION_NOT_FOUND: 'invitations',
     USER_NOT_FOUND: 'test/http/customers.test.ts',
-    QUOTE_NOT_FOUND: 'quotes and transactions',
+    QUOTE_NOT_FOUND: 'test/http/sandbox-payments.test.ts',
     LOOKUP_REQUEST_NOT_FOUND: 'UMA',
     TOKEN_NOT_FOUND: 'test/http/tokens.test.ts',
     BULK_UPLOAD_JOB_NOT_FOUND: 'test/http/bulk-customers.test.ts',

@@ -3,12 +3,22 @@ import { validDateTime } from '../../platform/datetime.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import type { ModuleDeps } from '../../platform/module.js';
+import type { IncomingPaymentApprovals } from '../webhooks/index.js';
 import type { Payments } from './payments.js';
 import { listPlatformTransactions } from './reads.js';
-import { CancelTransactionRequest, ConfirmReceiptDeliveryRequest, Transaction, TransactionList, TransactionListQuery, TransactionParams } from './schemas.js';
+import {
+  ApproveTransactionRequest,
+  CancelTransactionRequest,
+  ConfirmReceiptDeliveryRequest,
+  RejectTransactionRequest,
+  Transaction,
+  TransactionList,
+  TransactionListQuery,
+  TransactionParams,
+} from './schemas.js';
 import { toTransaction } from './views.js';
 
-export type TransactionRouteDeps = ModuleDeps & { payments: Payments };
+export type TransactionRouteDeps = ModuleDeps & { payments: Payments; approvals: IncomingPaymentApprovals };
 
 export const transactionRoutes: FastifyPluginAsyncTypebox<TransactionRouteDeps> = async (app, deps) => {
   const tags = ['Transactions'];
@@ -79,4 +89,39 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<TransactionRouteDeps> 
         ),
       })),
   });
+
+  // The platform's answer to an incoming payment's approval question (webhooks' approval round
+  // trip, after a 202): the question is decided in this transaction and its consumer's hook
+  // updates the incoming transaction, which is answered as it now stands.
+  for (const action of ['approve', 'reject'] as const) {
+    app.post(`/transactions/:transactionId/${action}`, {
+      schema: {
+        operationId: action === 'approve' ? 'approvePendingIncomingPayment' : 'rejectPendingIncomingPayment',
+        tags,
+        summary: action === 'approve' ? 'Approve a pending incoming payment' : 'Reject a pending incoming payment',
+        description:
+          'Decides an `INCOMING_PAYMENT.PENDING` question the platform answered 202 to, within its window (5 s). ' +
+          'Nothing open about this transaction, or the window has closed: 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL.',
+        params: TransactionParams,
+        body: action === 'approve' ? ApproveTransactionRequest : RejectTransactionRequest,
+        response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
+      },
+      config: { permission: 'TRANSACT' },
+      handler: async (request, reply) =>
+        sendWrite(deps, request, reply, async (trx) => {
+          const { platformId } = request.principal;
+          const row = await payments.load(trx, platformId, request.params.transactionId, { forUpdate: true });
+          const body = request.body as { receiverCustomerInfo?: Record<string, unknown>; reason?: string };
+          await deps.approvals.decidePendingApproval(
+            trx,
+            platformId,
+            toTransaction(row).id,
+            action === 'approve'
+              ? { status: 'APPROVED', ...(body.receiverCustomerInfo ? { receiverCustomerInfo: body.receiverCustomerInfo } : {}) }
+              : { status: 'REJECTED', ...(body.reason ? { reason: body.reason } : {}) },
+          );
+          return { statusCode: 200, body: toTransaction(await payments.load(trx, platformId, request.params.transactionId)) };
+        }),
+    });
+  }
 };

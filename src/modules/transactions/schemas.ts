@@ -220,6 +220,19 @@ export const ConfirmReceiptDeliveryRequest = Type.Object(
   { additionalProperties: false },
 );
 
+export const ApproveTransactionRequest = Type.Object(
+  {
+    receiverCustomerInfo: Type.Optional(
+      Type.Object({}, { additionalProperties: true, maxProperties: 50, description: 'The receiver information the payer asked for (`requestedReceiverCustomerInfoFields`).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const RejectTransactionRequest = Type.Object(
+  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Why the platform rejects; passed on to the payer.' })) },
+  { additionalProperties: false },
+);
+
 export const SandboxSendRequest = Type.Object(
   {
     quoteId: ResourceId('Quote', { description: 'The REALTIME_FUNDING quote whose payment instructions are paid.' }),
