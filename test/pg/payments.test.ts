@@ -2,7 +2,6 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountsLedger } from '../../src/modules/internal-accounts/index.js';
 import { Payments, SandboxRails } from '../../src/modules/transactions/index.js';
-import { withTx } from '../../src/platform/db/tx.js';
 import { JobWorker } from '../../src/platform/jobs.js';
 import { OffsetPlatformClock } from '../../src/platform/platform-clock.js';
 import { createTestContext, onPostgres, type TestContext } from '../helpers/context.js';
