@@ -8,7 +8,9 @@ import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
 import { documentRoutes } from './modules/documents/index.js';
+import { quoteRoutes } from './modules/quotes/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
+import { Payments } from './modules/transactions/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
@@ -39,6 +41,7 @@ import { ERROR_SCHEMAS } from './platform/http/schemas.js';
 import { registerTextChecks } from './platform/http/text-input.js';
 import { validatorCompiler } from './platform/http/validation.js';
 import { AppError } from './platform/errors.js';
+import { sharedPlatformClock } from './platform/clock.js';
 import { uuidv7 } from './platform/ids.js';
 import { withJwksOverrides } from './platform/oidc-issuers.js';
 import type { ModuleDeps } from './platform/module.js';
@@ -210,6 +213,9 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   });
   await webhooks.start();
   app.decorate('webhooks', webhooks);
+  // Every platform-owned time rule (quote expiry) reads the platform's clock.
+  const platformClock = sharedPlatformClock(deps.clock);
+  const payments = new Payments({ clock: deps.clock, ledger });
   const rates = new ExchangeRates({
     db: deps.db,
     clock: deps.clock,
@@ -231,6 +237,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       await api.register(rateRoutes, { rates, configCache });
+      await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
