@@ -78,7 +78,8 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
           environment: request.principal.environment,
           operation: QUOTE_EXECUTE_OPERATION,
           targetId: formatId('Quote', quoteUuid),
-          body: {},
+          // The challenge was issued for an empty body: anything else is a body the stamp did not authorise.
+          body: request.body ?? {},
           stamp,
           requestId: formatId('Request', row.signed_request_id),
         });
