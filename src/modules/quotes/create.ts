@@ -9,7 +9,7 @@ import { senderReadiness } from '../customers/index.js';
 import { assertCanReceive, findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
 import { findInternalAccount, fundingInstructions, newFundingReference, type InternalAccountRef } from '../internal-accounts/index.js';
 import { BOOK_TRANSFER, convertDown, corridorRate, formatRate, NETWORKS, priceRequest, RAILS, type RouteSpec } from '../rates/index.js';
-import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type QuoteDeps } from './execute.js';
+import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import type { QuoteRequest } from './schemas.js';
 import { toQuote } from './views.js';
@@ -155,7 +155,14 @@ function paymentInstructionsFor(source: ResolvedSource, body: QuoteRequest, now:
  * price fixed in the current rate window and the quote stored; `immediatelyExecute` executes it
  * in the same transaction.
  */
-export async function createQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: QuoteRequest): Promise<StoredResponse> {
+export async function createQuote(
+  trx: Tx,
+  deps: QuoteDeps,
+  caller: Caller,
+  body: QuoteRequest,
+  // Read before the transaction opens, so a request never waits for a second connection while holding one.
+  prefetched: Prefetched & { config: PlatformConfig },
+): Promise<StoredResponse> {
   const { platformId } = caller;
   const source = await resolveSource(trx, platformId, body);
   if (body.immediatelyExecute && source.accountType === 'EMBEDDED_WALLET') {
@@ -167,7 +174,7 @@ export async function createQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body
   }
   if (source.customerUuid) await checkSender(trx, platformId, source.customerUuid);
 
-  const config = await deps.configCache.get(platformId);
+  const { config, snapshot } = prefetched;
   const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', 'source');
   if (destination.kind === 'INTERNAL_ACCOUNT') currencyConfig(config, destination.currency, 'INCOMING', 'destination');
 
@@ -177,7 +184,6 @@ export async function createQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body
     if (override.platformFixedFee.currency !== 'USD') throw field('platformFeeOverride.platformFixedFee.currency', 'must be the source currency, USD');
   }
 
-  const snapshot = await deps.rates.snapshot(caller.environment);
   const pricing = priceRequest({
     snapshot,
     config,
@@ -215,7 +221,7 @@ export async function createQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body
     assertCanReceive(destination.external, inEur);
   }
 
-  const now = await deps.platformClock.now(platformId);
+  const now = prefetched.now;
   const createdAt = deps.clock.now();
   const id = uuidv7(createdAt.getTime());
   const quoteId = formatId('Quote', id);
@@ -294,7 +300,7 @@ export async function createQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body
   };
   await insertQuote(trx, row);
   if (body.immediatelyExecute) {
-    const executed = await executeLocked(trx, deps, caller, row);
+    const executed = await executeLocked(trx, deps, row, prefetched);
     return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
   }
   return { statusCode: 201, body: toQuote(row, 'PENDING') };

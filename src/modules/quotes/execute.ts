@@ -95,13 +95,24 @@ function paymentInput(row: QuoteRow): OutgoingPaymentInput {
  * volume grows (429 past the limit) and the payment starts (the hold; too little balance is
  * AMOUNT_OUT_OF_RANGE and nothing is written).
  */
-export async function executeLocked(trx: Tx, deps: QuoteDeps, caller: Caller, row: QuoteRow): Promise<StoredResponse> {
+/** What a request reads before its transaction opens (a second connection inside it could starve the pool). */
+export interface Prefetched {
+  snapshot: RateSnapshot;
+  /** The platform's time now (PlatformClock). */
+  now: Date;
+}
+
+export async function prefetch(deps: QuoteDeps, caller: Caller): Promise<Prefetched> {
+  const [snapshot, now] = await Promise.all([deps.rates.snapshot(caller.environment), deps.platformClock.now(caller.platformId)]);
+  return { snapshot, now };
+}
+
+export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, { snapshot, now }: Prefetched): Promise<StoredResponse> {
   if (row.executed_at) {
     throw new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
       details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
     });
   }
-  const now = await deps.platformClock.now(caller.platformId);
   const input = paymentInput(row);
   if (row.expires_at <= now) {
     await deps.payments.recordExpiredPayment(trx, input);
@@ -116,7 +127,6 @@ export async function executeLocked(trx: Tx, deps: QuoteDeps, caller: Caller, ro
     };
   }
   if (row.customer_id) {
-    const snapshot = await deps.rates.snapshot(caller.environment);
     const currency = row.sending_currency;
     const limit = limitIn(deps.config.quoteLimits.dailyVolume, [currency], currency, snapshot);
     const day = now.toISOString().slice(0, 10);
@@ -139,12 +149,12 @@ export async function loadQuote(db: DbOrTx, platformId: string, quoteUuid: strin
 }
 
 /** POST /quotes/{id}/execute for account sources that need no wallet signature. */
-export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string): Promise<StoredResponse> {
+export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string, prefetched: Prefetched): Promise<StoredResponse> {
   const row = await loadQuote(trx, caller.platformId, quoteUuid, { forUpdate: true });
   if (row.source_account_type === 'EMBEDDED_WALLET') {
     throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header: the stamp of an active session over the quote’s payloadToSign.');
   }
-  return executeLocked(trx, deps, caller, row);
+  return executeLocked(trx, deps, row, prefetched);
 }
 
 export async function readQuote(deps: QuoteDeps, caller: Caller, quoteUuid: string) {

@@ -5,7 +5,7 @@ import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import { sendOutcome, walletSignature } from '../wallet-auth/index.js';
 import { createQuote } from './create.js';
-import { executeLocked, executeQuote, loadQuote, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
+import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
 import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
 
 export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, deps) => {
@@ -16,7 +16,9 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       const quoteUuid = parseId('Quote', request.target_id)!;
       const row = await loadQuote(trx, request.platform_id, quoteUuid, { forUpdate: true });
       const environment = (request.context.environment as 'sandbox' | 'production' | undefined) ?? 'sandbox';
-      return executeLocked(trx, deps, { platformId: request.platform_id, environment }, row);
+      // A settling job may run this without a request: the rates are read through its transaction.
+      const prefetched = { snapshot: await deps.rates.snapshot(environment, trx), now: await deps.platformClock.now(request.platform_id) };
+      return executeLocked(trx, deps, row, prefetched);
     },
   });
 
@@ -33,8 +35,10 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       response: { 201: Quote, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 501, 503) },
     },
     config: { permission: 'TRANSACT' },
-    handler: async (request, reply) =>
-      sendWrite(deps, request, reply, (trx) => createQuote(trx, deps, request.principal, request.body), { idempotent: true }),
+    handler: async (request, reply) => {
+      const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
+      return sendWrite(deps, request, reply, (trx) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config }), { idempotent: true });
+    },
   });
 
   app.get('/quotes/:quoteId', {
@@ -85,7 +89,8 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
         });
         return sendOutcome(reply, outcome);
       }
-      return sendWrite(deps, request, reply, (trx) => executeQuote(trx, deps, request.principal, quoteUuid), { idempotent: true });
+      const prefetched = await prefetch(deps, request.principal);
+      return sendWrite(deps, request, reply, (trx) => executeQuote(trx, deps, request.principal, quoteUuid, prefetched), { idempotent: true });
     },
   });
 };

@@ -1,6 +1,6 @@
 import type { Clock } from '../../platform/clock.js';
 import { CRYPTO_CURRENCY_CODES, minorUnits } from '../../platform/currencies.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import type { PlatformConfig } from '../config/index.js';
 import { crossRate, fromUsdMinor, priceTransfer, UNIT_RATE, type FeeSchedule, type Priced, type ScaledRate } from './pricing.js';
@@ -96,18 +96,22 @@ export class ExchangeRates {
     return this.deps.production;
   }
 
-  async snapshot(environment: 'sandbox' | 'production'): Promise<RateSnapshot> {
+  /**
+   * The current window's rates. Call it before opening a transaction (it may use its own
+   * connection and ask the provider); `db` lets a caller already inside one read through it.
+   */
+  async snapshot(environment: 'sandbox' | 'production', db: DbOrTx = this.deps.db): Promise<RateSnapshot> {
     const provider = this.providerFor(environment);
     const now = this.deps.clock.now().getTime();
     const windowStart = new Date(now - (now % RATE_WINDOW_MS));
     const memo = this.memo.get(provider.name);
     if (memo && memo.windowStart.getTime() === windowStart.getTime()) return memo;
-    let row = await findRateWindow(this.deps.db, provider.name, windowStart);
+    let row = await findRateWindow(db, provider.name, windowStart);
     if (!row) {
       const table = await provider.fetch(RATED_CURRENCIES);
-      await insertRateWindow(this.deps.db, { provider: provider.name, window_start: windowStart, as_of: table.asOf, rates: table.perUsd, fetched_at: new Date(now) });
+      await insertRateWindow(db, { provider: provider.name, window_start: windowStart, as_of: table.asOf, rates: table.perUsd, fetched_at: new Date(now) });
       // Another process may have stored its answer first: everyone prices with the stored one.
-      row = (await findRateWindow(this.deps.db, provider.name, windowStart))!;
+      row = (await findRateWindow(db, provider.name, windowStart))!;
     }
     const snapshot = { provider: row.provider, windowStart: row.window_start, asOf: row.as_of, perUsd: row.rates };
     this.memo.set(provider.name, snapshot);
