@@ -68,16 +68,3 @@ create table daily_volumes (
   primary key (platform_id, customer_id, day, currency)
 );
 
--- INTERIM (quotes branch): the smallest transactions table quote execution needs until the
--- payments branch's transactions module (migration 0014) lands: that merge deletes this block.
-create table transactions (
-  id uuid primary key,
-  platform_id uuid not null,
-  quote_id uuid not null unique,
-  status text not null,
-  failure_reason text,
-  hold_id uuid,
-  total_sending_amount bigint not null,
-  created_at timestamptz not null
-);
-create index transactions_platform on transactions (platform_id, id);

@@ -179,6 +179,8 @@ describe('POST /quotes, GET /quotes/{id}', () => {
     const other = await customer(p);
     const book = (await quote(p, { source: fromAccount(usd.id), destination: toAccount(other.accounts[0]!.id), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 777 })).json() as Quote;
     expect(book).toMatchObject({ totalSendingAmount: 777, totalReceivingAmount: 777, feesIncluded: 0 });
+    // The payments module settles to external destinations only, so far.
+    expectEnvelope(await execute(p, book.id), 501, 'NOT_IMPLEMENTED');
     expectEnvelope(await quote(p, { source: fromAccount(usd.id), destination: toAccount(other.accounts[0]!.id, 'ACH'), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 777 }), 400, 'INVALID_INPUT');
 
     const pullable = await externalAccount(p, 'USD_ACCOUNT', { ownershipType: 'FIRST_PARTY' }, { accountNumber: '98765432101' });

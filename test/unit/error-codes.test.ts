@@ -21,8 +21,6 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NOT_BUILT: Record<string, ErrorCode[]> = {
   'quotes and transactions': [
     'QUOTE_REQUEST_FAILED',
-    'TRANSACTION_NOT_FOUND',
-    'TRANSACTION_NOT_CANCELLABLE',
     'COUNTERPARTY_NOT_ALLOWED',
     'VELOCITY_LIMIT_EXCEEDED',
   ],
@@ -114,7 +112,7 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     REQUEST_ID_MISSING: 'test/http/wallet-auth.test.ts',
   },
   '7.3': {
-    TRANSACTION_NOT_FOUND: 'quotes and transactions',
+    TRANSACTION_NOT_FOUND: 'test/http/transactions.test.ts',
     INVITATION_NOT_FOUND: 'invitations',
     USER_NOT_FOUND: 'test/http/customers.test.ts',
     QUOTE_NOT_FOUND: 'test/http/quotes.test.ts',

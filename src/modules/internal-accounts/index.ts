@@ -2,4 +2,4 @@
 export { internalAccountRoutes } from './routes.js';
 export { createAccountsLedger, findInternalAccount, provisionAccountsOf, provisionCustomerAccounts, provisionPlatformAccounts, type InternalAccountRef } from './service.js';
 export { fundingInstructions, newFundingReference, type FundingInstruction } from './funding-instructions.js';
-export { INTERNAL_ACCOUNT_EVENTS } from './schemas.js';
+export { INTERNAL_ACCOUNT_EVENTS, PaymentInstructions } from './schemas.js';

@@ -8,7 +8,7 @@ import type { PlatformConfig } from '../config/index.js';
 import { senderReadiness } from '../customers/index.js';
 import { assertCanReceive, findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
 import { findInternalAccount, fundingInstructions, newFundingReference, type InternalAccountRef } from '../internal-accounts/index.js';
-import { BOOK_TRANSFER, convertDown, corridorRate, formatRate, NETWORKS, priceRequest, RAILS, type RouteSpec } from '../rates/index.js';
+import { BOOK_TRANSFER, convertDown, corridorRate, formatRate, NETWORKS, priceRequest, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
 import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import type { QuoteRequest } from './schemas.js';
@@ -99,8 +99,10 @@ async function resolveDestination(trx: Tx, platformId: string, body: QuoteReques
     let routeName: string;
     let route: RouteSpec;
     if (account.kind === 'bank') {
-      const rail = destination.paymentRail ?? account.rails[0]!;
-      if (!account.rails.includes(rail)) throw field('destination.paymentRail', `must be one of the account's rails: ${account.rails.join(', ')}`);
+      // The account's rails that pay its currency (SWIFT accounts carry any fiat currency).
+      const usable = account.rails.filter((r) => routeServes(RAILS[r], account.currency));
+      const rail = destination.paymentRail ?? usable[0];
+      if (!rail || !usable.includes(rail)) throw field('destination.paymentRail', `must be one of the rails that pay this account in ${account.currency}: ${usable.join(', ') || 'none'}`);
       routeName = rail;
       route = RAILS[rail];
     } else {

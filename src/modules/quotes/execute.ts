@@ -8,7 +8,7 @@ import { envelope } from '../../platform/http/error-handler.js';
 import { formatId } from '../../platform/ids.js';
 import type { PlatformConfigCache } from '../config/index.js';
 import type { PaymentRail } from '../external-accounts/index.js';
-import { corridorRate, fromUsdMinor, type ExchangeRates, type RateSnapshot } from '../rates/index.js';
+import { corridorRate, fromUsdMinor, RAILS, type ExchangeRates, type RateSnapshot } from '../rates/index.js';
 import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
 import { addDailyVolume, findQuote, markExecuted, type QuoteRow } from './repo.js';
@@ -60,7 +60,7 @@ function paymentInput(row: QuoteRow): OutgoingPaymentInput {
   return {
     transactionId: formatId('Transaction', row.transaction_id),
     platformId: row.platform_id,
-    // Platform-funded quotes have no customer (see the module README).
+    // Platform-funded quotes (no customer) are refused before a payment starts.
     customerId: row.customer_id ? formatId('Customer', row.customer_id) : '',
     quoteId: formatId('Quote', row.id),
     source:
@@ -69,7 +69,8 @@ function paymentInput(row: QuoteRow): OutgoingPaymentInput {
         : { sourceType: 'REALTIME_FUNDING', currency: source.currency, ...(source.cryptoNetwork ? { cryptoNetwork: source.cryptoNetwork } : {}) },
     destination:
       destination.destinationType === 'ACCOUNT'
-        ? { destinationType: 'ACCOUNT', accountId: destination.accountId, paymentRail: row.payment_rail as PaymentRail }
+        ? // Wallets are paid on their network: no PaymentRail.
+          { destinationType: 'ACCOUNT', accountId: destination.accountId, ...(row.payment_rail && row.payment_rail in RAILS ? { paymentRail: row.payment_rail as PaymentRail } : {}) }
         : { destinationType: 'UMA_ADDRESS', umaAddress: destination.umaAddress },
     sendingCurrency: row.sending_currency,
     receivingCurrency: row.receiving_currency,
@@ -126,11 +127,18 @@ export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, { s
       }),
     };
   }
-  if (row.customer_id) {
+  if (!row.customer_id) {
+    throw new AppError('NOT_IMPLEMENTED', 'Transfers on the platform’s own behalf (no sending customer) can be quoted but not executed yet.');
+  }
+  if (row.destination_kind === 'INTERNAL_ACCOUNT') {
+    throw new AppError('NOT_IMPLEMENTED', 'Transfers to an internal account can be quoted but not executed yet: the payments module settles to external destinations only.');
+  }
+  {
+    const customerId = row.customer_id;
     const currency = row.sending_currency;
     const limit = limitIn(deps.config.quoteLimits.dailyVolume, [currency], currency, snapshot);
     const day = now.toISOString().slice(0, 10);
-    const added = await addDailyVolume(trx, { platformId: row.platform_id, customerId: row.customer_id, day, currency }, BigInt(row.total_sending_amount), limit);
+    const added = await addDailyVolume(trx, { platformId: row.platform_id, customerId, day, currency }, BigInt(row.total_sending_amount), limit);
     if (!added) {
       throw new AppError('DAILY_VOLUME_LIMIT_EXCEEDED', `This transfer would take the customer past its daily volume limit of ${limit} ${currency} minor units for ${day} (UTC).`, {
         details: { limit: Number(limit), currency, day },

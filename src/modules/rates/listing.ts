@@ -4,7 +4,7 @@ import type { PlatformConfig } from '../config/index.js';
 import { formatRate } from './pricing.js';
 import { RAILS, routeServes } from './rails.js';
 import type { ExchangeRate, ExchangeRatesQuery } from './schemas.js';
-import { hasRate, isCrypto, priceRequest, RATED_CURRENCIES, type RateSnapshot } from './service.js';
+import { hasRate, priceRequest, RATED_CURRENCIES, type RateSnapshot } from './service.js';
 
 const view = (code: string) => {
   const c = currencyOf(code);
@@ -27,7 +27,7 @@ export function listExchangeRates(snapshot: RateSnapshot, config: PlatformConfig
   for (const source of sources) {
     for (const destination of destinations) {
       for (const [rail, route] of Object.entries(RAILS) as Array<[keyof typeof RAILS, (typeof RAILS)[keyof typeof RAILS]]>) {
-        if (!routeServes(route, destination, isCrypto(destination))) continue;
+        if (!routeServes(route, destination)) continue;
         const pricing = priceRequest({
           snapshot,
           config,
