@@ -5,6 +5,7 @@ import { setReviewStatus } from '../../src/modules/customers/index.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { solanaWallet, validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
+import { drainJobs } from '../helpers/payments.js';
 
 type Body = Record<string, unknown>;
 type Quote = {
@@ -172,6 +173,11 @@ describe('POST /quotes, GET /quotes/{id}', () => {
     const executed = await execute(p, q.id);
     expect(executed.statusCode, executed.body).toBe(200);
     expect((executed.json() as Quote).status).toBe('PROCESSING');
+    // The platform pays in (sandbox), and the payment goes on from that money.
+    const sent = await call(p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' });
+    expect(sent.statusCode, sent.body).toBe(200);
+    expect(sent.json()).toMatchObject({ id: q.transactionId, quoteId: q.id, sentAmount: { amount: 20_000 - q.feesIncluded } });
+    await expectLedgerConsistent(ctx.handle.db);
   });
 
   it('pays between internal accounts of the platform, and from a pull-capable external account', async () => {
@@ -310,6 +316,13 @@ describe('POST /quotes/{id}/execute', () => {
     expect(again.details).toMatchObject({ transactionId: q.transactionId });
     expect((await account(p, usd.id)).balance.amount).toBe(1_000_000 - 25_000);
     expect(((await call(p, 'GET', `/quotes/${q.id}`)).json() as Quote).status).toBe('PROCESSING');
+    // The transaction carries the quote's numbers; once the rail settles, the quote is COMPLETED.
+    const transaction = (await call(p, 'GET', `/transactions/${q.transactionId}`)).json() as Body;
+    expect(transaction).toMatchObject({ quoteId: q.id, sentAmount: { amount: 25_000 - q.feesIncluded }, receivedAmount: { amount: q.totalReceivingAmount }, exchangeRate: q.exchangeRate });
+    await drainJobs(ctx);
+    ctx.clock.advance(2 * 86_400_000);
+    await drainJobs(ctx);
+    expect(((await call(p, 'GET', `/quotes/${q.id}`)).json() as Quote).status).toBe('COMPLETED');
     await expectLedgerConsistent(ctx.handle.db);
   });
 
