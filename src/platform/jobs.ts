@@ -112,6 +112,12 @@ export async function wakeWorkers(db: DbOrTx): Promise<void> {
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;
+/**
+ * A started worker runs its sources at most this often (real time, not the Clock: it paces
+ * work, it is no business time): a burst of NOTIFYs, one per committed event, is relayed in a
+ * few batches instead of one transaction each, for at most this much more latency.
+ */
+const SOURCE_INTERVAL_MS = 10;
 /** How long a claimed job is reserved; a worker that dies mid-job frees it after this. */
 const LEASE_MS = 60_000;
 const BACKOFF_BASE_MS = 1_000;
@@ -148,6 +154,8 @@ export class JobWorker {
   private pumpAgain = false;
   /** Whether sources must run on the next round: new work was announced (NOTIFY, poll), not just a slot freed. */
   private sourcesDue = true;
+  private sourcesRanAt = Number.NEGATIVE_INFINITY;
+  private sourcesTimer: NodeJS.Timeout | undefined;
   private stopped = true;
 
   constructor(
@@ -350,10 +358,7 @@ export class JobWorker {
       try {
         do {
           this.pumpAgain = false;
-          if (this.sourcesDue) {
-            this.sourcesDue = false;
-            await this.runSources();
-          }
+          if (this.sourcesDue) await this.runSourcesPaced();
           const started = await this.claimAndStart(this.concurrency - this.running.size);
           // A full batch suggests more is due; otherwise wait for a NOTIFY, a freed slot or the poll.
           if (started.length > 0 && this.running.size < this.concurrency) this.pumpAgain = true;
@@ -364,6 +369,21 @@ export class JobWorker {
         this.pumping = undefined;
       }
     })();
+  }
+
+  /** Runs the sources now if SOURCE_INTERVAL_MS has passed since they last ran, else once it has. */
+  private async runSourcesPaced(): Promise<void> {
+    const wait = this.sourcesRanAt + SOURCE_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      this.sourcesTimer ??= setTimeout(() => {
+        this.sourcesTimer = undefined;
+        this.wake();
+      }, wait);
+      return;
+    }
+    this.sourcesDue = false;
+    this.sourcesRanAt = performance.now();
+    await this.runSources();
   }
 
   /**
@@ -385,6 +405,8 @@ export class JobWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.sourcesTimer);
+    this.sourcesTimer = undefined;
     await this.pumping;
     await Promise.all(this.running);
   }
