@@ -7,6 +7,7 @@ import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
+import { directoryRoutes, loadShippedDirectories } from './modules/directories/index.js';
 import { documentRoutes } from './modules/documents/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
@@ -166,6 +167,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   await authenticator.start();
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
   await configCache.start();
+  // The shipped directory file, when newer than the database's (idempotent; one loader wins across processes).
+  await loadShippedDirectories(deps.db, deps.clock);
 
   const enclave = options.enclave ?? new LocalEnclave(masterKey);
   const messages =
@@ -224,6 +227,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
+      await api.register(directoryRoutes, deps);
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },
