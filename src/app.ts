@@ -9,6 +9,7 @@ import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/benefic
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
 import { directoryRoutes, loadShippedDirectories } from './modules/directories/index.js';
 import { documentRoutes } from './modules/documents/index.js';
+import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
@@ -89,6 +90,7 @@ export function eventCatalogue(): EventCatalogue {
     OUTGOING_PAYMENT_EVENTS,
     INCOMING_PAYMENT_EVENTS,
     BULK_UPLOAD_EVENTS,
+    INVITATION_EVENTS,
   ]);
 }
 
@@ -228,6 +230,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
+      await api.register(invitationRoutes, deps);
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },
