@@ -10,6 +10,7 @@ import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, reseal
 import { directoryRoutes, loadShippedDirectories } from './modules/directories/index.js';
 import { documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
+import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
@@ -214,6 +215,12 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   });
   await webhooks.start();
   app.decorate('webhooks', webhooks);
+  const rates = new ExchangeRates({
+    db: deps.db,
+    clock: deps.clock,
+    sandbox: builtInRates,
+    ...(deps.config.rates.url ? { production: new HttpRateProvider({ ...deps.config.rates, url: deps.config.rates.url }) } : {}),
+  });
 
   await app.register(
     async (api) => {
@@ -228,6 +235,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(verificationRoutes, deps);
       await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+      await api.register(rateRoutes, { rates, configCache });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
       await api.register(invitationRoutes, deps);
