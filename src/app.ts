@@ -11,6 +11,8 @@ import { directoryRoutes, loadShippedDirectories } from './modules/directories/i
 import { documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
+import { receiverRoutes } from './modules/receivers/index.js';
+import { noProductionModel, sandboxFeeModel, withdrawalFeeRoutes, type WithdrawalFeeModel } from './modules/withdrawal-fees/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
@@ -76,6 +78,8 @@ export interface AppOptions {
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
   /** Resolves webhook hosts for production deliveries; default: the system resolver. Tests answer DNS here. */
   webhookResolver?: Resolver;
+  /** Estimates crypto withdrawal fees for production platforms; default: none (503). Sandbox platforms use the documented table. */
+  withdrawalFees?: WithdrawalFeeModel;
 }
 
 /**
@@ -239,6 +243,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
       await api.register(invitationRoutes, deps);
+      await api.register(receiverRoutes, { ...deps, rates });
+      await api.register(withdrawalFeeRoutes, { ...deps, feeModels: { sandbox: sandboxFeeModel, production: options.withdrawalFees ?? noProductionModel } });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

@@ -22,7 +22,6 @@ const NOT_BUILT: Record<string, ErrorCode[]> = {
   'quotes and transactions': [
     'QUOTE_REQUEST_FAILED',
     'QUOTE_NOT_FOUND',
-    'INVALID_AMOUNT',
     'SELF_PAYMENT',
     'TRANSACTION_SIZE_LIMIT_EXCEEDED',
     'END_USER_TERMS_NOT_ACCEPTED',
@@ -90,7 +89,7 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     SELF_PAYMENT: 'quotes and transactions',
     LOOKUP_REQUEST_FAILED: 'UMA',
     PARSE_LNURLP_RESPONSE_ERROR: 'UMA',
-    INVALID_AMOUNT: 'quotes and transactions',
+    INVALID_AMOUNT: 'test/http/withdrawal-fees.test.ts',
     WEBHOOK_ENDPOINT_NOT_SET: 'test/http/webhooks.test.ts',
     WEBHOOK_DELIVERY_ERROR: 'test/http/webhooks.test.ts',
     LOW_QUALITY: 'test/http/verifications.test.ts',

@@ -2,7 +2,7 @@
 export { customerRoutes } from './routes.js';
 export { Address, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, DateOnly, Email, Phone, ResponseAddress, type ReviewStatus } from './schemas.js';
 export { customerTypeOf } from './reads.js';
-export { findLiveCustomerByUmaAddress } from './repo.js';
+export { findLiveCustomerById, findLiveCustomerByUmaAddress } from './repo.js';
 export { loadCustomerForReview, setReviewStatus, type CustomerForReview } from './review-state.js';
 export { mergeFieldErrors } from './validation.js';
 export {

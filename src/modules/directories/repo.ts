@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
 
 interface DirectoryVersionsTable {
   singleton: boolean;
@@ -87,13 +88,7 @@ export async function replaceDirectories(
   await insertChunked(rows.providers, (chunk) =>
     trx
       .insertInto('directory_uma_providers')
-      .values(
-        chunk.map((p) => ({
-          ...p,
-          supported_regions: JSON.stringify(p.supported_regions) as unknown as string[],
-          supported_currencies: JSON.stringify(p.supported_currencies) as unknown as string[],
-        })),
-      )
+      .values(chunk.map((p) => withJsonColumns(p, ['supported_regions', 'supported_currencies'])))
       .execute(),
   );
   await insertChunked(rows.discoveries, (chunk) => trx.insertInto('directory_discoveries').values(chunk).execute());

@@ -2,9 +2,6 @@ import Type, { type Static } from 'typebox';
 import type { EventGroup } from '../../platform/outbox.js';
 import { DateTime, PathParam, StringEnum } from '../../platform/http/schemas.js';
 
-/** `$user@domain` (UMAD-01: user 1–64 of a-z0-9._-, a domain name); malformed → INVALID_UMA_ADDRESS. */
-export const UMA_ADDRESS = /^\$[A-Za-z0-9._-]{1,64}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-
 /** Invitation codes: 10 characters of Crockford's base32 alphabet in lower case (50 random bits). */
 export const CODE_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 export const CODE_PATTERN = '^[0-9a-z]{10}$';

@@ -6,13 +6,13 @@ import { validDateTime } from '../../platform/datetime.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
+import { isUmaAddress } from '../../platform/uma-address.js';
 import { getConfigRow } from '../config/index.js';
 import { findLiveCustomerByUmaAddress } from '../customers/index.js';
 import { cancelIfClaimable, claimIfClaimable, findByCode, insertInvitation, type InvitationRow } from './repo.js';
 import {
   CODE_ALPHABET,
   INVITATION_CLAIMED,
-  UMA_ADDRESS,
   type UmaInvitation,
   type UmaInvitationClaimRequest,
   type UmaInvitationCreateRequest,
@@ -26,7 +26,7 @@ function newCode(): string {
 const notFound = (code: string) => new AppError('INVITATION_NOT_FOUND', `No invitation has the code ${code}.`);
 
 function checkUmaAddress(field: string, value: string): void {
-  if (!UMA_ADDRESS.test(value)) {
+  if (!isUmaAddress(value)) {
     throw new AppError('INVALID_UMA_ADDRESS', `${field} must be an UMA address, $user@domain.`, { details: { field, value } });
   }
 }
