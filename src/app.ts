@@ -7,7 +7,7 @@ import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
-import { directoryRoutes, loadShippedDirectories } from './modules/directories/index.js';
+import { directoryRoutes } from './modules/directories/index.js';
 import { documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
@@ -174,8 +174,6 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   await authenticator.start();
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
   await configCache.start();
-  // The shipped directory file, when newer than the database's (idempotent; one loader wins across processes).
-  await loadShippedDirectories(deps.db, deps.clock);
 
   const enclave = options.enclave ?? new LocalEnclave(masterKey);
   const messages =
