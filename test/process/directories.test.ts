@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPostgres } from '../helpers/context.js';
 import { processDatabase, type ProcessDatabase } from '../helpers/process.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -19,8 +20,11 @@ async function corridor(env: Record<string, string>, ...args: string[]): Promise
   }
 }
 
-/** The operator's path: the shipped file at migrate/start, their own file by `corridor directories load`. */
-describe('corridor directories', () => {
+/**
+ * The operator's path: the shipped file at migrate/start, their own file by `corridor directories load`.
+ * PostgreSQL only: on PGlite every CLI run opens the embedded database anew, seconds each.
+ */
+describe.runIf(onPostgres)('corridor directories', () => {
   let database: ProcessDatabase;
   let dir: string;
   beforeAll(async () => {
