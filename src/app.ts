@@ -18,14 +18,17 @@ import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoute
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
 import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import { sandboxRoutes } from './modules/sandbox/index.js';
 import {
-  EventCatalogue,
+  HttpRails,
   INCOMING_PAYMENT_EVENTS,
   OUTGOING_PAYMENT_EVENTS,
-  webhookRoutes,
-  Webhooks,
-  type Resolver,
-} from './modules/webhooks/index.js';
+  Payments,
+  SandboxRails,
+  transactionRoutes,
+  type RailProvider,
+} from './modules/transactions/index.js';
+import { EventCatalogue, webhookRoutes, Webhooks, type Resolver } from './modules/webhooks/index.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
@@ -45,6 +48,7 @@ import { validatorCompiler } from './platform/http/validation.js';
 import { AppError } from './platform/errors.js';
 import { uuidv7 } from './platform/ids.js';
 import { withJwksOverrides } from './platform/oidc-issuers.js';
+import { OffsetPlatformClock } from './platform/platform-clock.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
@@ -80,6 +84,8 @@ export interface AppOptions {
   webhookResolver?: Resolver;
   /** Estimates crypto withdrawal fees for production platforms; default: none (503). Sandbox platforms use the documented table. */
   withdrawalFees?: WithdrawalFeeModel;
+  /** Sends production platforms' payouts; default: CORRIDOR_RAILS_URL, else production payments are refused. */
+  railProvider?: RailProvider;
 }
 
 /**
@@ -223,6 +229,22 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     sandbox: builtInRates,
     ...(deps.config.rates.url ? { production: new HttpRateProvider({ ...deps.config.rates, url: deps.config.rates.url }) } : {}),
   });
+  // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
+  const platformClock = new OffsetPlatformClock(deps.db, deps.clock);
+  const railsUrl = deps.config.rails.url;
+  const payments = new Payments({
+    db: deps.db,
+    clock: deps.clock,
+    platformClock,
+    ledger,
+    jobs: deps.jobs,
+    logger: deps.logger,
+    rails: {
+      sandbox: new SandboxRails(),
+      ...(options.railProvider ? { production: options.railProvider } : railsUrl ? { production: new HttpRails({ ...deps.config.rails, url: railsUrl }) } : {}),
+    },
+  });
+  app.decorate('payments', payments);
 
   await app.register(
     async (api) => {
@@ -243,6 +265,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(invitationRoutes, deps);
       await api.register(receiverRoutes, { ...deps, rates });
       await api.register(withdrawalFeeRoutes, { ...deps, feeModels: { sandbox: sandboxFeeModel, production: options.withdrawalFees ?? noProductionModel } });
+      await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });
+      await api.register(sandboxRoutes, { ...deps, payments, platformClock });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

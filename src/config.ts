@@ -58,6 +58,8 @@ export interface Config {
   rates: HttpProviderConfig;
   /** Quote limits (modules/quotes README): the single-transaction maximum per corridor and the daily volume per customer. */
   quoteLimits: { maxTransaction: LimitTable; dailyVolume: LimitTable };
+  /** Payment-rail provider that sends production platforms' payouts (docs/rail-provider.md); unset: production payments are refused. */
+  rails: HttpProviderConfig;
 }
 
 /**
@@ -197,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     endUserTerms: termsConfig(env),
     screening: httpProvider(env, 'CORRIDOR_SCREENING', { fallback: 30_000, max: 300_000 }),
+    rails: httpProvider(env, 'CORRIDOR_RAILS', { fallback: 10_000, max: 60_000 }),
     uploadDir: resolve(env.CORRIDOR_UPLOAD_DIR || tmpdir()),
     ...(key ? { masterKey: key } : {}),
     wallet: {
