@@ -55,11 +55,8 @@ describe('POST /crypto/estimate-withdrawal-fee (sandbox fee model)', () => {
   });
 
   it('an amount that does not cover the fee is INVALID_AMOUNT', async () => {
-    const body = expectEnvelope(
-      await estimate({ internalAccountId: accounts.USDC, currency: 'USDC', cryptoNetwork: 'ETHEREUM', amount: 3_900_000, destinationAddress: evmWallet().address }),
-      400,
-      'INVALID_AMOUNT',
-    );
+    const response = await estimate({ internalAccountId: accounts.USDC, currency: 'USDC', cryptoNetwork: 'ETHEREUM', amount: 3_900_000, destinationAddress: evmWallet().address });
+    const body = expectEnvelope(response, 400, 'INVALID_AMOUNT');
     expect(body.details).toEqual({ amount: 3_900_000, totalFee: 3_900_000 });
   });
 
