@@ -8,7 +8,7 @@ import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
 import { directoryRoutes } from './modules/directories/index.js';
-import { documentRoutes } from './modules/documents/index.js';
+import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
 import { receiverRoutes } from './modules/receivers/index.js';
@@ -16,7 +16,7 @@ import { noProductionModel, sandboxFeeModel, withdrawalFeeRoutes, type Withdrawa
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
-import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
+import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
 import {
@@ -246,6 +246,10 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   });
   app.decorate('payments', payments);
 
+  // One intake of uploaded documents for POST /documents and the hosted verification page.
+  const intake = await DocumentIntake.open({ ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+  app.addHook('onClose', async () => intake.close());
+
   await app.register(
     async (api) => {
       registerBasicAuth(api, authenticator);
@@ -256,9 +260,9 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger });
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
-      await api.register(verificationRoutes, deps);
+      await api.register(verificationRoutes, { ...deps, intake, kycLinkTokens: new KycLinkTokens(masterKey) });
       await api.register(webhookRoutes, { ...deps, webhooks });
-      await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+      await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, intake });
       await api.register(rateRoutes, { rates, configCache });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);

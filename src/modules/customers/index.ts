@@ -4,7 +4,8 @@ export { Address, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, DateOnly, Email,
 export { customerTypeOf } from './reads.js';
 export { findLiveCustomerById, findLiveCustomerByUmaAddress } from './repo.js';
 export { loadCustomerForReview, setReviewStatus, type CustomerForReview } from './review-state.js';
-export { mergeFieldErrors } from './validation.js';
+export { updateCustomer } from './create-update.js';
+export { getEndUserTerms, mergeFieldErrors, type EndUserTerms } from './validation.js';
 export {
   clearValue,
   maskIdentifier,
