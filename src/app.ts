@@ -7,9 +7,13 @@ import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
+import { directoryRoutes } from './modules/directories/index.js';
 import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
+import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
 import { quoteRoutes } from './modules/quotes/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
+import { receiverRoutes } from './modules/receivers/index.js';
+import { noProductionModel, sandboxFeeModel, withdrawalFeeRoutes, type WithdrawalFeeModel } from './modules/withdrawal-fees/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
@@ -80,6 +84,8 @@ export interface AppOptions {
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
   /** Resolves webhook hosts for production deliveries; default: the system resolver. Tests answer DNS here. */
   webhookResolver?: Resolver;
+  /** Estimates crypto withdrawal fees for production platforms; default: none (503). Sandbox platforms use the documented table. */
+  withdrawalFees?: WithdrawalFeeModel;
   /** Sends production platforms' payouts; default: CORRIDOR_RAILS_URL, else production payments are refused. */
   railProvider?: RailProvider;
 }
@@ -97,6 +103,7 @@ export function eventCatalogue(): EventCatalogue {
     OUTGOING_PAYMENT_EVENTS,
     INCOMING_PAYMENT_EVENTS,
     BULK_UPLOAD_EVENTS,
+    INVITATION_EVENTS,
   ]);
 }
 
@@ -263,6 +270,10 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(rateRoutes, { rates, configCache });
       await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
+      await api.register(directoryRoutes, deps);
+      await api.register(invitationRoutes, deps);
+      await api.register(receiverRoutes, { ...deps, rates });
+      await api.register(withdrawalFeeRoutes, { ...deps, feeModels: { sandbox: sandboxFeeModel, production: options.withdrawalFees ?? noProductionModel } });
       await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });
       await api.register(sandboxRoutes, { ...deps, payments, platformClock });
       if (options.extraRoutes) await api.register(options.extraRoutes);

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { createPlatform, raiseIdentifierKeyVersion, type Environment } from './modules/platforms/index.js';
+import { DirectoryFileError, loadDirectories, readDirectoryFile } from './modules/directories/index.js';
 import { verifyLedger } from './modules/ledger/index.js';
 import { createToken } from './modules/tokens/index.js';
 import { systemClock } from './platform/clock.js';
@@ -27,6 +28,10 @@ Commands:
                                           create a platform and its first API token
   tokens create [--platform ID] [--name NAME] [--permissions VIEW,TRANSACT,MANAGE] [--json]
                                           create an API token (the only platform if --platform is omitted)
+  directories load <file> [--force]     replace the VASP, UMA provider and discovery directories with
+                                          a directory file (docs/directories.md) if its version is higher
+                                          (--force: if it differs)
+  directories show                        print the loaded directory version
   ledger verify [--platform ID] [--batch-size N] [--json]
                                           check every ledger invariant (read-only, in batches);
                                           exit 1 if any is breached
@@ -68,6 +73,7 @@ async function main(argv: string[]): Promise<void> {
       platform: { type: 'string' },
       permissions: { type: 'string' },
       json: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
       'batch-size': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -170,6 +176,29 @@ async function main(argv: string[]): Promise<void> {
         clientSecret: created.token.clientSecret,
         permissions: created.token.token.permissions.join(','),
       });
+      return;
+    }
+    case 'directories': {
+      if (sub === 'show') {
+        const version = await withDatabase((h) => h.db.selectFrom('directory_versions').selectAll().executeTakeFirstOrThrow());
+        process.stdout.write(`directories version ${version.version} (published ${version.published_on}), from ${version.origin}, loaded ${version.loaded_at.toISOString()}\n`);
+        return;
+      }
+      const path = positionals[2];
+      if (sub !== 'load' || !path) fail('expected: corridor directories load <file> [--force]');
+      let file;
+      try {
+        file = await readDirectoryFile(path);
+      } catch (error) {
+        if (error instanceof DirectoryFileError) fail(`${path}: ${error.message}`);
+        throw error;
+      }
+      const result = await withDatabase((h) => loadDirectories(h.db, systemClock, file, path, { force: values.force }));
+      process.stdout.write(
+        result.loaded
+          ? `directories version ${result.version} loaded (was ${result.previousVersion})\n`
+          : `directories already at version ${result.version}; ${path} has version ${file.version} (nothing loaded; --force replaces anyway)\n`,
+      );
       return;
     }
     case 'ledger': {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { BASE_PATH, type Config } from './config.js';
 import { createLogger } from './logger.js';
+import { loadShippedDirectories } from './modules/directories/index.js';
 import { bootstrapFirstPlatform } from './modules/platforms/index.js';
 import { systemClock } from './platform/clock.js';
 import { loadMasterKey } from './platform/crypto/master-key.js';
@@ -17,6 +18,9 @@ export async function openAndMigrate(config: Config, logger: Logger): Promise<Db
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const applied = await migrate(handle.db);
   if (applied.length) logger.info({ applied }, 'migrations applied');
+  // The shipped directory file, when newer than the database's: idempotent, one loader wins across processes.
+  const directories = await loadShippedDirectories(handle.db, systemClock);
+  if (directories.loaded) logger.info({ version: directories.version, previous: directories.previousVersion }, 'directories loaded');
   return handle;
 }
 

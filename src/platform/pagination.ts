@@ -19,18 +19,24 @@ export function encodeCursor(lastId: string): string {
   return Buffer.from(JSON.stringify({ k: lastId }), 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string): string {
+const isUuid = (key: string) => UUID_RE.test(key);
+
+/**
+ * The key a cursor carries. Lists keyed by UUIDv7 accept only a uuid; a list keyed otherwise
+ * (a directory sorted by name) passes its own `accept`.
+ */
+export function decodeCursor(cursor: string, accept: (key: string) => boolean = isUuid): string {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown };
-    if (typeof parsed.k === 'string' && UUID_RE.test(parsed.k)) return parsed.k;
+    if (typeof parsed.k === 'string' && accept(parsed.k)) return parsed.k;
   } catch {
     // fall through to the error below
   }
   throw invalidInput([{ field: 'cursor', message: 'is not a cursor returned by this list' }]);
 }
 
-export function pageRequest(query: { limit?: number; cursor?: string }): PageRequest {
-  return { limit: query.limit ?? 20, ...(query.cursor ? { after: decodeCursor(query.cursor) } : {}) };
+export function pageRequest(query: { limit?: number; cursor?: string }, accept?: (key: string) => boolean): PageRequest {
+  return { limit: query.limit ?? 20, ...(query.cursor ? { after: decodeCursor(query.cursor, accept) } : {}) };
 }
 
 export interface Page<T> {

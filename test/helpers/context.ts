@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { loadShippedDirectories } from '../../src/modules/directories/index.js';
 import { createAccountsLedger } from '../../src/modules/internal-accounts/index.js';
 import type { Ledger } from '../../src/modules/ledger/index.js';
 import { createPlatform, type Environment } from '../../src/modules/platforms/service.js';
@@ -86,6 +87,8 @@ export async function createTestContext(
 ): Promise<TestContext> {
   const { handle, schema, drop } = await openTestDatabase();
   const clock = new ManualClock(new Date());
+  // What a Corridor start does after migrating (server.ts): the shipped directories.
+  await loadShippedDirectories(handle.db, clock);
   const config = loadConfig({
     CORRIDOR_JOBS: 'false',
     CORRIDOR_MASTER_KEY: randomBytes(32).toString('hex'),

@@ -186,7 +186,11 @@ describe('path ids (B10)', () => {
           ? 'USER_NOT_FOUND'
           : path.startsWith('/tokens/')
             ? 'TOKEN_NOT_FOUND'
-            : 'REFERENCE_NOT_FOUND';
+            : path.startsWith('/invitations/')
+              ? 'INVITATION_NOT_FOUND'
+              : path.startsWith('/transactions/')
+                ? 'TRANSACTION_NOT_FOUND'
+                : 'REFERENCE_NOT_FOUND';
     return Object.entries(doc.paths)
       .filter(([path]) => path.includes('{'))
       .flatMap(([path, operations]) => Object.keys(operations).map((method) => ({ method: method.toUpperCase(), path, code: codeFor(path) })));

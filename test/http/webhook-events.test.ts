@@ -185,10 +185,10 @@ describe('the event catalogue', () => {
   it('lists every upstream event type of what Corridor does, each once', () => {
     const types = catalogue.types();
     expect(new Set(types).size).toBe(types.length);
-    for (const prefix of ['CUSTOMER.', 'VERIFICATION.', 'INTERNAL_ACCOUNT.', 'EXTERNAL_ACCOUNT.', 'OUTGOING_PAYMENT.', 'INCOMING_PAYMENT.', 'BULK_UPLOAD.']) {
+    for (const prefix of ['CUSTOMER.', 'VERIFICATION.', 'INTERNAL_ACCOUNT.', 'EXTERNAL_ACCOUNT.', 'OUTGOING_PAYMENT.', 'INCOMING_PAYMENT.', 'BULK_UPLOAD.', 'INVITATION.']) {
       expect(types.some((t) => t.startsWith(prefix)), prefix).toBe(true);
     }
-    expect(types).toHaveLength(1 + 6 + 5 + 3 + 1 + 9 + 6 + 2);
+    expect(types).toHaveLength(1 + 6 + 5 + 3 + 1 + 9 + 6 + 2 + 1);
   });
 
   it('rejects a payload that does not match its type', () => {
@@ -231,6 +231,12 @@ describe('the event catalogue', () => {
     });
     const challenge = await ok(auto, 'POST', `/platform/external-accounts/${String(external.id)}/challenge`, { method: 'WALLET_SIGNATURE' });
     await ok(auto, 'POST', `/platform/external-accounts/${String(external.id)}/verify`, { signature: await wallet.signMessage(String(challenge.messageToSign)) });
+
+    // An invitation of one of its customers, claimed.
+    await ok(auto, 'PATCH', '/config', { umaDomain: 'auto.example.com' });
+    const inviter = await ok(auto, 'GET', `/customers/${approvedAtOnce}`);
+    const invitation = await ok(auto, 'POST', '/invitations', { inviterUma: inviter.umaAddress });
+    await ok(auto, 'POST', `/invitations/${String(invitation.code)}/claim`, { inviteeUma: '$guest@other.example.com' });
 
     // An incoming payment asking for the platform's approval.
     ctx.app.webhooks.approvals.registerConsumer('events-test', async () => {});
@@ -280,6 +286,7 @@ describe('the event catalogue', () => {
     expect(forCustomer(rejectedBusiness)).toEqual(['CUSTOMER.KYB_PENDING', 'CUSTOMER.KYB_REJECTED']);
     expect(forCustomer(approvedAtOnce)).toEqual(['CUSTOMER.KYC_APPROVED']);
     expect(byType.get('EXTERNAL_ACCOUNT.STATUS_UPDATED')!.map((w) => (w.body.data as Body).status)).toEqual(['ACTIVE']);
+    expect(byType.get('INVITATION.CLAIMED')!.map((w) => (w.body.data as Body).inviteeUma)).toEqual(['$guest@other.example.com']);
 
     // The rest, on the payloads they will carry.
     const account = ((await ok(auto, 'GET', `/customers/internal-accounts?customerId=${approvedAtOnce}`)) as { data: Body[] }).data[0];

@@ -2,6 +2,7 @@
 export { customerRoutes } from './routes.js';
 export { Address, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, DateOnly, Email, Phone, ResponseAddress, type ReviewStatus } from './schemas.js';
 export { customerTypeOf } from './reads.js';
+export { findLiveCustomerById, findLiveCustomerByUmaAddress } from './repo.js';
 export { loadCustomerForReview, senderReadiness, setReviewStatus, type CustomerForReview, type SenderReadiness } from './review-state.js';
 export { updateCustomer } from './create-update.js';
 export { getEndUserTerms, mergeFieldErrors, type EndUserTerms } from './validation.js';

@@ -182,6 +182,28 @@ export async function umaAddressTaken(db: DbOrTx, platformId: string, umaAddress
   return (await query.executeTakeFirst()) !== undefined;
 }
 
+/** The live customer of the platform with this UMA address (case-insensitive), if any. */
+export async function findLiveCustomerByUmaAddress(db: DbOrTx, platformId: string, umaAddress: string) {
+  return db
+    .selectFrom('customers')
+    .select(['id', 'uma_address', 'currencies'])
+    .where('platform_id', '=', platformId)
+    .where(sql<string>`lower(uma_address)`, '=', umaAddress.toLowerCase())
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** The live customer `id` of the platform, if any. */
+export async function findLiveCustomerById(db: DbOrTx, platformId: string, id: string) {
+  return db
+    .selectFrom('customers')
+    .select(['id', 'uma_address', 'currencies'])
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
 /** Live approved customers after `after` in id order: a walk over them in batches that resumes from a checkpoint. */
 export async function approvedCustomersAfter(db: DbOrTx, platformId: string, after: string | undefined, limit: number) {
   let query = db

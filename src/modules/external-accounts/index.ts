@@ -12,3 +12,5 @@ export {
   type ExternalAccountDestination,
   type ReceiveDecision,
 } from './lookup.js';
+export { checkWithdrawalAddress, type WithdrawalNetwork } from './addresses.js';
+export type { NetworkScope } from './formats.js';

@@ -280,3 +280,10 @@ export async function fundSandboxAccount(
     throw error;
   }
 }
+
+/** The platform's internal account `id` (`InternalAccount:<uuid>`), customer's or platform's own; undefined for anything else. */
+export async function findInternalAccountRow(db: DbOrTx, platformUuid: string, id: string): Promise<InternalAccountRow | undefined> {
+  const uuid = parseId('InternalAccount', id);
+  if (!uuid) return undefined;
+  return (await selectAccounts(db, platformUuid, [uuid]))[0];
+}

@@ -1,0 +1,138 @@
+import { sql, type Selectable } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
+
+interface DirectoryVersionsTable {
+  singleton: boolean;
+  version: number;
+  published_on: string;
+  origin: string;
+  loaded_at: Date;
+}
+
+interface DirectoryVaspsTable {
+  sort_key: string;
+  vasp_name: string;
+  url: string | null;
+}
+
+interface DirectoryUmaProvidersTable {
+  sort_key: string;
+  name: string;
+  domain: string;
+  logo_url: string | null;
+  lei: string | null;
+  supported_regions: string[];
+  supported_currencies: string[];
+}
+
+interface DirectoryDiscoveriesTable {
+  country: string;
+  currency: string;
+  bank_name: string;
+  display_name: string;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    directory_versions: DirectoryVersionsTable;
+    directory_vasps: DirectoryVaspsTable;
+    directory_uma_providers: DirectoryUmaProvidersTable;
+    directory_discoveries: DirectoryDiscoveriesTable;
+  }
+}
+
+export type VaspRow = Selectable<DirectoryVaspsTable>;
+export type UmaProviderRow = Selectable<DirectoryUmaProvidersTable>;
+export type DiscoveryRow = Selectable<DirectoryDiscoveriesTable>;
+export type DirectoryVersionRow = Selectable<DirectoryVersionsTable>;
+
+/** Keys compare byte by byte on both engines, whatever the database's collation. */
+const byteOrder = (column: string) => sql.raw(`${column} collate "C"`);
+
+export async function loadedVersion(db: DbOrTx): Promise<DirectoryVersionRow> {
+  return db.selectFrom('directory_versions').selectAll().executeTakeFirstOrThrow();
+}
+
+/**
+ * Claims the version row for `version` if it is higher than the loaded one (or, `force`, any
+ * other). The row lock this takes serialises concurrent loaders: a second process starting with
+ * the same file waits, then finds the version already raised and loads nothing.
+ */
+export async function claimVersion(
+  trx: DbOrTx,
+  next: { version: number; publishedOn: string; origin: string; at: Date },
+  force: boolean,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('directory_versions')
+    .set({ version: next.version, published_on: next.publishedOn, origin: next.origin, loaded_at: next.at })
+    .where('version', force ? '<>' : '<', next.version)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Chunks keep each insert's parameter count far below PostgreSQL's 65,535. */
+async function insertChunked<T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += 1000) await insert(rows.slice(i, i + 1000));
+}
+
+export async function replaceDirectories(
+  trx: DbOrTx,
+  rows: { vasps: VaspRow[]; providers: UmaProviderRow[]; discoveries: DiscoveryRow[] },
+): Promise<void> {
+  await trx.deleteFrom('directory_vasps').execute();
+  await trx.deleteFrom('directory_uma_providers').execute();
+  await trx.deleteFrom('directory_discoveries').execute();
+  await insertChunked(rows.vasps, (chunk) => trx.insertInto('directory_vasps').values(chunk).execute());
+  await insertChunked(rows.providers, (chunk) =>
+    trx
+      .insertInto('directory_uma_providers')
+      .values(chunk.map((p) => withJsonColumns(p, ['supported_regions', 'supported_currencies'])))
+      .execute(),
+  );
+  await insertChunked(rows.discoveries, (chunk) => trx.insertInto('directory_discoveries').values(chunk).execute());
+}
+
+/** Up to `limit + 1` VASPs after the key `after`, by name. */
+export async function selectVasps(db: DbOrTx, page: { limit: number; after?: string }): Promise<VaspRow[]> {
+  let query = db.selectFrom('directory_vasps').selectAll();
+  if (page.after !== undefined) query = query.where(sql<boolean>`${byteOrder('sort_key')} > ${page.after}`);
+  return query.orderBy(byteOrder('sort_key')).limit(page.limit + 1).execute();
+}
+
+export interface ProviderFilters {
+  country?: string;
+  currency?: string;
+}
+
+function providerQuery(db: DbOrTx, filters: ProviderFilters) {
+  let query = db.selectFrom('directory_uma_providers');
+  if (filters.country) query = query.where(sql<boolean>`supported_regions @> ${JSON.stringify([filters.country])}::jsonb`);
+  if (filters.currency) query = query.where(sql<boolean>`supported_currencies @> ${JSON.stringify([filters.currency])}::jsonb`);
+  return query;
+}
+
+export async function selectProviders(
+  db: DbOrTx,
+  filters: ProviderFilters,
+  page: { limit: number; after?: string },
+  order: 'asc' | 'desc',
+): Promise<UmaProviderRow[]> {
+  let query = providerQuery(db, filters).selectAll();
+  if (page.after !== undefined) query = query.where(sql<boolean>`${byteOrder('sort_key')} ${sql.raw(order === 'asc' ? '>' : '<')} ${page.after}`);
+  return query.orderBy(sql`sort_key collate "C" ${sql.raw(order)}`).limit(page.limit + 1).execute();
+}
+
+/** The directory is bounded by its file (MAX_ENTRIES), so counting the filtered rows is bounded too. */
+export async function countProviders(db: DbOrTx, filters: ProviderFilters): Promise<number> {
+  const row = await providerQuery(db, filters).select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function selectDiscoveries(db: DbOrTx, filters: { country?: string; currency?: string }): Promise<DiscoveryRow[]> {
+  let query = db.selectFrom('directory_discoveries').selectAll();
+  if (filters.country) query = query.where('country', '=', filters.country);
+  if (filters.currency) query = query.where('currency', '=', filters.currency);
+  return query.orderBy('country').orderBy('currency').orderBy(byteOrder('bank_name')).execute();
+}

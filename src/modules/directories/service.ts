@@ -1,0 +1,48 @@
+import type { DbOrTx } from '../../platform/db/database.js';
+import { currency, isCurrency } from '../../platform/currencies.js';
+import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
+import { countProviders, selectDiscoveries, selectProviders, selectVasps, type UmaProviderRow } from './repo.js';
+import type { Discovery, DiscoveryQuery, UmaProvider, UmaProviderListQuery, Vasp, VaspListQuery } from './schemas.js';
+
+/** Directory cursors carry a sort key (a lower-cased name), not a uuid. */
+const acceptKey = (key: string) => key.length > 0 && key.length <= 200;
+
+export async function listVasps(db: DbOrTx, query: VaspListQuery): Promise<Omit<Page<Vasp>, 'totalCount'>> {
+  const page = pageRequest(query, acceptKey);
+  const rows = await selectVasps(db, page);
+  return toPage(
+    rows.map((r) => ({ ...r, id: r.sort_key })),
+    page,
+    (r): Vasp => ({ vaspName: r.vasp_name, ...(r.url ? { url: r.url } : {}) }),
+  );
+}
+
+function toProvider(row: UmaProviderRow): UmaProvider {
+  return {
+    name: row.name,
+    supportedRegions: row.supported_regions,
+    domain: row.domain,
+    ...(row.logo_url ? { logoUrl: row.logo_url } : {}),
+    // A code the currency registry stopped knowing (a later package version) is left out, not an error.
+    supportedCurrencies: row.supported_currencies.filter(isCurrency).map((code) => currency(code)),
+    ...(row.lei ? { lei: row.lei } : {}),
+    allowListStatus: true,
+  };
+}
+
+export async function listUmaProviders(db: DbOrTx, query: UmaProviderListQuery): Promise<Page<UmaProvider>> {
+  const page = pageRequest(query, acceptKey);
+  const filters = { ...(query.countryCode ? { country: query.countryCode } : {}), ...(query.currencyCode ? { currency: query.currencyCode } : {}) };
+  const [rows, total] = await Promise.all([selectProviders(db, filters, page, query.sortOrder ?? 'desc'), countProviders(db, filters)]);
+  return toPage(
+    rows.map((r) => ({ ...r, id: r.sort_key })),
+    page,
+    toProvider,
+    total,
+  );
+}
+
+export async function listDiscoveries(db: DbOrTx, query: DiscoveryQuery): Promise<{ data: Discovery[] }> {
+  const rows = await selectDiscoveries(db, query);
+  return { data: rows.map((r) => ({ bankName: r.bank_name, displayName: r.display_name, country: r.country, currency: r.currency })) };
+}

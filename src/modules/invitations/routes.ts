@@ -1,0 +1,84 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { sendWrite } from '../../platform/http/write.js';
+import type { ModuleDeps } from '../../platform/module.js';
+import { InvitationParams, UmaInvitation, UmaInvitationClaimRequest, UmaInvitationCreateRequest } from './schemas.js';
+import { cancelInvitation, claimInvitation, createInvitation, getInvitation } from './service.js';
+
+export const invitationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
+  const tags = ['Invitations'];
+
+  app.post('/invitations', {
+    schema: {
+      operationId: 'createInvitation',
+      tags,
+      summary: 'Create an UMA invitation',
+      description:
+        'An invitation from one of your customers (`inviterUma`), to share as its `url`. Needs your `umaDomain` (PATCH /config): ' +
+        '400 INVITATIONS_NOT_CONFIGURED without it. A malformed address is 400 INVALID_UMA_ADDRESS; one that is not a customer of yours, ' +
+        'or an `expiresAt` not in the future, 400 INVALID_INPUT. Needs the TRANSACT permission.',
+      body: UmaInvitationCreateRequest,
+      response: { 201: UmaInvitation, ...errorResponses(400, 401, 403, 500) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request, reply) =>
+      sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 201,
+        body: await createInvitation(trx, deps.clock, request.principal.platformId, request.body),
+      })),
+  });
+
+  app.get('/invitations/:invitationCode', {
+    schema: {
+      operationId: 'getInvitation',
+      tags,
+      summary: 'Read an UMA invitation by its code',
+      description: 'Any platform may read an invitation by its code (the code is what the inviter shares). Unknown: 404 INVITATION_NOT_FOUND.',
+      params: InvitationParams,
+      response: { 200: UmaInvitation, ...errorResponses(401, 404, 500) },
+    },
+    handler: async (request) => getInvitation(deps.db, deps.clock, request.params.invitationCode),
+  });
+
+  app.post('/invitations/:invitationCode/claim', {
+    schema: {
+      operationId: 'claimInvitation',
+      tags,
+      summary: 'Claim an UMA invitation',
+      description:
+        'Associates the invitation with the invitee\'s UMA address: PENDING → CLAIMED, exactly once however many claims race, and the ' +
+        'platform that created it receives INVITATION.CLAIMED. Any platform with an `umaDomain` may claim (else 400 ' +
+        'INVITATIONS_NOT_CONFIGURED). Already claimed: 400 INVITATION_ALREADY_CLAIMED; cancelled: 400 INVITATION_CANCELLED; expired: ' +
+        '400 INVALID_INPUT (`details.status` EXPIRED); unknown: 404 INVITATION_NOT_FOUND. Needs the TRANSACT permission.',
+      params: InvitationParams,
+      body: UmaInvitationClaimRequest,
+      response: { 200: UmaInvitation, ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request, reply) =>
+      sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 200,
+        body: await claimInvitation(trx, deps.clock, request.principal.platformId, request.params.invitationCode, request.body),
+      })),
+  });
+
+  app.post('/invitations/:invitationCode/cancel', {
+    schema: {
+      operationId: 'cancelInvitation',
+      tags,
+      summary: 'Cancel an UMA invitation',
+      description:
+        'PENDING → CANCELLED; it can no longer be claimed. Only the platform that created it may cancel it (403 FORBIDDEN). Already ' +
+        'claimed: 400 INVITATION_ALREADY_CLAIMED; already cancelled: 400 INVITATION_CANCELLED; expired: 400 INVALID_INPUT. Needs the ' +
+        'TRANSACT permission.',
+      params: InvitationParams,
+      response: { 200: UmaInvitation, ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request, reply) =>
+      sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 200,
+        body: await cancelInvitation(trx, deps.clock, request.principal.platformId, request.params.invitationCode),
+      })),
+  });
+};

@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { currency, isCurrency } from '../../platform/currencies.js';
+import { validDateTime } from '../../platform/datetime.js';
+import { AppError, invalidInput } from '../../platform/errors.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { recordEvent } from '../../platform/outbox.js';
+import { isUmaAddress } from '../../platform/uma-address.js';
+import { getConfigRow } from '../config/index.js';
+import { findLiveCustomerByUmaAddress } from '../customers/index.js';
+import { cancelIfClaimable, claimIfClaimable, findByCode, insertInvitation, type InvitationRow } from './repo.js';
+import {
+  CODE_ALPHABET,
+  INVITATION_CLAIMED,
+  type UmaInvitation,
+  type UmaInvitationClaimRequest,
+  type UmaInvitationCreateRequest,
+} from './schemas.js';
+
+/** A code of 10 characters from a 32-letter alphabet: each byte's low 5 bits pick a letter. */
+function newCode(): string {
+  return [...randomBytes(10)].map((b) => CODE_ALPHABET[b & 31]).join('');
+}
+
+const notFound = (code: string) => new AppError('INVITATION_NOT_FOUND', `No invitation has the code ${code}.`);
+
+function checkUmaAddress(field: string, value: string): void {
+  if (!isUmaAddress(value)) {
+    throw new AppError('INVALID_UMA_ADDRESS', `${field} must be an UMA address, $user@domain.`, { details: { field, value } });
+  }
+}
+
+function isExpired(row: InvitationRow, now: Date): boolean {
+  return row.status === 'PENDING' && row.expires_at !== null && row.expires_at.getTime() <= now.getTime();
+}
+
+export function toInvitation(row: InvitationRow, now: Date): UmaInvitation {
+  return {
+    code: row.code,
+    createdAt: row.created_at.toISOString(),
+    ...(row.claimed_at ? { claimedAt: row.claimed_at.toISOString() } : {}),
+    url: row.url,
+    ...(row.expires_at ? { expiresAt: row.expires_at.toISOString() } : {}),
+    inviterUma: row.inviter_uma,
+    ...(row.invitee_uma ? { inviteeUma: row.invitee_uma } : {}),
+    status: isExpired(row, now) ? 'EXPIRED' : row.status,
+    ...(row.first_name ? { firstName: row.first_name } : {}),
+    ...(row.amount_to_send !== null && row.amount_currency ? { amountToSend: { amount: Number(row.amount_to_send), currency: currency(row.amount_currency) } } : {}),
+  };
+}
+
+/** The platform must have an UMA domain to take part in invitations (its addresses and invitation links live there). */
+async function umaDomainOf(trx: DbOrTx, platformId: string): Promise<string> {
+  const config = await getConfigRow(trx, platformId);
+  if (!config.uma_domain) {
+    throw new AppError('INVITATIONS_NOT_CONFIGURED', 'Invitations need an UMA domain: set umaDomain with PATCH /config first.');
+  }
+  return config.uma_domain;
+}
+
+/** Why a code that is not claimable (any more) cannot be claimed or cancelled. */
+function refusal(row: InvitationRow, now: Date): AppError {
+  if (row.status === 'CLAIMED') return new AppError('INVITATION_ALREADY_CLAIMED', `Invitation ${row.code} was already claimed.`);
+  if (row.status === 'CANCELLED') return new AppError('INVITATION_CANCELLED', `Invitation ${row.code} was cancelled.`);
+  if (isExpired(row, now)) {
+    return new AppError('INVALID_INPUT', `Invitation ${row.code} expired at ${row.expires_at!.toISOString()}.`, {
+      details: { status: 'EXPIRED', expiresAt: row.expires_at!.toISOString() },
+    });
+  }
+  return new AppError('INTERNAL_ERROR', `Invitation ${row.code} is claimable yet was not changed.`);
+}
+
+export async function createInvitation(trx: Tx, clock: Clock, platformId: string, request: UmaInvitationCreateRequest): Promise<UmaInvitation> {
+  const domain = await umaDomainOf(trx, platformId);
+  checkUmaAddress('inviterUma', request.inviterUma);
+  const now = clock.now();
+  const expiresAt = request.expiresAt === undefined ? null : validDateTime(request.expiresAt);
+  if (expiresAt && expiresAt.getTime() <= now.getTime()) throw invalidInput([{ field: 'expiresAt', message: 'must be in the future' }]);
+  const inviter = await findLiveCustomerByUmaAddress(trx, platformId, request.inviterUma);
+  if (!inviter) throw invalidInput([{ field: 'inviterUma', message: 'is not the UMA address of one of your customers' }]);
+  // The inviter's currency: the customer's first, else the platform's first supported currency.
+  const config = await getConfigRow(trx, platformId);
+  const currencyCode = [...(inviter.currencies ?? []), ...config.supported_currencies.map((c) => c.currencyCode)].find(isCurrency);
+  if (request.amountToSend !== undefined && !currencyCode) throw invalidInput([{ field: 'amountToSend', message: 'needs a currency: the inviter has none and the platform supports none' }]);
+  for (;;) {
+    const code = newCode();
+    const row = await insertInvitation(trx, {
+      platform_id: platformId,
+      id: uuidv7(now.getTime()),
+      code,
+      inviter_customer_id: inviter.id,
+      inviter_uma: inviter.uma_address,
+      first_name: request.firstName ?? null,
+      amount_to_send: request.amountToSend === undefined ? null : BigInt(request.amountToSend),
+      amount_currency: request.amountToSend === undefined ? null : currencyCode!,
+      url: `https://${domain}/i/${code}`,
+      status: 'PENDING',
+      expires_at: expiresAt,
+      invitee_uma: null,
+      claimed_by_platform_id: null,
+      claimed_at: null,
+      created_at: now,
+      updated_at: now,
+    });
+    // A taken code (one in 2^50 per existing invitation) draws again.
+    if (!row) continue;
+    const invitation = toInvitation(row, now);
+    await recordEvent(trx, clock, { platformId, type: 'INVITATION.CREATED', resourceId: code, data: invitation });
+    return invitation;
+  }
+}
+
+/** Any platform may read an invitation by its code: the code is what the inviter shares. */
+export async function getInvitation(db: DbOrTx, clock: Clock, code: string): Promise<UmaInvitation> {
+  const row = await findByCode(db, code);
+  if (!row) throw notFound(code);
+  return toInvitation(row, clock.now());
+}
+
+/**
+ * Claims an invitation for `inviteeUma`, exactly once: the conditional UPDATE decides, and the
+ * INVITATION.CLAIMED event for the inviting platform is recorded in the same transaction.
+ */
+export async function claimInvitation(trx: Tx, clock: Clock, claimerPlatformId: string, code: string, request: UmaInvitationClaimRequest): Promise<UmaInvitation> {
+  await umaDomainOf(trx, claimerPlatformId);
+  checkUmaAddress('inviteeUma', request.inviteeUma);
+  const now = clock.now();
+  const claimed = await claimIfClaimable(trx, code, { inviteeUma: request.inviteeUma, claimerPlatformId }, now);
+  if (!claimed) {
+    const current = await findByCode(trx, code);
+    throw current ? refusal(current, now) : notFound(code);
+  }
+  if (claimed.inviter_uma.toLowerCase() === request.inviteeUma.toLowerCase()) {
+    throw invalidInput([{ field: 'inviteeUma', message: 'is the inviter; an invitation is claimed by someone else' }]);
+  }
+  const invitation = toInvitation(claimed, now);
+  await recordEvent(trx, clock, { platformId: claimed.platform_id, type: INVITATION_CLAIMED, resourceId: code, data: invitation });
+  return invitation;
+}
+
+/** Only the platform that created an invitation may cancel it (403 for another), and only while it is PENDING. */
+export async function cancelInvitation(trx: Tx, clock: Clock, platformId: string, code: string): Promise<UmaInvitation> {
+  const now = clock.now();
+  const cancelled = await cancelIfClaimable(trx, platformId, code, now);
+  if (!cancelled) {
+    const current = await findByCode(trx, code);
+    if (!current) throw notFound(code);
+    if (current.platform_id !== platformId) throw new AppError('FORBIDDEN', 'Only the platform that created an invitation can cancel it.');
+    throw refusal(current, now);
+  }
+  const invitation = toInvitation(cancelled, now);
+  await recordEvent(trx, clock, { platformId, type: 'INVITATION.CANCELLED', resourceId: code, data: invitation });
+  return invitation;
+}

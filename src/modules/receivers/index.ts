@@ -1,0 +1,2 @@
+// The receivers module's public face: the receiver lookup routes app.ts registers.
+export { receiverRoutes } from './routes.js';

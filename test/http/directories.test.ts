@@ -1,0 +1,177 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDirectories, parseDirectoryFile, SHIPPED_DIRECTORY_FILE } from '../../src/modules/directories/index.js';
+import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+
+let ctx: TestContext;
+let shipped: ReturnType<typeof parseDirectoryFile>;
+beforeAll(async () => {
+  ctx = await createTestContext();
+  shipped = parseDirectoryFile(await readFile(SHIPPED_DIRECTORY_FILE, 'utf8'));
+});
+afterAll(() => ctx.close());
+
+const get = (path: string) => ctx.app.inject({ method: 'GET', url: `${BASE}${path}`, headers: { authorization: ctx.platform.auth } });
+
+interface Listed<T> {
+  data: T[];
+  hasMore: boolean;
+  nextCursor?: string;
+  totalCount?: number;
+}
+
+async function pages<T>(path: string): Promise<T[]> {
+  const all: T[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const response = await get(`${path}${path.includes('?') ? '&' : '?'}limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    expect(response.statusCode).toBe(200);
+    const page = response.json() as Listed<T>;
+    all.push(...page.data);
+    if (!page.hasMore) {
+      expect(page.nextCursor).toBeUndefined();
+      return all;
+    }
+    cursor = page.nextCursor;
+  }
+}
+
+/** A directory file built from the shipped one, with another version and some entries changed. */
+function variant(version: number, change: (file: ReturnType<typeof parseDirectoryFile>) => void) {
+  const file = structuredClone(shipped);
+  file.version = version;
+  change(file);
+  return file;
+}
+
+describe('the shipped directory', () => {
+  it('is loaded at start, names its sources, and says its version', async () => {
+    expect(shipped.sources.vasps.length).toBeGreaterThan(0);
+    expect(shipped.sources.discoveries.length).toBeGreaterThan(0);
+    const row = await ctx.handle.db.selectFrom('directory_versions').selectAll().executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ version: shipped.version, origin: 'shipped', published_on: shipped.publishedOn });
+  });
+
+  it('is not loaded again by another start (idempotent by version)', async () => {
+    const before = await ctx.handle.db.selectFrom('directory_versions').selectAll().executeTakeFirstOrThrow();
+    const result = await loadDirectories(ctx.handle.db, ctx.clock, shipped, 'shipped');
+    expect(result).toEqual({ loaded: false, version: shipped.version, previousVersion: shipped.version });
+    const after = await ctx.handle.db.selectFrom('directory_versions').selectAll().executeTakeFirstOrThrow();
+    expect(after.loaded_at.getTime()).toBe(before.loaded_at.getTime());
+  });
+});
+
+describe('GET /vasps', () => {
+  it('lists every VASP of the file once, by name, page by page, without totalCount', async () => {
+    const first = (await get('/vasps?limit=5')).json() as Listed<{ vaspName: string; url?: string }>;
+    expect(first.data).toHaveLength(5);
+    expect(first.hasMore).toBe(true);
+    expect(first).not.toHaveProperty('totalCount');
+    const all = await pages<{ vaspName: string; url?: string }>('/vasps');
+    const names = all.map((v) => v.vaspName);
+    expect(new Set(names).size).toBe(names.length);
+    expect([...names].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1))).toEqual(names);
+    expect(names.sort()).toEqual(shipped.vasps.map((v) => v.vaspName).sort());
+    expect(all.find((v) => v.vaspName === 'Kraken')).toEqual({ vaspName: 'Kraken', url: 'https://www.kraken.com' });
+  });
+
+  it('refuses a cursor it did not issue and a bad limit', async () => {
+    const bad = expectEnvelope(await get('/vasps?cursor=nonsense'), 400, 'INVALID_INPUT');
+    expect(bad.details).toMatchObject({ errors: [{ field: 'cursor' }] });
+    expectEnvelope(await get('/vasps?limit=0'), 400, 'INVALID_INPUT');
+    expectEnvelope(await get('/vasps?limit=101'), 400, 'INVALID_INPUT');
+    expectEnvelope(await get('/vasps?country=US'), 400, 'INVALID_INPUT');
+  });
+
+  it('needs authentication', async () => {
+    const response = await ctx.app.inject({ method: 'GET', url: `${BASE}/vasps` });
+    expectEnvelope(response, 401, 'UNAUTHORIZED');
+  });
+});
+
+describe('GET /uma-providers', () => {
+  it('lists providers with their currencies, filtered by country and currency, with totalCount', async () => {
+    const response = await get('/uma-providers');
+    expect(response.statusCode).toBe(200);
+    const body = response.json() as Listed<{ name: string; domain: string; supportedRegions: string[]; supportedCurrencies: Array<{ code: string }>; allowListStatus: boolean }>;
+    expect(body.totalCount).toBe(shipped.umaProviders.length);
+    const names = body.data.map((p) => p.name);
+    expect(names).toEqual([...names].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? 1 : -1)));
+    const lightspark = body.data.find((p) => p.domain === 'uma.me')!;
+    expect(lightspark.supportedCurrencies[0]).toEqual({ code: 'USD', name: 'US Dollar', symbol: '$', decimals: 2 });
+    expect(lightspark.allowListStatus).toBe(true);
+
+    const ng = (await get('/uma-providers?countryCode=NG')).json() as typeof body;
+    expect(ng.data.length).toBeGreaterThan(0);
+    expect(ng.totalCount).toBe(ng.data.length);
+    for (const p of ng.data) expect(p.supportedRegions).toContain('NG');
+    const ngn = (await get('/uma-providers?currencyCode=NGN&countryCode=NG')).json() as typeof body;
+    for (const p of ngn.data) expect(p.supportedCurrencies.map((c) => c.code)).toContain('NGN');
+    const none = (await get('/uma-providers?countryCode=AQ')).json() as typeof body;
+    expect(none).toEqual({ data: [], hasMore: false, totalCount: 0 });
+  });
+
+  it('refuses unknown countries and currencies', async () => {
+    expectEnvelope(await get('/uma-providers?countryCode=ZZ'), 400, 'INVALID_INPUT');
+    expectEnvelope(await get('/uma-providers?currencyCode=ABC'), 400, 'INVALID_CURRENCY');
+    expectEnvelope(await get('/uma-providers?sortOrder=up'), 400, 'INVALID_INPUT');
+  });
+});
+
+describe('GET /discoveries', () => {
+  it('returns the institutions of a corridor, or all of them without filters', async () => {
+    const ph = (await get('/discoveries?country=PH&currency=PHP')).json() as { data: Array<Record<string, string>> };
+    expect(ph.data).toContainEqual({ bankName: 'BDO Unibank', displayName: 'BDO Unibank', country: 'PH', currency: 'PHP' });
+    expect(ph.data).toContainEqual({ bankName: 'GCash', displayName: 'GCash (G-Xchange)', country: 'PH', currency: 'PHP' });
+    for (const d of ph.data) expect(d).toMatchObject({ country: 'PH', currency: 'PHP' });
+    const eur = (await get('/discoveries?currency=EUR')).json() as typeof ph;
+    expect(new Set(eur.data.map((d) => d.country))).toEqual(new Set(['DE', 'ES', 'FR']));
+    const all = (await get('/discoveries')).json() as typeof ph;
+    expect(all.data).toHaveLength(shipped.discoveries.length);
+    expect(Object.keys(all)).toEqual(['data']);
+    expect((await get('/discoveries?country=AQ')).json()).toEqual({ data: [] });
+  });
+
+  it('refuses malformed filters', async () => {
+    expectEnvelope(await get('/discoveries?country=ph'), 400, 'INVALID_INPUT');
+    expectEnvelope(await get('/discoveries?currency=XYZ'), 400, 'INVALID_CURRENCY');
+  });
+});
+
+describe('updating the directory without a release', () => {
+  it('a higher version replaces everything at once; a lower one changes nothing unless forced', async () => {
+    const next = variant(shipped.version + 1, (f) => {
+      f.vasps = [{ vaspName: 'Example Exchange', url: 'https://exchange.example' }];
+      f.discoveries = [{ bankName: 'Example Bank', displayName: 'Example Bank PLC', country: 'PH', currency: 'PHP' }];
+    });
+    expect(await loadDirectories(ctx.handle.db, ctx.clock, next, '/etc/corridor/directories.json')).toEqual({
+      loaded: true,
+      version: shipped.version + 1,
+      previousVersion: shipped.version,
+    });
+    expect(((await get('/vasps')).json() as Listed<unknown>).data).toEqual([{ vaspName: 'Example Exchange', url: 'https://exchange.example' }]);
+    expect(((await get('/discoveries?country=PH')).json() as Listed<unknown>).data).toEqual([
+      { bankName: 'Example Bank', displayName: 'Example Bank PLC', country: 'PH', currency: 'PHP' },
+    ]);
+
+    // The shipped file is older now: a start leaves the operator's file in place.
+    expect((await loadDirectories(ctx.handle.db, ctx.clock, shipped, 'shipped')).loaded).toBe(false);
+    expect(((await get('/vasps')).json() as Listed<unknown>).data).toHaveLength(1);
+
+    // --force puts it back.
+    expect((await loadDirectories(ctx.handle.db, ctx.clock, shipped, 'shipped', { force: true })).loaded).toBe(true);
+    expect(((await get('/vasps?limit=100')).json() as Listed<unknown>).data).toHaveLength(shipped.vasps.length);
+  });
+
+  it('refuses a bad file before touching the database, naming every problem', () => {
+    expect(() => parseDirectoryFile('{')).toThrow(/not JSON/);
+    const doubled = variant(99, (f) => f.vasps.push({ vaspName: f.vasps[0]!.vaspName.toUpperCase() }));
+    expect(() => parseDirectoryFile(JSON.stringify(doubled))).toThrow(/appears twice/);
+    const badCodes = variant(99, (f) => {
+      f.discoveries.push({ bankName: 'X', displayName: 'X', country: 'ZZ', currency: 'PHP' });
+      f.umaProviders[0]!.supportedCurrencies = ['NOPE'];
+    });
+    expect(() => parseDirectoryFile(JSON.stringify(badCodes))).toThrow(/discoveries\.\d+\.country.*umaProviders\.0\.supportedCurrencies|umaProviders\.0\.supportedCurrencies.*discoveries/);
+    expect(() => parseDirectoryFile(' '.repeat(4 * 1024 * 1024 + 1))).toThrow(/larger than/);
+  });
+});

@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventCatalogue } from '../../src/app.js';
+import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+
+let ctx: TestContext;
+let inviting: TestPlatform;
+let claiming: TestPlatform;
+const catalogue = eventCatalogue();
+
+const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown) =>
+  ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+let seq = 0;
+async function customer(p: TestPlatform, umaAddress: string, extra: Record<string, unknown> = {}): Promise<void> {
+  const response = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `inv-${++seq}`, fullName: 'Ann Lee', umaAddress, ...extra });
+  expect(response.statusCode, response.body).toBe(201);
+}
+
+interface Invitation {
+  code: string;
+  status: string;
+  url: string;
+  inviterUma: string;
+  inviteeUma?: string;
+  claimedAt?: string;
+  expiresAt?: string;
+  createdAt: string;
+  firstName?: string;
+  amountToSend?: { amount: number; currency: { code: string; decimals: number } };
+}
+
+async function invite(body: Record<string, unknown> = {}): Promise<Invitation> {
+  const response = await call(inviting, 'POST', '/invitations', { inviterUma: '$alice@a.example.com', ...body });
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json() as Invitation;
+}
+
+const eventsOf = (code: string) => ctx.handle.db.selectFrom('events').selectAll().where('resource_id', '=', code).orderBy('id').execute();
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  inviting = ctx.platform;
+  claiming = await ctx.newPlatform();
+  expect((await call(inviting, 'PATCH', '/config', { umaDomain: 'a.example.com' })).statusCode).toBe(200);
+  expect((await call(claiming, 'PATCH', '/config', { umaDomain: 'b.example.com' })).statusCode).toBe(200);
+  await customer(inviting, '$alice@a.example.com', { currencies: ['EUR'] });
+  await customer(inviting, '$bob@a.example.com');
+});
+afterAll(() => ctx.close());
+
+describe('POST /invitations', () => {
+  it('creates a PENDING invitation at the platform UMA domain, in the inviter currency', async () => {
+    const invitation = await invite({ firstName: 'Alice', amountToSend: 12550 });
+    expect(invitation).toEqual({
+      code: expect.stringMatching(/^[0-9a-z]{10}$/),
+      createdAt: ctx.clock.now().toISOString(),
+      url: `https://a.example.com/i/${invitation.code}`,
+      inviterUma: '$alice@a.example.com',
+      status: 'PENDING',
+      firstName: 'Alice',
+      amountToSend: { amount: 12550, currency: { code: 'EUR', name: 'Euro', symbol: '€', decimals: 2 } },
+    });
+    expect((await call(claiming, 'GET', `/invitations/${invitation.code}`)).json()).toEqual(invitation);
+  });
+
+  it('uses the platform currency for an inviter without one', async () => {
+    const invitation = await invite({ inviterUma: '$bob@a.example.com', amountToSend: 500 });
+    expect(invitation.amountToSend).toEqual({ amount: 500, currency: { code: 'USD', name: 'US Dollar', symbol: '$', decimals: 2 } });
+  });
+
+  it('needs an UMA domain: INVITATIONS_NOT_CONFIGURED', async () => {
+    const bare = await ctx.newPlatform();
+    expectEnvelope(await call(bare, 'POST', '/invitations', { inviterUma: '$x@y.example.com' }), 400, 'INVITATIONS_NOT_CONFIGURED');
+  });
+
+  it('refuses malformed addresses, strangers, past expiry and unknown fields, creating nothing', async () => {
+    const before = await ctx.handle.db.selectFrom('invitations').select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow();
+    const malformed = expectEnvelope(await call(inviting, 'POST', '/invitations', { inviterUma: 'alice@a.example.com' }), 400, 'INVALID_UMA_ADDRESS');
+    expect(malformed.details).toMatchObject({ field: 'inviterUma' });
+    expectEnvelope(await call(inviting, 'POST', '/invitations', { inviterUma: '$al ice@a.example.com' }), 400, 'INVALID_UMA_ADDRESS');
+    const stranger = expectEnvelope(await call(inviting, 'POST', '/invitations', { inviterUma: '$carol@a.example.com' }), 400, 'INVALID_INPUT');
+    expect(stranger.details).toMatchObject({ errors: [{ field: 'inviterUma' }] });
+    const past = expectEnvelope(
+      await call(inviting, 'POST', '/invitations', { inviterUma: '$alice@a.example.com', expiresAt: new Date(ctx.clock.now().getTime() - 1000).toISOString() }),
+      400,
+      'INVALID_INPUT',
+    );
+    expect(past.details).toMatchObject({ errors: [{ field: 'expiresAt' }] });
+    const many = expectEnvelope(await call(inviting, 'POST', '/invitations', { amountToSend: 0, extra: 1 }), 400, 'INVALID_INPUT');
+    expect((many.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field).sort()).toEqual(['amountToSend', 'extra', 'inviterUma']);
+    // Another platform's customer is not yours.
+    expectEnvelope(await call(claiming, 'POST', '/invitations', { inviterUma: '$alice@a.example.com' }), 400, 'INVALID_INPUT');
+    const after = await ctx.handle.db.selectFrom('invitations').select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+  });
+
+  it('needs the TRANSACT permission', async () => {
+    const viewer = await ctx.newToken(inviting, ['VIEW']);
+    expectEnvelope(await call(viewer, 'POST', '/invitations', { inviterUma: '$alice@a.example.com' }), 403, 'FORBIDDEN');
+  });
+});
+
+describe('GET /invitations/{code}', () => {
+  it('is 404 INVITATION_NOT_FOUND for an unknown or malformed code', async () => {
+    expectEnvelope(await call(inviting, 'GET', '/invitations/0000000000'), 404, 'INVITATION_NOT_FOUND');
+    expectEnvelope(await call(inviting, 'GET', '/invitations/NOT-A-CODE'), 404, 'INVITATION_NOT_FOUND');
+    expectEnvelope(await call(inviting, 'POST', '/invitations/0000000000/claim', { inviteeUma: '$z@b.example.com' }), 404, 'INVITATION_NOT_FOUND');
+    expectEnvelope(await call(inviting, 'POST', '/invitations/0000000000/cancel'), 404, 'INVITATION_NOT_FOUND');
+  });
+});
+
+describe('POST /invitations/{code}/claim', () => {
+  it('claims once, notifies the inviting platform with INVITATION.CLAIMED in the same transaction, and refuses a second claim', async () => {
+    const invitation = await invite({ amountToSend: 1000 });
+    ctx.clock.advance(5000);
+    const response = await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@b.example.com' });
+    expect(response.statusCode, response.body).toBe(200);
+    const claimed = response.json() as Invitation;
+    expect(claimed).toEqual({ ...invitation, status: 'CLAIMED', inviteeUma: '$zoe@b.example.com', claimedAt: ctx.clock.now().toISOString() });
+    expect((await call(inviting, 'GET', `/invitations/${invitation.code}`)).json()).toEqual(claimed);
+
+    const events = await eventsOf(invitation.code);
+    expect(events.map((e) => e.type)).toEqual(['INVITATION.CREATED', 'INVITATION.CLAIMED']);
+    const event = events[1]!;
+    expect(event.platform_id).toBe(inviting.uuid);
+    expect(event.data).toEqual(claimed);
+    expect(catalogue.has('INVITATION.CLAIMED')).toBe(true);
+    expect(catalogue.validate('INVITATION.CLAIMED', event.data)).toEqual({ valid: true });
+
+    const again = expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$yan@b.example.com' }), 400, 'INVITATION_ALREADY_CLAIMED');
+    expect(again.message).toContain(invitation.code);
+    expectEnvelope(await call(inviting, 'POST', `/invitations/${invitation.code}/cancel`), 400, 'INVITATION_ALREADY_CLAIMED');
+    expect((await eventsOf(invitation.code)).length).toBe(2);
+  });
+
+  it('refuses a malformed invitee, the inviter itself, and a claimer without an UMA domain, changing nothing', async () => {
+    const invitation = await invite();
+    expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: 'zoe' }), 400, 'INVALID_UMA_ADDRESS');
+    expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, {}), 400, 'INVALID_INPUT');
+    expectEnvelope(await call(inviting, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$ALICE@a.example.com' }), 400, 'INVALID_INPUT');
+    const bare = await ctx.newPlatform();
+    expectEnvelope(await call(bare, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@c.example.com' }), 400, 'INVITATIONS_NOT_CONFIGURED');
+    expect(((await call(inviting, 'GET', `/invitations/${invitation.code}`)).json() as Invitation).status).toBe('PENDING');
+    expect((await eventsOf(invitation.code)).map((e) => e.type)).toEqual(['INVITATION.CREATED']);
+  });
+
+  it('an expired invitation reads EXPIRED and can be neither claimed nor cancelled', async () => {
+    const expiresAt = new Date(ctx.clock.now().getTime() + 60_000).toISOString();
+    const invitation = await invite({ expiresAt });
+    expect(invitation.expiresAt).toBe(expiresAt);
+    ctx.clock.advance(60_000);
+    expect(((await call(inviting, 'GET', `/invitations/${invitation.code}`)).json() as Invitation).status).toBe('EXPIRED');
+    const refused = expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@b.example.com' }), 400, 'INVALID_INPUT');
+    expect(refused.details).toMatchObject({ status: 'EXPIRED', expiresAt });
+    expectEnvelope(await call(inviting, 'POST', `/invitations/${invitation.code}/cancel`), 400, 'INVALID_INPUT');
+  });
+});
+
+describe('POST /invitations/{code}/cancel', () => {
+  it('cancels a pending invitation of its creator; then claims are INVITATION_CANCELLED', async () => {
+    const invitation = await invite();
+    expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/cancel`), 403, 'FORBIDDEN');
+    const response = await call(inviting, 'POST', `/invitations/${invitation.code}/cancel`);
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ ...invitation, status: 'CANCELLED' });
+    expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@b.example.com' }), 400, 'INVITATION_CANCELLED');
+    expectEnvelope(await call(inviting, 'POST', `/invitations/${invitation.code}/cancel`), 400, 'INVITATION_CANCELLED');
+    expect((await eventsOf(invitation.code)).map((e) => e.type)).toEqual(['INVITATION.CREATED', 'INVITATION.CANCELLED']);
+  });
+});
+
+describe('claims that race', () => {
+  it('exactly one of many concurrent claims wins; the rest are INVITATION_ALREADY_CLAIMED and one event is recorded', async () => {
+    const invitation = await invite();
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: `$racer${i}@b.example.com` })),
+    );
+    const winners = responses.filter((r) => r.statusCode === 200);
+    expect(winners).toHaveLength(1);
+    for (const loser of responses.filter((r) => r.statusCode !== 200)) expectEnvelope(loser, 400, 'INVITATION_ALREADY_CLAIMED');
+    const stored = (await call(inviting, 'GET', `/invitations/${invitation.code}`)).json() as Invitation;
+    expect(stored.inviteeUma).toBe((winners[0]!.json() as Invitation).inviteeUma);
+    expect((await eventsOf(invitation.code)).filter((e) => e.type === 'INVITATION.CLAIMED')).toHaveLength(1);
+  });
+});

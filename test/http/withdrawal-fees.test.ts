@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { bolt11Invoice, evmWallet, solanaWallet, sparkWallet, tronWallet } from '../helpers/external-accounts.js';
+
+let ctx: TestContext;
+const accounts: Record<string, string> = {};
+
+const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown) =>
+  ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
+const estimate = (body: Record<string, unknown>, p: TestPlatform = ctx.platform) => call(p, 'POST', '/crypto/estimate-withdrawal-fee', body);
+const currency = (code: string) => ({ currencyCode: code, minAmount: 1, maxAmount: 1_000_000_000, requiredCounterpartyFields: [], enabledTransactionTypes: ['OUTGOING'] });
+
+async function cryptoAccounts(p: TestPlatform): Promise<Record<string, string>> {
+  const patched = await call(p, 'PATCH', '/config', { supportedCurrencies: ['USD', 'USDC', 'USDT', 'BTC'].map(currency) });
+  expect(patched.statusCode, patched.body).toBe(200);
+  const list = (await call(p, 'GET', '/platform/internal-accounts')).json() as { data: Array<{ id: string; type: string; balance: { currency: { code: string } } }> };
+  return Object.fromEntries(list.data.map((a) => [a.balance.currency.code, a.id]));
+}
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  Object.assign(accounts, await cryptoAccounts(ctx.platform));
+});
+afterAll(() => ctx.close());
+
+describe('POST /crypto/estimate-withdrawal-fee (sandbox fee model)', () => {
+  it('USDC on Solana: 5,000 lamports at the sandbox SOL price, converted and rounded up', async () => {
+    const response = await estimate({ internalAccountId: accounts.USDC, currency: 'USDC', cryptoNetwork: 'SOLANA', amount: 1_000_000, destinationAddress: solanaWallet().address });
+    expect(response.statusCode, response.body).toBe(200);
+    // 5,000 lamports × $150 / 1e9 = $0.00075 = 750 micro-USDC.
+    expect(response.json()).toEqual({ networkFee: 5000, networkFeeAsset: 'SOL', applicationFee: 0, totalFee: 750, netAmount: 999_250 });
+  });
+
+  it('each network by its own row of the table', async () => {
+    const cases: Array<[string, string, string, number, Record<string, unknown>]> = [
+      // 65,000 gas × 20 gwei = 1.3e15 wei; × $3,000 = $3.90.
+      ['USDT', 'ETHEREUM', evmWallet().address, 10_000_000, { networkFee: 1_300_000_000_000_000, networkFeeAsset: 'ETH', totalFee: 3_900_000, netAmount: 6_100_000 }],
+      // 65,000 gas × 0.01 gwei = 6.5e11 wei; × $3,000 = $0.00195.
+      ['USDC', 'BASE', evmWallet().address, 10_000_000, { networkFee: 650_000_000_000, networkFeeAsset: 'ETH', totalFee: 1950, netAmount: 9_998_050 }],
+      // 65,000 gas × 50 gwei = 3.25e15 wei; × $0.50 = $0.001625.
+      ['USDC', 'POLYGON', evmWallet().address, 10_000_000, { networkFee: 3_250_000_000_000_000, networkFeeAsset: 'POL', totalFee: 1625, netAmount: 9_998_375 }],
+      // 13.4 TRX of energy; × $0.25 = $3.35.
+      ['USDT', 'TRON', tronWallet().address, 10_000_000, { networkFee: 13_400_000, networkFeeAsset: 'TRX', totalFee: 3_350_000, netAmount: 6_650_000 }],
+      // 141 vB × 10 sat/vB, paid in the asset withdrawn.
+      ['BTC', 'BITCOIN', 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', 100_000, { networkFee: 1410, networkFeeAsset: 'BTC', totalFee: 1410, netAmount: 98_590 }],
+      // 1 sat + 1,000 ppm of 100,000 sats.
+      ['BTC', 'LIGHTNING', bolt11Invoice(ctx.clock.now(), 'tb'), 100_000, { networkFee: 101, networkFeeAsset: 'BTC', totalFee: 101, netAmount: 99_899 }],
+      ['BTC', 'SPARK', sparkWallet('sparkrt').address, 100_000, { networkFee: 0, networkFeeAsset: 'BTC', totalFee: 0, netAmount: 100_000 }],
+    ];
+    for (const [code, network, address, amount, expected] of cases) {
+      const response = await estimate({ internalAccountId: accounts[code], currency: code, cryptoNetwork: network, amount, destinationAddress: address });
+      expect(response.statusCode, `${network}: ${response.body}`).toBe(200);
+      expect(response.json()).toEqual({ applicationFee: 0, ...expected });
+    }
+  });
+
+  it('an amount that does not cover the fee is INVALID_AMOUNT', async () => {
+    const response = await estimate({ internalAccountId: accounts.USDC, currency: 'USDC', cryptoNetwork: 'ETHEREUM', amount: 3_900_000, destinationAddress: evmWallet().address });
+    const body = expectEnvelope(response, 400, 'INVALID_AMOUNT');
+    expect(body.details).toEqual({ amount: 3_900_000, totalFee: 3_900_000 });
+  });
+
+  it('names every mismatch at once: currency vs account, network vs currency, address vs network', async () => {
+    const body = expectEnvelope(
+      await estimate({ internalAccountId: accounts.USDC, currency: 'USDT', cryptoNetwork: 'BASE', amount: 1000, destinationAddress: solanaWallet().address }),
+      400,
+      'INVALID_INPUT',
+    );
+    expect((body.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual(['currency', 'cryptoNetwork', 'destinationAddress']);
+    expectEnvelope(await estimate({ internalAccountId: accounts.USD, currency: 'USD', cryptoNetwork: 'SOLANA', amount: 1000, destinationAddress: solanaWallet().address }), 400, 'INVALID_INPUT');
+    const schema = expectEnvelope(await estimate({ currency: 'usdc', cryptoNetwork: 'DOGE', amount: 0 }), 400, 'INVALID_INPUT');
+    expect((schema.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field).sort()).toEqual(['amount', 'cryptoNetwork', 'currency', 'destinationAddress', 'internalAccountId']);
+  });
+
+  it('an account that is not the platform\'s is 404 REFERENCE_NOT_FOUND', async () => {
+    const other = await ctx.newPlatform();
+    expectEnvelope(
+      await estimate({ internalAccountId: accounts.USDC, currency: 'USDC', cryptoNetwork: 'SOLANA', amount: 1000, destinationAddress: solanaWallet().address }, other),
+      404,
+      'REFERENCE_NOT_FOUND',
+    );
+    expectEnvelope(
+      await estimate({ internalAccountId: 'InternalAccount:019542f5-b3e7-7d02-8000-000000000001', currency: 'USDC', cryptoNetwork: 'SOLANA', amount: 1000, destinationAddress: solanaWallet().address }),
+      404,
+      'REFERENCE_NOT_FOUND',
+    );
+  });
+
+  it('production platforms: mainnet addresses only, and 503 without a deployment estimator', async () => {
+    const production = await ctx.newPlatform('production');
+    const own = await cryptoAccounts(production);
+    const testnet = expectEnvelope(
+      await estimate({ internalAccountId: own.BTC, currency: 'BTC', cryptoNetwork: 'BITCOIN', amount: 100_000, destinationAddress: 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx' }, production),
+      400,
+      'INVALID_INPUT',
+    );
+    expect(testnet.details).toMatchObject({ errors: [{ field: 'destinationAddress' }] });
+    expectEnvelope(
+      await estimate({ internalAccountId: own.USDC, currency: 'USDC', cryptoNetwork: 'SOLANA', amount: 1_000_000, destinationAddress: solanaWallet().address }, production),
+      503,
+      'SERVICE_UNAVAILABLE',
+    );
+  });
+});
