@@ -35,6 +35,7 @@ export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (ap
   const tags = ['Documents'];
   const blobs = deps.blobs ?? new DatabaseBlobStore(() => deps.clock.now());
   const screening = deps.screening ?? new ScreeningProviders(deps.config);
+  if (!deps.screening) app.addHook('onClose', async () => screening.close());
   const spool = await UploadSpool.open(deps.config.uploadDir);
   app.addHook('onClose', async () => spool.close());
 
