@@ -5,7 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync
 import type { Logger } from 'pino';
 import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
-import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
+import { beneficialOwnerRoutes, ownersOfCustomers, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
 import { documentRoutes } from './modules/documents/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
@@ -22,7 +22,7 @@ import {
   type Resolver,
 } from './modules/webhooks/index.js';
 import type { BlobStore } from './platform/blob-store.js';
-import type { DbHandle } from './platform/db/database.js';
+import type { DbHandle, DbOrTx } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
 import { clientErrorHandler } from './platform/http/client-errors.js';
 import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platform/http/error-handler.js';
@@ -216,7 +216,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       api.get('/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
       await api.register(tokenRoutes, { ...deps, authenticator });
       await api.register(configRoutes, { ...deps, configCache });
-      await api.register(customerRoutes, { ...deps, ...wallet });
+      const owners = { ownersOf: (db: DbOrTx, platformId: string, customerUuids: string[]) => ownersOfCustomers(db, deps.identifiers, platformId, customerUuids) };
+      await api.register(customerRoutes, { ...deps, ...wallet, owners });
       await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger });
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);

@@ -19,8 +19,8 @@ import {
   updateCustomer as updateCustomerRow,
   type CustomerRow,
 } from './repo.js';
-import { sandboxAutoApprove } from './review-state.js';
-import type { Customer, CustomerCreate, CustomerType, CustomerUpdate, EndUserTermsConsentT } from './schemas.js';
+import { platformRunsKyc, sandboxAutoApprove } from './review-state.js';
+import type { Customer, CustomerCreate, CustomerType, CustomerUpdate, EndUserTermsConsentT, ReviewStatus } from './schemas.js';
 import { at, checkTermsVersion, holdsOther, isObject, mergeFieldErrors, OTHER_PAIRS, ruleErrors, type EndUserTerms } from './validation.js';
 
 // Creating, updating and deleting a customer: its columns, profile, consent and unique
@@ -34,7 +34,38 @@ export interface CallerContext {
 const DEFAULT_UMA_DOMAIN = 'uma.corridor.local';
 
 /** Keys of the request that are columns, not profile fields. */
-const COMMON_KEYS = new Set(['customerType', 'platformCustomerId', 'region', 'currencies', 'email', 'phoneNumber', 'umaAddress', 'endUserTermsConsent', 'identifier']);
+const COMMON_KEYS = new Set([
+  'customerType',
+  'platformCustomerId',
+  'region',
+  'currencies',
+  'email',
+  'phoneNumber',
+  'umaAddress',
+  'endUserTermsConsent',
+  'identifier',
+  'kycStatus',
+  'kybStatus',
+]);
+
+/**
+ * The review status a create asks for (`kycStatus`/`kybStatus`), honoured only when the platform
+ * runs its own KYC/KYB; otherwise 400 naming the field and the setting.
+ */
+async function requestedStatus(trx: Tx, platformId: string, input: CustomerCreate): Promise<ReviewStatus | undefined> {
+  const field = input.customerType === 'INDIVIDUAL' ? 'kycStatus' : 'kybStatus';
+  const status = (input as { kycStatus?: ReviewStatus; kybStatus?: ReviewStatus })[field];
+  if (status === undefined) return undefined;
+  if (await platformRunsKyc(trx, platformId)) return status;
+  throw invalidInput([
+    {
+      field,
+      message:
+        `is set by Corridor's own verification unless the platform runs its own ${field === 'kycStatus' ? 'KYC' : 'KYB'}: ` +
+        'turn that on with PATCH /customers/settings {"platformKyc": true}, or leave the field out',
+    },
+  ]);
+}
 
 function profileOf(input: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(input).filter(([k, v]) => !COMMON_KEYS.has(k) && v !== undefined));
@@ -112,13 +143,14 @@ export async function createCustomer(
   if (input.customerType === 'INDIVIDUAL' && input.idType && !input.countryOfIssuance) profile.countryOfIssuance = 'US';
   const identifier = sentIdentifier(input as Record<string, unknown>);
   const sealed = identifier ? await sealIdentifier(trx, identifiers, caller.platformId, id, identifier) : { identifier_sealed: null, identifier_key_version: null };
-  const approve = input.customerType === 'INDIVIDUAL' && (await sandboxAutoApprove(trx, caller));
+  const requested = await requestedStatus(trx, caller.platformId, input);
+  const status: ReviewStatus = requested ?? (input.customerType === 'INDIVIDUAL' && (await sandboxAutoApprove(trx, caller)) ? 'APPROVED' : 'UNVERIFIED');
   const row: CustomerRow = {
     id,
     platform_id: caller.platformId,
     platform_customer_id: platformCustomerId,
     customer_type: input.customerType,
-    review_status: approve ? 'APPROVED' : 'UNVERIFIED',
+    review_status: status,
     region: input.region ?? null,
     currencies: input.currencies ?? null,
     email: input.email ?? null,
@@ -140,9 +172,10 @@ export async function createCustomer(
   };
   await guardUnique({ platformCustomerId, umaAddress }, () => insertCustomer(trx, row));
   const customer = toCustomer(row);
-  if (approve) {
-    await provisionCustomerAccounts(trx, clock, caller.platformId, id, row.email);
-    await recordEvent(trx, clock, { platformId: caller.platformId, type: 'CUSTOMER.KYC_APPROVED', resourceId: customer.id, data: customer });
+  if (status === 'APPROVED') await provisionCustomerAccounts(trx, clock, caller.platformId, id, row.email);
+  if (status === 'APPROVED' || status === 'REJECTED' || status === 'PENDING') {
+    const prefix = input.customerType === 'INDIVIDUAL' ? 'KYC' : 'KYB';
+    await recordEvent(trx, clock, { platformId: caller.platformId, type: `CUSTOMER.${prefix}_${status}`, resourceId: customer.id, data: customer });
   }
   return customer;
 }
