@@ -31,7 +31,7 @@ import { loadMasterKey } from './platform/crypto/master-key.js';
 import { TenantSecretBox } from './platform/crypto/secret-box.js';
 import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
-import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js';
+import { openApiOptions, transformForOpenApi, withFormatPatterns } from './platform/http/openapi.js';
 import { registerOpsRoutes } from './platform/http/ops.js';
 import { registerPathIds } from './platform/http/path-ids.js';
 import { ERROR_SCHEMAS } from './platform/http/schemas.js';
@@ -157,7 +157,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   const catalogue = eventCatalogue();
-  await app.register(swagger, { ...openApiOptions(deps.config, catalogue.openApi()), transform: transformForOpenApi });
+  await app.register(swagger, { ...openApiOptions(deps.config, catalogue.openApi()), transform: transformForOpenApi, transformObject: withFormatPatterns });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   registerOpsRoutes(app, { ...deps, metrics });

@@ -24,6 +24,7 @@ import { checkImportFile, failImport, getImport, importErrorReport, IMPORT_JOB, 
 import {
   Customer,
   CustomerCreateRequest,
+  CustomerCsvUpload,
   CustomerListQuery,
   CustomerListResponse,
   CustomerParams,
@@ -115,6 +116,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
         'A background job creates the rows in batches; one bad row never blocks the others, and a row whose platformCustomerId already exists fails with CONFLICT, ' +
         'so uploading a file again creates no duplicates. The job ends COMPLETED, or FAILED when no row could be created.',
       consumes: ['multipart/form-data'],
+      multipartBody: CustomerCsvUpload,
       response: { 202: ImportJobAccepted, ...errorResponses(400, 401, 403, 500) },
     },
     config: { permission: 'MANAGE' },
@@ -168,6 +170,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
         '(400 END_USER_TERMS_VERSION_NOT_FOUND). In a sandbox platform individuals are approved at creation unless ' +
         '`PATCH /customers/settings` turned that off. Send `Idempotency-Key` to make retries safe.',
       body: CustomerCreateRequest,
+      idempotencyKey: true,
       response: { 201: Customer, ...errorResponses(400, 401, 403, 409, 500) },
     },
     attachValidation: true,

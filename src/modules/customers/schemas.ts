@@ -357,6 +357,18 @@ export const CustomerSettings = Type.Object(
 export type CustomerSettings = Static<typeof CustomerSettings>;
 export const CustomerSettingsUpdate = Type.Partial(CustomerSettings, { additionalProperties: false, minProperties: 1, title: 'CustomerSettingsUpdate' });
 
+/** The bulk import's multipart/form-data body (for the OpenAPI document; the handler reads the stream). */
+export const CustomerCsvUpload = Type.Object(
+  {
+    file: Type.String({
+      format: 'binary',
+      contentMediaType: 'text/csv',
+      description: 'The CSV file (UTF-8, at most 10 MB). Its part needs a file name; the header row names the columns.',
+    }),
+  },
+  { required: ['file'], title: 'CustomerCsvUploadRequest' },
+);
+
 export const ImportJobAccepted = Type.Object(
   { jobId: ResourceId('Job'), status: StringEnum(['PENDING', 'PROCESSING']) },
   { title: 'BulkCustomerImportJobAccepted' },
