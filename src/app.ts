@@ -7,20 +7,25 @@ import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes, ownersOfCustomers, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
-import { documentRoutes } from './modules/documents/index.js';
+import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
+import { quoteRoutes } from './modules/quotes/index.js';
+import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
-import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
+import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import { sandboxRoutes } from './modules/sandbox/index.js';
 import {
-  EventCatalogue,
+  HttpRails,
   INCOMING_PAYMENT_EVENTS,
   OUTGOING_PAYMENT_EVENTS,
-  webhookRoutes,
-  Webhooks,
-  type Resolver,
-} from './modules/webhooks/index.js';
+  Payments,
+  SandboxRails,
+  transactionRoutes,
+  type RailProvider,
+} from './modules/transactions/index.js';
+import { EventCatalogue, webhookRoutes, Webhooks, type Resolver } from './modules/webhooks/index.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle, DbOrTx } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
@@ -40,6 +45,7 @@ import { validatorCompiler } from './platform/http/validation.js';
 import { AppError } from './platform/errors.js';
 import { uuidv7 } from './platform/ids.js';
 import { withJwksOverrides } from './platform/oidc-issuers.js';
+import { OffsetPlatformClock } from './platform/platform-clock.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
@@ -73,6 +79,8 @@ export interface AppOptions {
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
   /** Resolves webhook hosts for production deliveries; default: the system resolver. Tests answer DNS here. */
   webhookResolver?: Resolver;
+  /** Sends production platforms' payouts; default: CORRIDOR_RAILS_URL, else production payments are refused. */
+  railProvider?: RailProvider;
 }
 
 /**
@@ -209,6 +217,32 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   });
   await webhooks.start();
   app.decorate('webhooks', webhooks);
+  // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
+  const platformClock = new OffsetPlatformClock(deps.db, deps.clock);
+  const railsUrl = deps.config.rails.url;
+  const payments = new Payments({
+    db: deps.db,
+    clock: deps.clock,
+    platformClock,
+    ledger,
+    jobs: deps.jobs,
+    logger: deps.logger,
+    rails: {
+      sandbox: new SandboxRails(),
+      ...(options.railProvider ? { production: options.railProvider } : railsUrl ? { production: new HttpRails({ ...deps.config.rails, url: railsUrl }) } : {}),
+    },
+  });
+  app.decorate('payments', payments);
+  const rates = new ExchangeRates({
+    db: deps.db,
+    clock: deps.clock,
+    sandbox: builtInRates,
+    ...(deps.config.rates.url ? { production: new HttpRateProvider({ ...deps.config.rates, url: deps.config.rates.url }) } : {}),
+  });
+
+  // One intake of uploaded documents for POST /documents and the hosted verification page.
+  const intake = await DocumentIntake.open({ ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+  app.addHook('onClose', async () => intake.close());
 
   await app.register(
     async (api) => {
@@ -221,10 +255,14 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger });
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
-      await api.register(verificationRoutes, deps);
+      await api.register(verificationRoutes, { ...deps, intake, kycLinkTokens: new KycLinkTokens(masterKey) });
       await api.register(webhookRoutes, { ...deps, webhooks });
-      await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+      await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, intake });
+      await api.register(rateRoutes, { rates, configCache });
+      await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
+      await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });
+      await api.register(sandboxRoutes, { ...deps, payments, platformClock });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

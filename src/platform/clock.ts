@@ -1,3 +1,5 @@
+import type { DbOrTx } from './db/database.js';
+
 /** Every "now" in Corridor comes from a Clock, so tests can move time instead of sleeping. */
 export interface Clock {
   now(): Date;
@@ -25,3 +27,19 @@ export class ManualClock implements Clock {
     this.current = new Date(to).getTime();
   }
 }
+
+/**
+ * "Now" as one platform sees it. Production platforms share the system clock; a sandbox platform
+ * can move its own time forward (sandbox test clocks), so every time-based rule that belongs to a
+ * platform (quote expiry, settlement, approval windows) reads its time here, never from `Clock`.
+ */
+export interface PlatformClock {
+  /**
+   * `db`: read inside the caller's database transaction. Pass it whenever one is open: on the
+   * embedded engine (one connection) a read outside it would wait for it to end.
+   */
+  now(platformId: string, db?: DbOrTx): Promise<Date>;
+}
+
+/** A platform clock with no offsets: every platform sees `clock`'s time. */
+export const sharedPlatformClock = (clock: Clock): PlatformClock => ({ now: async () => clock.now() });

@@ -44,12 +44,16 @@ async function unpacked(): Promise<string> {
   return dir;
 }
 
-/** Launches headless Chromium; the caller closes it. */
+/**
+ * Launches headless Chromium; the caller closes it. Multi-process (no `--single-process`, which the
+ * package suggests for Lambda): in single-process mode closing a test's page took the whole browser
+ * down, so the next test of the file found it closed.
+ */
 export async function launchBrowser(): Promise<Browser> {
   const dir = await unpacked();
   return chromium.launch({
     executablePath: join(dir, 'chromium'),
-    args: ['--no-sandbox', '--no-zygote', '--single-process', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     env: {
       ...process.env,
       LD_LIBRARY_PATH: [join(dir, 'al2023', 'lib'), process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'),

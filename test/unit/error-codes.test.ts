@@ -21,17 +21,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NOT_BUILT: Record<string, ErrorCode[]> = {
   'quotes and transactions': [
     'QUOTE_REQUEST_FAILED',
-    'QUOTE_NOT_FOUND',
-    'INVALID_AMOUNT',
-    'SELF_PAYMENT',
-    'TRANSACTION_SIZE_LIMIT_EXCEEDED',
-    'END_USER_TERMS_NOT_ACCEPTED',
-    'TRANSACTION_NOT_FOUND',
-    'TRANSACTION_NOT_CANCELLABLE',
-    'USER_NOT_READY',
     'COUNTERPARTY_NOT_ALLOWED',
     'VELOCITY_LIMIT_EXCEEDED',
-    'DAILY_VOLUME_LIMIT_EXCEEDED',
   ],
   SCA: ['SCA_SESSION_REQUIRED', 'ACCOUNT_LOCKED'],
   UMA: [
@@ -89,10 +80,10 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     INVALID_NONCE: 'UMA',
     INVALID_REQUEST_FORMAT: 'UMA',
     INVALID_BANK_ACCOUNT: 'test/http/external-accounts.test.ts',
-    SELF_PAYMENT: 'quotes and transactions',
+    SELF_PAYMENT: 'test/http/quotes.test.ts',
     LOOKUP_REQUEST_FAILED: 'UMA',
     PARSE_LNURLP_RESPONSE_ERROR: 'UMA',
-    INVALID_AMOUNT: 'quotes and transactions',
+    INVALID_AMOUNT: 'test/http/quotes.test.ts',
     WEBHOOK_ENDPOINT_NOT_SET: 'test/http/webhooks.test.ts',
     WEBHOOK_DELIVERY_ERROR: 'test/http/webhooks.test.ts',
     LOW_QUALITY: 'test/http/verifications.test.ts',
@@ -108,7 +99,7 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     STABLECOIN_PROVIDER_ACCOUNT_REVOKED: 'stablecoins',
     STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED: 'stablecoins',
     CARDHOLDER_KYC_NOT_APPROVED: 'cards',
-    TRANSACTION_SIZE_LIMIT_EXCEEDED: 'quotes and transactions',
+    TRANSACTION_SIZE_LIMIT_EXCEEDED: 'test/http/quotes.test.ts',
     EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED: 'test/http/external-account-verification.test.ts',
   },
   '7.2': {
@@ -121,10 +112,10 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     REQUEST_ID_MISSING: 'test/http/wallet-auth.test.ts',
   },
   '7.3': {
-    TRANSACTION_NOT_FOUND: 'quotes and transactions',
+    TRANSACTION_NOT_FOUND: 'test/http/transactions.test.ts',
     INVITATION_NOT_FOUND: 'invitations',
     USER_NOT_FOUND: 'test/http/customers.test.ts',
-    QUOTE_NOT_FOUND: 'quotes and transactions',
+    QUOTE_NOT_FOUND: 'test/http/quotes.test.ts',
     LOOKUP_REQUEST_NOT_FOUND: 'UMA',
     TOKEN_NOT_FOUND: 'test/http/tokens.test.ts',
     BULK_UPLOAD_JOB_NOT_FOUND: 'test/http/bulk-customers.test.ts',
@@ -137,8 +128,8 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
   '7.6': {
     SCA_SESSION_REQUIRED: 'SCA',
     ACCOUNT_LOCKED: 'SCA',
-    DAILY_VOLUME_LIMIT_EXCEEDED: 'quotes and transactions',
-    END_USER_TERMS_NOT_ACCEPTED: 'quotes and transactions',
+    DAILY_VOLUME_LIMIT_EXCEEDED: 'test/http/quotes.test.ts',
+    END_USER_TERMS_NOT_ACCEPTED: 'test/http/quotes.test.ts',
   },
 };
 

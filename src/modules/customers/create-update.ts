@@ -4,15 +4,18 @@ import { validDateTime } from '../../platform/datetime.js';
 import type { Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
-import { recordEvent } from '../../platform/outbox.js';
+import { recordEvent, recordEvents } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
-import { provisionCustomerAccounts } from '../internal-accounts/index.js';
+import { provisionAccountsOf, provisionCustomerAccounts } from '../internal-accounts/index.js';
+import { identifierKeyVersion } from '../platforms/index.js';
 import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import { sealIdentifier } from './identifiers.js';
 import { loadLive, toCustomer, withoutTaxId } from './reads.js';
 import {
-  insertCustomer,
+  insertCustomersIfFree,
   liveCustomerIdByPlatformCustomerId,
+  livePlatformCustomerIds,
+  liveUmaAddresses,
   umaAddressTaken,
   UNIQUE_PLATFORM_CUSTOMER_ID,
   UNIQUE_UMA_ADDRESS,
@@ -48,16 +51,15 @@ const COMMON_KEYS = new Set([
   'kybStatus',
 ]);
 
-/**
- * The review status a create asks for (`kycStatus`/`kybStatus`), honoured only when the platform
- * runs its own KYC/KYB; otherwise 400 naming the field and the setting.
- */
-async function requestedStatus(trx: Tx, platformId: string, input: CustomerCreate): Promise<ReviewStatus | undefined> {
+/** The review status a create asks for (`kycStatus`/`kybStatus`), if any. */
+function requestedStatus(input: CustomerCreate): { field: 'kycStatus' | 'kybStatus'; status: ReviewStatus | undefined } {
   const field = input.customerType === 'INDIVIDUAL' ? 'kycStatus' : 'kybStatus';
-  const status = (input as { kycStatus?: ReviewStatus; kybStatus?: ReviewStatus })[field];
-  if (status === undefined) return undefined;
-  if (await platformRunsKyc(trx, platformId)) return status;
-  throw invalidInput([
+  return { field, status: (input as { kycStatus?: ReviewStatus; kybStatus?: ReviewStatus })[field] };
+}
+
+/** A status sent by a platform that does not run its own KYC/KYB: 400 naming the field and the setting. */
+function statusNotHonoured(field: 'kycStatus' | 'kybStatus'): AppError {
+  return invalidInput([
     {
       field,
       message:
@@ -81,15 +83,6 @@ function consentColumns(consent: EndUserTermsConsentT | undefined): Partial<Cust
   };
 }
 
-function uniqueViolation(error: unknown): 'platformCustomerId' | 'umaAddress' | undefined {
-  const e = error as { code?: unknown; constraint?: unknown; message?: unknown } | null;
-  if (e?.code !== '23505') return undefined;
-  const where = `${String(e.constraint ?? '')} ${String(e.message ?? '')}`;
-  if (where.includes(UNIQUE_PLATFORM_CUSTOMER_ID)) return 'platformCustomerId';
-  if (where.includes(UNIQUE_UMA_ADDRESS)) return 'umaAddress';
-  return undefined;
-}
-
 function platformCustomerIdTaken(value: string): AppError {
   return new AppError('CONFLICT', `A customer with platformCustomerId ${value} already exists.`, {
     details: { field: 'platformCustomerId', platformCustomerId: value },
@@ -100,7 +93,16 @@ function umaTaken(value: string): AppError {
   return new AppError('UMA_ADDRESS_EXISTS', `The UMA address ${value} is already in use.`, { details: { field: 'umaAddress', umaAddress: value } });
 }
 
-/** Turns a lost race on a unique index into the same answer the pre-check gives. */
+function uniqueViolation(error: unknown): 'platformCustomerId' | 'umaAddress' | undefined {
+  const e = error as { code?: unknown; constraint?: unknown; message?: unknown } | null;
+  if (e?.code !== '23505') return undefined;
+  const where = `${String(e.constraint ?? '')} ${String(e.message ?? '')}`;
+  if (where.includes(UNIQUE_PLATFORM_CUSTOMER_ID)) return 'platformCustomerId';
+  if (where.includes(UNIQUE_UMA_ADDRESS)) return 'umaAddress';
+  return undefined;
+}
+
+/** Turns a lost race on a unique index (an update's new UMA address) into the same answer the pre-check gives. */
 async function guardUnique<T>(values: { platformCustomerId: string; umaAddress: string }, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -127,57 +129,151 @@ export async function createCustomer(
   terms: EndUserTerms,
   input: CustomerCreate,
 ): Promise<Customer> {
-  checkTermsVersion(input.endUserTermsConsent, terms);
+  const [outcome] = await createCustomers(trx, clock, identifiers, caller, terms, [input]);
+  if ('error' in outcome!) throw outcome.error;
+  return outcome!.customer;
+}
+
+/** What became of one request of a bulk create: the customer, or why there is none. */
+export type CreateOutcome = { customer: Customer } | { error: AppError };
+
+/**
+ * Creates customers as POST /customers creates one, with a fixed number of statements however
+ * many there are (a bulk import's batch): one lookup of the platformCustomerIds and one of the
+ * UMA addresses already taken, one insert, and the approved individuals' accounts and events
+ * together. Each request gets the answer it would get alone, in order: of two requests with the
+ * same platformCustomerId (or UMA address, ignoring case) the first is created and the second is
+ * 409. The partial unique indexes hold against concurrent creates too: a row the insert had to
+ * skip gets the same 409 as one the lookup found. Requests arrive validated (schema and rules).
+ */
+export async function createCustomers(
+  trx: Tx,
+  clock: Clock,
+  identifiers: TenantSecretBox,
+  caller: CallerContext,
+  terms: EndUserTerms,
+  inputs: readonly CustomerCreate[],
+): Promise<CreateOutcome[]> {
+  const { platformId } = caller;
   const now = clock.now();
-  const id = uuidv7(now.getTime());
-  const platformCustomerId = input.platformCustomerId ?? id;
-  if (await liveCustomerIdByPlatformCustomerId(trx, caller.platformId, platformCustomerId)) throw platformCustomerIdTaken(platformCustomerId);
-  let umaAddress = input.umaAddress;
-  if (umaAddress) {
-    if (await umaAddressTaken(trx, caller.platformId, umaAddress)) throw umaTaken(umaAddress);
-  } else {
-    const config = await getConfigRow(trx, caller.platformId);
-    umaAddress = `$c${randomBytes(8).toString('hex')}@${config.uma_domain ?? DEFAULT_UMA_DOMAIN}`;
+  const ids = inputs.map(() => uuidv7(now.getTime()));
+  const platformCustomerIds = inputs.map((input, i) => input.platformCustomerId ?? ids[i]!);
+  const takenIds = await livePlatformCustomerIds(
+    trx,
+    platformId,
+    inputs.flatMap((input) => (input.platformCustomerId ? [input.platformCustomerId] : [])),
+  );
+  const takenUma = await liveUmaAddresses(
+    trx,
+    platformId,
+    inputs.flatMap((input) => (input.umaAddress ? [input.umaAddress.toLowerCase()] : [])),
+  );
+  const umaDomain = inputs.some((input) => !input.umaAddress) ? ((await getConfigRow(trx, platformId)).uma_domain ?? DEFAULT_UMA_DOMAIN) : DEFAULT_UMA_DOMAIN;
+  const approveIndividuals = inputs.some((input) => input.customerType === 'INDIVIDUAL') && (await sandboxAutoApprove(trx, caller));
+  const platformKyc = inputs.some((input) => requestedStatus(input).status !== undefined) && (await platformRunsKyc(trx, platformId));
+  const keyVersion = inputs.some((input) => sentIdentifier(input as Record<string, unknown>)) ? await identifierKeyVersion(trx, platformId) : 0;
+
+  const outcomes: Array<CreateOutcome | undefined> = inputs.map(() => undefined);
+  const rows: Array<{ index: number; row: CustomerRow }> = [];
+  inputs.forEach((input, index) => {
+    try {
+      checkTermsVersion(input.endUserTermsConsent, terms);
+    } catch (error) {
+      outcomes[index] = { error: error as AppError };
+      return;
+    }
+    const requested = requestedStatus(input);
+    if (requested.status !== undefined && !platformKyc) {
+      outcomes[index] = { error: statusNotHonoured(requested.field) };
+      return;
+    }
+    const id = ids[index]!;
+    const platformCustomerId = platformCustomerIds[index]!;
+    if (takenIds.has(platformCustomerId)) {
+      outcomes[index] = { error: platformCustomerIdTaken(platformCustomerId) };
+      return;
+    }
+    const umaAddress = input.umaAddress ?? `$c${randomBytes(8).toString('hex')}@${umaDomain}`;
+    if (input.umaAddress && takenUma.has(umaAddress.toLowerCase())) {
+      outcomes[index] = { error: umaTaken(umaAddress) };
+      return;
+    }
+    // Later requests of the same call see this one as taken.
+    takenIds.add(platformCustomerId);
+    takenUma.add(umaAddress.toLowerCase());
+    const profile = withoutTaxId(profileOf(input as Record<string, unknown>));
+    if (input.customerType === 'INDIVIDUAL' && input.idType && !input.countryOfIssuance) profile.countryOfIssuance = 'US';
+    const identifier = sentIdentifier(input as Record<string, unknown>);
+    const sealed = identifier
+      ? { identifier_sealed: identifiers.seal(platformId, keyVersion, identifier, id), identifier_key_version: keyVersion }
+      : { identifier_sealed: null, identifier_key_version: null };
+    rows.push({
+      index,
+      row: {
+        id,
+        platform_id: platformId,
+        platform_customer_id: platformCustomerId,
+        customer_type: input.customerType,
+        review_status: requested.status ?? (approveIndividuals && input.customerType === 'INDIVIDUAL' ? 'APPROVED' : 'UNVERIFIED'),
+        region: input.region ?? null,
+        currencies: input.currencies ?? null,
+        email: input.email ?? null,
+        phone_number: input.phoneNumber ?? null,
+        uma_address: umaAddress,
+        profile,
+        identifier: null,
+        ...sealed,
+        email_verified_at: null,
+        phone_verified_at: null,
+        terms_version: null,
+        terms_accepted_at: null,
+        terms_ip_address: null,
+        terms_acceptance_method: null,
+        ...consentColumns(input.endUserTermsConsent),
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      },
+    });
+  });
+
+  const inserted = await insertCustomersIfFree(
+    trx,
+    rows.map((r) => r.row),
+  );
+  const approved: CustomerRow[] = [];
+  const reviewed: CustomerRow[] = [];
+  for (const { index, row } of rows) {
+    if (!inserted.has(row.id)) {
+      // Taken since the lookup, by a create that committed first.
+      const byId = await liveCustomerIdByPlatformCustomerId(trx, platformId, row.platform_customer_id);
+      outcomes[index] = { error: byId ? platformCustomerIdTaken(row.platform_customer_id) : umaTaken(row.uma_address) };
+      continue;
+    }
+    outcomes[index] = { customer: toCustomer(row) };
+    if (row.review_status === 'APPROVED') approved.push(row);
+    if (row.review_status === 'APPROVED' || row.review_status === 'REJECTED' || row.review_status === 'PENDING') reviewed.push(row);
   }
-  const profile = withoutTaxId(profileOf(input as Record<string, unknown>));
-  if (input.customerType === 'INDIVIDUAL' && input.idType && !input.countryOfIssuance) profile.countryOfIssuance = 'US';
-  const identifier = sentIdentifier(input as Record<string, unknown>);
-  const sealed = identifier ? await sealIdentifier(trx, identifiers, caller.platformId, id, identifier) : { identifier_sealed: null, identifier_key_version: null };
-  const requested = await requestedStatus(trx, caller.platformId, input);
-  const status: ReviewStatus = requested ?? (input.customerType === 'INDIVIDUAL' && (await sandboxAutoApprove(trx, caller)) ? 'APPROVED' : 'UNVERIFIED');
-  const row: CustomerRow = {
-    id,
-    platform_id: caller.platformId,
-    platform_customer_id: platformCustomerId,
-    customer_type: input.customerType,
-    review_status: status,
-    region: input.region ?? null,
-    currencies: input.currencies ?? null,
-    email: input.email ?? null,
-    phone_number: input.phoneNumber ?? null,
-    uma_address: umaAddress,
-    profile,
-    identifier: null,
-    ...sealed,
-    email_verified_at: null,
-    phone_verified_at: null,
-    terms_version: null,
-    terms_accepted_at: null,
-    terms_ip_address: null,
-    terms_acceptance_method: null,
-    ...consentColumns(input.endUserTermsConsent),
-    created_at: now,
-    updated_at: now,
-    deleted_at: null,
-  };
-  await guardUnique({ platformCustomerId, umaAddress }, () => insertCustomer(trx, row));
-  const customer = toCustomer(row);
-  if (status === 'APPROVED') await provisionCustomerAccounts(trx, clock, caller.platformId, id, row.email);
-  if (status === 'APPROVED' || status === 'REJECTED' || status === 'PENDING') {
-    const prefix = input.customerType === 'INDIVIDUAL' ? 'KYC' : 'KYB';
-    await recordEvent(trx, clock, { platformId: caller.platformId, type: `CUSTOMER.${prefix}_${status}`, resourceId: customer.id, data: customer });
+  if (approved.length) {
+    await provisionAccountsOf(
+      trx,
+      clock,
+      platformId,
+      approved.map((row) => ({ uuid: row.id, email: row.email })),
+    );
   }
-  return customer;
+  if (reviewed.length) {
+    await recordEvents(
+      trx,
+      clock,
+      reviewed.map((row) => {
+        const customer = toCustomer(row);
+        const prefix = row.customer_type === 'INDIVIDUAL' ? 'KYC' : 'KYB';
+        return { platformId, type: `CUSTOMER.${prefix}_${row.review_status}`, resourceId: customer.id, data: customer };
+      }),
+    );
+  }
+  return outcomes as CreateOutcome[];
 }
 
 /** The profile after applying an update: nested objects merge, a dropped OTHER drops its description. */

@@ -2,8 +2,9 @@
 export { customerRoutes } from './routes.js';
 export { Address, BeneficialOwner, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, DateOnly, Email, Phone, OWNER_ROLES, ResponseAddress, type ReviewStatus } from './schemas.js';
 export { customerTypeOf } from './reads.js';
-export { loadCustomerForReview, setReviewStatus, type CustomerForReview } from './review-state.js';
-export { mergeFieldErrors } from './validation.js';
+export { loadCustomerForReview, senderReadiness, setReviewStatus, type CustomerForReview, type SenderReadiness } from './review-state.js';
+export { updateCustomer } from './create-update.js';
+export { getEndUserTerms, mergeFieldErrors, type EndUserTerms } from './validation.js';
 export {
   clearValue,
   maskIdentifier,
