@@ -40,6 +40,7 @@ import { openApiOptions, transformForOpenApi, withFormatPatterns } from './platf
 import { registerOpsRoutes } from './platform/http/ops.js';
 import { registerPathIds } from './platform/http/path-ids.js';
 import { ERROR_SCHEMAS } from './platform/http/schemas.js';
+import { serializersBuiltOnFirstUse } from './platform/http/serialization.js';
 import { registerTextChecks } from './platform/http/text-input.js';
 import { validatorCompiler } from './platform/http/validation.js';
 import { AppError } from './platform/errors.js';
@@ -116,6 +117,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_URI_BYTES },
     frameworkErrors: frameworkErrors(),
     clientErrorHandler: clientErrorHandler(routes),
+    // Response serializers are built on a route's first response, not at start-up (validators likewise: validation.ts).
+    schemaController: { compilersFactory: { buildSerializer: serializersBuiltOnFirstUse() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   routes.track(app);
