@@ -5,7 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyPluginAsync
 import type { Logger } from 'pino';
 import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
-import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
+import { beneficialOwnerRoutes, ownersOfCustomers, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
 import { directoryRoutes } from './modules/directories/index.js';
 import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
@@ -31,7 +31,7 @@ import {
 } from './modules/transactions/index.js';
 import { EventCatalogue, webhookRoutes, Webhooks, type Resolver } from './modules/webhooks/index.js';
 import type { BlobStore } from './platform/blob-store.js';
-import type { DbHandle } from './platform/db/database.js';
+import type { DbHandle, DbOrTx } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
 import { clientErrorHandler } from './platform/http/client-errors.js';
 import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platform/http/error-handler.js';
@@ -40,7 +40,7 @@ import { loadMasterKey } from './platform/crypto/master-key.js';
 import { TenantSecretBox } from './platform/crypto/secret-box.js';
 import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
-import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js';
+import { openApiOptions, transformForOpenApi, withFormatPatterns } from './platform/http/openapi.js';
 import { registerOpsRoutes } from './platform/http/ops.js';
 import { registerPathIds } from './platform/http/path-ids.js';
 import { ERROR_SCHEMAS } from './platform/http/schemas.js';
@@ -175,7 +175,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
 
   const catalogue = eventCatalogue();
-  await app.register(swagger, { ...openApiOptions(deps.config, catalogue.openApi()), transform: transformForOpenApi });
+  await app.register(swagger, { ...openApiOptions(deps.config, catalogue.openApi()), transform: transformForOpenApi, transformObject: withFormatPatterns });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   registerOpsRoutes(app, { ...deps, metrics });
@@ -260,7 +260,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       api.get('/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
       await api.register(tokenRoutes, { ...deps, authenticator });
       await api.register(configRoutes, { ...deps, configCache });
-      await api.register(customerRoutes, { ...deps, ...wallet });
+      const owners = { ownersOf: (db: DbOrTx, platformId: string, customerUuids: string[]) => ownersOfCustomers(db, deps.identifiers, platformId, customerUuids) };
+      await api.register(customerRoutes, { ...deps, ...wallet, owners });
       await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger });
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);

@@ -23,7 +23,25 @@ export interface StoredResponse {
   body: unknown;
 }
 
-const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+const KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
+const KEY_RE = new RegExp(KEY_PATTERN);
+
+/**
+ * The `Idempotency-Key` request header, for the OpenAPI document of a route that accepts it
+ * (`sendWrite(…, { idempotent: true })`). Checked by `checkIdempotencyKey`, whose error names it.
+ */
+export const IDEMPOTENCY_KEY_HEADER = {
+  'idempotency-key': {
+    type: 'string',
+    pattern: KEY_PATTERN,
+    minLength: 1,
+    maxLength: 255,
+    description:
+      'Makes the request safe to retry (1–255 visible ASCII characters, per platform): repeating the same request with the same key answers the stored ' +
+      'response with `Idempotent-Replayed: true`; the same key with a different request is 409 CONFLICT; while the first is still in progress, 409 with ' +
+      '`x-should-retry: true`.',
+  },
+} as const;
 
 export function checkIdempotencyKey(key: string): string {
   if (!KEY_RE.test(key)) {

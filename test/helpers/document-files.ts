@@ -9,7 +9,7 @@
  * fields and a three-line MRZ, uneven lighting, then sensor noise over everything, saved with
  * EXIF Make/Model. The other fixtures are derived from it.
  */
-import { crc32, deflateSync } from 'node:zlib';
+import { constants as zlibConstants, crc32, deflateRawSync, deflateSync } from 'node:zlib';
 import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
 import sharp from 'sharp';
 
@@ -388,3 +388,49 @@ export const webpImage = memo(async () => sharp(await cardPhotoJpeg()).webp({ qu
 
 /** A real TIFF of the card photo. */
 export const tiffImage = memo(async () => sharp(await cardPhotoJpeg()).tiff({ compression: 'jpeg' }).toBuffer());
+
+/**
+ * zlib data that inflates to `segments` × 16 MiB of zeros, built without ever holding (or
+ * deflating) the inflated bytes: one 16 MiB block of zeros is deflated once and ended with a
+ * full flush (so it refers to nothing before it), repeated, closed with an empty final block and
+ * the Adler-32 of the whole (for n zeros: a = 1, b = n mod 65521).
+ */
+function zerosBomb(segments: number): Buffer {
+  const segmentBytes = 16 * 1024 * 1024;
+  const segment = deflateRawSync(Buffer.alloc(segmentBytes), { level: 9, finishFlush: zlibConstants.Z_FULL_FLUSH });
+  const adler = Buffer.alloc(4);
+  adler.writeUInt32BE((((segments * segmentBytes) % 65521) * 65536 + 1) >>> 0);
+  return Buffer.concat([Buffer.from([0x78, 0xda]), ...Array.from({ length: segments }, () => segment), deflateRawSync(Buffer.alloc(0)), adler]);
+}
+
+/**
+ * A readable one-page PDF (classic xref) that also holds `streams` object streams (/Type
+ * /ObjStm, FlateDecode), each inflating to `segments` × 16 MiB of zeros. Loading a PDF decodes
+ * every object stream, so a parser without a cap inflates all of it.
+ */
+export function pdfWithObjectStreamBombs(streams: number, segments: number): Buffer {
+  const bomb = zerosBomb(segments);
+  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
+  const offsets: number[] = [];
+  let length = parts[0]!.length;
+  const add = (...chunks: Buffer[]) => {
+    offsets.push(length);
+    for (const chunk of chunks) {
+      parts.push(chunk);
+      length += chunk.length;
+    }
+  };
+  add(Buffer.from('1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n'));
+  add(Buffer.from('2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n'));
+  add(Buffer.from('3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>\nendobj\n'));
+  for (let n = 4; n < 4 + streams; n++) {
+    add(Buffer.from(`${n} 0 obj\n<< /Type /ObjStm /N 1 /First 8 /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n`), bomb, Buffer.from('\nendstream\nendobj\n'));
+  }
+  const xrefAt = length;
+  const xref = ['xref', `0 ${offsets.length + 1}`, '0000000000 65535 f ', ...offsets.map((at) => `${String(at).padStart(10, '0')} 00000 n `)];
+  const trailer = ['trailer', `<< /Size ${offsets.length + 1} /Root 1 0 R >>`, 'startxref', String(xrefAt), '%%EOF', ''];
+  return Buffer.concat([...parts, Buffer.from([...xref, ...trailer].join('\n'), 'latin1')]);
+}
+
+/** The PDF decompression bomb: four object streams of ~260 KB, each inflating to 256 MiB — ~1 MB on disk, 1 GiB decoded. */
+export const pdfDecompressionBomb = memo(async () => pdfWithObjectStreamBombs(4, 16));

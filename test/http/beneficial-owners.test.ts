@@ -74,6 +74,38 @@ describe('beneficial owners', () => {
     expect((await call(ctx.platform, 'GET', `/beneficial-owners/${bo.id}`)).json()).toEqual(after);
   });
 
+  it('a business customer answers its beneficial owners (masked) on create, read, list, update and delete; an individual has none', async () => {
+    const created = await createCustomer(ctx.platform, 'BUSINESS');
+    expect(created.beneficialOwners).toEqual([]);
+    const individual = await createCustomer(ctx.platform, 'INDIVIDUAL');
+    expect(individual).not.toHaveProperty('beneficialOwners');
+
+    const first = (await call(ctx.platform, 'POST', '/beneficial-owners', owner(created.id, { ownershipPercentage: 30 }))).json() as Body;
+    const second = (await call(ctx.platform, 'POST', '/beneficial-owners', owner(created.id, { roles: ['CONTROL_PERSON'], ownershipPercentage: 0 }))).json() as Body;
+    const owners = [first, second];
+
+    const read = (await call(ctx.platform, 'GET', `/customers/${created.id}`)).json() as Body;
+    expect(read.beneficialOwners).toEqual(owners);
+    expect(JSON.stringify(read)).not.toContain('GAMM800520XX1');
+
+    const listed = (await call(ctx.platform, 'GET', '/customers?customerType=BUSINESS&limit=100')).json() as { data: Body[] };
+    expect(listed.data.find((c) => c.id === created.id)!.beneficialOwners).toEqual(owners);
+    expect(listed.data.every((c) => Array.isArray(c.beneficialOwners))).toBe(true);
+    const all = (await call(ctx.platform, 'GET', '/customers?limit=100')).json() as { data: Body[] };
+    expect(all.data.find((c) => c.id === individual.id)).not.toHaveProperty('beneficialOwners');
+
+    const patched = await call(ctx.platform, 'PATCH', `/customers/${created.id}`, { customerType: 'BUSINESS', businessInfo: { doingBusinessAs: 'Acme' } });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect((patched.json() as Body).beneficialOwners).toEqual(owners);
+    // Another platform's business shows only its own owners.
+    const other = await createCustomer(await ctx.newPlatform(), 'BUSINESS');
+    expect(other.beneficialOwners).toEqual([]);
+
+    const deleted = await call(ctx.platform, 'DELETE', `/customers/${created.id}`);
+    expect(deleted.statusCode).toBe(200);
+    expect((deleted.json() as Body).beneficialOwners).toEqual(owners);
+  });
+
   it('defaults countryOfIssuance to US for SSN and checks the SSN format', async () => {
     const biz = await createCustomer(ctx.platform, 'BUSINESS');
     const ok = await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 10, personalInfo: personalInfo({ idType: 'SSN', identifier: '123-45-6789', nationality: 'US' }) }));

@@ -15,6 +15,8 @@ import {
   cardPhotoPng,
   corruptPdf,
   decompressionBombPng,
+  pdfDecompressionBomb,
+  pdfWithObjectStreamBombs,
   encryptedPdf,
   glareJpeg,
   grayscaleJpeg,
@@ -77,9 +79,19 @@ describe('built-in screener: generated fixtures', () => {
     { name: 'PDF whose startxref points into the body', fixture: pdfWithBadStartxref, type: 'application/pdf', expected: ['dataNotReadable'] },
     { name: 'PDF with a garbled page tree', fixture: pdfWithGarbledBody, type: 'application/pdf', expected: ['dataNotReadable'] },
     { name: 'encrypted PDF', fixture: encryptedPdf, type: 'application/pdf', expected: ['dataNotReadable'] },
-    { name: 'decompression bomb PNG (144 MP)', fixture: decompressionBombPng, type: 'image/png', expected: ['dataNotReadable'] },
   ] as const)('$name → $expected', async ({ fixture, type, expected }) => {
     expect(await screen(await fixture(), type)).toEqual(expected);
+  });
+
+  it.each([
+    { name: 'decompression bomb PNG (144 MP)', fixture: decompressionBombPng, type: 'image/png', reason: 'tooManyPixels' },
+    { name: 'decompression bomb PDF (~1 GiB of object streams)', fixture: pdfDecompressionBomb, type: 'application/pdf', reason: 'pdf:decodedTooLarge' },
+  ] as const)('$name is refused unread, naming the bound', async ({ fixture, type, reason }) => {
+    await expect(screen(await fixture(), type)).rejects.toMatchObject({
+      code: 'DOCUMENT_REJECTED',
+      extra: { precheckErrors: ['dataNotReadable'] },
+      details: { reason },
+    });
   });
 });
 
@@ -127,7 +139,7 @@ describe('built-in screener: bytes that are not the declared type', () => {
 
   it('applies the pixel limit before decoding (a lower limit rejects the 1.6 MP card photo)', async () => {
     const strict = new BuiltInScreener({ maxInputPixels: 1_000_000 });
-    expect(await screen(await cardPhotoJpeg(), 'image/jpeg', strict)).toEqual(['dataNotReadable']);
+    await expect(screen(await cardPhotoJpeg(), 'image/jpeg', strict)).rejects.toMatchObject({ code: 'DOCUMENT_REJECTED', details: { reason: 'tooManyPixels' } });
   });
 });
 
@@ -226,6 +238,18 @@ describe('screening helpers', () => {
     const noCamera = await sharp(await tinyJpeg()).withExif({ IFD0: { Copyright: 'someone' } }).toBuffer();
     expect(hasCameraExif((await sharp(noCamera).metadata()).exif)).toBe(false);
     expect(hasCameraExif(Buffer.from('Exif\0\0garbage'))).toBe(false);
+  });
+
+  it('caps what a PDF\'s structure streams decode to: in all, and per stream by expansion ratio', async () => {
+    const limits = { maxDecodedBytes: 4 * 1024 * 1024, maxInflationRatio: 100, inflationGraceBytes: 1024 * 1024 };
+    // ~260 KB inflating to 256 MiB (1000-fold, but 100-fold allows 26 MB): the total cap stops it.
+    expect(await pdfDefect(await pdfDecompressionBomb(), limits)).toBe('decodedTooLarge');
+    // ~16 KB inflating to 16 MiB: past the 1 MiB grace it breaches 100-fold before the total cap.
+    expect(await pdfDefect(pdfWithObjectStreamBombs(1, 1), limits)).toBe('inflationRatio');
+    // Without the ratio rule, the same file meets the total cap.
+    expect(await pdfDefect(pdfWithObjectStreamBombs(1, 1), { ...limits, maxInflationRatio: 10_000 })).toBe('decodedTooLarge');
+    // A real PDF's structure streams fit easily.
+    expect(await pdfDefect(await validPdf(), limits)).toBeUndefined();
   });
 
   it('pdfProblems answers [] or [dataNotReadable]', async () => {

@@ -59,6 +59,19 @@ export async function ownersOf(db: DbOrTx, platformId: string, customerId: strin
     .execute();
 }
 
+/** The owners of several customers at once (one page of a customer list), oldest first per customer. */
+export async function ownersOfMany(db: DbOrTx, platformId: string, customerIds: string[]): Promise<OwnerRow[]> {
+  if (customerIds.length === 0) return [];
+  return db
+    .selectFrom('beneficial_owners')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('customer_id', 'in', customerIds)
+    .orderBy('customer_id', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+}
+
 export async function listOwners(db: DbOrTx, platformId: string, customerId: string, page: PageRequest) {
   const base = db.selectFrom('beneficial_owners').where('platform_id', '=', platformId).where('customer_id', '=', customerId);
   let query = base.selectAll().orderBy('id', 'desc').limit(page.limit + 1);

@@ -1,8 +1,7 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
-import { Address, Country, DateOnly, Email, Phone, ResponseAddress } from '../customers/index.js';
+import { IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { Address, BeneficialOwner, Country, DateOnly, Email, OWNER_ROLES, Phone } from '../customers/index.js';
 
-export const OWNER_ROLES = ['UBO', 'DIRECTOR', 'COMPANY_OFFICER', 'CONTROL_PERSON', 'TRUSTEE', 'GENERAL_PARTNER'] as const;
 /** A person's identification; EIN identifies businesses, so it is not offered here. */
 export const OWNER_ID_TYPES = ['SSN', 'ITIN', 'NON_US_TAX_ID'] as const;
 
@@ -44,34 +43,9 @@ export type BeneficialOwnerCreateRequest = Static<typeof BeneficialOwnerCreateRe
 export type BeneficialOwnerUpdateRequest = Static<typeof BeneficialOwnerUpdateRequest>;
 export type PersonalInfo = Omit<Static<typeof PersonalInfo>, 'identifier'>;
 
-const PersonalInfoResponse = Type.Object({
-  firstName: Type.String(),
-  middleName: Type.Optional(Type.String()),
-  lastName: Type.String(),
-  birthDate: Type.String({ format: 'date' }),
-  nationality: Type.String(),
-  email: Type.Optional(Type.String()),
-  phoneNumber: Type.Optional(Type.String()),
-  address: ResponseAddress,
-  idType: Type.String(),
-  identifier: Type.String({ description: 'Masked: the last four characters, the rest `*`.', examples: ['*******6789'] }),
-  countryOfIssuance: Type.Optional(Type.String()),
-});
+// The response shape lives with customers: a business customer's response embeds its owners.
+export { BeneficialOwner, OWNER_ROLES };
 
-export const BeneficialOwner = Type.Object(
-  {
-    id: ResourceId('BeneficialOwner'),
-    customerId: ResourceId('Customer'),
-    roles: Type.Array(StringEnum(OWNER_ROLES)),
-    ownershipPercentage: Type.Integer(),
-    personalInfo: PersonalInfoResponse,
-    kycStatus: StringEnum(['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD']),
-    createdAt: DateTime(),
-    updatedAt: DateTime(),
-  },
-  { title: 'BeneficialOwner' },
-);
-export type BeneficialOwner = Static<typeof BeneficialOwner>;
 
 export const OwnerParams = Type.Object({ beneficialOwnerId: IdParam('BeneficialOwner', 'REFERENCE_NOT_FOUND') }, { additionalProperties: false });
 export const OwnerListQuery = Type.Object({ customerId: ResourceId('Customer'), ...PaginationQuery }, { additionalProperties: false });

@@ -7,7 +7,7 @@ import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { clearValue, customerTypeOf, maskIdentifier, mergeFieldErrors, openIdentifier, RESEAL_BATCH, sealIdentifier, type ReviewStatus } from '../customers/index.js';
-import { findOwner, insertOwner, listOwners, ownersOf, ownersToReseal, setOwnerStatuses, updateOwner, type OwnerRow } from './repo.js';
+import { findOwner, insertOwner, listOwners, ownersOf, ownersOfMany, ownersToReseal, setOwnerStatuses, updateOwner, type OwnerRow } from './repo.js';
 import type { BeneficialOwner, BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, OwnerListQuery, PersonalInfo } from './schemas.js';
 
 const US_FORMATS: Record<string, string> = { SSN: 'us-ssn', ITIN: 'us-itin' };
@@ -162,6 +162,17 @@ export async function updateBeneficialOwner(
 }
 
 /** What verification needs about a business's owners. */
+/** Each customer's owners as answered (identifiers masked), for embedding in business customer responses. */
+export async function ownersOfCustomers(db: DbOrTx, identifiers: TenantSecretBox, platformId: string, customerUuids: string[]): Promise<Map<string, BeneficialOwner[]>> {
+  const owners = new Map<string, BeneficialOwner[]>();
+  for (const row of await ownersOfMany(db, platformId, customerUuids)) {
+    const list = owners.get(row.customer_id) ?? [];
+    list.push(toBeneficialOwner(identifiers, row));
+    owners.set(row.customer_id, list);
+  }
+  return owners;
+}
+
 export async function ownersForReview(db: DbOrTx, platformId: string, customerUuid: string): Promise<OwnerRow[]> {
   return ownersOf(db, platformId, customerUuid);
 }

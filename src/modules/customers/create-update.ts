@@ -22,8 +22,8 @@ import {
   updateCustomer as updateCustomerRow,
   type CustomerRow,
 } from './repo.js';
-import { sandboxAutoApprove } from './review-state.js';
-import type { Customer, CustomerCreate, CustomerType, CustomerUpdate, EndUserTermsConsentT } from './schemas.js';
+import { platformRunsKyc, sandboxAutoApprove } from './review-state.js';
+import type { Customer, CustomerCreate, CustomerType, CustomerUpdate, EndUserTermsConsentT, ReviewStatus } from './schemas.js';
 import { at, checkTermsVersion, holdsOther, isObject, mergeFieldErrors, OTHER_PAIRS, ruleErrors, type EndUserTerms } from './validation.js';
 
 // Creating, updating and deleting a customer: its columns, profile, consent and unique
@@ -37,7 +37,37 @@ export interface CallerContext {
 const DEFAULT_UMA_DOMAIN = 'uma.corridor.local';
 
 /** Keys of the request that are columns, not profile fields. */
-const COMMON_KEYS = new Set(['customerType', 'platformCustomerId', 'region', 'currencies', 'email', 'phoneNumber', 'umaAddress', 'endUserTermsConsent', 'identifier']);
+const COMMON_KEYS = new Set([
+  'customerType',
+  'platformCustomerId',
+  'region',
+  'currencies',
+  'email',
+  'phoneNumber',
+  'umaAddress',
+  'endUserTermsConsent',
+  'identifier',
+  'kycStatus',
+  'kybStatus',
+]);
+
+/** The review status a create asks for (`kycStatus`/`kybStatus`), if any. */
+function requestedStatus(input: CustomerCreate): { field: 'kycStatus' | 'kybStatus'; status: ReviewStatus | undefined } {
+  const field = input.customerType === 'INDIVIDUAL' ? 'kycStatus' : 'kybStatus';
+  return { field, status: (input as { kycStatus?: ReviewStatus; kybStatus?: ReviewStatus })[field] };
+}
+
+/** A status sent by a platform that does not run its own KYC/KYB: 400 naming the field and the setting. */
+function statusNotHonoured(field: 'kycStatus' | 'kybStatus'): AppError {
+  return invalidInput([
+    {
+      field,
+      message:
+        `is set by Corridor's own verification unless the platform runs its own ${field === 'kycStatus' ? 'KYC' : 'KYB'}: ` +
+        'turn that on with PATCH /customers/settings {"platformKyc": true}, or leave the field out',
+    },
+  ]);
+}
 
 function profileOf(input: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(input).filter(([k, v]) => !COMMON_KEYS.has(k) && v !== undefined));
@@ -140,6 +170,7 @@ export async function createCustomers(
   );
   const umaDomain = inputs.some((input) => !input.umaAddress) ? ((await getConfigRow(trx, platformId)).uma_domain ?? DEFAULT_UMA_DOMAIN) : DEFAULT_UMA_DOMAIN;
   const approveIndividuals = inputs.some((input) => input.customerType === 'INDIVIDUAL') && (await sandboxAutoApprove(trx, caller));
+  const platformKyc = inputs.some((input) => requestedStatus(input).status !== undefined) && (await platformRunsKyc(trx, platformId));
   const keyVersion = inputs.some((input) => sentIdentifier(input as Record<string, unknown>)) ? await identifierKeyVersion(trx, platformId) : 0;
 
   const outcomes: Array<CreateOutcome | undefined> = inputs.map(() => undefined);
@@ -149,6 +180,11 @@ export async function createCustomers(
       checkTermsVersion(input.endUserTermsConsent, terms);
     } catch (error) {
       outcomes[index] = { error: error as AppError };
+      return;
+    }
+    const requested = requestedStatus(input);
+    if (requested.status !== undefined && !platformKyc) {
+      outcomes[index] = { error: statusNotHonoured(requested.field) };
       return;
     }
     const id = ids[index]!;
@@ -178,7 +214,7 @@ export async function createCustomers(
         platform_id: platformId,
         platform_customer_id: platformCustomerId,
         customer_type: input.customerType,
-        review_status: approveIndividuals && input.customerType === 'INDIVIDUAL' ? 'APPROVED' : 'UNVERIFIED',
+        review_status: requested.status ?? (approveIndividuals && input.customerType === 'INDIVIDUAL' ? 'APPROVED' : 'UNVERIFIED'),
         region: input.region ?? null,
         currencies: input.currencies ?? null,
         email: input.email ?? null,
@@ -206,6 +242,7 @@ export async function createCustomers(
     rows.map((r) => r.row),
   );
   const approved: CustomerRow[] = [];
+  const reviewed: CustomerRow[] = [];
   for (const { index, row } of rows) {
     if (!inserted.has(row.id)) {
       // Taken since the lookup, by a create that committed first.
@@ -215,6 +252,7 @@ export async function createCustomers(
     }
     outcomes[index] = { customer: toCustomer(row) };
     if (row.review_status === 'APPROVED') approved.push(row);
+    if (row.review_status === 'APPROVED' || row.review_status === 'REJECTED' || row.review_status === 'PENDING') reviewed.push(row);
   }
   if (approved.length) {
     await provisionAccountsOf(
@@ -223,12 +261,15 @@ export async function createCustomers(
       platformId,
       approved.map((row) => ({ uuid: row.id, email: row.email })),
     );
+  }
+  if (reviewed.length) {
     await recordEvents(
       trx,
       clock,
-      approved.map((row) => {
+      reviewed.map((row) => {
         const customer = toCustomer(row);
-        return { platformId, type: 'CUSTOMER.KYC_APPROVED', resourceId: customer.id, data: customer };
+        const prefix = row.customer_type === 'INDIVIDUAL' ? 'KYC' : 'KYB';
+        return { platformId, type: `CUSTOMER.${prefix}_${row.review_status}`, resourceId: customer.id, data: customer };
       }),
     );
   }

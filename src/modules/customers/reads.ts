@@ -3,7 +3,7 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { findCustomer, listCustomers as listCustomerRows, type CustomerRow } from './repo.js';
-import type { Customer, CustomerListQuery, CustomerType } from './schemas.js';
+import type { BeneficialOwner, Customer, CustomerListQuery, CustomerType } from './schemas.js';
 
 // Reading customers: the response shape, point and list reads, and the live-customer lookups
 // every flow (and other modules) start from.
@@ -106,4 +106,22 @@ export async function customerTypeOf(
 ): Promise<{ uuid: string; type: CustomerType; platformCustomerId: string }> {
   const row = await loadLive(db, platformId, customerId, options.forUpdate);
   return { uuid: row.id, type: row.customer_type, platformCustomerId: row.platform_customer_id };
+}
+
+/**
+ * Where business customers' beneficial owners come from. beneficial-owners sits above customers
+ * in the module graph, so app.ts hands its implementation in (CustomerRouteDeps.owners).
+ */
+export interface OwnerLookup {
+  /** Owners by customer uuid, oldest first; customers without owners are absent. */
+  ownersOf(db: DbOrTx, platformId: string, customerUuids: string[]): Promise<Map<string, BeneficialOwner[]>>;
+}
+
+/** Sets `beneficialOwners` (`[]` when none) on every BUSINESS customer among `customers`, in one query. */
+export async function attachOwners(db: DbOrTx, lookup: OwnerLookup, platformId: string, customers: unknown[]): Promise<void> {
+  const businesses = customers.filter((c): c is Customer => (c as Partial<Customer> | null)?.customerType === 'BUSINESS');
+  if (businesses.length === 0) return;
+  const uuidOf = (c: Customer) => c.id.slice('Customer:'.length);
+  const owners = await lookup.ownersOf(db, platformId, businesses.map(uuidOf));
+  for (const customer of businesses) customer.beneficialOwners = owners.get(uuidOf(customer)) ?? [];
 }

@@ -37,6 +37,7 @@ interface CustomersTable {
 interface CustomerSettingsTable {
   platform_id: string;
   sandbox_auto_approve: boolean;
+  platform_kyc: boolean;
   updated_at: Date;
 }
 
@@ -270,11 +271,11 @@ export async function findSettings(db: DbOrTx, platformId: string) {
   return db.selectFrom('customer_settings').selectAll().where('platform_id', '=', platformId).executeTakeFirst();
 }
 
-export async function upsertSettings(db: DbOrTx, platformId: string, sandboxAutoApprove: boolean, at: Date): Promise<void> {
+export async function upsertSettings(db: DbOrTx, platformId: string, settings: { sandbox_auto_approve: boolean; platform_kyc: boolean }, at: Date): Promise<void> {
   await db
     .insertInto('customer_settings')
-    .values({ platform_id: platformId, sandbox_auto_approve: sandboxAutoApprove, updated_at: at })
-    .onConflict((oc) => oc.column('platform_id').doUpdateSet({ sandbox_auto_approve: sandboxAutoApprove, updated_at: at }))
+    .values({ platform_id: platformId, ...settings, updated_at: at })
+    .onConflict((oc) => oc.column('platform_id').doUpdateSet({ ...settings, updated_at: at }))
     .execute();
 }
 

@@ -70,10 +70,19 @@ export async function sandboxAutoApprove(db: DbOrTx, caller: { platformId: strin
 }
 
 export async function getSettings(db: DbOrTx, platformId: string): Promise<CustomerSettings> {
-  return { sandboxAutoApprove: (await findSettings(db, platformId))?.sandbox_auto_approve ?? true };
+  const row = await findSettings(db, platformId);
+  return { sandboxAutoApprove: row?.sandbox_auto_approve ?? true, platformKyc: row?.platform_kyc ?? false };
 }
 
-export async function updateSettings(trx: Tx, clock: Clock, platformId: string, input: CustomerSettings): Promise<CustomerSettings> {
-  await upsertSettings(trx, platformId, input.sandboxAutoApprove, clock.now());
+/** Settings left out of the request keep their value. */
+export async function updateSettings(trx: Tx, clock: Clock, platformId: string, input: Partial<CustomerSettings>): Promise<CustomerSettings> {
+  const current = await getSettings(trx, platformId);
+  const next = { ...current, ...input };
+  await upsertSettings(trx, platformId, { sandbox_auto_approve: next.sandboxAutoApprove, platform_kyc: next.platformKyc }, clock.now());
   return getSettings(trx, platformId);
+}
+
+/** Whether the platform runs its own KYC/KYB, so the kycStatus/kybStatus it sends at creation is honoured. */
+export async function platformRunsKyc(db: DbOrTx, platformId: string): Promise<boolean> {
+  return (await findSettings(db, platformId))?.platform_kyc ?? false;
 }

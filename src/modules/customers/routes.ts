@@ -24,10 +24,12 @@ import { checkImportFile, failImport, getImport, importErrorReport, IMPORT_JOB, 
 import {
   Customer,
   CustomerCreateRequest,
+  CustomerCsvUpload,
   CustomerListQuery,
   CustomerListResponse,
   CustomerParams,
   CustomerSettings,
+  CustomerSettingsUpdate,
   CustomerUpdateRequest,
   EndUserTerms,
   ImportJobAccepted,
@@ -37,7 +39,7 @@ import {
 } from './schemas.js';
 import { changeTiedContact, checkContactChange, CONTACT_OPERATIONS, contactKindOf, signedContactChange } from './contact-changes.js';
 import { createCustomer, deleteCustomer, updateCustomer } from './create-update.js';
-import { getCustomer, listCustomers } from './reads.js';
+import { attachOwners, getCustomer, listCustomers, type OwnerLookup } from './reads.js';
 import { getSettings, updateSettings } from './review-state.js';
 import { checkCreate, getEndUserTerms } from './validation.js';
 
@@ -70,7 +72,17 @@ async function readCsvUpload(request: FastifyRequest): Promise<string> {
   }
 }
 
-export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = async (app, deps) => {
+export interface CustomerRouteDeps extends WalletAuthRouteDeps {
+  /** Business customers' beneficial owners (beneficial-owners' implementation, wired in app.ts). */
+  owners: OwnerLookup;
+}
+
+export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = async (app, deps) => {
+  /** A customer answer with its beneficial owners when it is a business. */
+  const withOwners = async <T>(db: Parameters<typeof attachOwners>[0], platformId: string, body: T): Promise<T> => {
+    await attachOwners(db, deps.owners, platformId, [body]);
+    return body;
+  };
   const tags = ['Customers'];
   const terms = getEndUserTerms(deps.config);
 
@@ -104,6 +116,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
         'A background job creates the rows in batches; one bad row never blocks the others, and a row whose platformCustomerId already exists fails with CONFLICT, ' +
         'so uploading a file again creates no duplicates. The job ends COMPLETED, or FAILED when no row could be created.',
       consumes: ['multipart/form-data'],
+      multipartBody: CustomerCsvUpload,
       response: { 202: ImportJobAccepted, ...errorResponses(400, 401, 403, 500) },
     },
     config: { permission: 'MANAGE' },
@@ -157,6 +170,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
         '(400 END_USER_TERMS_VERSION_NOT_FOUND). In a sandbox platform individuals are approved at creation unless ' +
         '`PATCH /customers/settings` turned that off. Send `Idempotency-Key` to make retries safe.',
       body: CustomerCreateRequest,
+      idempotencyKey: true,
       response: { 201: Customer, ...errorResponses(400, 401, 403, 409, 500) },
     },
     attachValidation: true,
@@ -168,7 +182,10 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
         deps,
         request,
         reply,
-        async (trx) => ({ statusCode: 201, body: await createCustomer(trx, deps.clock, deps.identifiers, { platformId, environment }, terms, request.body as CustomerCreate) }),
+        async (trx) => ({
+          statusCode: 201,
+          body: await withOwners(trx, platformId, await createCustomer(trx, deps.clock, deps.identifiers, { platformId, environment }, terms, request.body as CustomerCreate)),
+        }),
         { idempotent: true },
       );
     },
@@ -183,7 +200,11 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       querystring: CustomerListQuery,
       response: { 200: CustomerListResponse, ...errorResponses(400, 401, 500) },
     },
-    handler: async (request) => listCustomers(deps.db, request.principal.platformId, request.query),
+    handler: async (request) => {
+      const page = await listCustomers(deps.db, request.principal.platformId, request.query);
+      await attachOwners(deps.db, deps.owners, request.principal.platformId, page.data);
+      return page;
+    },
   });
 
   app.get('/customers/end-user-terms', {
@@ -212,8 +233,10 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       operationId: 'updateCustomerSettings',
       tags,
       summary: 'Change onboarding settings',
-      description: 'Corridor extension. `sandboxAutoApprove: false` makes sandbox individuals go through the full verification review.',
-      body: CustomerSettings,
+      description:
+        'Corridor extension; settings left out keep their value. `sandboxAutoApprove: false` makes sandbox individuals go through the full ' +
+        'verification review. `platformKyc: true` says the platform runs its own KYC/KYB: the `kycStatus`/`kybStatus` it sends on POST /customers is honoured.',
+      body: CustomerSettingsUpdate,
       response: { 200: CustomerSettings, ...errorResponses(400, 401, 403, 500) },
     },
     config: { permission: 'MANAGE' },
@@ -233,14 +256,19 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       params: CustomerParams,
       response: { 200: Customer, ...errorResponses(400, 401, 404, 500) },
     },
-    handler: async (request) => getCustomer(deps.db, request.principal.platformId, request.params.customerId),
+    handler: async (request) =>
+      withOwners(deps.db, request.principal.platformId, await getCustomer(deps.db, request.principal.platformId, request.params.customerId)),
   });
 
   for (const { operation } of Object.values(CONTACT_OPERATIONS)) {
     deps.signed.register(operation, {
       execute: async (trx, row) => ({
         statusCode: 200,
-        body: await changeTiedContact(trx, deps.clock, deps.identifiers, row.platform_id, terms, row.target_id, row.context.body, row.context.tied as TiedCredentials),
+        body: await withOwners(
+          trx,
+          row.platform_id,
+          await changeTiedContact(trx, deps.clock, deps.identifiers, row.platform_id, terms, row.target_id, row.context.body, row.context.tied as TiedCredentials),
+        ),
       }),
     });
   }
@@ -282,7 +310,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
       return sendWrite(deps, request, reply, async (trx) => {
         const change = await signedContactChange(trx, platformId, customerId, request.body);
         const update = () => updateCustomer(trx, deps.clock, deps.identifiers, platformId, terms, customerId, request.body, schemaErrors);
-        if (!change) return { statusCode: 200, body: await update() };
+        if (!change) return { statusCode: 200, body: await withOwners(trx, platformId, await update()) };
         // Every field error is reported before the challenge; the change itself waits for the signature.
         await dryRun(trx, update);
         await checkContactChange(trx, platformId, customerId, change);
@@ -315,7 +343,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = as
     handler: async (request, reply) =>
       sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
-        body: await deleteCustomer(trx, deps.clock, request.principal.platformId, request.params.customerId),
+        body: await withOwners(trx, request.principal.platformId, await deleteCustomer(trx, deps.clock, request.principal.platformId, request.params.customerId)),
       })),
   });
 };

@@ -21,7 +21,8 @@ export const TRANSACTION_VOLUME = ['VOLUME_UNDER_10K', 'VOLUME_10K_TO_100K', 'VO
 export const ANNUAL_INCOME = ['UNDER_50K', 'RANGE_50K_100K', 'RANGE_100K_250K', 'RANGE_250K_1M', 'OVER_1M'] as const;
 export const NET_WORTH = ['UNDER_100K', 'RANGE_100K_500K', 'RANGE_500K_1M', 'RANGE_1M_5M', 'RANGE_5M_25M', 'OVER_25M'] as const;
 export const PEP_STATUS = ['NONE', 'DOMESTIC', 'FOREIGN', 'HIO', 'FAMILY_OR_ASSOCIATE'] as const;
-export const INDIVIDUAL_ID_TYPES = ['SSN', 'ITIN'] as const;
+/** Upstream's IdentificationType for individuals: an EIN identifies a sole proprietor who has one. */
+export const INDIVIDUAL_ID_TYPES = ['SSN', 'ITIN', 'EIN'] as const;
 export const ENTITY_TYPES = [
   'SOLE_PROPRIETORSHIP', 'PARTNERSHIP', 'LLC', 'CORPORATION', 'S_CORPORATION', 'NON_PROFIT', 'PUBLICLY_LISTED_COMPANY', 'TRUST',
   'PRIVATE_FOUNDATION', 'CHARITY', 'OTHER',
@@ -96,9 +97,9 @@ const individualFields = {
 };
 
 const identificationFields = {
-  idType: Type.Optional(StringEnum(INDIVIDUAL_ID_TYPES, { description: 'Individuals: SSN or ITIN.' })),
+  idType: Type.Optional(StringEnum(INDIVIDUAL_ID_TYPES, { description: 'Individuals: SSN, ITIN or EIN.' })),
   identifier: Type.Optional(
-    Type.String({ minLength: 11, maxLength: 11, writeOnly: true, description: 'SSN or ITIN as ###-##-####. Write-only: never returned.' }),
+    Type.String({ minLength: 10, maxLength: 11, writeOnly: true, description: 'SSN or ITIN as ###-##-####, EIN as ##-#######. Write-only: never returned.' }),
   ),
   countryOfIssuance: Type.Optional(StringEnum(['US'], { description: 'Country that issued the identifier; only US is supported.' })),
 };
@@ -152,12 +153,26 @@ function oneOfByType(title: string, individual: TSchema, business: TSchema, desc
   return TaggedUnion('customerType', [individual, business], { title, description });
 }
 
+const platformKycNote =
+  'Honoured only for a platform that runs its own KYC/KYB (`PATCH /customers/settings {platformKyc: true}`); otherwise 400. Without it a customer starts UNVERIFIED (or APPROVED by sandbox auto-approval).';
 export const IndividualCustomerCreate = Type.Object(
-  { customerType: StringEnum(['INDIVIDUAL']), ...commonCreate, ...individualFields, ...identificationFields },
+  {
+    customerType: StringEnum(['INDIVIDUAL']),
+    kycStatus: Type.Optional(StringEnum(REVIEW_STATUSES, { description: `The KYC status the platform established. ${platformKycNote}` })),
+    ...commonCreate,
+    ...individualFields,
+    ...identificationFields,
+  },
   { additionalProperties: false, title: 'IndividualCustomerCreateRequest' },
 );
 export const BusinessCustomerCreate = Type.Object(
-  { customerType: StringEnum(['BUSINESS']), ...commonCreate, address: Type.Optional(Address), businessInfo: BusinessInfo },
+  {
+    customerType: StringEnum(['BUSINESS']),
+    kybStatus: Type.Optional(StringEnum(REVIEW_STATUSES, { description: `The KYB status the platform established. ${platformKycNote}` })),
+    ...commonCreate,
+    address: Type.Optional(Address),
+    businessInfo: BusinessInfo,
+  },
   { additionalProperties: false, title: 'BusinessCustomerCreateRequest' },
 );
 export const IndividualCustomerUpdate = Type.Object(
@@ -223,6 +238,43 @@ const ResponseBusinessInfo = Type.Object(
   { title: 'BusinessInfoResponse' },
 );
 
+/** A beneficial owner's roles (spec §3.3). */
+export const OWNER_ROLES = ['UBO', 'DIRECTOR', 'COMPANY_OFFICER', 'CONTROL_PERSON', 'TRUSTEE', 'GENERAL_PARTNER'] as const;
+
+/*
+ * A beneficial owner as answered (upstream's BeneficialOwner). Declared here rather than in
+ * beneficial-owners because a business customer's response embeds its owners, and modules
+ * depend one way: beneficial-owners uses this declaration.
+ */
+const PersonalInfoResponse = Type.Object({
+  firstName: Type.String(),
+  middleName: Type.Optional(Type.String()),
+  lastName: Type.String(),
+  birthDate: Type.String({ format: 'date' }),
+  nationality: Type.String(),
+  email: Type.Optional(Type.String()),
+  phoneNumber: Type.Optional(Type.String()),
+  address: ResponseAddress,
+  idType: Type.String(),
+  identifier: Type.String({ description: 'Masked: the last four characters, the rest `*`.', examples: ['*******6789'] }),
+  countryOfIssuance: Type.Optional(Type.String()),
+});
+
+export const BeneficialOwner = Type.Object(
+  {
+    id: ResourceId('BeneficialOwner'),
+    customerId: ResourceId('Customer'),
+    roles: Type.Array(StringEnum(OWNER_ROLES)),
+    ownershipPercentage: Type.Integer(),
+    personalInfo: PersonalInfoResponse,
+    kycStatus: StringEnum(['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD']),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { title: 'BeneficialOwner' },
+);
+export type BeneficialOwner = Static<typeof BeneficialOwner>;
+
 /** One flat shape for both types: the fields of the other type are simply absent. */
 export const Customer = Type.Object(
   {
@@ -255,6 +307,9 @@ export const Customer = Type.Object(
     netWorthRange: Type.Optional(Type.String()),
     pepStatus: Type.Optional(Type.String()),
     businessInfo: Type.Optional(ResponseBusinessInfo),
+    beneficialOwners: Type.Optional(
+      Type.Array(BeneficialOwner, { description: 'BUSINESS only: every beneficial owner of the business, oldest first (`[]` when none); identifiers masked.' }),
+    ),
     isDeleted: Type.Boolean(),
     createdAt: DateTime(),
     updatedAt: DateTime(),
@@ -291,10 +346,28 @@ export const CustomerSettings = Type.Object(
     sandboxAutoApprove: Type.Boolean({
       description: 'Sandbox only: individuals are KYC-approved at creation (default true). Turn off to exercise the full review.',
     }),
+    platformKyc: Type.Boolean({
+      description:
+        'The platform runs its own KYC/KYB (default false): `kycStatus` (individuals) and `kybStatus` (businesses) sent on POST /customers ' +
+        'are then taken as the customer’s review status. Otherwise sending them is 400.',
+    }),
   },
   { additionalProperties: false, title: 'CustomerSettings' },
 );
 export type CustomerSettings = Static<typeof CustomerSettings>;
+export const CustomerSettingsUpdate = Type.Partial(CustomerSettings, { additionalProperties: false, minProperties: 1, title: 'CustomerSettingsUpdate' });
+
+/** The bulk import's multipart/form-data body (for the OpenAPI document; the handler reads the stream). */
+export const CustomerCsvUpload = Type.Object(
+  {
+    file: Type.String({
+      format: 'binary',
+      contentMediaType: 'text/csv',
+      description: 'The CSV file (UTF-8, at most 10 MB). Its part needs a file name; the header row names the columns.',
+    }),
+  },
+  { required: ['file'], title: 'CustomerCsvUploadRequest' },
+);
 
 export const ImportJobAccepted = Type.Object(
   { jobId: ResourceId('Job'), status: StringEnum(['PENDING', 'PROCESSING']) },
@@ -331,12 +404,13 @@ export const CUSTOMER_EVENTS: EventGroup = {
   description: 'A customer’s `kycStatus` (individuals) or `kybStatus` (businesses) changed. `data` is the whole customer.',
   payload: Customer,
   types: {
-    'CUSTOMER.KYC_APPROVED': 'An individual was approved: by a verification, or at creation in sandbox with auto-approval on. Its internal accounts are open.',
-    'CUSTOMER.KYC_REJECTED': 'An individual was rejected by a verification.',
-    'CUSTOMER.KYC_PENDING': 'An individual’s verification is under review.',
-    'CUSTOMER.KYB_APPROVED': 'A business was approved by a verification. Its internal accounts are open.',
-    'CUSTOMER.KYB_REJECTED': 'A business was rejected by a verification.',
-    'CUSTOMER.KYB_PENDING': 'A business’s verification is under review.',
+    'CUSTOMER.KYC_APPROVED':
+      'An individual was approved: by a verification, at creation in sandbox with auto-approval on, or at creation by a platform that runs its own KYC. Its internal accounts are open.',
+    'CUSTOMER.KYC_REJECTED': 'An individual was rejected by a verification (or created REJECTED by a platform that runs its own KYC).',
+    'CUSTOMER.KYC_PENDING': 'An individual’s verification is under review (or it was created PENDING by a platform that runs its own KYC).',
+    'CUSTOMER.KYB_APPROVED': 'A business was approved by a verification (or created APPROVED by a platform that runs its own KYB). Its internal accounts are open.',
+    'CUSTOMER.KYB_REJECTED': 'A business was rejected by a verification (or created REJECTED by a platform that runs its own KYB).',
+    'CUSTOMER.KYB_PENDING': 'A business’s verification is under review (or it was created PENDING by a platform that runs its own KYB).',
   },
 };
 

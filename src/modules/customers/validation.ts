@@ -71,7 +71,7 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
     const idType = merged.idType;
     const identifierSent = typeof input.identifier === 'string';
     if (identifierSent && idType === undefined) {
-      errors.push({ field: 'idType', constraint: { enum: ['SSN', 'ITIN'] }, message: 'is required when identifier is given' });
+      errors.push({ field: 'idType', constraint: { enum: ['SSN', 'ITIN', 'EIN'] }, message: 'is required when identifier is given' });
     }
     if (input.idType !== undefined && !identifierSent && (mode === 'create' || input.idType !== merged.previousIdType)) {
       errors.push({ field: 'identifier', message: 'is required when idType is given' });
@@ -81,6 +81,9 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
       if (!CUSTOM_FORMATS[format]!(input.identifier as string)) {
         errors.push({ field: 'identifier', constraint: { format }, message: `must be a valid ${idType} (###-##-####)` });
       }
+    }
+    if (identifierSent && idType === 'EIN' && !/^\d{2}-\d{7}$/.test(input.identifier as string)) {
+      errors.push({ field: 'identifier', constraint: { pattern: '^\\d{2}-\\d{7}$' }, message: 'must be a valid EIN (##-#######)' });
     }
   } else {
     const info = isObject(input.businessInfo) ? input.businessInfo : {};

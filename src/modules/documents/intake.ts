@@ -21,6 +21,8 @@ export class DocumentIntake {
     readonly blobs: BlobStore,
     readonly screening: ScreeningProviders,
     readonly spool: UploadSpool,
+    /** Whether `screening` is this intake's own (then its parsing workers end with it). */
+    private readonly ownsScreening: boolean,
   ) {}
 
   static async open(deps: { db: Db; clock: Clock; config: Config; blobs?: BlobStore; screening?: ScreeningProviders }): Promise<DocumentIntake> {
@@ -29,6 +31,7 @@ export class DocumentIntake {
       deps.blobs ?? new DatabaseBlobStore(() => deps.clock.now()),
       deps.screening ?? new ScreeningProviders(deps.config),
       await UploadSpool.open(deps.config.uploadDir),
+      deps.screening === undefined,
     );
   }
 
@@ -62,5 +65,6 @@ export class DocumentIntake {
 
   async close(): Promise<void> {
     await this.spool.close();
+    if (this.ownsScreening) await this.screening.close();
   }
 }

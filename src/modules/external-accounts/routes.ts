@@ -77,6 +77,7 @@ export const externalAccountRoutes: FastifyPluginAsyncTypebox<ExternalAccountRou
         summary: `Add a ${who} external account`,
         description: CREATE_DESCRIPTION,
         body,
+        idempotencyKey: true,
         response: { 201: ExternalAccountRef, ...errorResponses(400, 401, 403, 404, 409, 500, 503) },
       },
       attachValidation: true,

@@ -126,6 +126,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
         'new balances; an INTERNAL_ACCOUNT.BALANCE_UPDATED event follows. Sandbox platforms only (403 otherwise). Send `Idempotency-Key` to make retries safe.',
       params: SandboxFundParams,
       body: SandboxFundRequest,
+      idempotencyKey: true,
       response: { 200: InternalAccount, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
     config: { permission: 'TRANSACT' },

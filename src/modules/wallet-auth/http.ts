@@ -25,7 +25,8 @@ export const SignedRetryHeaders = Type.Object({
   'request-id': Type.Optional(Type.String({ maxLength: 100, description: 'Signed retry only: the `requestId` of the 202 challenge.' })),
   'sandbox-settle-delay': Type.Optional(
     Type.String({
-      pattern: '^[0-9]{1,4}$',
+      // Exactly the whole numbers 0–3600 (MAX_SANDBOX_SETTLE_SECONDS), so the documented pattern and range agree.
+      pattern: '^(?:[0-9]|[1-9][0-9]{1,2}|[1-2][0-9]{3}|3[0-5][0-9]{2}|3600)$',
       description: `Sandbox platforms only: seconds the simulated wallet provider takes to settle this operation (0–${MAX_SANDBOX_SETTLE_SECONDS}); longer than the settle wait answers PROCESSING. Ignored in production.`,
     }),
   ),

@@ -7,6 +7,11 @@ declare module 'fastify' {
      * read as streams by their handler, so Fastify must not validate them as `body`.
      */
     multipartBody?: unknown;
+    /**
+     * The route accepts `Idempotency-Key` (it answers through `sendWrite(…, { idempotent: true })`):
+     * the OpenAPI document declares the header. The key is checked by the write itself.
+     */
+    idempotencyKey?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated platform token; set on every route that requires Basic auth. */

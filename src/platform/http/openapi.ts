@@ -1,6 +1,8 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { API_VERSION, BASE_PATH, type Config } from '../../config.js';
+import { IDEMPOTENCY_KEY_HEADER } from '../idempotency.js';
 import { NOT_FOUND_KEYWORD } from './schemas.js';
+import { FORMAT_PATTERNS } from './validation.js';
 
 const TAGS = [
   { name: 'API Tokens', description: 'Create, list and delete the credentials a platform backend authenticates with.' },
@@ -70,11 +72,34 @@ function documented(node: unknown): unknown {
   return Object.fromEntries(Object.entries(node).filter(([key]) => key !== NOT_FOUND_KEYWORD).map(([key, value]) => [key, documented(value)]));
 }
 
+/**
+ * The whole document (paths, components, webhooks) with each of Corridor's own formats given its
+ * `pattern`: clients and validators that do not know the format still check the shape (the list
+ * check — a country that exists — stays the service's).
+ */
+export const withFormatPatterns: NonNullable<FastifyDynamicSwaggerOptions['transformObject']> = (document) =>
+  addFormatPatterns('openapiObject' in document ? document.openapiObject : document.swaggerObject) as ReturnType<
+    NonNullable<FastifyDynamicSwaggerOptions['transformObject']>
+  >;
+
+function addFormatPatterns(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(addFormatPatterns);
+  if (node === null || typeof node !== 'object') return node;
+  const shown = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, addFormatPatterns(value)]));
+  const format = shown.format;
+  if (typeof format === 'string' && FORMAT_PATTERNS[format] !== undefined && shown.pattern === undefined) shown.pattern = FORMAT_PATTERNS[format];
+  return shown;
+}
+
 /** Paths are documented relative to the versioned server URL, as upstream clients expect. */
 export function transformForOpenApi({ schema, url }: TransformInput) {
   const relative = url.startsWith(BASE_PATH) ? url.slice(BASE_PATH.length) || '/' : url;
   if (!schema) return { schema, url: relative };
-  const { multipartBody, ...rest } = schema;
+  const { multipartBody, idempotencyKey, ...rest } = schema;
   const shown = (multipartBody ? { ...rest, body: multipartBody } : rest) as typeof schema;
+  if (idempotencyKey) {
+    const headers = (rest.headers ?? { type: 'object', properties: {} }) as { properties?: Record<string, unknown> };
+    shown.headers = { ...headers, type: 'object', properties: { ...headers.properties, ...IDEMPOTENCY_KEY_HEADER } };
+  }
   return { schema: documented(shown) as typeof schema, url: relative };
 }

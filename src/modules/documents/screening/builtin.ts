@@ -4,14 +4,25 @@
  * Pure: no database, no HTTP. Every threshold is in thresholds.ts; docs/document-screening.md
  * describes the checks.
  *
- * Memory: images are read by sharp from the file path with shrink-on-load and resized to a
- * bounded analysis copy (≤ `analysisMaxSide`² RGB) — a full-resolution bitmap never reaches JS —
- * and at most `concurrency` screenings run at once per screener; the rest wait their turn
- * holding nothing but their subject. PDFs (≤ 10 MB) are read into memory.
+ * Bounds (decompression bombs; none of the decoding runs on the main thread's event loop):
+ * - Images are decoded by libvips on libuv's thread pool. The pixel count is read from the header
+ *   and capped (`maxInputPixels`) before any decoding; the file is shrunk on load and resized to
+ *   a bounded analysis copy (≤ `analysisMaxSide`² RGB), so a full-resolution bitmap never
+ *   reaches JS; the decode is abandoned after `parseTimeoutMs`.
+ * - PDFs are parsed in a worker thread (pdf-worker.ts, a BoundedWorkerPool) with a heap limit
+ *   (`parseHeapMb`) and a time limit (`parseTimeoutMs`), and their decoded structure streams are
+ *   capped (`maxInflationRatio`, `maxDecodedBytes`).
+ * - At most `concurrency` screenings run at once per screener; the rest wait their turn holding
+ *   nothing but their subject.
+ * A file that breaches a bound is refused (422 DOCUMENT_REJECTED, dataNotReadable) with the bound
+ * named in the message and `details.reason`.
  */
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import type { Metadata, OutputInfo } from 'sharp';
-import { pdfDefect, type PdfDefect } from './pdf.js';
+import { AppError } from '../../../platform/errors.js';
+import { BoundedTaskError, BoundedWorkerPool } from '../../../platform/bounded-worker.js';
+import type { PdfDefect } from './pdf.js';
+import type { PdfTask } from './pdf-worker.js';
 import {
   PRECHECK_ERRORS,
   type DocumentContentType,
@@ -38,6 +49,9 @@ export type UnreadableReason =
   | 'wrongType'
   | 'decodeFailed'
   | 'tooManyPixels'
+  | 'timeout'
+  | 'outOfMemory'
+  | 'parserFailed'
   | `pdf:${PdfDefect}`;
 
 /** What the pixel checks measured on a readable image (see thresholds.ts for each measure). */
@@ -112,9 +126,45 @@ export class Semaphore {
   }
 }
 
+/** Where the PDF worker's entry module is: beside this file, `.ts` in the sources and `.js` in dist/. */
+const PDF_WORKER = new URL(`./pdf-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+
+/** The unreadable reasons that are bounds, not judgements: the file was not (fully) decoded. */
+function boundBreached(reason: UnreadableReason | undefined, t: ScreeningThresholds): string | undefined {
+  switch (reason) {
+    case 'pdf:decodedTooLarge':
+      return `its compressed streams decode to more than ${t.maxDecodedBytes / 1024 / 1024} MiB`;
+    case 'pdf:inflationRatio':
+      return `a compressed stream expands more than ${t.maxInflationRatio}-fold (a decompression bomb)`;
+    case 'tooManyPixels':
+      return `the image declares more than ${t.maxInputPixels} pixels`;
+    case 'timeout':
+      return `decoding it took longer than ${t.parseTimeoutMs / 1000} s`;
+    case 'outOfMemory':
+      return `decoding it needed more than ${t.parseHeapMb} MB of memory`;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A refusal that says which bound the file breached (decompression bombs and the like): 422
+ * DOCUMENT_REJECTED with dataNotReadable, like any unreadable file, and the reason. Undefined
+ * for every other report.
+ */
+export function boundRefusal(report: ScreeningReport, t: ScreeningThresholds): AppError | undefined {
+  const why = boundBreached(report.unreadable, t);
+  if (why === undefined) return undefined;
+  return new AppError('DOCUMENT_REJECTED', `The file was refused unread: ${why}. Nothing was stored.`, {
+    extra: { precheckErrors: report.problems },
+    details: { reason: report.unreadable },
+  });
+}
+
 export class BuiltInScreener implements DocumentScreener {
   readonly thresholds: ScreeningThresholds;
   readonly gate: Semaphore;
+  private readonly pdfParsers: BoundedWorkerPool<PdfTask, PdfDefect | null>;
 
   constructor(overrides: Partial<ScreeningThresholds> = {}) {
     this.thresholds = Object.freeze({ ...SCREENING_THRESHOLDS, ...overrides });
@@ -122,10 +172,25 @@ export class BuiltInScreener implements DocumentScreener {
       throw new RangeError('analysisMaxSide must be at least sharpnessLongSide');
     }
     this.gate = new Semaphore(this.thresholds.concurrency);
+    this.pdfParsers = new BoundedWorkerPool(PDF_WORKER, {
+      size: this.thresholds.concurrency,
+      timeoutMs: this.thresholds.parseTimeoutMs,
+      maxOldGenerationSizeMb: this.thresholds.parseHeapMb,
+      maxYoungGenerationSizeMb: Math.max(4, Math.floor(this.thresholds.parseHeapMb / 8)),
+    });
   }
 
+  /** The problems found; a file that breaches a decoding bound is refused (throws 422) with the reason. */
   async screen(subject: ScreeningSubject): Promise<string[]> {
-    return (await this.inspect(subject)).problems;
+    const report = await this.inspect(subject);
+    const refusal = boundRefusal(report, this.thresholds);
+    if (refusal) throw refusal;
+    return report.problems;
+  }
+
+  /** Ends the PDF workers (the app's close). */
+  close(): Promise<void> {
+    return this.pdfParsers.close();
   }
 
   /** `screen` with the reasons: why a file is unreadable, or the image measurements. */
@@ -141,8 +206,15 @@ export class BuiltInScreener implements DocumentScreener {
     if (!magicMatches(subject.contentType, head)) return unreadable('wrongType');
 
     if (subject.contentType === 'application/pdf') {
-      const defect = await pdfDefect(await readFile(subject.filePath));
-      return defect === undefined ? { problems: [] } : unreadable(`pdf:${defect}`);
+      let defect: PdfDefect | null;
+      try {
+        const limits = { maxDecodedBytes: t.maxDecodedBytes, maxInflationRatio: t.maxInflationRatio, inflationGraceBytes: t.inflationGraceBytes };
+        defect = await this.pdfParsers.run({ filePath: subject.filePath, limits });
+      } catch (error) {
+        if (!(error instanceof BoundedTaskError)) throw error;
+        return unreadable(error.bound === 'timeout' ? 'timeout' : error.bound === 'memory' ? 'outOfMemory' : 'parserFailed');
+      }
+      return defect === null ? { problems: [] } : unreadable(`pdf:${defect}`);
     }
 
     const measured = await measureImage(subject.filePath, SHARP_FORMAT[subject.contentType], t);
@@ -199,6 +271,7 @@ async function measureImage(
 ): Promise<ImageMeasurements | UnreadableReason> {
   const { default: sharp } = await loadSharp();
   const options = { failOn: FAIL_ON, limitInputPixels: t.maxInputPixels } as const;
+  const timeout = { seconds: Math.max(1, Math.ceil(t.parseTimeoutMs / 1000)) };
   let meta: Metadata;
   try {
     meta = await sharp(filePath, options).metadata();
@@ -217,6 +290,7 @@ async function measureImage(
       .flatten({ background: '#808080' })
       .toColourspace('srgb')
       .raw()
+      .timeout(timeout)
       .toBuffer({ resolveWithObject: true });
   } catch (err) {
     return decodeFailure(err);
@@ -264,7 +338,11 @@ async function measureImage(
 }
 
 function decodeFailure(err: unknown): UnreadableReason {
-  return err instanceof Error && /pixel limit/i.test(err.message) ? 'tooManyPixels' : 'decodeFailed';
+  if (!(err instanceof Error)) return 'decodeFailed';
+  if (/pixel limit/i.test(err.message)) return 'tooManyPixels';
+  // sharp's own wording when `.timeout()` abandons a pipeline: "timeout: N% complete".
+  if (/^timeout:/i.test(err.message)) return 'timeout';
+  return 'decodeFailed';
 }
 
 /**

@@ -13,7 +13,10 @@ export class ScreeningProviders {
   private readonly sandbox: DocumentScreener;
   private readonly production: DocumentScreener;
 
-  constructor(config: Pick<Config, 'screening'>, builtIn: BuiltInScreener = new BuiltInScreener()) {
+  constructor(
+    config: Pick<Config, 'screening'>,
+    private readonly builtIn: BuiltInScreener = new BuiltInScreener(),
+  ) {
     this.sandbox = new SandboxScreener(builtIn);
     this.production = config.screening.url
       ? new HttpScreener({ url: config.screening.url, timeoutMs: config.screening.timeoutMs, ...(config.screening.token ? { token: config.screening.token } : {}) })
@@ -22,5 +25,10 @@ export class ScreeningProviders {
 
   for(environment: 'sandbox' | 'production'): DocumentScreener {
     return environment === 'sandbox' ? this.sandbox : this.production;
+  }
+
+  /** Ends the built-in screener's parsing workers. */
+  close(): Promise<void> {
+    return this.builtIn.close();
   }
 }

@@ -1,4 +1,4 @@
-import type { BuiltInScreener } from './builtin.js';
+import { boundRefusal, type BuiltInScreener } from './builtin.js';
 import { PRECHECK_ERRORS, type DocumentScreener, type PrecheckError, type ScreeningSubject } from './screener.js';
 
 const TRIGGER = /precheck-([A-Za-z]+)/g;
@@ -27,6 +27,8 @@ export class SandboxScreener implements DocumentScreener {
     const triggered = sandboxTriggers(subject.fileName);
     if (triggered) return triggered;
     const report = await this.decoder.inspect(subject);
+    const refusal = boundRefusal(report, this.decoder.thresholds);
+    if (refusal) throw refusal;
     return report.unreadable ? report.problems : [];
   }
 }

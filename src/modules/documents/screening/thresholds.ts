@@ -35,6 +35,11 @@ export interface ScreeningThresholds {
   readonly screenshotMinTraits: number;
   readonly screenSizes: readonly (readonly [number, number])[];
   readonly concurrency: number;
+  readonly maxDecodedBytes: number;
+  readonly maxInflationRatio: number;
+  readonly inflationGraceBytes: number;
+  readonly parseTimeoutMs: number;
+  readonly parseHeapMb: number;
 }
 
 /** Common display and phone screen resolutions (width × height; either orientation matches). */
@@ -195,4 +200,34 @@ export const SCREENING_THRESHOLDS: ScreeningThresholds = Object.freeze({
    * JS plus libvips' working set.
    */
   concurrency: 2,
+  /**
+   * Decompression-bomb guard for PDFs: most bytes a PDF's structure streams (object and xref
+   * streams, which loading decodes) may decode to, in all: 4 MiB. They hold only the document's
+   * small objects (dictionaries, the xref; never page content or images), about 200 bytes per
+   * object, so 4 MiB is some 20,000 objects — far beyond an identity document or a statement.
+   * pdf-lib decodes in JavaScript at roughly 30–80 MB/s, so the cap is reached in well under a
+   * second even on a busy machine. More → dataNotReadable, refused with the reason.
+   */
+  maxDecodedBytes: 4 * 1024 * 1024,
+  /**
+   * Decompression-bomb guard for PDFs, per stream: once a stream has decoded past
+   * `inflationGraceBytes` (1 MiB), its decoded size may be at most 100 × its encoded size —
+   * Apache POI's zip-bomb rule (minimum inflate ratio 0.01). Structure streams compress 3–10×;
+   * a bomb's 1000× is caught after about a megabyte, long before any total cap. More →
+   * dataNotReadable, refused with the reason.
+   */
+  maxInflationRatio: 100,
+  inflationGraceBytes: 1024 * 1024,
+  /**
+   * Longest a decode may run (a PDF parse in its worker, from when the worker takes it; an
+   * image's libvips pipeline, rounded up to whole seconds). A 10 MB document decodes in about a
+   * second; the margin is for a busy machine (the pixel and decoded-byte caps stop bombs long
+   * before). Longer → refused.
+   */
+  parseTimeoutMs: 15_000,
+  /**
+   * V8 heap (old generation, MB) of a PDF-parsing worker. pdf-lib's object graph of a 10 MB
+   * document needs a few tens of MB. More → the worker dies and the file is refused.
+   */
+  parseHeapMb: 96,
 });
