@@ -11,12 +11,14 @@ import { documentRoutes } from './modules/documents/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
+import { LightningNode, loadVaspKeys, registerUmaWellKnownRoutes, umaRoutes } from './modules/uma/index.js';
 import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import {
   EventCatalogue,
   INCOMING_PAYMENT_EVENTS,
   OUTGOING_PAYMENT_EVENTS,
+  systemResolver,
   webhookRoutes,
   Webhooks,
   type Resolver,
@@ -71,7 +73,7 @@ export interface AppOptions {
   oidc?: OidcVerifier;
   /** Institutions that confirm account holder names; default: simulated (sandbox), CORRIDOR_BENEFICIARY_URL (production). */
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
-  /** Resolves webhook hosts for production deliveries; default: the system resolver. Tests answer DNS here. */
+  /** Resolves the hosts production platforms' requests go to (webhooks, other UMA VASPs); default: the system resolver. Tests answer DNS here. */
   webhookResolver?: Resolver;
 }
 
@@ -162,6 +164,14 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
 
   registerOpsRoutes(app, { ...deps, metrics });
 
+  // Corridor as a UMA VASP: its keys (made on first start unless configured) and its well-known endpoints at the root.
+  const uma = {
+    keys: await loadVaspKeys(deps.db, deps.clock, deps.config.uma, masterKey),
+    node: new LightningNode(masterKey),
+    resolver: options.webhookResolver ?? systemResolver,
+  };
+  registerUmaWellKnownRoutes(app, { ...deps, ...uma });
+
   const authenticator = new TokenAuthenticator(deps.handle, deps.config.cacheTtlMs);
   await authenticator.start();
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
@@ -223,6 +233,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(verificationRoutes, deps);
       await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
+      await api.register(umaRoutes, { ...deps, ...uma });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },

@@ -24,7 +24,7 @@ export {
   type RequestedField,
 } from './approvals.js';
 export { RETRY_SCHEDULE_SECONDS } from './deliveries.js';
-export { refusedRange, type Resolver } from './address-guard.js';
+export { guardedLookup, RefusedAddressError, refusedRange, systemResolver, type Resolver } from './address-guard.js';
 export {
   INCOMING_PAYMENT_EVENTS,
   IncomingTransactionPayload,
