@@ -29,7 +29,7 @@ import type { VaspKeys } from './keys.js';
 import { fieldToPayerDataKey } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { insertIncomingPayment } from './repo.js';
-import { fromSdkError, NonceCheck, verifySigned } from './verification.js';
+import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
 
 export interface ReceivingDeps {
   db: Db;
@@ -138,6 +138,8 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
   const receiver = await resolveReceiver(deps, url.host, userPart);
   if (!parseUmaAddress(`$x@${query.vaspDomain}`)) throw new AppError('INVALID_REQUEST_FORMAT', 'vaspDomain is not a domain.');
   acceptSender(receiver, query.vaspDomain);
+  // A stale request is refused before the sender's keys are fetched for it.
+  checkTimestamp(query.timestamp.getTime() / 1000, deps.clock, deps.config.uma.timestampWindowSeconds);
 
   const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, query.vaspDomain.toLowerCase());
   const senderKeys = await counterpartyKeys(
@@ -184,6 +186,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   const payer = parseUmaAddress(request.payerData.identifier ?? '');
   if (!payer) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'payerData.identifier must be the sender\'s UMA address.');
   acceptSender(receiver, payer.domain);
+  checkTimestamp(request.payerData.compliance?.signatureTimestamp ?? Number.NaN, deps.clock, deps.config.uma.timestampWindowSeconds);
 
   const offered = receiver.currencies.find((c) => c.code === request.receivingCurrencyCode);
   if (!offered) {
