@@ -11,7 +11,7 @@ import { documentRoutes } from './modules/documents/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
-import { LightningNode, loadVaspKeys, registerUmaWellKnownRoutes, umaRoutes } from './modules/uma/index.js';
+import { LightningNode, registerUmaWellKnownRoutes, umaRoutes, vaspKeySource } from './modules/uma/index.js';
 import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import {
@@ -166,7 +166,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
 
   // Corridor as a UMA VASP: its keys (made on first start unless configured) and its well-known endpoints at the root.
   const uma = {
-    keys: await loadVaspKeys(deps.db, deps.clock, deps.config.uma, masterKey),
+    keys: vaspKeySource(deps.db, deps.clock, deps.config.uma, masterKey),
     node: new LightningNode(masterKey),
     resolver: options.webhookResolver ?? systemResolver,
   };

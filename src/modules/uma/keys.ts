@@ -43,20 +43,37 @@ function fromPem(signingChainPem: string, signingKey: Buffer, encryptionChainPem
   };
 }
 
+/** Where the deployment's keys come from: asked on every use, loaded once. */
+export type VaspKeySource = () => Promise<VaspKeys>;
+
 /**
- * Configured keys when there are (production: a chain from the operator's CA), else the
- * deployment's own, made on first start: a self-signed chain in the database with its private
- * keys sealed under the master key. Every process of a deployment loads the same row.
+ * Configured keys when there are (production: a chain from the operator's CA), checked at
+ * start; else the deployment's own, made on first use: a self-signed chain in the database with
+ * its private keys sealed under the master key. Every process of a deployment loads the same row
+ * (the first to insert it wins).
  */
-export async function loadVaspKeys(db: Db, clock: Clock, config: UmaConfig, masterKey: Buffer): Promise<VaspKeys> {
+export function vaspKeySource(db: Db, clock: Clock, config: UmaConfig, masterKey: Buffer): VaspKeySource {
   if (config.signing && config.encryption) {
+    let configured: VaspKeys;
     try {
-      return fromPem(config.signing.certChainPem, Buffer.from(config.signing.privateKeyHex, 'hex'), config.encryption.certChainPem, Buffer.from(config.encryption.privateKeyHex, 'hex'));
+      configured = fromPem(config.signing.certChainPem, Buffer.from(config.signing.privateKeyHex, 'hex'), config.encryption.certChainPem, Buffer.from(config.encryption.privateKeyHex, 'hex'));
     } catch (error) {
       if (error instanceof ConfigError) throw error;
       throw new ConfigError(`the configured UMA certificates cannot be used: ${error instanceof Error ? error.message : String(error)}`);
     }
+    return () => Promise.resolve(configured);
   }
+  let loading: Promise<VaspKeys> | undefined;
+  return () => {
+    loading ??= loadStoredKeys(db, clock, masterKey).catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+}
+
+async function loadStoredKeys(db: Db, clock: Clock, masterKey: Buffer): Promise<VaspKeys> {
   const box = new SecretBox(masterKey, 'uma-vasp-keys');
   let row = await findVaspKeys(db);
   if (!row) {

@@ -20,7 +20,7 @@ import { findCustomer, findCustomerByUmaAddress } from '../customers/index.js';
 import type { Resolver } from '../webhooks/index.js';
 import { requireUmaAddress } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
-import type { VaspKeys } from './keys.js';
+import type { VaspKeySource } from './keys.js';
 import { payerDataKeyToField } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { findLookup, insertLookup, type LookupRow } from './repo.js';
@@ -32,7 +32,7 @@ export interface LookupDeps {
   db: Db;
   clock: Clock;
   config: Config;
-  keys: VaspKeys;
+  keys: VaspKeySource;
   resolver: Resolver;
 }
 
@@ -80,7 +80,7 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
     umaVersion: UmaProtocolVersion,
     signature: '',
   };
-  const signed = { ...unsigned, signature: await signPayload(getSignableLnurlpRequestPayload(unsigned), deps.keys.signing.privateKey) };
+  const signed = { ...unsigned, signature: await signPayload(getSignableLnurlpRequestPayload(unsigned), (await deps.keys()).signing.privateKey) };
   const answer = await vaspRequest({ url: encodeToUrl(signed), method: 'GET', timeoutMs: deps.config.uma.timeoutMs, guard, resolver: deps.resolver });
   if (!answer.ok) {
     throw new AppError('LOOKUP_REQUEST_FAILED', `The receiving VASP ${receiver.domain} did not answer: ${answer.reason}.`, { details: { vaspDomain: receiver.domain, reason: answer.reason } });

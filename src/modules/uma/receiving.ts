@@ -25,7 +25,7 @@ import type { Resolver } from '../webhooks/index.js';
 import { isLocalDomain, parseUmaAddress, vaspOrigin, type UmaAddress } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { INVOICE_EXPIRY_SECONDS, type IssuedInvoice, type LightningNode } from './invoices.js';
-import type { VaspKeys } from './keys.js';
+import type { VaspKeySource } from './keys.js';
 import { fieldToPayerDataKey } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { insertIncomingPayment } from './repo.js';
@@ -35,7 +35,7 @@ export interface ReceivingDeps {
   db: Db;
   clock: Clock;
   config: Config;
-  keys: VaspKeys;
+  keys: VaspKeySource;
   node: LightningNode;
   resolver: Resolver;
 }
@@ -155,7 +155,7 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
   const maxMsats = Math.max(...receiver.currencies.map((c) => c.maxSendable * c.multiplier));
   const response = await getLnurlpResponse({
     request: { ...query, receiverAddress: receiver.address.address },
-    privateKeyBytes: deps.keys.signing.privateKey,
+    privateKeyBytes: (await deps.keys()).signing.privateKey,
     requiresTravelRuleInfo: true,
     callback: callbackOf(receiver),
     encodedMetadata: metadataOf(receiver),
@@ -235,7 +235,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     receiverChannelUtxos: [],
     receiverFeesMillisats: 0,
     payeeData: { identifier: receiver.address.address },
-    receivingVaspPrivateKey: deps.keys.signing.privateKey,
+    receivingVaspPrivateKey: (await deps.keys()).signing.privateKey,
     payeeIdentifier: receiver.address.address,
   });
   const now = deps.clock.now();

@@ -5,13 +5,13 @@ import { errorResponses, PathParam } from '../../platform/http/schemas.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import type { Resolver } from '../webhooks/index.js';
 import type { LightningNode } from './invoices.js';
-import type { VaspKeys } from './keys.js';
+import type { VaspKeySource } from './keys.js';
 import { lookupReceiver } from './lookup.js';
 import { answerLnurlp, answerPayRequest } from './receiving.js';
 import { LookupParams, LookupQuery, ReceiverUmaLookupResponse } from './schemas.js';
 
 export interface UmaRouteDeps extends ModuleDeps {
-  keys: VaspKeys;
+  keys: VaspKeySource;
   node: LightningNode;
   resolver: Resolver;
 }
@@ -28,7 +28,7 @@ export function registerUmaWellKnownRoutes(app: FastifyInstance, deps: UmaRouteD
 
   app.get('/.well-known/lnurlpubkey', { schema: hidden, config: { auth: false } }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=3600');
-    return deps.keys.published;
+    return (await deps.keys()).published;
   });
 
   app.get('/.well-known/lnurlp/:user', { schema: { ...hidden, params: UserParams }, config: { auth: false } }, async (request, reply) => {
