@@ -260,6 +260,25 @@ describe("the receiving VASP's answer, checked by the sender", () => {
     });
   });
 
+  it('leaves out currencies a quote could not use (fractional limits, unknown codes), never answering 500', async () => {
+    await withFake(
+      () =>
+        (fake.lnurlp = async (url) => {
+          const answer = JSON.parse((await signedLnurlpAnswer(url, fake.signing)).body);
+          answer.currencies.push(
+            { code: 'USD', name: 'US Dollar', symbol: '$', multiplier: 10, decimals: 2, convertible: { min: 1.5, max: 100 } },
+            { code: 'ZZZ', name: 'Nothing', symbol: 'Z', multiplier: 10, decimals: 2, convertible: { min: 1, max: 100 } },
+          );
+          return { status: 200, body: JSON.stringify(answer) };
+        }),
+      async () => {
+        const response = await lookup(carol());
+        expect(response.statusCode, response.body).toBe(200);
+        expect(response.json().supportedCurrencies.map((c: { currency: { code: string } }) => c.currency.code)).toEqual(['PHP']);
+      },
+    );
+  });
+
   it('INVALID_SIGNATURE when the answer is signed by a key other than the published one', async () => {
     const stranger = newSecp256k1Key();
     await withFake(
@@ -447,6 +466,17 @@ describe('GET /.well-known/lnurlp/{user}: the receiving side checks every reques
     url.searchParams.delete('nonce');
     expectEnvelope(await send(url), 400, 'MISSING_REQUIRED_UMA_PARAMETERS');
     expectEnvelope(await send(new URL(`http://${domainB}/.well-known/lnurlp/${bobUser()}`)), 400, 'MISSING_REQUIRED_UMA_PARAMETERS');
+  });
+
+  it("INVALID_SIGNATURE, saying nothing of the network, when the sender's keys cannot be fetched", async () => {
+    const url = await getSignedLnurlpRequestUrl({
+      isSubjectToTravelRule: true,
+      receiverAddress: bob.umaAddress,
+      senderVaspDomain: '127.0.0.1:1',
+      signingPrivateKey: fake.signing.privateKey,
+    });
+    const body = expectEnvelope(await send(url), 401, 'INVALID_SIGNATURE');
+    expect(body.details).toEqual({ vaspDomain: '127.0.0.1:1' });
   });
 
   it('INVALID_REQUEST_FORMAT for a UMA version Corridor does not speak', async () => {

@@ -18,14 +18,22 @@ export interface CounterpartyDeps {
  * signing chain checked (CERT_CHAIN_INVALID / CERT_CHAIN_EXPIRED / INVALID_PUBKEY_FORMAT).
  * Fetched for every message rather than cached: a VASP that rotates or revokes its keys is
  * believed at once, and the cost is one small request per lookup or payment.
- * `unreachable` is the code when no usable answer comes.
+ * `options.unreachable` is the code when no usable answer comes.
  */
-export async function counterpartyKeys(deps: CounterpartyDeps, domain: string, guard: boolean, unreachable: ErrorCode): Promise<PubKeyResponse> {
+export async function counterpartyKeys(
+  deps: CounterpartyDeps,
+  domain: string,
+  options: { guard: boolean; unreachable: ErrorCode; explain: boolean },
+): Promise<PubKeyResponse> {
   const url = new URL('/.well-known/lnurlpubkey', vaspOrigin(domain));
-  const response = await vaspRequest({ url, method: 'GET', timeoutMs: deps.config.timeoutMs, guard, resolver: deps.resolver });
-  if (!response.ok) throw new AppError(unreachable, `The keys of ${domain} cannot be fetched: ${response.reason}.`, { details: { vaspDomain: domain, reason: response.reason } });
-  if (response.status !== 200) {
-    throw new AppError(unreachable, `The keys of ${domain} cannot be fetched: it answered ${response.status}.`, { details: { vaspDomain: domain, counterpartyStatus: response.status } });
+  const response = await vaspRequest({ url, method: 'GET', timeoutMs: deps.config.timeoutMs, guard: options.guard, resolver: deps.resolver });
+  if (!response.ok || response.status !== 200) {
+    const reason = response.ok ? `it answered ${response.status}` : response.reason;
+    // Only a platform's own lookup hears why: an anonymous sender must not learn what a
+    // sandbox Corridor's network answers (refused, timed out…) at the domain it names.
+    throw new AppError(options.unreachable, `The keys of ${domain} cannot be fetched${options.explain ? `: ${reason}` : ''}.`, {
+      details: { vaspDomain: domain, ...(options.explain ? { reason } : {}) },
+    });
   }
   let keys: PubKeyResponse;
   try {

@@ -103,7 +103,7 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
     throw new AppError('PARSE_LNURLP_RESPONSE_ERROR', `${receiver.domain} answered for ${response.compliance.receiverIdentifier}, not ${receiver.address}.`);
   }
 
-  const keys = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, resolver: deps.resolver }, receiver.domain, guard, 'LOOKUP_REQUEST_FAILED');
+  const keys = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, resolver: deps.resolver }, receiver.domain, { guard, unreachable: 'LOOKUP_REQUEST_FAILED', explain: true });
   const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, receiver.domain);
   await verifySigned(nonces, (validator) => verifyUmaLnurlpResponseSignature(response, keys, validator), 'lnurlp response');
 
@@ -111,11 +111,23 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
     config.supported_currencies.map((c) => c.currencyCode).find((code) => msatsPerMinorUnit(code) !== undefined) ?? 'USD';
   const senderMsatsPerUnit = msatsPerMinorUnit(senderCurrency)! * 10 ** currency(senderCurrency).decimals;
   const currencies = response.currencies
-    .filter((c) => isCurrency(c.code) && c.multiplier > 0 && c.maxSendable > 0)
+    // What another VASP sends is only offered when it is something Corridor can quote on.
+    .filter(
+      (c) =>
+        isCurrency(c.code) &&
+        Number.isFinite(c.multiplier) &&
+        c.multiplier > 0 &&
+        Number.isInteger(c.decimals) &&
+        c.decimals >= 0 &&
+        c.decimals <= 18 &&
+        Number.isSafeInteger(c.minSendable) &&
+        Number.isSafeInteger(c.maxSendable) &&
+        c.maxSendable >= Math.max(1, c.minSendable),
+    )
     .map((c) => ({
       code: c.code,
-      name: c.name,
-      symbol: c.symbol,
+      name: c.name.slice(0, 100),
+      symbol: c.symbol.slice(0, 20),
       decimals: c.decimals,
       multiplier: c.multiplier,
       min: Math.max(1, c.minSendable),

@@ -145,8 +145,7 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
   const senderKeys = await counterpartyKeys(
     { clock: deps.clock, config: deps.config.uma, resolver: deps.resolver },
     query.vaspDomain,
-    receiver.environment === 'production',
-    'INVALID_SIGNATURE',
+    { guard: receiver.environment === 'production', unreachable: 'INVALID_SIGNATURE', explain: false },
   );
   await verifySigned(nonces, (validator) => verifyUmaLnurlpQuerySignature(query, senderKeys, validator), 'lnurlp request');
 
@@ -213,8 +212,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   const senderKeys = await counterpartyKeys(
     { clock: deps.clock, config: deps.config.uma, resolver: deps.resolver },
     payer.domain,
-    receiver.environment === 'production',
-    'INVALID_SIGNATURE',
+    { guard: receiver.environment === 'production', unreachable: 'INVALID_SIGNATURE', explain: false },
   );
   await verifySigned(nonces, (validator) => verifyPayReqSignature(request, senderKeys, validator), 'pay request');
 
