@@ -11,6 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   findCustomer,
+  findCustomerByUmaAddress,
   listCustomers,
   liveCustomerIdByPlatformCustomerId,
   umaAddressTaken,
@@ -137,6 +138,10 @@ describe('customer request paths on a table without statistics', () => {
   it('the create path looks up platformCustomerId and UMA address through their unique indexes', async () => {
     await expectIndex(await recorded((db) => liveCustomerIdByPlatformCustomerId(db, platformUuid, 'pc-77')), 'customers_platform_customer_id_live');
     await expectIndex(await recorded((db) => umaAddressTaken(db, platformUuid, '$c77@uma.example')), 'customers_uma_address_live');
+  });
+
+  it('an incoming UMA request finds its receiver through the UMA address index', async () => {
+    await expectIndex(await recorded((db) => findCustomerByUmaAddress(db, platformUuid, '$c77@uma.example')), 'customers_uma_address_live');
   });
 
   it('a page of live customers reads them in index order, first page and after a cursor', async () => {
