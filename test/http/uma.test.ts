@@ -1,22 +1,20 @@
 import {
-  getLnurlpResponse,
   getPayRequest,
   getSignedLnurlpRequestUrl,
   InMemoryNonceValidator,
   KycStatus,
   LnurlpResponse,
-  parseLnurlpRequest,
   PayReqResponse,
   PubKeyResponse,
   verifyPayReqResponseSignature,
-  Currency,
 } from '@uma-sdk/core';
 import bolt11 from 'bolt11';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findUmaLookup } from '../../src/modules/uma/index.js';
-import { issueCertificate, newSecp256k1Key, selfSignedChains, toPem, type Secp256k1Key } from '../../src/modules/uma/certificates.js';
+import { issueCertificate, newSecp256k1Key, toPem, type Secp256k1Key } from '../../src/modules/uma/certificates.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { fakeChain, signedLnurlpAnswer, startFakeVasp, type FakeVasp } from '../helpers/uma.js';
 
 /**
  * Two Corridors, each its own VASP on its own port (`127.0.0.1:<port>` is its UMA domain; the
@@ -28,6 +26,7 @@ let b: TestContext;
 let domainA: string;
 let domainB: string;
 let alice: { id: string; umaAddress: string };
+let fake: FakeVasp;
 let bob: { id: string; umaAddress: string };
 
 type Body = Record<string, unknown>;
@@ -43,74 +42,6 @@ async function customer(ctx: TestContext, p: TestPlatform, id: string, extra: Bo
 
 const lookup = (address: string, query = `customerId=${alice.id}`, ctx = a, p = a.platform) =>
   call(ctx, p, 'GET', `/receiver/uma/${encodeURIComponent(address)}?${query}`);
-
-/** The VASP the test plays: serves whatever chain it is told and answers lnurlp as it is told. */
-interface FakeVasp {
-  domain: string;
-  signing: Secp256k1Key;
-  chainPem: string;
-  lnurlp: (url: URL) => Promise<{ status: number; body: string }>;
-  server: Server;
-}
-let fake: FakeVasp;
-
-function fakeChain(now = new Date()) {
-  const chains = selfSignedChains('fake VASP', now);
-  return { key: chains.signing.key, chainPem: chains.signing.chainPem, encryptionPem: chains.encryption.chainPem };
-}
-
-function hexChain(pem: string): string[] {
-  return [...pem.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]+?)-----END CERTIFICATE-----/g)].map((m) => Buffer.from(m[1]!.replace(/\s/g, ''), 'base64').toString('hex'));
-}
-
-async function startFakeVasp(): Promise<FakeVasp> {
-  const initial = fakeChain();
-  const state = {
-    signing: initial.key,
-    chainPem: initial.chainPem,
-    lnurlp: async (url: URL) => signedLnurlpAnswer(url, state.signing),
-  } as FakeVasp;
-  const server = createServer((req, res) => {
-    const url = new URL(req.url!, `http://${req.headers.host}`);
-    if (url.pathname === '/.well-known/lnurlpubkey') {
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ signingCertChain: hexChain(state.chainPem), encryptionCertChain: hexChain(state.chainPem) }));
-      return;
-    }
-    if (url.pathname.startsWith('/.well-known/lnurlp/')) {
-      void state.lnurlp(url).then(({ status, body }) => {
-        res.statusCode = status;
-        res.setHeader('content-type', 'application/json');
-        res.end(body);
-      });
-      return;
-    }
-    res.statusCode = 404;
-    res.end('{}');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.server = server;
-  state.domain = `127.0.0.1:${(server.address() as { port: number }).port}`;
-  return state;
-}
-
-/** What a receiving VASP built on the SDK answers. */
-async function signedLnurlpAnswer(url: URL, key: Secp256k1Key): Promise<{ status: number; body: string }> {
-  const request = parseLnurlpRequest(url);
-  const response = await getLnurlpResponse({
-    request,
-    privateKeyBytes: key.privateKey,
-    requiresTravelRuleInfo: true,
-    callback: `http://${url.host}/payreq`,
-    encodedMetadata: JSON.stringify([['text/plain', 'pay']]),
-    minSendableSats: 1,
-    maxSendableSats: 10_000_000,
-    payerDataOptions: { name: { mandatory: true }, email: { mandatory: false } },
-    currencyOptions: [new Currency('PHP', 'Philippine Peso', '₱', 17.2, 100, 5_000_000, 2)],
-    receiverKycStatus: KycStatus.Verified,
-  });
-  return { status: 200, body: response.toJsonString() };
-}
 
 beforeAll(async () => {
   a = await createTestContext();
