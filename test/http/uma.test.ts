@@ -63,7 +63,7 @@ beforeAll(async () => {
   alice = await customer(a, a.platform, 'alice', { currencies: ['EUR'] });
   bob = await customer(b, b.platform, 'bob', { currencies: ['MXN'] });
   fake = await startFakeVasp();
-}, 60_000);
+}, 300_000);
 
 afterAll(async () => {
   await new Promise((resolve) => fake?.server.close(resolve));
