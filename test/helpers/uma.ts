@@ -11,7 +11,8 @@ export interface FakeVasp {
   server: Server;
 }
 
-export function fakeChain(now = new Date()) {
+/** Valid from an hour ago: a test context's manual clock may stand a while before the chain is made. */
+export function fakeChain(now = new Date(Date.now() - 3_600_000)) {
   const chains = selfSignedChains('fake VASP', now);
   return { key: chains.signing.key, chainPem: chains.signing.chainPem, encryptionPem: chains.encryption.chainPem };
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
+import { AppError } from '../../platform/errors.js';
 import { errorResponses, PathParam } from '../../platform/http/schemas.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import type { Resolver } from '../webhooks/index.js';
@@ -32,8 +33,13 @@ export function registerUmaWellKnownRoutes(app: FastifyInstance, deps: UmaRouteD
   });
 
   app.get('/.well-known/lnurlp/:user', { schema: { ...hidden, params: UserParams }, config: { auth: false } }, async (request, reply) => {
-    const url = new URL(request.url, `http://${request.host}`);
     reply.header('cache-control', 'no-store');
+    let url: URL;
+    try {
+      url = new URL(request.url, `http://${request.host}`);
+    } catch {
+      throw new AppError('UMA_NOT_FOUND', 'No receiver at this host.');
+    }
     return answerLnurlp(deps, url);
   });
 
