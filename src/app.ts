@@ -14,15 +14,17 @@ import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
 import { LightningNode, registerUmaWellKnownRoutes, umaRoutes, vaspKeySource } from './modules/uma/index.js';
 import { reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import { sandboxRoutes } from './modules/sandbox/index.js';
 import {
-  EventCatalogue,
+  HttpRails,
   INCOMING_PAYMENT_EVENTS,
   OUTGOING_PAYMENT_EVENTS,
-  systemResolver,
-  webhookRoutes,
-  Webhooks,
-  type Resolver,
-} from './modules/webhooks/index.js';
+  Payments,
+  SandboxRails,
+  transactionRoutes,
+  type RailProvider,
+} from './modules/transactions/index.js';
+import { EventCatalogue, systemResolver, webhookRoutes, Webhooks, type Resolver } from './modules/webhooks/index.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
@@ -42,6 +44,7 @@ import { validatorCompiler } from './platform/http/validation.js';
 import { AppError } from './platform/errors.js';
 import { uuidv7 } from './platform/ids.js';
 import { withJwksOverrides } from './platform/oidc-issuers.js';
+import { OffsetPlatformClock } from './platform/platform-clock.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
@@ -75,6 +78,8 @@ export interface AppOptions {
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
   /** Resolves the hosts production platforms' requests go to (webhooks, other UMA VASPs); default: the system resolver. Tests answer DNS here. */
   webhookResolver?: Resolver;
+  /** Sends production platforms' payouts; default: CORRIDOR_RAILS_URL, else production payments are refused. */
+  railProvider?: RailProvider;
 }
 
 /**
@@ -219,6 +224,22 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   });
   await webhooks.start();
   app.decorate('webhooks', webhooks);
+  // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
+  const platformClock = new OffsetPlatformClock(deps.db, deps.clock);
+  const railsUrl = deps.config.rails.url;
+  const payments = new Payments({
+    db: deps.db,
+    clock: deps.clock,
+    platformClock,
+    ledger,
+    jobs: deps.jobs,
+    logger: deps.logger,
+    rails: {
+      sandbox: new SandboxRails(),
+      ...(options.railProvider ? { production: options.railProvider } : railsUrl ? { production: new HttpRails({ ...deps.config.rails, url: railsUrl }) } : {}),
+    },
+  });
+  app.decorate('payments', payments);
 
   await app.register(
     async (api) => {
@@ -235,6 +256,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
       await api.register(umaRoutes, { ...deps, ...uma });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
+      await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });
+      await api.register(sandboxRoutes, { ...deps, payments, platformClock });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

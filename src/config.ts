@@ -54,6 +54,8 @@ export interface Config {
   messages: HttpProviderConfig;
   /** Name-check provider for production platforms' new bank accounts; unset: their names are not checked (UNSUPPORTED). */
   beneficiaryVerification: HttpProviderConfig;
+  /** Payment-rail provider that sends production platforms' payouts (docs/rail-provider.md); unset: production payments are refused. */
+  rails: HttpProviderConfig;
   uma: UmaConfig;
 }
 
@@ -61,7 +63,7 @@ export interface Config {
 export interface UmaConfig {
   /**
    * The deployment's signing and encryption keys with their X.509 chains (PEM, leaf first).
-   * Unset: a self-signed chain made on first start and kept in the database, key sealed.
+   * Unset: a self-signed chain made on first use and kept in the database, keys sealed.
    */
   signing?: { certChainPem: string; privateKeyHex: string };
   encryption?: { certChainPem: string; privateKeyHex: string };
@@ -182,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     endUserTerms: termsConfig(env),
     screening: httpProvider(env, 'CORRIDOR_SCREENING', { fallback: 30_000, max: 300_000 }),
+    rails: httpProvider(env, 'CORRIDOR_RAILS', { fallback: 10_000, max: 60_000 }),
     uploadDir: resolve(env.CORRIDOR_UPLOAD_DIR || tmpdir()),
     ...(key ? { masterKey: key } : {}),
     wallet: {

@@ -1,3 +1,5 @@
+import type { DbOrTx } from './db/database.js';
+
 /** Every "now" in Corridor comes from a Clock, so tests can move time instead of sleeping. */
 export interface Clock {
   now(): Date;
@@ -32,7 +34,11 @@ export class ManualClock implements Clock {
  * platform (quote expiry, settlement, approval windows) reads its time here, never from `Clock`.
  */
 export interface PlatformClock {
-  now(platformId: string): Promise<Date>;
+  /**
+   * `db`: read inside the caller's database transaction. Pass it whenever one is open: on the
+   * embedded engine (one connection) a read outside it would wait for it to end.
+   */
+  now(platformId: string, db?: DbOrTx): Promise<Date>;
 }
 
 /** A platform clock with no offsets: every platform sees `clock`'s time. */

@@ -21,13 +21,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NOT_BUILT: Record<string, ErrorCode[]> = {
   'quotes and transactions': [
     'QUOTE_REQUEST_FAILED',
-    'QUOTE_NOT_FOUND',
     'INVALID_AMOUNT',
     'SELF_PAYMENT',
     'TRANSACTION_SIZE_LIMIT_EXCEEDED',
     'END_USER_TERMS_NOT_ACCEPTED',
-    'TRANSACTION_NOT_FOUND',
-    'TRANSACTION_NOT_CANCELLABLE',
     'USER_NOT_READY',
     'COUNTERPARTY_NOT_ALLOWED',
     'VELOCITY_LIMIT_EXCEEDED',
@@ -102,10 +99,10 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     REQUEST_ID_MISSING: 'test/http/wallet-auth.test.ts',
   },
   '7.3': {
-    TRANSACTION_NOT_FOUND: 'quotes and transactions',
+    TRANSACTION_NOT_FOUND: 'test/http/transactions.test.ts',
     INVITATION_NOT_FOUND: 'invitations',
     USER_NOT_FOUND: 'test/http/customers.test.ts',
-    QUOTE_NOT_FOUND: 'quotes and transactions',
+    QUOTE_NOT_FOUND: 'test/http/sandbox-payments.test.ts',
     LOOKUP_REQUEST_NOT_FOUND: 'test/http/uma.test.ts',
     TOKEN_NOT_FOUND: 'test/http/tokens.test.ts',
     BULK_UPLOAD_JOB_NOT_FOUND: 'test/http/bulk-customers.test.ts',

@@ -103,7 +103,7 @@ export async function customerTypeOf(
   platformId: string,
   customerId: string,
   options: { forUpdate?: boolean } = {},
-): Promise<{ uuid: string; type: CustomerType }> {
+): Promise<{ uuid: string; type: CustomerType; platformCustomerId: string }> {
   const row = await loadLive(db, platformId, customerId, options.forUpdate);
-  return { uuid: row.id, type: row.customer_type };
+  return { uuid: row.id, type: row.customer_type, platformCustomerId: row.platform_customer_id };
 }

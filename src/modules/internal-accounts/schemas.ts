@@ -128,7 +128,7 @@ const PAYMENT_INFOS = [
   ),
 ];
 
-const PaymentInstructions = Type.Object(
+export const PaymentInstructions = Type.Object(
   {
     instructionsNotes: Type.Optional(Type.String()),
     isPlatformAccount: Type.Optional(Type.Boolean()),

@@ -25,9 +25,3 @@ export {
 } from './approvals.js';
 export { RETRY_SCHEDULE_SECONDS } from './deliveries.js';
 export { guardedLookup, RefusedAddressError, refusedRange, systemResolver, type Resolver } from './address-guard.js';
-export {
-  INCOMING_PAYMENT_EVENTS,
-  IncomingTransactionPayload,
-  OUTGOING_PAYMENT_EVENTS,
-  OutgoingTransactionPayload,
-} from './interim-payloads.js';

@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { withTx } from '../../platform/db/tx.js';
+import { AppError } from '../../platform/errors.js';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { sendWrite } from '../../platform/http/write.js';
+import type { ModuleDeps } from '../../platform/module.js';
+import type { OffsetPlatformClock } from '../../platform/platform-clock.js';
+import { SandboxSendRequest, Transaction, type Payments } from '../transactions/index.js';
+import { ClockAdvanceRequest, SandboxClock } from './schemas.js';
+
+export type SandboxRouteDeps = ModuleDeps & { payments: Payments; platformClock: OffsetPlatformClock };
+
+function sandboxOnly(request: FastifyRequest, what: string): void {
+  if (request.principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', `${what} is only available to sandbox platforms.`);
+}
+
+/** Sandbox simulations that sit above the money modules: paying a quote in, and the platform's test clock. */
+export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async (app, deps) => {
+  const tags = ['Sandbox'];
+
+  app.post('/sandbox/send', {
+    schema: {
+      operationId: 'sandboxSend',
+      tags,
+      summary: 'Pay a REALTIME_FUNDING quote’s instructions (sandbox)',
+      description:
+        'Simulates the platform paying in the money of an executed REALTIME_FUNDING quote. The quote’s total sending amount (the default) funds the payment, which then goes to its rail; ' +
+        'any other amount fails it with FUNDING_AMOUNT_MISMATCH and the money is returned (`refund`). Answers the transaction. Sandbox platforms only (403 otherwise).',
+      body: SandboxSendRequest,
+      response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request, reply) => {
+      sandboxOnly(request, 'Sandbox send');
+      const { quoteId, currencyCode, currencyAmount } = request.body;
+      return sendWrite(
+        deps,
+        request,
+        reply,
+        async (trx) => ({
+          statusCode: 200,
+          body: await deps.payments.fundFromSandbox(trx, request.principal.platformId, quoteId, currencyCode, currencyAmount === undefined ? undefined : BigInt(currencyAmount)),
+        }),
+        { idempotent: true },
+      );
+    },
+  });
+
+  app.get('/sandbox/clock', {
+    schema: {
+      operationId: 'getSandboxClock',
+      tags,
+      summary: 'Read the platform’s test clock (sandbox)',
+      response: { 200: SandboxClock, ...errorResponses(401, 403, 500) },
+    },
+    handler: async (request) => {
+      sandboxOnly(request, 'The test clock');
+      const offsetMs = await deps.platformClock.offsetMs(deps.db, request.principal.platformId);
+      return { now: new Date(deps.clock.now().getTime() + offsetMs).toISOString(), offsetSeconds: Math.floor(offsetMs / 1000) };
+    },
+  });
+
+  app.post('/sandbox/clock/advance', {
+    schema: {
+      operationId: 'advanceSandboxClock',
+      tags,
+      summary: 'Move the platform’s time forward (sandbox)',
+      description:
+        'Moves this platform’s time forward by `seconds`: quotes expire, payments settle and every other time-based rule of the platform (webhook retries, approval windows) acts as if the time had passed — ' +
+        'what became due runs now. No other platform’s time changes; time never moves back. Sandbox platforms only (403 otherwise).',
+      body: ClockAdvanceRequest,
+      response: { 200: SandboxClock, ...errorResponses(400, 401, 403, 500) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request) => {
+      sandboxOnly(request, 'The test clock');
+      const moved = await withTx(deps.db, (trx) => deps.platformClock.advance(trx, request.principal.platformId, request.body.seconds));
+      return { now: moved.now.toISOString(), offsetSeconds: Math.floor(moved.offsetMs / 1000) };
+    },
+  });
+};

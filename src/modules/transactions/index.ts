@@ -1,0 +1,12 @@
+/**
+ * The transactions module's public face (MONEY-CONTRACT.md): what app.ts wires and what quotes
+ * (and later transfers, UMA) call. `Payments` is built once in app.ts; a quote's execution calls
+ * `payments.startOutgoingPayment(trx, input)` (or `recordExpiredPayment`) in its own database
+ * transaction, and derives a quote's status from `payments.transactionStatusesByQuote`.
+ */
+export { transactionRoutes, type TransactionRouteDeps } from './routes.js';
+export { Payments, SETTLE_JOB, SUBMIT_JOB, type OutgoingPaymentInput, type PaymentsDeps, type TransactionView } from './payments.js';
+export { HttpRails, SandboxRails, SANDBOX_TRIGGERS, type Payout, type PayoutStatus, type RailFailureReason, type RailProvider, type SubmitOutcome } from './rail-provider.js';
+export { RAILS, railCarries, settlementSecondsOf, type RailSpec } from './rails.js';
+export { INCOMING_PAYMENT_EVENTS, OUTGOING_PAYMENT_EVENTS, SandboxSendRequest, Transaction, IncomingTransaction, OutgoingTransaction } from './schemas.js';
+export { IllegalTransition, TRANSACTION_STATUSES, type TransactionStatus } from './status.js';

@@ -1,0 +1,467 @@
+import type { Logger } from 'pino';
+import type { Clock, PlatformClock } from '../../platform/clock.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { withTx } from '../../platform/db/tx.js';
+import { AppError, invalidInput } from '../../platform/errors.js';
+import { formatId, parseId } from '../../platform/ids.js';
+import { enqueueJob, RetryJobAt, type Job, type JobCheckpoint, type JobWorker } from '../../platform/jobs.js';
+import { recordEvents, type DomainEvent } from '../../platform/outbox.js';
+import { customerTypeOf } from '../customers/index.js';
+import type { PaymentRail } from '../external-accounts/index.js';
+import { findLedgerTransaction, LedgerError, type Ledger, type LedgerAccountRef, type Posting } from '../ledger/index.js';
+import { platformEnvironment } from '../platforms/index.js';
+import type { Payout, RailProvider } from './rail-provider.js';
+import { FUNDING_RAIL, NETWORK_RAIL, RAILS, railCarries, settlementSecondsOf, type RailName } from './rails.js';
+import {
+  findTransaction,
+  findTransactionByQuote,
+  insertTransaction,
+  statusesByQuote,
+  updateTransaction,
+  type TransactionChanges,
+  type TransactionRow,
+} from './repo.js';
+import type { OutgoingFailureReason, Transaction } from './schemas.js';
+import { assertTransition, type TransactionStatus } from './status.js';
+import { toTransaction } from './views.js';
+
+/** What a quote's execution hands over (MONEY-CONTRACT.md). Ids are the API's `<Type>:<uuid>`, platformId a uuid. */
+export interface OutgoingPaymentInput {
+  transactionId: string;
+  platformId: string;
+  customerId: string;
+  quoteId: string;
+  source: { sourceType: 'ACCOUNT'; accountId: string } | { sourceType: 'REALTIME_FUNDING'; currency: string; cryptoNetwork?: string };
+  destination: { destinationType: 'ACCOUNT'; accountId: string; paymentRail: PaymentRail } | { destinationType: 'UMA_ADDRESS'; umaAddress: string };
+  sendingCurrency: string;
+  receivingCurrency: string;
+  sentAmount: bigint;
+  totalSendingAmount: bigint;
+  receivedAmount: bigint;
+  fees: bigint;
+  platformFees: bigint;
+  exchangeRate: string;
+  rateDetails?: Record<string, unknown>;
+  description?: string;
+  remittanceInformation?: string;
+  purposeOfPayment?: string;
+  paymentInstructions?: unknown;
+  expectedSettlementAt?: Date;
+}
+
+export type TransactionView = Transaction;
+
+export const SUBMIT_JOB = 'payments.submit';
+export const SETTLE_JOB = 'payments.settle';
+/** A settlement job waits (RetryJobAt) for its due time and for a slow provider: it must not run out of attempts doing so. */
+const SETTLE_MAX_ATTEMPTS = 1_000;
+/** How soon a provider that still answers PENDING is asked again. */
+const PROVIDER_POLL_MS = 60_000;
+
+export interface PaymentsDeps {
+  db: Db;
+  clock: Clock;
+  platformClock: PlatformClock;
+  ledger: Ledger;
+  jobs: JobWorker;
+  logger: Logger;
+  /** Simulated rails for sandbox platforms; the configured provider (if any) for production ones. */
+  rails: { sandbox: RailProvider; production?: RailProvider };
+}
+
+const ref = (uuid: string, step: string) => `transaction:${uuid}:${step}`;
+
+function idOrFail(type: string, id: string): string {
+  const uuid = parseId(type, id);
+  if (!uuid) throw new Error(`${id} is not a ${type} id`);
+  return uuid;
+}
+
+/**
+ * Money movement after a quote's execution: the hold, the hand-over to the rail (the debit),
+ * settlement, failure and refund, each a ledger transaction in the same database transaction as
+ * the status change it causes (status.ts) and its webhook event. Settlement runs as durable
+ * jobs: a restart resumes them, and the conditional status update and the ledger's unique
+ * references make a repeated step a no-op.
+ */
+export class Payments {
+  constructor(private readonly deps: PaymentsDeps) {
+    deps.jobs.register(SUBMIT_JOB, (job) => this.onSubmit(job));
+    deps.jobs.register(SETTLE_JOB, (job, checkpoint) => this.onSettle(job, checkpoint));
+  }
+
+  private railsOf(environment: 'sandbox' | 'production'): RailProvider | undefined {
+    return environment === 'sandbox' ? this.deps.rails.sandbox : this.deps.rails.production;
+  }
+
+  /** Postings of a payment's hold: the sender's total to the payout (through FX across currencies) and to the fee accounts. */
+  private postings(row: TransactionRow, from: LedgerAccountRef): Posting[] {
+    const send = row.sending_currency;
+    const receive = row.receiving_currency;
+    const rail = row.payment_rail!;
+    const sent = BigInt(row.sent_amount);
+    const received = BigInt(row.received_amount);
+    const postings: Posting[] = [];
+    if (send === receive) {
+      if (sent !== received) throw new Error(`same-currency payment ${row.id} sends ${sent} but receives ${received}`);
+      postings.push({ from, to: { kind: 'SETTLEMENT', rail, currency: send }, amount: sent, currency: send });
+    } else {
+      // Each currency balances on its own: the sender pays the FX position in one, the FX position pays the rail in the other.
+      postings.push({ from, to: { kind: 'FX', currency: send }, amount: sent, currency: send });
+      postings.push({ from: { kind: 'FX', currency: receive }, to: { kind: 'SETTLEMENT', rail, currency: receive }, amount: received, currency: receive });
+    }
+    const fees = BigInt(row.fees);
+    const platformFees = BigInt(row.platform_fees);
+    if (fees > 0n) postings.push({ from, to: { kind: 'SERVICE_FEES', currency: send }, amount: fees, currency: send });
+    if (platformFees > 0n) postings.push({ from, to: { kind: 'PLATFORM_FEES', currency: send }, amount: platformFees, currency: send });
+    return postings;
+  }
+
+  private sourceAccount(row: TransactionRow): LedgerAccountRef {
+    if (row.source_account_id) return { kind: 'INTERNAL_ACCOUNT', id: row.source_account_id };
+    const source = row.source as { sourceType: string };
+    // A pull from the customer's external account, or money the platform paid in (REALTIME_FUNDING).
+    return { kind: 'SETTLEMENT', rail: source.sourceType === 'REALTIME_FUNDING' ? FUNDING_RAIL : 'PULL', currency: row.sending_currency };
+  }
+
+  /** Places the hold; an internal account without the available balance is refused (and the caller's transaction aborted). */
+  private async hold(trx: DbOrTx, row: TransactionRow): Promise<string> {
+    try {
+      const held = await this.deps.ledger.hold(trx, {
+        platformId: row.platform_id,
+        reference: ref(row.id, 'hold'),
+        postings: this.postings(row, this.sourceAccount(row)),
+        metadata: { transactionId: formatId('Transaction', row.id) },
+      });
+      return held.id;
+    } catch (error) {
+      if (error instanceof LedgerError && error.reason === 'INSUFFICIENT_FUNDS') {
+        const source = row.source as { accountId?: string };
+        throw new AppError('AMOUNT_OUT_OF_RANGE', `The available balance of ${source.accountId ?? 'the source account'} is less than the total sending amount.`, {
+          details: { reason: 'INSUFFICIENT_BALANCE', accountId: source.accountId, totalSendingAmount: Number(row.total_sending_amount) },
+        });
+      }
+      throw error;
+    }
+  }
+
+  private async rowFor(trx: DbOrTx, input: OutgoingPaymentInput, status: TransactionStatus, failureReason: OutgoingFailureReason | null): Promise<TransactionRow> {
+    const uuid = idOrFail('Transaction', input.transactionId);
+    const customer = await customerTypeOf(trx, input.platformId, input.customerId);
+    const environment = await platformEnvironment(trx, input.platformId);
+    const platformNow = await this.deps.platformClock.now(input.platformId, trx);
+    const now = this.deps.clock.now();
+    if (input.totalSendingAmount !== input.sentAmount + input.fees + input.platformFees) {
+      throw new Error(`payment ${input.transactionId}: totalSendingAmount ${input.totalSendingAmount} ≠ sentAmount + fees + platformFees`);
+    }
+    let rail: RailName = NETWORK_RAIL;
+    let destinationAccountId: string | null = null;
+    if (input.destination.destinationType === 'ACCOUNT') {
+      rail = input.destination.paymentRail;
+      if (!RAILS[rail] || !railCarries(rail, input.receivingCurrency)) {
+        throw invalidInput([{ field: 'destination.paymentRail', message: `${rail} does not carry ${input.receivingCurrency}` }]);
+      }
+      destinationAccountId = parseId('ExternalAccount', input.destination.accountId) ?? parseId('InternalAccount', input.destination.accountId) ?? null;
+    }
+    const sourceAccountId = input.source.sourceType === 'ACCOUNT' ? (parseId('InternalAccount', input.source.accountId) ?? null) : null;
+    const expected = input.expectedSettlementAt ?? new Date(platformNow.getTime() + settlementSecondsOf(rail) * 1000);
+    const source =
+      input.source.sourceType === 'ACCOUNT'
+        ? { sourceType: 'ACCOUNT', accountId: input.source.accountId, currency: input.sendingCurrency }
+        : { sourceType: 'REALTIME_FUNDING', currency: input.source.currency, customerId: input.customerId };
+    const destination =
+      input.destination.destinationType === 'ACCOUNT'
+        ? { destinationType: 'ACCOUNT', accountId: input.destination.accountId, currency: input.receivingCurrency }
+        : { destinationType: 'UMA_ADDRESS', umaAddress: input.destination.umaAddress, currency: input.receivingCurrency };
+    assertTransition('OUTGOING', null, status);
+    try {
+      return await insertTransaction(trx, {
+        platform_id: input.platformId,
+        id: uuid,
+        quote_id: idOrFail('Quote', input.quoteId),
+        type: 'OUTGOING',
+        status,
+        failure_reason: failureReason,
+        environment,
+        customer_id: customer.uuid,
+        platform_customer_id: customer.platformCustomerId,
+        source,
+        destination,
+        source_account_id: sourceAccountId,
+        destination_account_id: destinationAccountId,
+        sending_currency: input.sendingCurrency,
+        receiving_currency: input.receivingCurrency,
+        sent_amount: input.sentAmount,
+        total_sending_amount: input.totalSendingAmount,
+        received_amount: input.receivedAmount,
+        fees: input.fees,
+        platform_fees: input.platformFees,
+        exchange_rate: input.exchangeRate,
+        rate_details: input.rateDetails ?? null,
+        description: input.description ?? null,
+        remittance_information: input.remittanceInformation ?? null,
+        purpose_of_payment: input.purposeOfPayment ?? null,
+        payment_instructions: input.paymentInstructions ?? null,
+        payment_rail: rail,
+        reconciliation_reference: `CRD-${uuid.replace(/-/g, '').slice(-16).toUpperCase()}`,
+        hold_id: null,
+        funding_id: null,
+        funded_amount: null,
+        expected_settlement_at: status === 'EXPIRED' ? null : expected,
+        settled_at: null,
+        receipt_delivery_confirmed_at: null,
+        refund_reference: null,
+        refund_status: null,
+        refund_reason: null,
+        refund_initiated_at: null,
+        refund_settled_at: null,
+        created_at: now,
+        updated_at: now,
+      });
+    } catch (error) {
+      const e = error as { code?: string; constraint?: string; message?: string };
+      if (e.code === '23505') throw new AppError('CONFLICT', `Quote ${input.quoteId} has already been executed.`);
+      throw error;
+    }
+  }
+
+  private async emit(trx: DbOrTx, row: TransactionRow, types: string[]): Promise<void> {
+    const view = toTransaction(row);
+    const events: DomainEvent[] = types.map((type) => ({ platformId: row.platform_id, type, resourceId: view.id, data: view }));
+    await recordEvents(trx, this.deps.clock, events);
+  }
+
+  /**
+   * Executes a quote's payment, in the caller's transaction: records it (one per quote), holds
+   * `totalSendingAmount` on an internal-account source (too little available: 400
+   * AMOUNT_OUT_OF_RANGE, and the caller's transaction must roll back), records
+   * OUTGOING_PAYMENT.PENDING and queues the hand-over to the rail. A REALTIME_FUNDING payment
+   * waits for the platform's money (POST /sandbox/send) before anything is held. A production
+   * platform without a rail provider is refused (501) before anything is written.
+   */
+  async startOutgoingPayment(trx: DbOrTx, input: OutgoingPaymentInput): Promise<TransactionView> {
+    const environment = await platformEnvironment(trx, input.platformId);
+    if (!this.railsOf(environment)) {
+      throw new AppError('NOT_IMPLEMENTED', 'No payment rail provider is configured for production payments (CORRIDOR_RAILS_URL); nothing was moved.');
+    }
+    let row = await this.rowFor(trx, input, 'PENDING', null);
+    if (input.source.sourceType === 'ACCOUNT') {
+      const holdId = await this.hold(trx, row);
+      row = (await updateTransaction(trx, row.platform_id, row.id, 'PENDING', { hold_id: holdId }, row.created_at))!;
+      await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id } });
+    }
+    await this.emit(trx, row, ['OUTGOING_PAYMENT.PENDING']);
+    return toTransaction(row);
+  }
+
+  /** Execution of an expired quote: the transaction is recorded EXPIRED (QUOTE_EXPIRED) and nothing moves. */
+  async recordExpiredPayment(trx: DbOrTx, input: OutgoingPaymentInput): Promise<TransactionView> {
+    const row = await this.rowFor(trx, input, 'EXPIRED', 'QUOTE_EXPIRED');
+    await this.emit(trx, row, ['OUTGOING_PAYMENT.EXPIRED']);
+    return toTransaction(row);
+  }
+
+  /** Statuses of the transactions of some quotes (`Quote:<uuid>` → status); quotes without one are absent. */
+  async transactionStatusesByQuote(db: DbOrTx, platformId: string, quoteIds: string[]): Promise<Map<string, TransactionStatus>> {
+    const uuids = quoteIds.map((id) => parseId('Quote', id)).filter((u): u is string => Boolean(u));
+    const rows = await statusesByQuote(db, platformId, uuids);
+    return new Map(rows.map((r) => [formatId('Quote', r.quote_id!), r.status]));
+  }
+
+  /** Moves a locked row through the status machine, conditional on the status it was read in. */
+  private async transition(trx: DbOrTx, row: TransactionRow, to: TransactionStatus, changes: TransactionChanges = {}): Promise<TransactionRow> {
+    assertTransition(row.type, row.status, to);
+    const updated = await updateTransaction(trx, row.platform_id, row.id, row.status, { ...changes, status: to }, this.deps.clock.now());
+    if (!updated) throw new Error(`transaction ${row.id} left ${row.status} while locked`);
+    return updated;
+  }
+
+  private payout(row: TransactionRow): Payout {
+    return {
+      transactionId: formatId('Transaction', row.id),
+      platformId: row.platform_id,
+      rail: row.payment_rail!,
+      currency: row.receiving_currency,
+      amount: BigInt(row.received_amount),
+      sentAmount: BigInt(row.sent_amount),
+      sendingCurrency: row.sending_currency,
+      destination: row.destination,
+      reference: row.reconciliation_reference,
+      ...(row.remittance_information ? { remittanceInformation: row.remittance_information } : {}),
+    };
+  }
+
+  /**
+   * The point of no return: the hold is posted (the sender is debited) and the payment is
+   * PROCESSING; the settlement job then hands it to the rail. Runs once: a repeat finds the
+   * transaction no longer PENDING.
+   */
+  private async onSubmit(job: Job): Promise<void> {
+    const { transactionId } = job.payload as { transactionId: string };
+    await withTx(this.deps.db, async (trx) => {
+      const row = await findTransaction(trx, job.platform_id!, transactionId, { forUpdate: true });
+      if (!row || row.status !== 'PENDING' || !row.hold_id) return;
+      await this.deps.ledger.postHold(trx, { platformId: row.platform_id, holdId: row.hold_id, reference: ref(row.id, 'post') });
+      const processing = await this.transition(trx, row, 'PROCESSING');
+      await enqueueJob(trx, this.deps.clock, {
+        kind: SETTLE_JOB,
+        platformId: row.platform_id,
+        payload: { transactionId: row.id, submitted: false },
+        maxAttempts: SETTLE_MAX_ATTEMPTS,
+      });
+      await this.emit(trx, processing, ['OUTGOING_PAYMENT.PROCESSING']);
+    });
+  }
+
+  /**
+   * Hands the payout to the rail (idempotent by transaction id), waits until the platform's
+   * clock reaches the expected settlement time, and asks the rail how it ended: COMPLETED, or
+   * FAILED with the debit refunded.
+   */
+  private async onSettle(job: Job, checkpoint: JobCheckpoint): Promise<void> {
+    const payload = job.payload as { transactionId: string; submitted: boolean };
+    const platformId = job.platform_id!;
+    const row = await findTransaction(this.deps.db, platformId, payload.transactionId);
+    if (!row || row.status !== 'PROCESSING') return;
+    const rails = this.railsOf(row.environment);
+    if (!rails) throw new Error(`no rail provider for the ${row.environment} payment ${row.id}`);
+    const payout = this.payout(row);
+    if (!payload.submitted) {
+      const submitted = await rails.submit(payout);
+      if (submitted.status === 'REJECTED') return this.fail(platformId, row.id, submitted.failureReason);
+      await withTx(this.deps.db, (trx) => checkpoint(trx, { ...payload, submitted: true }));
+    }
+    const platformNow = await this.deps.platformClock.now(platformId);
+    const due = row.expected_settlement_at ?? platformNow;
+    if (platformNow < due) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (due.getTime() - platformNow.getTime())), 'settles later');
+    const status = await rails.status(payout);
+    if (status.status === 'PENDING') throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + PROVIDER_POLL_MS), 'the rail has not settled yet');
+    if (status.status === 'FAILED') return this.fail(platformId, row.id, status.failureReason);
+    await withTx(this.deps.db, async (trx) => {
+      const locked = await findTransaction(trx, platformId, row.id, { forUpdate: true });
+      if (!locked || locked.status !== 'PROCESSING') return;
+      const completed = await this.transition(trx, locked, 'COMPLETED', { settled_at: await this.deps.platformClock.now(platformId, trx) });
+      await this.emit(trx, completed, ['OUTGOING_PAYMENT.COMPLETED']);
+    });
+  }
+
+  /** Returns money that left the sender: the posted hold reversed, and money the platform paid in sent back. */
+  private async refundDebit(trx: Tx, row: TransactionRow): Promise<void> {
+    const posted = await findLedgerTransaction(trx, row.platform_id, { reference: ref(row.id, 'post') });
+    if (posted) await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: posted.id, reference: ref(row.id, 'refund') });
+    else if (row.hold_id) await this.deps.ledger.voidHold(trx, { platformId: row.platform_id, holdId: row.hold_id, reference: ref(row.id, 'void') });
+    if (row.funding_id) await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: row.funding_id, reference: ref(row.id, 'funding-return') });
+  }
+
+  /** A payment in PROCESSING that the rail refused or returned: FAILED, its debit refunded, in one transaction. */
+  private async fail(platformId: string, transactionId: string, reason: OutgoingFailureReason): Promise<void> {
+    await withTx(this.deps.db, async (trx) => {
+      const row = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
+      if (!row || row.status !== 'PROCESSING') return;
+      await this.refundDebit(trx, row);
+      const at = await this.deps.platformClock.now(platformId, trx);
+      const failed = await this.transition(trx, row, 'FAILED', {
+        failure_reason: reason,
+        refund_reference: ref(row.id, 'refund'),
+        refund_status: 'COMPLETED',
+        refund_reason: 'TRANSACTION_FAILED',
+        refund_initiated_at: at,
+        refund_settled_at: at,
+      });
+      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
+    });
+  }
+
+  /** The transaction a caller names; another platform's or unknown: 404 TRANSACTION_NOT_FOUND. */
+  async load(db: DbOrTx, platformId: string, transactionId: string, options: { forUpdate?: boolean } = {}): Promise<TransactionRow> {
+    const uuid = parseId('Transaction', transactionId);
+    const row = uuid ? await findTransaction(db, platformId, uuid, options) : undefined;
+    if (!row) throw new AppError('TRANSACTION_NOT_FOUND', `Transaction ${transactionId} was not found.`);
+    return row;
+  }
+
+  /**
+   * POST /transactions/{id}/cancel: possible while the payment waits (PENDING, PENDING_AUTHORIZATION),
+   * before it was handed to the rail; the hold is released and money paid in is returned. Past
+   * that point: 409 TRANSACTION_NOT_CANCELLABLE.
+   */
+  async cancel(trx: Tx, platformId: string, transactionId: string): Promise<TransactionView> {
+    const row = await this.load(trx, platformId, transactionId, { forUpdate: true });
+    if (row.type !== 'OUTGOING' || (row.status !== 'PENDING' && row.status !== 'PENDING_AUTHORIZATION')) {
+      throw new AppError('TRANSACTION_NOT_CANCELLABLE', `Transaction ${transactionId} is ${row.status} and can no longer be cancelled.`, {
+        details: { status: row.status },
+      });
+    }
+    const moved = Boolean(row.hold_id || row.funding_id);
+    await this.refundDebit(trx, row);
+    const at = await this.deps.platformClock.now(platformId, trx);
+    const cancelled = await this.transition(trx, row, 'FAILED', {
+      failure_reason: 'QUOTE_EXECUTION_FAILED',
+      ...(moved
+        ? { refund_reference: ref(row.id, 'cancel'), refund_status: 'COMPLETED', refund_reason: 'USER_CANCELLATION', refund_initiated_at: at, refund_settled_at: at }
+        : {}),
+    });
+    await this.emit(trx, cancelled, moved ? ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED'] : ['OUTGOING_PAYMENT.FAILED']);
+    return toTransaction(cancelled);
+  }
+
+  /** POST /transactions/{id}/confirm: the platform delivered the receipt; recorded once (a repeat answers the first time). */
+  async confirmReceipt(trx: Tx, platformId: string, transactionId: string, deliveredAt: Date | undefined): Promise<TransactionView> {
+    const row = await this.load(trx, platformId, transactionId, { forUpdate: true });
+    if (row.receipt_delivery_confirmed_at) return toTransaction(row);
+    const at = deliveredAt ?? (await this.deps.platformClock.now(platformId, trx));
+    const updated = await updateTransaction(trx, platformId, row.id, row.status, { receipt_delivery_confirmed_at: at }, this.deps.clock.now());
+    return toTransaction(updated!);
+  }
+
+  /**
+   * POST /sandbox/send: the platform pays a REALTIME_FUNDING quote's instructions. The money
+   * arrives (from the sandbox's outside world); the expected amount funds the payment (held and
+   * handed to the rail like an account payment), any other amount fails it
+   * FUNDING_AMOUNT_MISMATCH and goes straight back.
+   */
+  async fundFromSandbox(trx: Tx, platformId: string, quoteId: string, currencyCode: string, amount: bigint | undefined): Promise<TransactionView> {
+    const quoteUuid = parseId('Quote', quoteId);
+    const row = quoteUuid ? await findTransactionByQuote(trx, platformId, quoteUuid, { forUpdate: true }) : undefined;
+    if (!row) throw new AppError('QUOTE_NOT_FOUND', `No executed quote ${quoteId} waits for funds.`);
+    const source = row.source as { sourceType: string };
+    if (source.sourceType !== 'REALTIME_FUNDING') throw new AppError('CONFLICT', `Quote ${quoteId} is not funded in real time: its source is ${source.sourceType}.`);
+    if (row.status !== 'PENDING' || row.funding_id) throw new AppError('CONFLICT', `The payment of quote ${quoteId} is ${row.status} and takes no more funds.`);
+    if (currencyCode !== row.sending_currency) {
+      throw invalidInput([{ field: 'currencyCode', message: `the quote is paid in ${row.sending_currency}` }]);
+    }
+    const paid = amount ?? BigInt(row.total_sending_amount);
+    const arrival = await this.deps.ledger.transfer(trx, {
+      platformId,
+      reference: ref(row.id, 'funding'),
+      postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: currencyCode }, to: { kind: 'SETTLEMENT', rail: FUNDING_RAIL, currency: currencyCode }, amount: paid, currency: currencyCode }],
+      metadata: { transactionId: formatId('Transaction', row.id) },
+    });
+    const funded = (await updateTransaction(trx, platformId, row.id, 'PENDING', { funding_id: arrival.id, funded_amount: paid }, this.deps.clock.now()))!;
+    if (paid !== BigInt(row.total_sending_amount)) {
+      await this.deps.ledger.reverse(trx, { platformId, transactionId: arrival.id, reference: ref(row.id, 'funding-return') });
+      const at = await this.deps.platformClock.now(platformId, trx);
+      const failed = await this.transition(trx, funded, 'FAILED', {
+        failure_reason: 'FUNDING_AMOUNT_MISMATCH',
+        refund_reference: ref(row.id, 'funding-return'),
+        refund_status: 'COMPLETED',
+        refund_reason: 'TRANSACTION_FAILED',
+        refund_initiated_at: at,
+        refund_settled_at: at,
+      });
+      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
+      return toTransaction(failed);
+    }
+    const holdId = await this.hold(trx, funded);
+    const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId }, this.deps.clock.now()))!;
+    await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId, payload: { transactionId: row.id } });
+    return toTransaction(held);
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Money movement after execution: for the quotes wiring, embedders and tests. */
+    payments: Payments;
+  }
+}

@@ -1,0 +1,108 @@
+import type { HttpProviderConfig } from '../../config.js';
+import { AppError } from '../../platform/errors.js';
+import { postToProvider } from '../../platform/provider-http.js';
+
+/**
+ * What a rail can answer about a payout. `REJECTED` comes at submission, before any money left
+ * (the hold is released); `FAILED` after it was sent (the debit is refunded).
+ */
+export const RAIL_FAILURE_REASONS = ['QUOTE_EXECUTION_FAILED', 'PAYOUT_RETURNED', 'LIMIT_EXCEEDED', 'ACCOUNT_CANNOT_RECEIVE', 'ACCOUNT_INVALID', 'COMPLIANCE_REJECTED'] as const;
+export type RailFailureReason = (typeof RAIL_FAILURE_REASONS)[number];
+
+export interface Payout {
+  /** `Transaction:<uuid>`: the provider's idempotency key; submitting it again answers the first outcome. */
+  transactionId: string;
+  platformId: string;
+  /** A PaymentRail, or NETWORK for crypto and UMA destinations. */
+  rail: string;
+  currency: string;
+  /** Minor units the destination receives. */
+  amount: bigint;
+  /** What the sender paid, excluding fees, in minor units of `sendingCurrency`. */
+  sentAmount: bigint;
+  sendingCurrency: string;
+  destination: unknown;
+  reference: string;
+  remittanceInformation?: string;
+}
+
+export type SubmitOutcome = { status: 'ACCEPTED' } | { status: 'REJECTED'; failureReason: RailFailureReason };
+export type PayoutStatus = { status: 'PENDING' } | { status: 'COMPLETED' } | { status: 'FAILED'; failureReason: RailFailureReason };
+
+/** Sends payouts and tells how they ended. Production platforms' payments go through one. */
+export interface RailProvider {
+  submit(payout: Payout): Promise<SubmitOutcome>;
+  status(payout: Payout): Promise<PayoutStatus>;
+}
+
+/**
+ * Sandbox outcomes, chosen by the last three digits of the sent amount (minor units), like
+ * card-network test numbers. Deterministic: the same amount always ends the same way.
+ * Rejections at submission release the hold; failures at settlement refund the debit.
+ */
+export const SANDBOX_TRIGGERS: Record<string, { at: 'SUBMISSION' | 'SETTLEMENT'; failureReason: RailFailureReason }> = {
+  '901': { at: 'SETTLEMENT', failureReason: 'QUOTE_EXECUTION_FAILED' },
+  '902': { at: 'SETTLEMENT', failureReason: 'PAYOUT_RETURNED' },
+  '903': { at: 'SUBMISSION', failureReason: 'LIMIT_EXCEEDED' },
+  '904': { at: 'SUBMISSION', failureReason: 'ACCOUNT_CANNOT_RECEIVE' },
+  '905': { at: 'SUBMISSION', failureReason: 'ACCOUNT_INVALID' },
+  '906': { at: 'SUBMISSION', failureReason: 'COMPLIANCE_REJECTED' },
+};
+
+export function sandboxTrigger(sentAmount: bigint) {
+  return SANDBOX_TRIGGERS[(sentAmount % 1000n).toString().padStart(3, '0')];
+}
+
+/** The simulated rails of sandbox platforms: every payout settles unless its amount names a failure. */
+export class SandboxRails implements RailProvider {
+  async submit(payout: Payout): Promise<SubmitOutcome> {
+    const trigger = sandboxTrigger(payout.sentAmount);
+    return trigger?.at === 'SUBMISSION' ? { status: 'REJECTED', failureReason: trigger.failureReason } : { status: 'ACCEPTED' };
+  }
+
+  async status(payout: Payout): Promise<PayoutStatus> {
+    const trigger = sandboxTrigger(payout.sentAmount);
+    return trigger?.at === 'SETTLEMENT' ? { status: 'FAILED', failureReason: trigger.failureReason } : { status: 'COMPLETED' };
+  }
+}
+
+/** Bytes of a provider answer read at most: the answers are a few fields. */
+const MAX_ANSWER_BYTES = 16 * 1024;
+
+/**
+ * The production rail provider over HTTP (docs/rail-provider.md): `POST {url}/payouts` submits
+ * (idempotent by `transactionId`), `POST {url}/payouts/status` asks how it ended. Bearer token,
+ * a deadline per call; an unreachable, slow or malformed provider is 503, and the job retries.
+ */
+export class HttpRails implements RailProvider {
+  constructor(private readonly config: HttpProviderConfig & { url: string }) {}
+
+  private async call<T>(path: string, payout: Payout, statuses: readonly string[]): Promise<T> {
+    const unavailable = (reason: string) => new AppError('SERVICE_UNAVAILABLE', `The payment rail provider failed: ${reason}.`);
+    const body = JSON.stringify({ ...payout, amount: payout.amount.toString(), sentAmount: payout.sentAmount.toString() });
+    const response = await postToProvider({ ...this.config, url: `${this.config.url.replace(/\/$/, '')}${path}` }, body, unavailable);
+    const text = await response.text();
+    if (text.length > MAX_ANSWER_BYTES) throw unavailable('the answer is too large');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw unavailable('the answer is not JSON');
+    }
+    const answer = parsed as { status?: unknown; failureReason?: unknown } | null;
+    if (!answer || typeof answer !== 'object' || typeof answer.status !== 'string' || !statuses.includes(answer.status)) {
+      throw unavailable('the answer does not follow the contract');
+    }
+    const failed = answer.status === 'REJECTED' || answer.status === 'FAILED';
+    if (failed && !RAIL_FAILURE_REASONS.includes(answer.failureReason as RailFailureReason)) throw unavailable('a failure without a known failureReason');
+    return (failed ? { status: answer.status, failureReason: answer.failureReason } : { status: answer.status }) as T;
+  }
+
+  submit(payout: Payout): Promise<SubmitOutcome> {
+    return this.call('/payouts', payout, ['ACCEPTED', 'REJECTED']);
+  }
+
+  status(payout: Payout): Promise<PayoutStatus> {
+    return this.call('/payouts/status', payout, ['PENDING', 'COMPLETED', 'FAILED']);
+  }
+}

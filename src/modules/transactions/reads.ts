@@ -1,0 +1,35 @@
+import type { DbOrTx } from '../../platform/db/database.js';
+import { validDateTime } from '../../platform/datetime.js';
+import { parseId } from '../../platform/ids.js';
+import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js';
+import { listTransactions, type ListFilters } from './repo.js';
+import type { Transaction, TransactionListQuery } from './schemas.js';
+import { toTransaction } from './views.js';
+
+/** GET /transactions: every filter of UPSTREAM §5.4, keyset pages in creation order (newest first unless `sortOrder=asc`). */
+export async function listPlatformTransactions(db: DbOrTx, platformId: string, query: TransactionListQuery): Promise<Page<Transaction>> {
+  const filters: ListFilters = {
+    ...(query.customerId ? { customerId: parseId('Customer', query.customerId)! } : {}),
+    ...(query.platformCustomerId ? { platformCustomerId: query.platformCustomerId } : {}),
+    ...(query.accountIdentifier ? { accountIdentifier: query.accountIdentifier } : {}),
+    ...(query.senderAccountIdentifier ? { senderAccountIdentifier: query.senderAccountIdentifier } : {}),
+    ...(query.receiverAccountIdentifier ? { receiverAccountIdentifier: query.receiverAccountIdentifier } : {}),
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.type ? { type: query.type } : {}),
+    ...(query.reference ? { reference: query.reference } : {}),
+    ...(query.startDate ? { startDate: validDateTime(query.startDate) } : {}),
+    ...(query.endDate ? { endDate: validDateTime(query.endDate) } : {}),
+  };
+  const limit = query.limit ?? 20;
+  const order = query.sortOrder ?? 'desc';
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const { rows, total } = await listTransactions(db, platformId, filters, { limit, order, ...(after ? { after } : {}) });
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
+  return {
+    data: pageRows.map(toTransaction),
+    hasMore,
+    ...(hasMore ? { nextCursor: encodeCursor(pageRows[pageRows.length - 1]!.id) } : {}),
+    totalCount: total,
+  };
+}

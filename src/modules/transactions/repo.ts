@@ -1,0 +1,177 @@
+import { sql, type ColumnType, type Selectable } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
+import type { TransactionStatus } from './status.js';
+
+/** bigint columns: written as bigint, read as the driver gives them (string or number). */
+type Amount = ColumnType<string | number | bigint, bigint, bigint>;
+type NullableAmount = ColumnType<string | number | bigint | null, bigint | null, bigint | null>;
+
+interface TransactionsTable {
+  platform_id: string;
+  id: string;
+  quote_id: string | null;
+  type: 'OUTGOING' | 'INCOMING';
+  status: TransactionStatus;
+  failure_reason: string | null;
+  environment: 'sandbox' | 'production';
+  customer_id: string;
+  platform_customer_id: string;
+  source: unknown;
+  destination: unknown;
+  source_account_id: string | null;
+  destination_account_id: string | null;
+  sending_currency: string;
+  receiving_currency: string;
+  sent_amount: Amount;
+  total_sending_amount: Amount;
+  received_amount: Amount;
+  fees: Amount;
+  platform_fees: Amount;
+  exchange_rate: string;
+  rate_details: unknown;
+  description: string | null;
+  remittance_information: string | null;
+  purpose_of_payment: string | null;
+  payment_instructions: unknown;
+  payment_rail: string | null;
+  reconciliation_reference: string;
+  hold_id: string | null;
+  funding_id: string | null;
+  funded_amount: NullableAmount;
+  expected_settlement_at: Date | null;
+  settled_at: Date | null;
+  receipt_delivery_confirmed_at: Date | null;
+  refund_reference: string | null;
+  refund_status: 'PENDING' | 'COMPLETED' | 'FAILED' | null;
+  refund_reason: 'TRANSACTION_FAILED' | 'USER_CANCELLATION' | 'TIMEOUT' | null;
+  refund_initiated_at: Date | null;
+  refund_settled_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    transactions: TransactionsTable;
+  }
+}
+
+export type TransactionRow = Selectable<TransactionsTable>;
+export type NewTransactionRow = { [K in keyof TransactionsTable]: TransactionsTable[K] extends ColumnType<unknown, infer I, unknown> ? I : TransactionsTable[K] };
+
+const JSON_COLUMNS = ['source', 'destination', 'rate_details', 'payment_instructions'] as const;
+
+export const UNIQUE_QUOTE = 'transactions_quote';
+
+export async function insertTransaction(db: DbOrTx, row: NewTransactionRow): Promise<TransactionRow> {
+  return db
+    .insertInto('transactions')
+    .values(withJsonColumns(row, JSON_COLUMNS) as never)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findTransaction(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<TransactionRow | undefined> {
+  let query = db.selectFrom('transactions').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function findTransactionByQuote(db: DbOrTx, platformId: string, quoteId: string, options: { forUpdate?: boolean } = {}): Promise<TransactionRow | undefined> {
+  let query = db.selectFrom('transactions').selectAll().where('platform_id', '=', platformId).where('quote_id', '=', quoteId);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function statusesByQuote(db: DbOrTx, platformId: string, quoteIds: string[]): Promise<Array<{ quote_id: string | null; status: TransactionStatus }>> {
+  if (quoteIds.length === 0) return [];
+  return db.selectFrom('transactions').select(['quote_id', 'status']).where('platform_id', '=', platformId).where('quote_id', 'in', quoteIds).execute();
+}
+
+export type TransactionChanges = Partial<
+  Pick<
+    TransactionsTable,
+    | 'status'
+    | 'failure_reason'
+    | 'hold_id'
+    | 'funding_id'
+    | 'settled_at'
+    | 'receipt_delivery_confirmed_at'
+    | 'refund_reference'
+    | 'refund_status'
+    | 'refund_reason'
+    | 'refund_initiated_at'
+    | 'refund_settled_at'
+    | 'expected_settlement_at'
+  >
+> & { funded_amount?: bigint | null };
+
+/**
+ * Applies changes to a transaction that is still in status `from` (a conditional update): the
+ * row returned, or undefined when another writer moved it first.
+ */
+export async function updateTransaction(
+  db: DbOrTx,
+  platformId: string,
+  id: string,
+  from: TransactionStatus,
+  changes: TransactionChanges,
+  at: Date,
+): Promise<TransactionRow | undefined> {
+  return db
+    .updateTable('transactions')
+    .set({ ...changes, updated_at: at } as never)
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export interface ListFilters {
+  customerId?: string;
+  platformCustomerId?: string;
+  accountIdentifier?: string;
+  senderAccountIdentifier?: string;
+  receiverAccountIdentifier?: string;
+  status?: TransactionStatus;
+  type?: 'INCOMING' | 'OUTGOING';
+  reference?: string;
+  startDate?: Date;
+  endDate?: Date;
+}
+
+function filtered(db: DbOrTx, platformId: string, f: ListFilters) {
+  let query = db.selectFrom('transactions').where('platform_id', '=', platformId);
+  if (f.customerId !== undefined) query = query.where('customer_id', '=', f.customerId);
+  if (f.platformCustomerId !== undefined) query = query.where('platform_customer_id', '=', f.platformCustomerId);
+  if (f.status !== undefined) query = query.where('status', '=', f.status);
+  if (f.type !== undefined) query = query.where('type', '=', f.type);
+  if (f.reference !== undefined) query = query.where('reconciliation_reference', '=', f.reference);
+  if (f.startDate !== undefined) query = query.where('created_at', '>=', f.startDate);
+  if (f.endDate !== undefined) query = query.where('created_at', '<=', f.endDate);
+  // Account identifiers: an account id (`InternalAccount:…`, `ExternalAccount:…`) or UMA address as shown in source/destination.
+  const sender = (value: string) => sql<boolean>`(source->>'accountId' = ${value} or source->>'umaAddress' = ${value})`;
+  const receiver = (value: string) => sql<boolean>`(destination->>'accountId' = ${value} or destination->>'umaAddress' = ${value})`;
+  if (f.senderAccountIdentifier !== undefined) query = query.where(sender(f.senderAccountIdentifier));
+  if (f.receiverAccountIdentifier !== undefined) query = query.where(receiver(f.receiverAccountIdentifier));
+  if (f.accountIdentifier !== undefined) query = query.where(sql<boolean>`(${sender(f.accountIdentifier)} or ${receiver(f.accountIdentifier)})`);
+  return query;
+}
+
+/** One page in id (= creation) order, `limit + 1` rows; `after` is the keyset position of the previous page. */
+export async function listTransactions(
+  db: DbOrTx,
+  platformId: string,
+  filters: ListFilters,
+  page: { limit: number; after?: string; order: 'asc' | 'desc' },
+): Promise<{ rows: TransactionRow[]; total: number }> {
+  let query = filtered(db, platformId, filters).selectAll().orderBy('id', page.order).limit(page.limit + 1);
+  if (page.after) query = query.where('id', page.order === 'desc' ? '<' : '>', page.after);
+  const [rows, count] = await Promise.all([
+    query.execute(),
+    filtered(db, platformId, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}

@@ -1,0 +1,62 @@
+import { sql } from 'kysely';
+import type { Clock, PlatformClock } from './clock.js';
+import type { Db, DbOrTx } from './db/database.js';
+import { wakeWorkers } from './jobs.js';
+
+interface PlatformClockOffsetsTable {
+  platform_id: string;
+  offset_ms: string | number | bigint;
+  updated_at: Date;
+}
+
+declare module './db/database.js' {
+  interface Database {
+    platform_clock_offsets: PlatformClockOffsetsTable;
+  }
+}
+
+/** Longest single move of a test clock: a year. */
+export const MAX_ADVANCE_SECONDS = 366 * 86_400;
+
+/**
+ * Sandbox test clocks (issue 15 §10, like Stripe's): a platform's time is the shared clock plus
+ * the offset it has advanced by (zero for every platform that never advanced, production
+ * included). The offset is in the database, so every process sees the same time.
+ */
+export class OffsetPlatformClock implements PlatformClock {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  async now(platformId: string, db: DbOrTx = this.db): Promise<Date> {
+    const offset = await this.offsetMs(db, platformId);
+    return new Date(this.clock.now().getTime() + offset);
+  }
+
+  async offsetMs(db: DbOrTx, platformId: string): Promise<number> {
+    const row = await db.selectFrom('platform_clock_offsets').select('offset_ms').where('platform_id', '=', platformId).executeTakeFirst();
+    return row ? Number(row.offset_ms) : 0;
+  }
+
+  /**
+   * Moves one platform's time forward by `seconds`, in the caller's transaction: the offset grows
+   * and that platform's queued jobs come due as much sooner (their `run_at` moves back), so what
+   * was due within the skipped time runs now. No other platform's time or jobs change.
+   */
+  async advance(trx: DbOrTx, platformId: string, seconds: number): Promise<{ now: Date; offsetMs: number }> {
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_ADVANCE_SECONDS) throw new Error(`seconds must be an integer in 1..${MAX_ADVANCE_SECONDS}`);
+    const ms = seconds * 1000;
+    const at = this.clock.now();
+    const row = await trx
+      .insertInto('platform_clock_offsets')
+      .values({ platform_id: platformId, offset_ms: ms, updated_at: at })
+      .onConflict((oc) => oc.column('platform_id').doUpdateSet({ offset_ms: sql`platform_clock_offsets.offset_ms + ${ms}`, updated_at: at }))
+      .returning('offset_ms')
+      .executeTakeFirstOrThrow();
+    await sql`update jobs set run_at = run_at - ${ms} * interval '1 millisecond' where platform_id = ${platformId} and status = 'queued'`.execute(trx);
+    await wakeWorkers(trx);
+    const offsetMs = Number(row.offset_ms);
+    return { now: new Date(at.getTime() + offsetMs), offsetMs };
+  }
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import type { OutgoingPaymentInput, TransactionView } from '../../src/modules/transactions/index.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { uuidv7 } from '../../src/platform/ids.js';
+import { BASE, type TestContext, type TestPlatform } from './context.js';
+
+export type Json = Record<string, any>;
+
+export const call = (ctx: TestContext, p: TestPlatform, method: 'GET' | 'POST', path: string, payload?: unknown, headers: Record<string, string> = {}) =>
+  ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth, ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+let seq = 0;
+
+/** A customer with its USD internal account, funded with `amount` minor units from the sandbox world. */
+export async function fundedCustomer(ctx: TestContext, p: TestPlatform, amount: number): Promise<{ customerId: string; platformCustomerId: string; accountId: string }> {
+  const platformCustomerId = `pay-${++seq}-${randomUUID().slice(0, 8)}`;
+  const created = await call(ctx, p, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId, fullName: 'Ann Lee' });
+  expect(created.statusCode, created.body).toBe(201);
+  const customerId = (created.json() as Json).id as string;
+  const accounts = (await call(ctx, p, 'GET', `/customers/internal-accounts?customerId=${customerId}&currency=USD`)).json() as { data: Json[] };
+  // Production customers get accounts only once approved: their payments use another source.
+  const accountId = (accounts.data[0]?.id as string | undefined) ?? '';
+  if (amount > 0) {
+    const funded = await call(ctx, p, 'POST', `/sandbox/internal-accounts/${accountId}/fund`, { amount });
+    expect(funded.statusCode, funded.body).toBe(200);
+  }
+  return { customerId, platformCustomerId, accountId };
+}
+
+export async function balances(ctx: TestContext, p: TestPlatform, customerId: string): Promise<{ available: number; total: number }> {
+  const accounts = (await call(ctx, p, 'GET', `/customers/internal-accounts?customerId=${customerId}&currency=USD`)).json() as { data: Json[] };
+  return { available: accounts.data[0]!.balance.amount as number, total: accounts.data[0]!.totalBalance.amount as number };
+}
+
+/** What a quote's execution hands to payments: a USD payment, same currency unless `receivingCurrency` says otherwise. */
+export function paymentInput(p: TestPlatform, customer: { customerId: string; accountId: string }, overrides: Partial<OutgoingPaymentInput> = {}): OutgoingPaymentInput {
+  const sentAmount = overrides.sentAmount ?? 10_000n;
+  const fees = overrides.fees ?? 50n;
+  const platformFees = overrides.platformFees ?? 25n;
+  return {
+    transactionId: `Transaction:${uuidv7()}`,
+    platformId: p.uuid,
+    customerId: customer.customerId,
+    quoteId: `Quote:${uuidv7()}`,
+    source: { sourceType: 'ACCOUNT', accountId: customer.accountId },
+    destination: { destinationType: 'ACCOUNT', accountId: `ExternalAccount:${uuidv7()}`, paymentRail: 'RTP' },
+    sendingCurrency: 'USD',
+    receivingCurrency: 'USD',
+    sentAmount,
+    totalSendingAmount: sentAmount + fees + platformFees,
+    receivedAmount: sentAmount,
+    fees,
+    platformFees,
+    exchangeRate: '1',
+    description: 'Invoice 42',
+    ...overrides,
+  };
+}
+
+/** Starts a payment as a quote's execution does (in its own database transaction). */
+export function startPayment(ctx: TestContext, input: OutgoingPaymentInput): Promise<TransactionView> {
+  return withTx(ctx.handle.db, (trx) => ctx.app.payments.startOutgoingPayment(trx, input));
+}
+
+/** Runs due jobs until none is left. */
+export async function drainJobs(ctx: TestContext): Promise<void> {
+  for (let i = 0; i < 50; i++) if ((await ctx.jobs.runDue(50)) === 0) return;
+  throw new Error('jobs kept coming');
+}
+
+export async function eventTypes(ctx: TestContext, transactionId: string): Promise<string[]> {
+  const rows = await ctx.handle.db.selectFrom('events').select('type').where('resource_id', '=', transactionId).orderBy('id').execute();
+  return rows.map((r) => r.type);
+}
