@@ -19,6 +19,8 @@
  * bench runs ANALYZE after seeding, as autovacuum would.
  * The ledger scenario (PostgreSQL only, bench/ledger.ts) reports transfers/s beside the
  * single-row-update ceiling of the same run; BENCH_LEDGER_SHARDS sets the fee account's shards.
+ * The quote+execute flow (bench/quotes.ts: USD internal account → EUR external account) is a
+ * flow scenario; on PostgreSQL its flows/s and p99 are also printed beside that ceiling.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -33,6 +35,7 @@ import { grainyCardJpeg, uploadBodies } from './documents.js';
 import { analyzeIfPostgres, soak, SOAK_SCENARIO } from './soak.js';
 import { STARTUP_SCENARIO, startupTimes } from './startup.js';
 import { LEDGER_CLIENTS, ledgerScenario, type LedgerBenchResult } from './ledger.js';
+import { quoteExecuteFlow } from './quotes.js';
 import { emailOtpVerifyFlow, signedRetryFlow, type Call as FlowCall } from './wallet.js';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -110,6 +113,8 @@ async function documentUploads(call: Call, jpeg: Buffer): Promise<BodyMaker> {
 
 const MiB = 1024 * 1024;
 
+const QUOTE_SCENARIO = `quote+execute flow, USD account → EUR external (${FLOW_WORKERS} workers)`;
+
 const SCENARIOS: Scenario[] = [
   { name: 'bare node:http baseline', target: 'baseline', path: '/', auth: false, expectStatus: 200 },
   { name: 'unauthenticated GET /config (401)', target: 'corridor', path: `${BASE_PATH}/config`, auth: false, expectStatus: 401 },
@@ -164,6 +169,7 @@ const SCENARIOS: Scenario[] = [
   },
   { name: `EMAIL_OTP verify flow (${FLOW_WORKERS} workers)`, target: 'corridor', path: '', flow: emailOtpVerifyFlow, auth: true, expectStatus: 200 },
   { name: `signed retry flow, PATCH wallet (${FLOW_WORKERS} workers)`, target: 'corridor', path: '', flow: signedRetryFlow, auth: true, expectStatus: 200 },
+  { name: QUOTE_SCENARIO, target: 'corridor', path: '', flow: quoteExecuteFlow, auth: true, expectStatus: 200 },
   {
     name: 'CSV import (rows/s; p50/p99 of GET /customers/{id} meanwhile)',
     target: 'corridor',
@@ -363,13 +369,13 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
   for (const note of notes) process.stdout.write(`\n${note}\n`);
   if (startup) process.stdout.write(`\n${startup}\n`);
-  if (ledger) printLedger(ledger);
+  if (ledger) printLedger(ledger, rows.find((r) => r.name === QUOTE_SCENARIO));
   else if (!process.env.DATABASE_URL) process.stdout.write(`\n${LEDGER_SCENARIO}: skipped (PostgreSQL only: set DATABASE_URL)\n`);
 }
 
 const LEDGER_SCENARIO = `ledger: ${LEDGER_CLIENTS} clients, transfer + fee to one platform account`;
 
-function printLedger(result: LedgerBenchResult): void {
+function printLedger(result: LedgerBenchResult, quotes?: { rps: number; p50: number; p99: number; errors: number }): void {
   const { transfers, withEvents, ceiling, verify } = result;
   const ratio = (transfers.rps / ceiling.rps) * 100;
   const rowOf = (name: string, r: typeof transfers) =>
@@ -382,6 +388,9 @@ function printLedger(result: LedgerBenchResult): void {
       rowOf('ledger transfers (A → B + fee)', transfers),
       rowOf('the same, recording BALANCE_UPDATED for both accounts', withEvents),
       `  transfers/s vs ceiling: ${ratio.toFixed(1)}% (target ≥ 50%); with events ${((withEvents.rps / ceiling.rps) * 100).toFixed(1)}%`,
+      ...(quotes
+        ? [`  ${QUOTE_SCENARIO.padEnd(58)} ${quotes.rps.toFixed(0).padStart(7)}/s  p50 ${quotes.p50.toFixed(1).padStart(6)} ms  p99 ${quotes.p99.toFixed(1).padStart(6)} ms  (target ≥ 300/s; ${((quotes.rps / ceiling.rps) * 100).toFixed(1)}% of the ceiling)  errors ${quotes.errors}`]
+        : []),
       `  ledger verify: ${verify.ok ? 'OK' : 'BREACHED'} — ${verify.transactions} transactions, ${verify.balanceRows} balance rows, ${verify.breachCount} breaches`,
       ...verify.breaches.slice(0, 20).map((b) => `    BREACH ${b.check} ${b.subject}: ${b.detail}`),
       '',

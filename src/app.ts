@@ -8,6 +8,8 @@ import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
 import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
 import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
+import { quoteRoutes } from './modules/quotes/index.js';
+import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
@@ -240,6 +242,12 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     },
   });
   app.decorate('payments', payments);
+  const rates = new ExchangeRates({
+    db: deps.db,
+    clock: deps.clock,
+    sandbox: builtInRates,
+    ...(deps.config.rates.url ? { production: new HttpRateProvider({ ...deps.config.rates, url: deps.config.rates.url }) } : {}),
+  });
 
   // One intake of uploaded documents for POST /documents and the hosted verification page.
   const intake = await DocumentIntake.open({ ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
@@ -258,6 +266,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(verificationRoutes, { ...deps, intake, kycLinkTokens: new KycLinkTokens(masterKey) });
       await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, intake });
+      await api.register(rateRoutes, { rates, configCache });
+      await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
       await api.register(umaRoutes, { ...deps, ...uma });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });

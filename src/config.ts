@@ -56,6 +56,10 @@ export interface Config {
   beneficiaryVerification: HttpProviderConfig;
   /** Payment-rail provider that sends production platforms' payouts (docs/rail-provider.md); unset: production payments are refused. */
   rails: HttpProviderConfig;
+  /** Exchange-rate provider for production platforms (modules/rates); unset: production quotes answer 503. */
+  rates: HttpProviderConfig;
+  /** Quote limits (modules/quotes README): the single-transaction maximum per corridor and the daily volume per customer. */
+  quoteLimits: { maxTransaction: LimitTable; dailyVolume: LimitTable };
   uma: UmaConfig;
 }
 
@@ -75,6 +79,16 @@ export interface UmaConfig {
   lookupTtlSeconds: number;
   /** Deadline for one request to another VASP. */
   timeoutMs: number;
+}
+
+/**
+ * A limit: `defaultUsdMinor` (US cents, converted to the currency concerned at the mid-market
+ * rate of the moment) unless an override names the case, in that currency's minor units.
+ * Override keys: `SRC` or `SRC:DST` (transaction size), a currency code (daily volume).
+ */
+export interface LimitTable {
+  defaultUsdMinor: bigint;
+  overrides: Record<string, bigint>;
 }
 
 export interface HttpProviderConfig {
@@ -129,6 +143,26 @@ function termsConfig(env: NodeJS.ProcessEnv): Config['endUserTerms'] {
   const url = env.CORRIDOR_TERMS_URL || 'https://corridor.dev/legal/end-user-terms';
   if (!/^https?:\/\/\S+$/.test(url)) throw new ConfigError(`CORRIDOR_TERMS_URL must be an http(s) URL, got "${url}"`);
   return { version, url };
+}
+
+function limitTable(env: NodeJS.ProcessEnv, name: string, defaultUsdMinor: bigint, keyPattern: RegExp): LimitTable {
+  const raw = env[name];
+  if (!raw) return { defaultUsdMinor, overrides: {} };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a JSON object such as {"default": 100000000, "USD:MXN": 5000000}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON object`);
+  const table: LimitTable = { defaultUsdMinor, overrides: {} };
+  for (const [key, value] of Object.entries(parsed)) {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new ConfigError(`${name}: "${key}" must be a whole number of minor units`);
+    if (key === 'default') table.defaultUsdMinor = BigInt(value);
+    else if (keyPattern.test(key)) table.overrides[key] = BigInt(value);
+    else throw new ConfigError(`${name}: "${key}" is not "default" or a key of the form ${keyPattern.source}`);
+  }
+  return table;
 }
 
 /** Reads the environment once at boot; any bad value stops start-up with a message naming it. */
@@ -194,6 +228,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     messages: httpProvider(env, 'CORRIDOR_MESSAGES', { fallback: 10_000, max: 120_000 }),
     beneficiaryVerification: httpProvider(env, 'CORRIDOR_BENEFICIARY', { fallback: 10_000, max: 60_000 }),
+    rates: httpProvider(env, 'CORRIDOR_RATES', { fallback: 5_000, max: 60_000 }),
+    quoteLimits: {
+      // USD 1,000,000.00 per transaction and USD 5,000,000.00 per customer and day unless configured.
+      maxTransaction: limitTable(env, 'CORRIDOR_MAX_TRANSACTION', 100_000_000n, /^[A-Z]{3,5}(:[A-Z]{3,5})?$/),
+      dailyVolume: limitTable(env, 'CORRIDOR_DAILY_VOLUME_LIMIT', 500_000_000n, /^[A-Z]{3,5}$/),
+    },
     uma: umaConfig(env),
   };
 }

@@ -21,14 +21,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NOT_BUILT: Record<string, ErrorCode[]> = {
   'quotes and transactions': [
     'QUOTE_REQUEST_FAILED',
-    'INVALID_AMOUNT',
-    'SELF_PAYMENT',
-    'TRANSACTION_SIZE_LIMIT_EXCEEDED',
-    'END_USER_TERMS_NOT_ACCEPTED',
-    'USER_NOT_READY',
     'COUNTERPARTY_NOT_ALLOWED',
     'VELOCITY_LIMIT_EXCEEDED',
-    'DAILY_VOLUME_LIMIT_EXCEEDED',
   ],
   SCA: ['SCA_SESSION_REQUIRED', 'ACCOUNT_LOCKED'],
   UMA: ['INVALID_PAYREQ_RESPONSE', 'INVALID_RECEIVER', 'PARSE_PAYREQ_RESPONSE_ERROR', 'SERVICE_SWITCH_ERROR'],
@@ -67,10 +61,10 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     INVALID_NONCE: 'test/http/uma.test.ts',
     INVALID_REQUEST_FORMAT: 'test/http/uma.test.ts',
     INVALID_BANK_ACCOUNT: 'test/http/external-accounts.test.ts',
-    SELF_PAYMENT: 'quotes and transactions',
+    SELF_PAYMENT: 'test/http/quotes.test.ts',
     LOOKUP_REQUEST_FAILED: 'test/http/uma.test.ts',
     PARSE_LNURLP_RESPONSE_ERROR: 'test/http/uma.test.ts',
-    INVALID_AMOUNT: 'quotes and transactions',
+    INVALID_AMOUNT: 'test/http/quotes.test.ts',
     WEBHOOK_ENDPOINT_NOT_SET: 'test/http/webhooks.test.ts',
     WEBHOOK_DELIVERY_ERROR: 'test/http/webhooks.test.ts',
     LOW_QUALITY: 'test/http/verifications.test.ts',
@@ -86,7 +80,7 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     STABLECOIN_PROVIDER_ACCOUNT_REVOKED: 'stablecoins',
     STABLECOIN_PROVIDER_ACCOUNT_SELECTION_REQUIRED: 'stablecoins',
     CARDHOLDER_KYC_NOT_APPROVED: 'cards',
-    TRANSACTION_SIZE_LIMIT_EXCEEDED: 'quotes and transactions',
+    TRANSACTION_SIZE_LIMIT_EXCEEDED: 'test/http/quotes.test.ts',
     EXTERNAL_ACCOUNT_VERIFICATION_REQUIRED: 'test/http/external-account-verification.test.ts',
   },
   '7.2': {
@@ -102,7 +96,7 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     TRANSACTION_NOT_FOUND: 'test/http/transactions.test.ts',
     INVITATION_NOT_FOUND: 'invitations',
     USER_NOT_FOUND: 'test/http/customers.test.ts',
-    QUOTE_NOT_FOUND: 'test/http/sandbox-payments.test.ts',
+    QUOTE_NOT_FOUND: 'test/http/quotes.test.ts',
     LOOKUP_REQUEST_NOT_FOUND: 'test/http/uma.test.ts',
     TOKEN_NOT_FOUND: 'test/http/tokens.test.ts',
     BULK_UPLOAD_JOB_NOT_FOUND: 'test/http/bulk-customers.test.ts',
@@ -115,8 +109,8 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
   '7.6': {
     SCA_SESSION_REQUIRED: 'SCA',
     ACCOUNT_LOCKED: 'SCA',
-    DAILY_VOLUME_LIMIT_EXCEEDED: 'quotes and transactions',
-    END_USER_TERMS_NOT_ACCEPTED: 'quotes and transactions',
+    DAILY_VOLUME_LIMIT_EXCEEDED: 'test/http/quotes.test.ts',
+    END_USER_TERMS_NOT_ACCEPTED: 'test/http/quotes.test.ts',
   },
 };
 

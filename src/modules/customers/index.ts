@@ -2,7 +2,7 @@
 export { customerRoutes } from './routes.js';
 export { Address, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, DateOnly, Email, Phone, ResponseAddress, type ReviewStatus } from './schemas.js';
 export { customerTypeOf } from './reads.js';
-export { loadCustomerForReview, setReviewStatus, type CustomerForReview } from './review-state.js';
+export { loadCustomerForReview, senderReadiness, setReviewStatus, type CustomerForReview, type SenderReadiness } from './review-state.js';
 export { updateCustomer } from './create-update.js';
 export { getEndUserTerms, mergeFieldErrors, type EndUserTerms } from './validation.js';
 export {

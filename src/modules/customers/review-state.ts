@@ -51,6 +51,19 @@ export async function setReviewStatus(trx: Tx, clock: Clock, platformId: string,
   return customer;
 }
 
+/** What a payment needs to know about its sending customer; undefined when it is not a live customer of the platform. */
+export interface SenderReadiness {
+  id: string;
+  reviewStatus: ReviewStatus;
+  termsAccepted: boolean;
+}
+
+export async function senderReadiness(db: DbOrTx, platformId: string, customerUuid: string): Promise<SenderReadiness | undefined> {
+  const row = await findCustomer(db, platformId, customerUuid);
+  if (!row || row.deleted_at) return undefined;
+  return { id: formatId('Customer', row.id), reviewStatus: row.review_status, termsAccepted: row.terms_accepted_at !== null };
+}
+
 export async function sandboxAutoApprove(db: DbOrTx, caller: { platformId: string; environment: 'sandbox' | 'production' }): Promise<boolean> {
   if (caller.environment !== 'sandbox') return false;
   return (await findSettings(db, caller.platformId))?.sandbox_auto_approve ?? true;

@@ -218,6 +218,25 @@ async function recordBalanceUpdates(trx: DbOrTx, clock: Clock, platformUuid: str
   );
 }
 
+/** An internal account as other modules see it (a quote's source or destination). */
+export interface InternalAccountRef {
+  id: string;
+  uuid: string;
+  customerUuid: string | null;
+  type: InternalAccountRow['type'];
+  currency: string;
+  status: InternalAccountRow['status'];
+}
+
+/** The platform's internal account `accountId` (`InternalAccount:<uuid>`); undefined when it is not one. */
+export async function findInternalAccount(db: DbOrTx, platformUuid: string, accountId: string): Promise<InternalAccountRef | undefined> {
+  const uuid = parseId('InternalAccount', accountId);
+  if (!uuid) return undefined;
+  const [row] = await selectAccounts(db, platformUuid, [uuid]);
+  if (!row) return undefined;
+  return { id: formatId('InternalAccount', row.id), uuid: row.id, customerUuid: row.customer_id, type: row.type, currency: row.currency, status: row.status };
+}
+
 /**
  * The ledger as Corridor runs it: every change of an internal account's balance records its
  * INTERNAL_ACCOUNT.BALANCE_UPDATED event. app.ts, the CLI, the bench and the tests all use this.

@@ -32,7 +32,8 @@ export interface OutgoingPaymentInput {
   customerId: string;
   quoteId: string;
   source: { sourceType: 'ACCOUNT'; accountId: string } | { sourceType: 'REALTIME_FUNDING'; currency: string; cryptoNetwork?: string };
-  destination: { destinationType: 'ACCOUNT'; accountId: string; paymentRail: PaymentRail } | { destinationType: 'UMA_ADDRESS'; umaAddress: string };
+  /** `paymentRail` absent: a crypto wallet, paid on its network. */
+  destination: { destinationType: 'ACCOUNT'; accountId: string; paymentRail?: PaymentRail } | { destinationType: 'UMA_ADDRESS'; umaAddress: string };
   sendingCurrency: string;
   receivingCurrency: string;
   sentAmount: bigint;
@@ -157,9 +158,12 @@ export class Payments {
     let rail: RailName = NETWORK_RAIL;
     let destinationAccountId: string | null = null;
     if (input.destination.destinationType === 'ACCOUNT') {
-      rail = input.destination.paymentRail;
-      if (!RAILS[rail] || !railCarries(rail, input.receivingCurrency)) {
-        throw invalidInput([{ field: 'destination.paymentRail', message: `${rail} does not carry ${input.receivingCurrency}` }]);
+      const paymentRail = input.destination.paymentRail;
+      if (paymentRail) {
+        if (!RAILS[paymentRail] || !railCarries(paymentRail, input.receivingCurrency)) {
+          throw invalidInput([{ field: 'destination.paymentRail', message: `${paymentRail} does not carry ${input.receivingCurrency}` }]);
+        }
+        rail = paymentRail;
       }
       destinationAccountId = parseId('ExternalAccount', input.destination.accountId) ?? parseId('InternalAccount', input.destination.accountId) ?? null;
     }

@@ -1,4 +1,5 @@
 import type { PaymentRail } from '../external-accounts/index.js';
+import { RAILS as CATALOGUE } from '../rates/index.js';
 
 /**
  * The simulated rails: every PaymentRail of UPSTREAM §5.6 with how long a payout on it takes to
@@ -13,33 +14,10 @@ export interface RailSpec {
   description: string;
 }
 
-const MOBILE_MONEY_CURRENCIES = ['KES', 'UGX', 'TZS', 'RWF', 'MWK', 'ZMW', 'GHS', 'XOF', 'XAF', 'NGN'] as const;
-
-export const RAILS: Record<PaymentRail, RailSpec> = {
-  ACH: { settlementSeconds: 86_400, currencies: ['USD'], description: 'US batch ACH, next business day' },
-  ACH_COLOMBIA: { settlementSeconds: 86_400, currencies: ['COP'], description: 'Colombian ACH, next business day' },
-  BANK_TRANSFER: { settlementSeconds: 3_600, currencies: 'ANY_FIAT', description: 'Generic domestic bank transfer' },
-  BRE_B: { settlementSeconds: 10, currencies: ['COP'], description: 'Colombian instant payments (Bre-B)' },
-  CIPS: { settlementSeconds: 3_600, currencies: ['CNY'], description: 'Cross-border interbank payment system (China)' },
-  FAST: { settlementSeconds: 10, currencies: ['SGD'], description: 'Singapore FAST, instant' },
-  FASTER_PAYMENTS: { settlementSeconds: 10, currencies: ['GBP'], description: 'UK Faster Payments, instant' },
-  FEDNOW: { settlementSeconds: 5, currencies: ['USD'], description: 'FedNow, instant' },
-  INSTAPAY: { settlementSeconds: 10, currencies: ['PHP'], description: 'Philippine InstaPay, instant' },
-  MOBILE_MONEY: { settlementSeconds: 60, currencies: MOBILE_MONEY_CURRENCIES, description: 'Mobile money wallets' },
-  NEFT: { settlementSeconds: 1_800, currencies: ['INR'], description: 'Indian NEFT, half-hourly batches' },
-  PAYNOW: { settlementSeconds: 10, currencies: ['SGD'], description: 'Singapore PayNow, instant' },
-  PESONET: { settlementSeconds: 86_400, currencies: ['PHP'], description: 'Philippine PESONet, same or next day' },
-  PIX: { settlementSeconds: 5, currencies: ['BRL'], description: 'Brazilian Pix, instant' },
-  RTGS: { settlementSeconds: 3_600, currencies: 'ANY_FIAT', description: 'Real-time gross settlement (high value)' },
-  RTP: { settlementSeconds: 5, currencies: ['USD'], description: 'The Clearing House RTP, instant' },
-  SEPA: { settlementSeconds: 86_400, currencies: ['EUR'], description: 'SEPA Credit Transfer, next business day' },
-  SEPA_INSTANT: { settlementSeconds: 10, currencies: ['EUR'], description: 'SEPA Instant Credit Transfer' },
-  SPEI: { settlementSeconds: 30, currencies: ['MXN'], description: 'Mexican SPEI, near-instant' },
-  SWIFT: { settlementSeconds: 172_800, currencies: 'ANY_FIAT', description: 'SWIFT correspondent banking, about two days' },
-  UNIONPAY: { settlementSeconds: 600, currencies: ['CNY'], description: 'UnionPay account transfer' },
-  UPI: { settlementSeconds: 10, currencies: ['INR'], description: 'Indian UPI, instant' },
-  WIRE: { settlementSeconds: 3_600, currencies: ['USD'], description: 'US domestic wire (Fedwire), same day' },
-};
+/** The one rail catalogue (modules/rates/rails.ts): quotes price by it, payments settle by it. */
+export const RAILS: Record<PaymentRail, RailSpec> = Object.fromEntries(
+  Object.entries(CATALOGUE).map(([rail, spec]) => [rail, { settlementSeconds: spec.settlementSeconds, currencies: spec.currencies, description: spec.description }]),
+) as Record<PaymentRail, RailSpec>;
 
 /** Crypto and UMA payouts (no PaymentRail): settled on the network, about a minute. */
 export const NETWORK_SETTLEMENT_SECONDS = 60;

@@ -37,7 +37,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 /** The wallet signature from `Service-Wallet-Signature` or its alias `Grid-Wallet-Signature`; two different values are refused. */
-function walletSignature(request: FastifyRequest): string | undefined {
+export function walletSignature(request: FastifyRequest): string | undefined {
   const stamp = header(request, SIGNATURE_HEADER);
   const alias = header(request, SIGNATURE_HEADER_ALIAS);
   if (stamp !== undefined && alias !== undefined && stamp !== alias) {

@@ -3,7 +3,7 @@
 export { checkContactFree, moveTiedCredentials, tiedCredentials, unverifiedContacts, type ContactKind, type TiedCredentials } from './contact-credentials.js';
 export { OPERATIONS } from './context.js';
 export { LocalEnclave, type WalletEnclave } from './enclave/enclave.js';
-export { answerSignedRetry, signedRetryHeaders, SignedRetryHeaders } from './http.js';
+export { answerSignedRetry, sendOutcome, signedRetryHeaders, SignedRetryHeaders, walletSignature } from './http.js';
 export { OidcVerifier } from './oidc.js';
 export type { WalletAuthRouteDeps } from './route-deps.js';
 export { walletAuthRoutes } from './routes.js';

@@ -1,0 +1,310 @@
+import { CRYPTO_CURRENCY_CODES, minorUnits } from '../../platform/currencies.js';
+import type { Tx } from '../../platform/db/database.js';
+import { AppError, invalidInput } from '../../platform/errors.js';
+import type { StoredResponse } from '../../platform/idempotency.js';
+import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
+import { MAX_POSTING_AMOUNT } from '../ledger/index.js';
+import type { PlatformConfig } from '../config/index.js';
+import { senderReadiness } from '../customers/index.js';
+import { assertCanReceive, findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
+import { findInternalAccount, fundingInstructions, newFundingReference, type InternalAccountRef } from '../internal-accounts/index.js';
+import { BOOK_TRANSFER, convertDown, corridorRate, formatRate, NETWORKS, priceRequest, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
+import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
+import { insertQuote, type QuoteRow } from './repo.js';
+import type { QuoteRequest } from './schemas.js';
+import { toQuote } from './views.js';
+
+const NETWORK_CURRENCIES: Record<string, readonly string[]> = {
+  USDC: ['SOLANA', 'ETHEREUM', 'BASE', 'POLYGON'],
+  USDT: ['ETHEREUM', 'SOLANA', 'TRON', 'PLASMA'],
+  BTC: ['BITCOIN', 'SPARK', 'LIGHTNING'],
+};
+/** The deposit instruction type of each funding network (internal-accounts' funding instructions). */
+const NETWORK_INSTRUCTION: Record<string, string> = {
+  SOLANA: 'SOLANA_WALLET', ETHEREUM: 'ETHEREUM_WALLET', BASE: 'BASE_WALLET', POLYGON: 'POLYGON_WALLET', TRON: 'TRON_WALLET',
+  PLASMA: 'PLASMA_WALLET', SPARK: 'SPARK_WALLET', LIGHTNING: 'LIGHTNING', BITCOIN: 'BITCOIN_L1',
+};
+
+interface ResolvedSource {
+  kind: QuoteRow['source_kind'];
+  currency: string;
+  customerUuid: string | null;
+  accountUuid: string | null;
+  accountType: string | null;
+  /** The account's API id, for SELF_PAYMENT. */
+  accountId?: string;
+}
+
+interface ResolvedDestination {
+  kind: QuoteRow['destination_kind'];
+  accountUuid: string;
+  accountId: string;
+  currency: string;
+  /** The rail (PaymentRail), crypto network or BOOK the payout travels on. */
+  routeName: string;
+  route: RouteSpec;
+  external?: ExternalAccountDestination;
+}
+
+const field = (name: string, message: string) => invalidInput([{ field: name, message }]);
+const notFound = (id: string) => new AppError('REFERENCE_NOT_FOUND', `Account ${id} was not found.`);
+
+async function internalAccountOrFail(trx: Tx, platformId: string, accountId: string, at: string): Promise<InternalAccountRef> {
+  const account = await findInternalAccount(trx, platformId, accountId);
+  if (!account) throw notFound(accountId);
+  if (account.status !== 'ACTIVE') throw field(at, `account ${accountId} is ${account.status}: only ACTIVE accounts move money`);
+  return account;
+}
+
+async function resolveSource(trx: Tx, platformId: string, body: QuoteRequest): Promise<ResolvedSource> {
+  const source = body.source;
+  const requested = source.customerId ? parseId('Customer', source.customerId)! : undefined;
+  if (source.sourceType === 'REALTIME_FUNDING') {
+    const crypto = CRYPTO_CURRENCY_CODES.has(source.currency);
+    if (crypto && !source.cryptoNetwork) throw field('source.cryptoNetwork', `is required to fund in ${source.currency}`);
+    if (!crypto && source.cryptoNetwork) throw field('source.cryptoNetwork', `applies to crypto currencies only, not ${source.currency}`);
+    if (crypto && !NETWORK_CURRENCIES[source.currency]!.includes(source.cryptoNetwork!)) {
+      throw field('source.cryptoNetwork', `${source.currency} is funded on ${NETWORK_CURRENCIES[source.currency]!.join(', ')}`);
+    }
+    return { kind: 'REALTIME_FUNDING', currency: source.currency, customerUuid: requested ?? null, accountUuid: null, accountType: null };
+  }
+  if (parseId('ExternalAccount', source.accountId)) {
+    const account = await findExternalAccount(trx, platformId, source.accountId);
+    if (account.pullRails.length === 0) {
+      throw field('source.accountId', 'this external account cannot be pulled from: only ACTIVE first-party USD (ACH) or EUR (SEPA) bank accounts whose holder name was not refused can fund a quote');
+    }
+    if (requested && account.customerUuid !== null && requested !== account.customerUuid) throw field('source.customerId', 'is not the owner of the source account');
+    return { kind: 'EXTERNAL_ACCOUNT', currency: account.currency, customerUuid: account.customerUuid ?? requested ?? null, accountUuid: account.uuid, accountType: 'EXTERNAL', accountId: account.id };
+  }
+  const account = await internalAccountOrFail(trx, platformId, source.accountId, 'source.accountId');
+  if (requested && account.customerUuid !== null && requested !== account.customerUuid) throw field('source.customerId', 'is not the owner of the source account');
+  return {
+    kind: 'INTERNAL_ACCOUNT',
+    currency: account.currency,
+    // A platform-owned (FBO) account may send on a customer's behalf: source.customerId names it.
+    customerUuid: account.customerUuid ?? requested ?? null,
+    accountUuid: account.uuid,
+    accountType: account.type,
+    accountId: account.id,
+  };
+}
+
+async function resolveDestination(trx: Tx, platformId: string, body: QuoteRequest): Promise<ResolvedDestination> {
+  const destination = body.destination;
+  if (destination.destinationType === 'UMA_ADDRESS') {
+    throw new AppError('NOT_IMPLEMENTED', 'Payments to UMA addresses are not available yet; pay an ACCOUNT destination.');
+  }
+  if (parseId('ExternalAccount', destination.accountId)) {
+    const account = await findExternalAccount(trx, platformId, destination.accountId);
+    let routeName: string;
+    let route: RouteSpec;
+    if (account.kind === 'bank') {
+      // The account's rails that pay its currency (SWIFT accounts carry any fiat currency).
+      const usable = account.rails.filter((r) => routeServes(RAILS[r], account.currency));
+      const rail = destination.paymentRail ?? usable[0];
+      if (!rail || !usable.includes(rail)) throw field('destination.paymentRail', `must be one of the rails that pay this account in ${account.currency}: ${usable.join(', ') || 'none'}`);
+      routeName = rail;
+      route = RAILS[rail];
+    } else {
+      if (destination.paymentRail) throw field('destination.paymentRail', `a ${account.network} wallet is paid on its network, not a payment rail`);
+      routeName = account.network!;
+      route = NETWORKS[account.network!];
+    }
+    return { kind: 'EXTERNAL_ACCOUNT', accountUuid: account.uuid, accountId: account.id, currency: account.currency, routeName, route, external: account };
+  }
+  const account = await internalAccountOrFail(trx, platformId, destination.accountId, 'destination.accountId');
+  if (destination.paymentRail) throw field('destination.paymentRail', 'a transfer between internal accounts travels on no rail');
+  return { kind: 'INTERNAL_ACCOUNT', accountUuid: account.uuid, accountId: account.id, currency: account.currency, routeName: 'BOOK', route: BOOK_TRANSFER };
+}
+
+function currencyConfig(config: PlatformConfig, code: string, direction: 'INCOMING' | 'OUTGOING', at: string) {
+  const entry = config.supportedCurrencies.find((c) => c.currencyCode === code);
+  if (!entry) throw new AppError('INVALID_CURRENCY', `${code} is not one of the platform's supportedCurrencies (PATCH /config).`, { details: { field: at, currency: code } });
+  if (!entry.enabledTransactionTypes.includes(direction)) {
+    throw new AppError('INVALID_CURRENCY', `${direction} transfers are not enabled for ${code} (supportedCurrencies[].enabledTransactionTypes).`, {
+      details: { field: at, currency: code, direction },
+    });
+  }
+  return entry;
+}
+
+async function checkSender(trx: Tx, platformId: string, customerUuid: string): Promise<void> {
+  const sender = await senderReadiness(trx, platformId, customerUuid);
+  if (!sender) throw new AppError('USER_NOT_FOUND', `Customer ${formatId('Customer', customerUuid)} was not found.`);
+  if (!sender.termsAccepted) {
+    throw new AppError('END_USER_TERMS_NOT_ACCEPTED', `Customer ${sender.id} has not accepted the end-user terms: send endUserTermsConsent (PATCH /customers/{customerId}) first.`, {
+      details: { customerId: sender.id },
+    });
+  }
+  if (sender.reviewStatus !== 'APPROVED') {
+    throw new AppError('USER_NOT_READY', `Customer ${sender.id} cannot send money until its KYC/KYB review is APPROVED (now ${sender.reviewStatus}).`, {
+      details: { customerId: sender.id, status: sender.reviewStatus },
+    });
+  }
+}
+
+function paymentInstructionsFor(source: ResolvedSource, body: QuoteRequest, now: Date): unknown[] | null {
+  if (source.kind !== 'REALTIME_FUNDING' || body.source.sourceType !== 'REALTIME_FUNDING') return null;
+  const crypto = CRYPTO_CURRENCY_CODES.has(source.currency);
+  const all = fundingInstructions({ type: crypto ? 'INTERNAL_CRYPTO' : 'INTERNAL_FIAT', currency: source.currency, reference: newFundingReference(), isPlatformAccount: true, now });
+  if (!crypto) return all;
+  const wanted = NETWORK_INSTRUCTION[body.source.cryptoNetwork!];
+  return all.filter((i) => i.accountOrWalletInfo.accountType === wanted);
+}
+
+/**
+ * POST /quotes: every refusal before anything is written (module README, "Refusals"), then the
+ * price fixed in the current rate window and the quote stored; `immediatelyExecute` executes it
+ * in the same transaction.
+ */
+export async function createQuote(
+  trx: Tx,
+  deps: QuoteDeps,
+  caller: Caller,
+  body: QuoteRequest,
+  // Read before the transaction opens, so a request never waits for a second connection while holding one.
+  prefetched: Prefetched & { config: PlatformConfig },
+): Promise<StoredResponse> {
+  const { platformId } = caller;
+  const source = await resolveSource(trx, platformId, body);
+  if (body.immediatelyExecute && source.accountType === 'EMBEDDED_WALLET') {
+    throw field('immediatelyExecute', 'is not available for EMBEDDED_WALLET sources: create the quote, then execute it with the wallet’s Service-Wallet-Signature');
+  }
+  const destination = await resolveDestination(trx, platformId, body);
+  if (source.accountId && source.accountId === destination.accountId) {
+    throw new AppError('SELF_PAYMENT', 'The source and the destination are the same account.', { details: { accountId: destination.accountId } });
+  }
+  if (source.customerUuid) await checkSender(trx, platformId, source.customerUuid);
+
+  const { config, snapshot } = prefetched;
+  const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', 'source');
+  if (destination.kind === 'INTERNAL_ACCOUNT') currencyConfig(config, destination.currency, 'INCOMING', 'destination');
+
+  const override = body.platformFeeOverride;
+  if (override) {
+    if (source.currency !== 'USD') throw new AppError('NOT_IMPLEMENTED', `platformFeeOverride is available for USD sources only, not ${source.currency}.`);
+    if (override.platformFixedFee.currency !== 'USD') throw field('platformFeeOverride.platformFixedFee.currency', 'must be the source currency, USD');
+  }
+
+  const pricing = priceRequest({
+    snapshot,
+    config,
+    sendingCurrency: source.currency,
+    receivingCurrency: destination.currency,
+    route: destination.route,
+    lockedSide: body.lockedCurrencySide,
+    amount: BigInt(body.lockedCurrencyAmount),
+    ...(override ? { platformFeeOverride: { fixed: BigInt(override.platformFixedFee.amount), variableBps: BigInt(override.platformVariableFeeBps) } } : {}),
+  });
+  const priced = pricing.priced;
+  if (!priced) {
+    throw new AppError('INVALID_AMOUNT', `${body.lockedCurrencyAmount} cannot make a transfer: after fees nothing would arrive.`, {
+      details: { lockedCurrencySide: body.lockedCurrencySide, lockedCurrencyAmount: body.lockedCurrencyAmount },
+    });
+  }
+  if (priced.total > MAX_POSTING_AMOUNT || priced.received > MAX_POSTING_AMOUNT) {
+    throw new AppError('AMOUNT_OUT_OF_RANGE', 'The transfer’s amounts exceed what the API carries exactly (2^53 − 1 minor units).');
+  }
+  const min = BigInt(sendingConfig.minAmount);
+  const max = BigInt(sendingConfig.maxAmount);
+  if (priced.total < min || priced.total > max) {
+    throw new AppError('AMOUNT_OUT_OF_RANGE', `The total sending amount ${priced.total} is outside the platform's range for ${source.currency}: ${min}–${max} minor units.`, {
+      details: { totalSendingAmount: Number(priced.total), minAmount: Number(min), maxAmount: Number(max), currency: source.currency },
+    });
+  }
+  const sizeLimit = limitIn(deps.config.quoteLimits.maxTransaction, [`${source.currency}:${destination.currency}`, source.currency], source.currency, snapshot);
+  if (priced.total > sizeLimit) {
+    throw new AppError('TRANSACTION_SIZE_LIMIT_EXCEEDED', `The total sending amount ${priced.total} is above the single-transaction maximum of ${sizeLimit} ${source.currency} minor units for this corridor.`, {
+      details: { totalSendingAmount: Number(priced.total), limit: Number(sizeLimit), currency: source.currency, corridor: `${source.currency}:${destination.currency}` },
+    });
+  }
+  if (destination.external) {
+    const inEur = convertDown(priced.received, corridorRate(snapshot, destination.currency, 'EUR').mid, minorUnits(destination.currency), minorUnits('EUR'));
+    assertCanReceive(destination.external, inEur);
+  }
+
+  const now = prefetched.now;
+  const createdAt = deps.clock.now();
+  const id = uuidv7(createdAt.getTime());
+  const quoteId = formatId('Quote', id);
+  let paymentInstructions = paymentInstructionsFor(source, body, now);
+  let signedRequestId: string | null = null;
+  if (source.accountType === 'EMBEDDED_WALLET') {
+    const challenge = await deps.walletAuth.wallets.issueFor(trx, {
+      platformId,
+      accountUuid: source.accountUuid!,
+      operation: QUOTE_EXECUTE_OPERATION,
+      targetId: quoteId,
+      body: {},
+      context: { environment: caller.environment },
+      type: 'ACTIVITY_TYPE_EXECUTE_QUOTE',
+      parameters: {
+        quoteId,
+        totalSendingAmount: String(priced.total),
+        sendingCurrency: source.currency,
+        receivingAmount: String(priced.received),
+        receivingCurrency: destination.currency,
+        destination: destination.accountId,
+      },
+    });
+    signedRequestId = parseId('Request', challenge.requestId)!;
+    paymentInstructions = [
+      {
+        instructionsNotes: 'Sign payloadToSign with an active session key of the wallet, then POST /quotes/{quoteId}/execute with the stamp in Service-Wallet-Signature.',
+        isPlatformAccount: false,
+        accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET', payloadToSign: challenge.payloadToSign },
+      },
+    ];
+  }
+  const rate = pricing.corridor.rate;
+  const row: QuoteRow = {
+    id,
+    platform_id: platformId,
+    customer_id: source.customerUuid,
+    source: body.source as Record<string, unknown>,
+    destination: { ...body.destination, ...(destination.kind === 'EXTERNAL_ACCOUNT' && destination.external!.kind === 'bank' ? { paymentRail: destination.routeName } : {}) },
+    source_kind: source.kind,
+    source_account_id: source.accountUuid,
+    source_account_type: source.accountType,
+    destination_kind: destination.kind,
+    destination_account_id: destination.accountUuid,
+    payment_rail: destination.routeName,
+    sending_currency: source.currency,
+    receiving_currency: destination.currency,
+    locked_side: body.lockedCurrencySide,
+    locked_amount: BigInt(body.lockedCurrencyAmount),
+    sent_amount: priced.sent,
+    service_fees: priced.serviceFee,
+    platform_fees: priced.platformFee,
+    total_sending_amount: priced.total,
+    received_amount: priced.received,
+    exchange_rate: formatRate(rate),
+    rate_details: {
+      counterpartyMultiplier: Number(formatRate(pricing.corridor.mid)),
+      counterpartyFixedFee: 0,
+      gridApiMultiplier: Number(formatRate(rate)),
+      gridApiFixedFee: Number(pricing.fees.serviceFixed),
+      gridApiVariableFeeRate: Number(pricing.fees.serviceBps) / 10_000,
+      gridApiVariableFeeAmount: Number(priced.serviceVariableFee),
+    },
+    rate_window_start: snapshot.windowStart,
+    payment_instructions: paymentInstructions,
+    signed_request_id: signedRequestId,
+    lookup_id: body.lookupId ?? null,
+    description: body.description ?? null,
+    remittance_information: body.remittanceInformation ?? null,
+    purpose_of_payment: body.purposeOfPayment ?? null,
+    sender_customer_info: body.senderCustomerInfo ?? null,
+    transaction_id: uuidv7(createdAt.getTime()),
+    expires_at: new Date(now.getTime() + destination.route.quoteExpirySeconds * 1000),
+    executed_at: null,
+    created_at: createdAt,
+  };
+  await insertQuote(trx, row);
+  if (body.immediatelyExecute) {
+    const executed = await executeLocked(trx, deps, row, prefetched);
+    return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
+  }
+  return { statusCode: 201, body: toQuote(row, 'PENDING') };
+}
+

@@ -1,0 +1,172 @@
+import type { Config } from '../../config.js';
+import type { Clock, PlatformClock } from '../../platform/clock.js';
+import { minorUnits } from '../../platform/currencies.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import type { StoredResponse } from '../../platform/idempotency.js';
+import { envelope } from '../../platform/http/error-handler.js';
+import { formatId } from '../../platform/ids.js';
+import type { PlatformConfigCache } from '../config/index.js';
+import type { PaymentRail } from '../external-accounts/index.js';
+import { corridorRate, fromUsdMinor, RAILS, type ExchangeRates, type RateSnapshot } from '../rates/index.js';
+import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
+import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
+import { addDailyVolume, findQuote, markExecuted, type QuoteRow } from './repo.js';
+import type { QuoteDestination, QuoteSource } from './schemas.js';
+import { quoteStatus, toQuote } from './views.js';
+
+/** What quotes needs of the transactions module (MONEY-CONTRACT.md); app.ts hands in its Payments. */
+export interface OutgoingPayments {
+  startOutgoingPayment(trx: DbOrTx, input: OutgoingPaymentInput): Promise<TransactionView>;
+  recordExpiredPayment(trx: DbOrTx, input: OutgoingPaymentInput): Promise<TransactionView>;
+  transactionStatusesByQuote(db: DbOrTx, platformId: string, quoteIds: string[]): Promise<Map<string, TransactionStatus>>;
+}
+
+export interface QuoteDeps {
+  db: Db;
+  clock: Clock;
+  platformClock: PlatformClock;
+  config: Config;
+  rates: ExchangeRates;
+  configCache: PlatformConfigCache;
+  payments: OutgoingPayments;
+  walletAuth: WalletAuth;
+  signed: SignedRequests;
+}
+
+export interface Caller {
+  platformId: string;
+  environment: 'sandbox' | 'production';
+}
+
+/** The signed operation an embedded wallet's execution is (its stamp answers the quote's payloadToSign). */
+export const QUOTE_EXECUTE_OPERATION = 'quote.execute';
+
+/**
+ * The limit of `table` for `key` in `currency`'s minor units: the override, else the default
+ * (US cents) at the current mid-market rate, rounded up.
+ */
+export function limitIn(table: { defaultUsdMinor: bigint; overrides: Record<string, bigint> }, keys: string[], currency: string, snapshot: RateSnapshot): bigint {
+  for (const key of keys) {
+    const override = table.overrides[key];
+    if (override !== undefined) return override;
+  }
+  return fromUsdMinor(table.defaultUsdMinor, corridorRate(snapshot, 'USD', currency).mid, minorUnits(currency));
+}
+
+function paymentInput(row: QuoteRow): OutgoingPaymentInput {
+  const source = row.source as QuoteSource;
+  const destination = row.destination as QuoteDestination;
+  return {
+    transactionId: formatId('Transaction', row.transaction_id),
+    platformId: row.platform_id,
+    // Platform-funded quotes (no customer) are refused before a payment starts.
+    customerId: row.customer_id ? formatId('Customer', row.customer_id) : '',
+    quoteId: formatId('Quote', row.id),
+    source:
+      source.sourceType === 'ACCOUNT'
+        ? { sourceType: 'ACCOUNT', accountId: source.accountId }
+        : { sourceType: 'REALTIME_FUNDING', currency: source.currency, ...(source.cryptoNetwork ? { cryptoNetwork: source.cryptoNetwork } : {}) },
+    destination:
+      destination.destinationType === 'ACCOUNT'
+        ? // Wallets are paid on their network: no PaymentRail.
+          { destinationType: 'ACCOUNT', accountId: destination.accountId, ...(row.payment_rail && row.payment_rail in RAILS ? { paymentRail: row.payment_rail as PaymentRail } : {}) }
+        : { destinationType: 'UMA_ADDRESS', umaAddress: destination.umaAddress },
+    sendingCurrency: row.sending_currency,
+    receivingCurrency: row.receiving_currency,
+    sentAmount: BigInt(row.sent_amount),
+    totalSendingAmount: BigInt(row.total_sending_amount),
+    receivedAmount: BigInt(row.received_amount),
+    fees: BigInt(row.service_fees),
+    platformFees: BigInt(row.platform_fees),
+    exchangeRate: row.exchange_rate,
+    rateDetails: row.rate_details,
+    ...(row.description !== null ? { description: row.description } : {}),
+    ...(row.remittance_information !== null ? { remittanceInformation: row.remittance_information } : {}),
+    ...(row.purpose_of_payment !== null ? { purposeOfPayment: row.purpose_of_payment } : {}),
+    ...(row.payment_instructions ? { paymentInstructions: row.payment_instructions } : {}),
+  };
+}
+
+/**
+ * Executes a quote exactly once, inside the caller's transaction: the quote row is locked, so of
+ * concurrent executions one proceeds and the others find it executed (409 CONFLICT). Past
+ * expiresAt (platform time) the transaction is recorded EXPIRED and the answer is 409 with
+ * `details.reason: QUOTE_EXPIRED` — committed, not rolled back. Otherwise the customer's daily
+ * volume grows (429 past the limit) and the payment starts (the hold; too little balance is
+ * AMOUNT_OUT_OF_RANGE and nothing is written).
+ */
+/** What a request reads before its transaction opens (a second connection inside it could starve the pool). */
+export interface Prefetched {
+  snapshot: RateSnapshot;
+  /** The platform's time now (PlatformClock). */
+  now: Date;
+}
+
+export async function prefetch(deps: QuoteDeps, caller: Caller): Promise<Prefetched> {
+  const [snapshot, now] = await Promise.all([deps.rates.snapshot(caller.environment), deps.platformClock.now(caller.platformId)]);
+  return { snapshot, now };
+}
+
+export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, { snapshot, now }: Prefetched): Promise<StoredResponse> {
+  if (row.executed_at) {
+    throw new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
+      details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
+    });
+  }
+  const input = paymentInput(row);
+  if (row.expires_at <= now) {
+    await deps.payments.recordExpiredPayment(trx, input);
+    await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
+    return {
+      statusCode: 409,
+      body: envelope('CONFLICT', `Quote ${input.quoteId} expired at ${row.expires_at.toISOString()}; its transaction is recorded EXPIRED. Request a new quote.`, {
+        reason: 'QUOTE_EXPIRED',
+        quoteId: input.quoteId,
+        transactionId: input.transactionId,
+      }),
+    };
+  }
+  if (!row.customer_id) {
+    throw new AppError('NOT_IMPLEMENTED', 'Transfers on the platform’s own behalf (no sending customer) can be quoted but not executed yet.');
+  }
+  if (row.destination_kind === 'INTERNAL_ACCOUNT') {
+    throw new AppError('NOT_IMPLEMENTED', 'Transfers to an internal account can be quoted but not executed yet: the payments module settles to external destinations only.');
+  }
+  {
+    const customerId = row.customer_id;
+    const currency = row.sending_currency;
+    const limit = limitIn(deps.config.quoteLimits.dailyVolume, [currency], currency, snapshot);
+    const day = now.toISOString().slice(0, 10);
+    const added = await addDailyVolume(trx, { platformId: row.platform_id, customerId, day, currency }, BigInt(row.total_sending_amount), limit);
+    if (!added) {
+      throw new AppError('DAILY_VOLUME_LIMIT_EXCEEDED', `This transfer would take the customer past its daily volume limit of ${limit} ${currency} minor units for ${day} (UTC).`, {
+        details: { limit: Number(limit), currency, day },
+      });
+    }
+  }
+  const transaction = await deps.payments.startOutgoingPayment(trx, input);
+  await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
+  return { statusCode: 200, body: toQuote({ ...row, executed_at: now }, quoteStatus(row, transaction.status, now)) };
+}
+
+export async function loadQuote(db: DbOrTx, platformId: string, quoteUuid: string, options: { forUpdate?: boolean } = {}): Promise<QuoteRow> {
+  const row = await findQuote(db, platformId, quoteUuid, options);
+  if (!row) throw new AppError('QUOTE_NOT_FOUND', `Quote ${formatId('Quote', quoteUuid)} was not found.`);
+  return row;
+}
+
+/** POST /quotes/{id}/execute for account sources that need no wallet signature. */
+export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string, prefetched: Prefetched): Promise<StoredResponse> {
+  const row = await loadQuote(trx, caller.platformId, quoteUuid, { forUpdate: true });
+  if (row.source_account_type === 'EMBEDDED_WALLET') {
+    throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header: the stamp of an active session over the quote’s payloadToSign.');
+  }
+  return executeLocked(trx, deps, row, prefetched);
+}
+
+export async function readQuote(deps: QuoteDeps, caller: Caller, quoteUuid: string) {
+  const row = await loadQuote(deps.db, caller.platformId, quoteUuid);
+  const statuses = await deps.payments.transactionStatusesByQuote(deps.db, caller.platformId, [formatId('Quote', row.id)]);
+  return toQuote(row, quoteStatus(row, statuses.get(formatId('Quote', row.id)), await deps.platformClock.now(caller.platformId)));
+}

@@ -1,0 +1,6 @@
+// The quotes module's public face: the routes app.ts registers, and what a later caller (the
+// deprecated transfer-in/out, UMA) needs to quote and execute on the same path.
+export { quoteRoutes } from './routes.js';
+export { createQuote } from './create.js';
+export { executeLocked, executeQuote, loadQuote, QUOTE_EXECUTE_OPERATION, readQuote, type Caller, type OutgoingPayments, type QuoteDeps } from './execute.js';
+export { Quote, QuoteRequest } from './schemas.js';

@@ -1,0 +1,113 @@
+import type { Selectable } from 'kysely';
+import { sql } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
+
+interface QuotesTable {
+  id: string;
+  platform_id: string;
+  customer_id: string | null;
+  source: Record<string, unknown>;
+  destination: Record<string, unknown>;
+  source_kind: 'INTERNAL_ACCOUNT' | 'EXTERNAL_ACCOUNT' | 'REALTIME_FUNDING';
+  source_account_id: string | null;
+  source_account_type: string | null;
+  destination_kind: 'INTERNAL_ACCOUNT' | 'EXTERNAL_ACCOUNT';
+  destination_account_id: string;
+  payment_rail: string | null;
+  sending_currency: string;
+  receiving_currency: string;
+  locked_side: 'SENDING' | 'RECEIVING';
+  locked_amount: bigint;
+  sent_amount: bigint;
+  service_fees: bigint;
+  platform_fees: bigint;
+  total_sending_amount: bigint;
+  received_amount: bigint;
+  exchange_rate: string;
+  rate_details: Record<string, number>;
+  rate_window_start: Date;
+  payment_instructions: unknown[] | null;
+  signed_request_id: string | null;
+  lookup_id: string | null;
+  description: string | null;
+  remittance_information: string | null;
+  purpose_of_payment: string | null;
+  sender_customer_info: Record<string, unknown> | null;
+  transaction_id: string;
+  expires_at: Date;
+  executed_at: Date | null;
+  created_at: Date;
+}
+
+interface DailyVolumesTable {
+  platform_id: string;
+  customer_id: string;
+  day: string;
+  currency: string;
+  amount: bigint;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    quotes: QuotesTable;
+    daily_volumes: DailyVolumesTable;
+  }
+}
+
+export type QuoteRow = Selectable<QuotesTable>;
+
+const JSON_COLUMNS = ['source', 'destination', 'rate_details', 'payment_instructions', 'sender_customer_info'] as const;
+
+export async function insertQuote(db: DbOrTx, row: QuoteRow): Promise<void> {
+  await db.insertInto('quotes').values(withJsonColumns(row, JSON_COLUMNS)).execute();
+}
+
+/** The platform's quote; `forUpdate` serialises its executions (one wins, the others see it executed). */
+export async function findQuote(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<QuoteRow | undefined> {
+  let query = db.selectFrom('quotes').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function markExecuted(db: DbOrTx, platformId: string, id: string, at: Date): Promise<void> {
+  await db.updateTable('quotes').set({ executed_at: at }).where('platform_id', '=', platformId).where('id', '=', id).execute();
+}
+
+/**
+ * Adds `amount` to the customer's volume of `day` in `currency` unless that would pass `limit`:
+ * one conditional upsert, so concurrent executions are counted exactly and never overshoot.
+ * Answers whether it was added.
+ */
+export async function addDailyVolume(
+  db: DbOrTx,
+  key: { platformId: string; customerId: string; day: string; currency: string },
+  amount: bigint,
+  limit: bigint,
+): Promise<boolean> {
+  if (amount > limit) return false;
+  const added = await db
+    .insertInto('daily_volumes')
+    .values({ platform_id: key.platformId, customer_id: key.customerId, day: key.day, currency: key.currency, amount })
+    .onConflict((oc) =>
+      oc
+        .columns(['platform_id', 'customer_id', 'day', 'currency'])
+        .doUpdateSet({ amount: sql`daily_volumes.amount + excluded.amount` })
+        .where(sql<boolean>`daily_volumes.amount + excluded.amount <= ${limit}`),
+    )
+    .returning('amount')
+    .executeTakeFirst();
+  return added !== undefined;
+}
+
+export async function dailyVolume(db: DbOrTx, key: { platformId: string; customerId: string; day: string; currency: string }): Promise<bigint> {
+  const row = await db
+    .selectFrom('daily_volumes')
+    .select('amount')
+    .where('platform_id', '=', key.platformId)
+    .where('customer_id', '=', key.customerId)
+    .where('day', '=', key.day)
+    .where('currency', '=', key.currency)
+    .executeTakeFirst();
+  return row ? BigInt(row.amount) : 0n;
+}

@@ -1,0 +1,96 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AppError } from '../../platform/errors.js';
+import { formatId, parseId } from '../../platform/ids.js';
+import { errorResponses } from '../../platform/http/schemas.js';
+import { sendWrite } from '../../platform/http/write.js';
+import { sendOutcome, walletSignature } from '../wallet-auth/index.js';
+import { createQuote } from './create.js';
+import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
+import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
+
+export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, deps) => {
+  const tags = ['Cross-border Payments'];
+  deps.signed.register(QUOTE_EXECUTE_OPERATION, {
+    // The wallet's stamp was verified and the challenge claimed; the quote is executed once, in the settling transaction.
+    execute: async (trx, request) => {
+      const quoteUuid = parseId('Quote', request.target_id)!;
+      const row = await loadQuote(trx, request.platform_id, quoteUuid, { forUpdate: true });
+      const environment = (request.context.environment as 'sandbox' | 'production' | undefined) ?? 'sandbox';
+      // A settling job may run this without a request: the rates are read through its transaction.
+      const prefetched = { snapshot: await deps.rates.snapshot(environment, trx), now: await deps.platformClock.now(request.platform_id) };
+      return executeLocked(trx, deps, row, prefetched);
+    },
+  });
+
+  app.post('/quotes', {
+    schema: {
+      operationId: 'createQuote',
+      tags,
+      summary: 'Create a quote',
+      description:
+        'Prices a transfer from an account (internal, or an external account money can be pulled from) or from just-in-time funding (REALTIME_FUNDING: the quote carries paymentInstructions) to an account: ' +
+        'the rate, every fee and both amounts are fixed now and never recomputed. Lock the SENDING side (what the sender pays, fees included) or the RECEIVING side (what arrives). ' +
+        'Same-currency transfers work at rate 1. `immediatelyExecute: true` also executes it (not for EMBEDDED_WALLET sources). Send `Idempotency-Key` to make retries safe.',
+      body: QuoteRequest,
+      response: { 201: Quote, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 501, 503) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request, reply) => {
+      const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
+      return sendWrite(deps, request, reply, (trx) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config }), { idempotent: true });
+    },
+  });
+
+  app.get('/quotes/:quoteId', {
+    schema: {
+      operationId: 'getQuote',
+      tags,
+      summary: 'Get a quote',
+      description: 'The quote as created, with its status: PENDING until executed or expired, then its transaction’s (PROCESSING, COMPLETED, FAILED, EXPIRED).',
+      params: QuoteParams,
+      response: { 200: Quote, ...errorResponses(401, 404, 500) },
+    },
+    handler: async (request) => readQuote(deps, request.principal, parseId('Quote', request.params.quoteId)!),
+  });
+
+  app.post('/quotes/:quoteId/execute', {
+    schema: {
+      operationId: 'executeQuote',
+      tags,
+      summary: 'Execute a quote',
+      description:
+        'Starts the transfer at the quote’s fixed price, exactly once: a second execution is 409, an expired quote is 409 (`details.reason: QUOTE_EXPIRED`) and its transaction is recorded EXPIRED. ' +
+        'From an internal account the total is held at once (available balance drops). From an EMBEDDED_WALLET the request needs `Service-Wallet-Signature` (or `Grid-Wallet-Signature`): ' +
+        'the stamp of an active session of the wallet over the quote’s `paymentInstructions[].accountOrWalletInfo.payloadToSign`; re-sending the identical signed request answers the same outcome. ' +
+        'Send `Idempotency-Key` to make retries safe.',
+      headers: ExecuteHeaders,
+      params: QuoteParams,
+      body: ExecuteQuoteRequest,
+      response: { 200: Quote, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 501, 503) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request, reply) => {
+      const quoteUuid = parseId('Quote', request.params.quoteId)!;
+      const stamp = walletSignature(request);
+      if (stamp !== undefined) {
+        const row = await loadQuote(deps.db, request.principal.platformId, quoteUuid);
+        if (!row.signed_request_id) {
+          throw new AppError('INVALID_INPUT', 'This quote’s source is not an embedded wallet: execute it without Service-Wallet-Signature.');
+        }
+        const outcome = await deps.signed.retry({
+          platformId: request.principal.platformId,
+          environment: request.principal.environment,
+          operation: QUOTE_EXECUTE_OPERATION,
+          targetId: formatId('Quote', quoteUuid),
+          // The challenge was issued for an empty body: anything else is a body the stamp did not authorise.
+          body: request.body ?? {},
+          stamp,
+          requestId: formatId('Request', row.signed_request_id),
+        });
+        return sendOutcome(reply, outcome);
+      }
+      const prefetched = await prefetch(deps, request.principal);
+      return sendWrite(deps, request, reply, (trx) => executeQuote(trx, deps, request.principal, quoteUuid, prefetched), { idempotent: true });
+    },
+  });
+};

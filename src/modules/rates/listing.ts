@@ -1,0 +1,58 @@
+import { currency as currencyOf } from '../../platform/currencies.js';
+import { amountToWire } from '../../platform/money.js';
+import type { PlatformConfig } from '../config/index.js';
+import { formatRate } from './pricing.js';
+import { RAILS, routeServes } from './rails.js';
+import type { ExchangeRate, ExchangeRatesQuery } from './schemas.js';
+import { hasRate, priceRequest, RATED_CURRENCIES, type RateSnapshot } from './service.js';
+
+const view = (code: string) => {
+  const c = currencyOf(code);
+  return { code: c.code, name: c.name, symbol: c.symbol, decimals: c.decimals };
+};
+
+/**
+ * GET /exchange-rates: for each source currency the platform sends (supportedCurrencies with
+ * OUTGOING), each destination currency with a rate, and each rail that pays it out, what
+ * `sendingAmount` buys there now — the same pricing as a SENDING-locked quote, the platform's fee
+ * included. A source the platform does not send from lists nothing.
+ */
+export function listExchangeRates(snapshot: RateSnapshot, config: PlatformConfig, query: ExchangeRatesQuery): ExchangeRate[] {
+  const amount = BigInt(query.sendingAmount ?? 10000);
+  const sources = config.supportedCurrencies.filter(
+    (c) => c.enabledTransactionTypes.includes('OUTGOING') && (!query.sourceCurrency || c.currencyCode === query.sourceCurrency) && hasRate(snapshot, c.currencyCode),
+  );
+  const destinations = (query.destinationCurrency ? [...new Set(query.destinationCurrency)] : RATED_CURRENCIES).filter((code) => hasRate(snapshot, code));
+  const rates: ExchangeRate[] = [];
+  for (const source of sources) {
+    for (const destination of destinations) {
+      for (const [rail, route] of Object.entries(RAILS) as Array<[keyof typeof RAILS, (typeof RAILS)[keyof typeof RAILS]]>) {
+        if (!routeServes(route, destination)) continue;
+        const pricing = priceRequest({
+          snapshot,
+          config,
+          sendingCurrency: source.currencyCode,
+          receivingCurrency: destination,
+          route,
+          lockedSide: 'SENDING',
+          amount,
+        });
+        const fixed = pricing.fees.serviceFixed + pricing.fees.platformFixed;
+        const priced = pricing.priced;
+        rates.push({
+          sourceCurrency: view(source.currencyCode),
+          sendingAmount: amountToWire(amount),
+          minSendingAmount: source.minAmount,
+          maxSendingAmount: source.maxAmount,
+          destinationCurrency: view(destination),
+          destinationPaymentRail: rail,
+          receivingAmount: priced ? amountToWire(priced.received) : 0,
+          exchangeRate: Number(formatRate(pricing.corridor.rate)),
+          fees: { fixed: amountToWire(fixed), total: amountToWire(priced ? priced.serviceFee + priced.platformFee : amount) },
+          updatedAt: snapshot.asOf.toISOString(),
+        });
+      }
+    }
+  }
+  return rates;
+}

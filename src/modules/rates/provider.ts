@@ -1,0 +1,82 @@
+import type { HttpProviderConfig } from '../../config.js';
+import { AppError } from '../../platform/errors.js';
+import { postToProvider } from '../../platform/provider-http.js';
+import { BUILT_IN_RATES_AS_OF, BUILT_IN_RATES_PER_USD } from './table.js';
+
+/** Mid-market rates: units of each currency per one US dollar, as decimal strings. */
+export interface RateTable {
+  asOf: Date;
+  perUsd: Record<string, string>;
+}
+
+/** Where mid-market rates come from. `name` keys the shared cache, so two providers never mix. */
+export interface RateProvider {
+  readonly name: string;
+  fetch(currencies: readonly string[]): Promise<RateTable>;
+}
+
+/** The documented, dated table of table.ts. */
+export const builtInRates: RateProvider = {
+  name: 'built-in',
+  fetch: async () => ({ asOf: new Date(BUILT_IN_RATES_AS_OF), perUsd: { ...BUILT_IN_RATES_PER_USD } }),
+};
+
+const DECIMAL = /^\d{1,15}(\.\d{1,18})?$/;
+const MAX_RESPONSE_BYTES = 256 * 1024;
+
+const unavailable = (reason: string) =>
+  new AppError('SERVICE_UNAVAILABLE', `Exchange rates are unavailable right now (${reason}); try again shortly.`, { retryable: true });
+
+/**
+ * A rate service over HTTP (README, "HTTP rate provider"): `POST <url>` with
+ * `{"base": "USD", "currencies": [...]}`, Bearer token, a deadline; answers
+ * `{"asOf": "<date-time>", "rates": {"EUR": "0.866", ...}}` (units per USD, decimal strings).
+ * Anything else — unreachable, slow, non-2xx, malformed, over 256 KiB — is 503.
+ */
+export class HttpRateProvider implements RateProvider {
+  readonly name = 'http';
+
+  constructor(private readonly config: HttpProviderConfig & { url: string }) {}
+
+  async fetch(currencies: readonly string[]): Promise<RateTable> {
+    const response = await postToProvider(this.config, JSON.stringify({ base: 'USD', currencies }), unavailable);
+    const text = await readBounded(response);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw unavailable('the provider answered something that is not JSON');
+    }
+    const { asOf, rates } = (body ?? {}) as { asOf?: unknown; rates?: unknown };
+    const at = typeof asOf === 'string' ? new Date(asOf) : undefined;
+    if (!at || Number.isNaN(at.getTime()) || typeof rates !== 'object' || rates === null || Array.isArray(rates)) {
+      throw unavailable('the provider answered without asOf and rates');
+    }
+    const perUsd: Record<string, string> = { USD: '1' };
+    for (const [code, value] of Object.entries(rates)) {
+      if (!/^[A-Z]{3,5}$/.test(code) || typeof value !== 'string' || !DECIMAL.test(value) || /^0+(\.0+)?$/.test(value)) {
+        throw unavailable(`the provider's rate for ${code.slice(0, 8)} is not a positive decimal string`);
+      }
+      perUsd[code] = value;
+    }
+    return { asOf: at, perUsd };
+  }
+}
+
+async function readBounded(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_RESPONSE_BYTES) {
+      await reader.cancel();
+      throw unavailable('the provider answered more than 256 KiB');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

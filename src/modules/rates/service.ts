@@ -1,0 +1,179 @@
+import type { Clock } from '../../platform/clock.js';
+import { CRYPTO_CURRENCY_CODES, minorUnits } from '../../platform/currencies.js';
+import type { Db, DbOrTx } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import type { PlatformConfig } from '../config/index.js';
+import { crossRate, fromUsdMinor, priceTransfer, UNIT_RATE, type FeeSchedule, type Priced, type ScaledRate } from './pricing.js';
+import type { RateProvider } from './provider.js';
+import { findRateWindow, insertRateWindow } from './repo.js';
+import type { RouteSpec } from './rails.js';
+import { BUILT_IN_RATES_PER_USD } from './table.js';
+
+/** Spec §8: rates are cached about 5 minutes; every caller inside one window gets the same rate. */
+export const RATE_WINDOW_MS = 5 * 60_000;
+
+export interface RateSnapshot {
+  provider: string;
+  windowStart: Date;
+  asOf: Date;
+  perUsd: Record<string, string>;
+}
+
+const DOLLARS = new Set(['USD', 'USDC', 'USDT']);
+const MAJORS = new Set(['USD', 'EUR', 'GBP', 'CAD', 'CHF', 'JPY', 'AUD', 'NZD', 'DKK', 'SEK', 'NOK', 'SGD', 'HKD']);
+const FRONTIER = new Set(['NGN', 'GHS', 'KES', 'UGX', 'TZS', 'RWF', 'MWK', 'ZMW', 'XAF', 'XOF', 'HTG', 'BWP', 'EGP', 'PKR', 'BDT', 'ARS', 'VND']);
+
+/**
+ * Corridor's FX spread per corridor, in basis points below mid-market (README, "Spreads"):
+ * same currency 0; between USD and its stablecoins 10; between two majors 25; a frontier
+ * currency on either side 150; BTC 50; any other pair 75.
+ */
+export function spreadBps(from: string, to: string): bigint {
+  if (from === to) return 0n;
+  if (DOLLARS.has(from) && DOLLARS.has(to)) return 10n;
+  if (FRONTIER.has(from) || FRONTIER.has(to)) return 150n;
+  if (from === 'BTC' || to === 'BTC') return 50n;
+  if (MAJORS.has(from) && MAJORS.has(to)) return 25n;
+  return 75n;
+}
+
+/** A corridor's rate inside one cache window. */
+export interface CorridorRate {
+  /** What the customer gets: mid-market less the spread (1 for the same currency). */
+  rate: ScaledRate;
+  mid: ScaledRate;
+  spreadBps: bigint;
+  snapshot: RateSnapshot;
+}
+
+export interface PlatformFeeOverride {
+  fixed: bigint;
+  variableBps: bigint;
+}
+
+export interface PricingRequest {
+  snapshot: RateSnapshot;
+  config: Pick<PlatformConfig, 'feeConfigs'>;
+  sendingCurrency: string;
+  receivingCurrency: string;
+  route: RouteSpec;
+  lockedSide: 'SENDING' | 'RECEIVING';
+  amount: bigint;
+  platformFeeOverride?: PlatformFeeOverride;
+}
+
+export interface Pricing {
+  corridor: CorridorRate;
+  fees: FeeSchedule;
+  /** Undefined: the amount cannot make a transfer (fees eat it, or it converts to nothing). */
+  priced: Priced | undefined;
+}
+
+/**
+ * Exchange rates as every process sees them: the provider is asked at most once per window
+ * (RATE_WINDOW_MS, aligned on the clock), and what it answered is stored in the database, so
+ * every process — and every caller — prices with the same table inside one window.
+ */
+export class ExchangeRates {
+  private readonly memo = new Map<string, RateSnapshot>();
+
+  constructor(
+    private readonly deps: {
+      db: Db;
+      clock: Clock;
+      /** Sandbox platforms: the built-in table. */
+      sandbox: RateProvider;
+      /** Production platforms; absent: their prices are 503 (no real-money quote from a fixed table). */
+      production?: RateProvider;
+    },
+  ) {}
+
+  providerFor(environment: 'sandbox' | 'production'): RateProvider {
+    if (environment === 'sandbox') return this.deps.sandbox;
+    if (!this.deps.production) {
+      throw new AppError('SERVICE_UNAVAILABLE', 'No exchange-rate provider is configured for production platforms (CORRIDOR_RATES_URL).', { retryable: true });
+    }
+    return this.deps.production;
+  }
+
+  /**
+   * The current window's rates. Call it before opening a transaction (it may use its own
+   * connection and ask the provider); `db` lets a caller already inside one read through it.
+   */
+  async snapshot(environment: 'sandbox' | 'production', db: DbOrTx = this.deps.db): Promise<RateSnapshot> {
+    const provider = this.providerFor(environment);
+    const now = this.deps.clock.now().getTime();
+    const windowStart = new Date(now - (now % RATE_WINDOW_MS));
+    const memo = this.memo.get(provider.name);
+    if (memo && memo.windowStart.getTime() === windowStart.getTime()) return memo;
+    let row = await findRateWindow(db, provider.name, windowStart);
+    if (!row) {
+      const table = await provider.fetch(RATED_CURRENCIES);
+      await insertRateWindow(db, { provider: provider.name, window_start: windowStart, as_of: table.asOf, rates: table.perUsd, fetched_at: new Date(now) });
+      // Another process may have stored its answer first: everyone prices with the stored one.
+      row = (await findRateWindow(db, provider.name, windowStart))!;
+    }
+    const snapshot = { provider: row.provider, windowStart: row.window_start, asOf: row.as_of, perUsd: row.rates };
+    this.memo.set(provider.name, snapshot);
+    return snapshot;
+  }
+}
+
+/** Currencies the built-in table rates; asked of the HTTP provider too. */
+export const RATED_CURRENCIES: readonly string[] = Object.keys(BUILT_IN_RATES_PER_USD).sort();
+
+export function hasRate(snapshot: RateSnapshot, currency: string): boolean {
+  return snapshot.perUsd[currency] !== undefined;
+}
+
+/** The corridor's rate in this window; INVALID_CURRENCY when a side has no rate. */
+export function corridorRate(snapshot: RateSnapshot, from: string, to: string): CorridorRate {
+  for (const code of [from, to]) {
+    if (!hasRate(snapshot, code)) throw new AppError('INVALID_CURRENCY', `Corridor has no exchange rate for ${code}.`, { details: { currency: code } });
+  }
+  if (from === to) return { rate: UNIT_RATE, mid: UNIT_RATE, spreadBps: 0n, snapshot };
+  const spread = spreadBps(from, to);
+  return {
+    rate: crossRate(snapshot.perUsd[from]!, snapshot.perUsd[to]!, spread),
+    mid: crossRate(snapshot.perUsd[from]!, snapshot.perUsd[to]!, 0n),
+    spreadBps: spread,
+    snapshot,
+  };
+}
+
+/**
+ * The platform's fee on a transfer: `platformFeeOverride` when given (USD sources only, checked
+ * by the caller), else the platform's CROSS_CURRENCY_TRANSACTION fee for the sending currency
+ * when the currencies differ, else none.
+ */
+export function platformFeeOf(config: Pick<PlatformConfig, 'feeConfigs'>, sending: string, receiving: string, override?: PlatformFeeOverride): PlatformFeeOverride {
+  if (override) return override;
+  if (sending === receiving) return { fixed: 0n, variableBps: 0n };
+  const fee = config.feeConfigs.find((f) => f.feeType === 'CROSS_CURRENCY_TRANSACTION' && f.sourceCurrency === sending);
+  return fee ? { fixed: BigInt(fee.fixedFee.amount), variableBps: BigInt(fee.variableFeeBps) } : { fixed: 0n, variableBps: 0n };
+}
+
+/** Prices one transfer in one window: the corridor's rate, the route's service fee, the platform's fee. */
+export function priceRequest(request: PricingRequest): Pricing {
+  const { snapshot, sendingCurrency: s, receivingCurrency: r } = request;
+  const corridor = corridorRate(snapshot, s, r);
+  const usdToSending = corridorRate(snapshot, 'USD', s).mid;
+  const platform = platformFeeOf(request.config, s, r, request.platformFeeOverride);
+  const fees: FeeSchedule = {
+    serviceFixed: fromUsdMinor(request.route.serviceFee.fixedUsdMinor, usdToSending, minorUnits(s)),
+    serviceBps: request.route.serviceFee.variableBps,
+    platformFixed: platform.fixed,
+    platformBps: platform.variableBps,
+  };
+  const priced = priceTransfer({
+    lockedSide: request.lockedSide,
+    amount: request.amount,
+    rate: corridor.rate,
+    sendingDecimals: minorUnits(s),
+    receivingDecimals: minorUnits(r),
+    fees,
+  });
+  return { corridor, fees, priced };
+}
+
+export const isCrypto = (code: string) => CRYPTO_CURRENCY_CODES.has(code);

@@ -1,0 +1,61 @@
+/**
+ * The built-in rate table: mid-market rates, units of each currency per one US dollar, as
+ * decimal strings (never floats). Rounded market mid-points of the date below; sandbox platforms
+ * and development deployments price with it. Production platforms use the HTTP provider
+ * (CORRIDOR_RATES_URL). Every currency Corridor pays out (the external-account variants), the
+ * crypto assets, and the majors a platform may hold.
+ */
+export const BUILT_IN_RATES_AS_OF = '2026-11-02T00:00:00.000Z';
+
+export const BUILT_IN_RATES_PER_USD: Readonly<Record<string, string>> = {
+  USD: '1',
+  AED: '3.6725',
+  ARS: '1450',
+  AUD: '1.53',
+  BDT: '122.3',
+  BRL: '5.38',
+  BWP: '13.6',
+  CAD: '1.40',
+  CHF: '0.80',
+  CNY: '7.12',
+  COP: '3880',
+  CZK: '21.0',
+  DKK: '6.46',
+  EGP: '47.4',
+  EUR: '0.866',
+  GBP: '0.762',
+  GHS: '10.9',
+  GTQ: '7.66',
+  HKD: '7.77',
+  HTG: '131',
+  IDR: '16650',
+  ILS: '3.26',
+  INR: '88.7',
+  JMD: '160.5',
+  JPY: '153.9',
+  KES: '129.2',
+  KRW: '1431',
+  MWK: '1734',
+  MXN: '18.45',
+  MYR: '4.19',
+  NGN: '1440',
+  NOK: '10.1',
+  NZD: '1.75',
+  PHP: '58.9',
+  PKR: '282.6',
+  PLN: '3.68',
+  RWF: '1450',
+  SEK: '9.49',
+  SGD: '1.30',
+  THB: '32.4',
+  TZS: '2455',
+  UGX: '3480',
+  VND: '26320',
+  XAF: '568',
+  XOF: '568',
+  ZAR: '17.3',
+  ZMW: '22.6',
+  BTC: '0.0000091',
+  USDC: '1',
+  USDT: '1',
+};
