@@ -188,7 +188,9 @@ describe('path ids (B10)', () => {
             ? 'TOKEN_NOT_FOUND'
             : path.startsWith('/transactions/')
               ? 'TRANSACTION_NOT_FOUND'
-              : 'REFERENCE_NOT_FOUND';
+              : path.startsWith('/quotes/')
+                ? 'QUOTE_NOT_FOUND'
+                : 'REFERENCE_NOT_FOUND';
     return Object.entries(doc.paths)
       // A UMA address is not an id: a malformed one is 400 INVALID_UMA_ADDRESS (spec §7.1; test/http/uma.test.ts).
       .filter(([path]) => path.includes('{') && !path.startsWith('/receiver/uma/'))
