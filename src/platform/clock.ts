@@ -41,5 +41,4 @@ export interface PlatformClock {
   now(platformId: string, db?: DbOrTx): Promise<Date>;
 }
 
-/** A platform clock with no offsets: every platform sees `clock`'s time. */
-export const sharedPlatformClock = (clock: Clock): PlatformClock => ({ now: async () => clock.now() });
+// The implementation with sandbox test clocks is OffsetPlatformClock (platform-clock.ts), wired in app.ts.

@@ -185,8 +185,14 @@ describe('POST /quotes, GET /quotes/{id}', () => {
     const other = await customer(p);
     const book = (await quote(p, { source: fromAccount(usd.id), destination: toAccount(other.accounts[0]!.id), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 777 })).json() as Quote;
     expect(book).toMatchObject({ totalSendingAmount: 777, totalReceivingAmount: 777, feesIncluded: 0 });
-    // The payments module settles to external destinations only, so far.
-    expectEnvelope(await execute(p, book.id), 501, 'NOT_IMPLEMENTED');
+    // A book transfer: no rail, the other customer's account is credited once the job runs.
+    const executedBook = await execute(p, book.id);
+    expect(executedBook.statusCode, executedBook.body).toBe(200);
+    await drainJobs(ctx);
+    expect(((await call(p, 'GET', `/quotes/${book.id}`)).json() as Quote).status).toBe('COMPLETED');
+    const credited = (await call(p, 'GET', `/customers/internal-accounts?customerId=${other.id}&currency=USD`)).json() as { data: { balance: { amount: number } }[] };
+    expect(credited.data[0]!.balance.amount).toBe(777);
+    await expectLedgerConsistent(ctx.handle.db);
     expectEnvelope(await quote(p, { source: fromAccount(usd.id), destination: toAccount(other.accounts[0]!.id, 'ACH'), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 777 }), 400, 'INVALID_INPUT');
 
     const pullable = await externalAccount(p, 'USD_ACCOUNT', { ownershipType: 'FIRST_PARTY' }, { accountNumber: '98765432101' });

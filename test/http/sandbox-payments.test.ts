@@ -197,7 +197,8 @@ describe('production rails', () => {
       await prod.close();
       server.close();
     }
-  });
+    // A second application (and database) of its own: slow to start on the embedded engine.
+  }, 120_000);
 });
 
 /**

@@ -90,6 +90,35 @@ describe('an outgoing payment from an internal account', () => {
     await expectLedgerConsistent(ctx.handle.db);
   });
 
+  it('pays a crypto wallet on its network, and another internal account by book transfer', async () => {
+    const p = await ctx.newPlatform();
+    const customer = await fundedCustomer(ctx, p, 50_000);
+    const payee = await fundedCustomer(ctx, p, 0);
+    const toWallet = paymentInput(p, customer, {
+      receivingCurrency: 'USDC',
+      receivedAmount: 9_990_000n,
+      exchangeRate: '999',
+      destination: { destinationType: 'ACCOUNT', accountId: 'ExternalAccount:019542f5-b3e7-7d02-8000-000000000006', paymentRail: 'SOLANA' },
+    });
+    expect(await startPayment(ctx, toWallet)).toMatchObject({ paymentRail: null, settlementTimelineSeconds: 30 });
+    const book = paymentInput(p, customer, { fees: 0n, platformFees: 0n, destination: { destinationType: 'ACCOUNT', accountId: payee.accountId, paymentRail: 'BOOK' } });
+    expect(await startPayment(ctx, book)).toMatchObject({ paymentRail: null, settlementTimelineSeconds: 0 });
+    await drainJobs(ctx);
+    const bookView = await call(ctx, p, 'GET', `/transactions/${book.transactionId}`);
+    expect((bookView.json() as Json).status, bookView.body).toBe('COMPLETED');
+    expect(await balances(ctx, p, payee.customerId)).toEqual({ available: 10_000, total: 10_000 });
+    expect(((await call(ctx, p, 'GET', `/transactions/${toWallet.transactionId}`)).json() as Json).status).toBe('PROCESSING');
+    ctx.clock.advance(30_000);
+    await drainJobs(ctx);
+    expect(((await call(ctx, p, 'GET', `/transactions/${toWallet.transactionId}`)).json() as Json).status).toBe('COMPLETED');
+    expect((await accountBalance(ctx.handle.db, p.uuid, { kind: 'SETTLEMENT', rail: 'SOLANA', currency: 'USDC' })).total).toBe(9_990_000n);
+    expect(await balances(ctx, p, customer.customerId)).toEqual({ available: 50_000 - 10_075 - 10_000, total: 50_000 - 10_075 - 10_000 });
+    await expect(startPayment(ctx, paymentInput(p, customer, { destination: { destinationType: 'ACCOUNT', accountId: payee.accountId, paymentRail: 'SEPA' } }))).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
   it('refuses a payment above the available balance and writes nothing', async () => {
     const p = await ctx.newPlatform();
     const customer = await fundedCustomer(ctx, p, 10_000);

@@ -7,13 +7,15 @@ import type { StoredResponse } from '../../platform/idempotency.js';
 import { envelope } from '../../platform/http/error-handler.js';
 import { formatId } from '../../platform/ids.js';
 import type { PlatformConfigCache } from '../config/index.js';
-import type { PaymentRail } from '../external-accounts/index.js';
-import { corridorRate, fromUsdMinor, RAILS, type ExchangeRates, type RateSnapshot } from '../rates/index.js';
+import { corridorRate, fromUsdMinor, type ExchangeRates, type RateSnapshot } from '../rates/index.js';
 import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
 import { addDailyVolume, findQuote, markExecuted, type QuoteRow } from './repo.js';
 import type { QuoteDestination, QuoteSource } from './schemas.js';
 import { quoteStatus, toQuote } from './views.js';
+
+/** The priced route handed to payments with an ACCOUNT destination. */
+type OutgoingAccountRoute = Extract<OutgoingPaymentInput['destination'], { destinationType: 'ACCOUNT' }>['paymentRail'];
 
 /** What quotes needs of the transactions module (MONEY-CONTRACT.md); app.ts hands in its Payments. */
 export interface OutgoingPayments {
@@ -69,8 +71,8 @@ function paymentInput(row: QuoteRow): OutgoingPaymentInput {
         : { sourceType: 'REALTIME_FUNDING', currency: source.currency, ...(source.cryptoNetwork ? { cryptoNetwork: source.cryptoNetwork } : {}) },
     destination:
       destination.destinationType === 'ACCOUNT'
-        ? // Wallets are paid on their network: no PaymentRail.
-          { destinationType: 'ACCOUNT', accountId: destination.accountId, ...(row.payment_rail && row.payment_rail in RAILS ? { paymentRail: row.payment_rail as PaymentRail } : {}) }
+        ? // The route the quote priced: a PaymentRail, a wallet's network, or BOOK for an internal account.
+          { destinationType: 'ACCOUNT', accountId: destination.accountId, paymentRail: row.payment_rail as OutgoingAccountRoute }
         : { destinationType: 'UMA_ADDRESS', umaAddress: destination.umaAddress },
     sendingCurrency: row.sending_currency,
     receivingCurrency: row.receiving_currency,
@@ -129,9 +131,6 @@ export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, { s
   }
   if (!row.customer_id) {
     throw new AppError('NOT_IMPLEMENTED', 'Transfers on the platform’s own behalf (no sending customer) can be quoted but not executed yet.');
-  }
-  if (row.destination_kind === 'INTERNAL_ACCOUNT') {
-    throw new AppError('NOT_IMPLEMENTED', 'Transfers to an internal account can be quoted but not executed yet: the payments module settles to external destinations only.');
   }
   {
     const customerId = row.customer_id;

@@ -7,11 +7,11 @@ import { formatId, parseId } from '../../platform/ids.js';
 import { enqueueJob, RetryJobAt, type Job, type JobCheckpoint, type JobWorker } from '../../platform/jobs.js';
 import { recordEvents, type DomainEvent } from '../../platform/outbox.js';
 import { customerTypeOf } from '../customers/index.js';
-import type { PaymentRail } from '../external-accounts/index.js';
+import type { DestinationNetwork, PaymentRail } from '../external-accounts/index.js';
 import { findLedgerTransaction, LedgerError, type Ledger, type LedgerAccountRef, type Posting } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
 import type { Payout, RailProvider } from './rail-provider.js';
-import { FUNDING_RAIL, NETWORK_RAIL, RAILS, railCarries, settlementSecondsOf, type RailName } from './rails.js';
+import { BOOK_TRANSFER, FUNDING_RAIL, isPaymentRail, isRoute, railCarries, settlementSecondsOf, UMA_RAIL, type RailName } from './rails.js';
 import {
   findTransaction,
   findTransactionByQuote,
@@ -32,8 +32,11 @@ export interface OutgoingPaymentInput {
   customerId: string;
   quoteId: string;
   source: { sourceType: 'ACCOUNT'; accountId: string } | { sourceType: 'REALTIME_FUNDING'; currency: string; cryptoNetwork?: string };
-  /** `paymentRail` absent: a crypto wallet, paid on its network. */
-  destination: { destinationType: 'ACCOUNT'; accountId: string; paymentRail?: PaymentRail } | { destinationType: 'UMA_ADDRESS'; umaAddress: string };
+  /**
+   * `paymentRail`: the route the quote priced — a PaymentRail for bank accounts, the network
+   * (SOLANA, LIGHTNING, …) for a crypto wallet, BOOK for another internal account.
+   */
+  destination: { destinationType: 'ACCOUNT'; accountId: string; paymentRail: PaymentRail | DestinationNetwork | 'BOOK' } | { destinationType: 'UMA_ADDRESS'; umaAddress: string };
   sendingCurrency: string;
   receivingCurrency: string;
   sentAmount: bigint;
@@ -100,16 +103,19 @@ export class Payments {
     const send = row.sending_currency;
     const receive = row.receiving_currency;
     const rail = row.payment_rail!;
+    // A book transfer pays the destination internal account itself; every other route its settlement account.
+    const payee: (currency: string) => LedgerAccountRef = (currency) =>
+      rail === BOOK_TRANSFER ? { kind: 'INTERNAL_ACCOUNT', id: row.destination_account_id! } : { kind: 'SETTLEMENT', rail, currency };
     const sent = BigInt(row.sent_amount);
     const received = BigInt(row.received_amount);
     const postings: Posting[] = [];
     if (send === receive) {
       if (sent !== received) throw new Error(`same-currency payment ${row.id} sends ${sent} but receives ${received}`);
-      postings.push({ from, to: { kind: 'SETTLEMENT', rail, currency: send }, amount: sent, currency: send });
+      postings.push({ from, to: payee(send), amount: sent, currency: send });
     } else {
       // Each currency balances on its own: the sender pays the FX position in one, the FX position pays the rail in the other.
       postings.push({ from, to: { kind: 'FX', currency: send }, amount: sent, currency: send });
-      postings.push({ from: { kind: 'FX', currency: receive }, to: { kind: 'SETTLEMENT', rail, currency: receive }, amount: received, currency: receive });
+      postings.push({ from: { kind: 'FX', currency: receive }, to: payee(receive), amount: received, currency: receive });
     }
     const fees = BigInt(row.fees);
     const platformFees = BigInt(row.platform_fees);
@@ -155,17 +161,18 @@ export class Payments {
     if (input.totalSendingAmount !== input.sentAmount + input.fees + input.platformFees) {
       throw new Error(`payment ${input.transactionId}: totalSendingAmount ${input.totalSendingAmount} ≠ sentAmount + fees + platformFees`);
     }
-    let rail: RailName = NETWORK_RAIL;
+    let rail: RailName = UMA_RAIL;
     let destinationAccountId: string | null = null;
     if (input.destination.destinationType === 'ACCOUNT') {
-      const paymentRail = input.destination.paymentRail;
-      if (paymentRail) {
-        if (!RAILS[paymentRail] || !railCarries(paymentRail, input.receivingCurrency)) {
-          throw invalidInput([{ field: 'destination.paymentRail', message: `${paymentRail} does not carry ${input.receivingCurrency}` }]);
-        }
-        rail = paymentRail;
+      const route = input.destination.paymentRail;
+      if (!isRoute(route) || (isPaymentRail(route) && !railCarries(route, input.receivingCurrency))) {
+        throw invalidInput([{ field: 'destination.paymentRail', message: `${route} does not carry ${input.receivingCurrency}` }]);
       }
+      rail = route;
       destinationAccountId = parseId('ExternalAccount', input.destination.accountId) ?? parseId('InternalAccount', input.destination.accountId) ?? null;
+      if (rail === BOOK_TRANSFER && !parseId('InternalAccount', input.destination.accountId)) {
+        throw invalidInput([{ field: 'destination.accountId', message: 'a book transfer pays an internal account' }]);
+      }
     }
     const sourceAccountId = input.source.sourceType === 'ACCOUNT' ? (parseId('InternalAccount', input.source.accountId) ?? null) : null;
     const expected = input.expectedSettlementAt ?? new Date(platformNow.getTime() + settlementSecondsOf(rail) * 1000);
@@ -245,7 +252,8 @@ export class Payments {
    */
   async startOutgoingPayment(trx: DbOrTx, input: OutgoingPaymentInput): Promise<TransactionView> {
     const environment = await platformEnvironment(trx, input.platformId);
-    if (!this.railsOf(environment)) {
+    const book = input.destination.destinationType === 'ACCOUNT' && input.destination.paymentRail === BOOK_TRANSFER;
+    if (!book && !this.railsOf(environment)) {
       throw new AppError('NOT_IMPLEMENTED', 'No payment rail provider is configured for production payments (CORRIDOR_RAILS_URL); nothing was moved.');
     }
     let row = await this.rowFor(trx, input, 'PENDING', null);
@@ -327,6 +335,8 @@ export class Payments {
     const platformId = job.platform_id!;
     const row = await findTransaction(this.deps.db, platformId, payload.transactionId);
     if (!row || row.status !== 'PROCESSING') return;
+    // A book transfer was complete when its hold was posted: no rail to ask.
+    if (row.payment_rail === BOOK_TRANSFER) return this.complete(platformId, row.id);
     const rails = this.railsOf(row.environment);
     if (!rails) throw new Error(`no rail provider for the ${row.environment} payment ${row.id}`);
     const payout = this.payout(row);
@@ -341,8 +351,12 @@ export class Payments {
     const status = await rails.status(payout);
     if (status.status === 'PENDING') throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + PROVIDER_POLL_MS), 'the rail has not settled yet');
     if (status.status === 'FAILED') return this.fail(platformId, row.id, status.failureReason);
+    return this.complete(platformId, row.id);
+  }
+
+  private async complete(platformId: string, transactionId: string): Promise<void> {
     await withTx(this.deps.db, async (trx) => {
-      const locked = await findTransaction(trx, platformId, row.id, { forUpdate: true });
+      const locked = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
       if (!locked || locked.status !== 'PROCESSING') return;
       const completed = await this.transition(trx, locked, 'COMPLETED', { settled_at: await this.deps.platformClock.now(platformId, trx) });
       await this.emit(trx, completed, ['OUTGOING_PAYMENT.COMPLETED']);

@@ -1,4 +1,4 @@
-import type { PaymentRail } from '../external-accounts/index.js';
+import type { DestinationNetwork, PaymentRail } from '../external-accounts/index.js';
 import { RAILS as CATALOGUE } from '../rates/index.js';
 
 /**
@@ -19,25 +19,51 @@ export const RAILS: Record<PaymentRail, RailSpec> = Object.fromEntries(
   Object.entries(CATALOGUE).map(([rail, spec]) => [rail, { settlementSeconds: spec.settlementSeconds, currencies: spec.currencies, description: spec.description }]),
 ) as Record<PaymentRail, RailSpec>;
 
-/** Crypto and UMA payouts (no PaymentRail): settled on the network, about a minute. */
-export const NETWORK_SETTLEMENT_SECONDS = 60;
+/** Crypto networks external wallets are paid on (no PaymentRail): settled on the network. */
+export const NETWORKS: Record<DestinationNetwork, { settlementSeconds: number }> = {
+  BASE: { settlementSeconds: 30 },
+  ETHEREUM: { settlementSeconds: 300 },
+  POLYGON: { settlementSeconds: 30 },
+  PLASMA: { settlementSeconds: 30 },
+  SOLANA: { settlementSeconds: 30 },
+  SPARK: { settlementSeconds: 10 },
+  TRON: { settlementSeconds: 60 },
+  LIGHTNING: { settlementSeconds: 10 },
+};
+
+/** UMA payouts: settled with the counterparty, about a minute. */
+export const UMA_SETTLEMENT_SECONDS = 60;
 
 /** Where money paid into a REALTIME_FUNDING quote lands before the payment uses it. */
 export const FUNDING_RAIL = 'REALTIME_FUNDING';
 
-/** Settlement account rail name of a destination without a PaymentRail (crypto, UMA). */
-export const NETWORK_RAIL = 'NETWORK';
+/** Settlement account rail name of a UMA payout. */
+export const UMA_RAIL = 'UMA';
+
+/** Between two internal accounts of one platform: a ledger transfer, no rail, settled at once. */
+export const BOOK_TRANSFER = 'BOOK';
+
+/** The route a payout goes out on: a PaymentRail, a crypto network, UMA, or a book transfer. */
+export type RailName = PaymentRail | DestinationNetwork | typeof UMA_RAIL | typeof BOOK_TRANSFER;
+
+export function isPaymentRail(name: string): name is PaymentRail {
+  return Object.hasOwn(RAILS, name);
+}
+
+export function isRoute(name: string): name is RailName {
+  return isPaymentRail(name) || Object.hasOwn(NETWORKS, name) || name === UMA_RAIL || name === BOOK_TRANSFER;
+}
 
 export function railCarries(rail: PaymentRail, currency: string): boolean {
   const spec = RAILS[rail];
   return spec.currencies === 'ANY_FIAT' ? !['BTC', 'USDC', 'USDT'].includes(currency) : spec.currencies.includes(currency);
 }
 
-/** The rail a payout goes out on: a PaymentRail, or NETWORK for crypto and UMA destinations. */
-export type RailName = PaymentRail | typeof NETWORK_RAIL;
-
-export function settlementSecondsOf(rail: RailName): number {
-  return rail === NETWORK_RAIL ? NETWORK_SETTLEMENT_SECONDS : RAILS[rail].settlementSeconds;
+export function settlementSecondsOf(route: RailName): number {
+  if (isPaymentRail(route)) return RAILS[route].settlementSeconds;
+  if (route === BOOK_TRANSFER) return 0;
+  if (route === UMA_RAIL) return UMA_SETTLEMENT_SECONDS;
+  return NETWORKS[route].settlementSeconds;
 }
 
 export const PAYMENT_RAIL_NAMES = Object.keys(RAILS) as PaymentRail[];

@@ -42,6 +42,8 @@ const CurrencyAmount = Type.Object(
 );
 const OnChainTransaction = Type.Object({ transactionHash: Type.String(), network: StringEnum(CRYPTO_NETWORKS) }, { title: 'OnChainTransaction' });
 const PaymentRailField = StringEnum(PAYMENT_RAIL_NAMES);
+/** A string enum or JSON null (null must be among the enum's values too). */
+const NullableEnum = <const T extends readonly string[]>(values: T) => Type.Unsafe<T[number] | null>({ type: ['string', 'null'], enum: [...values, null] });
 
 const AccountSource = Type.Object(
   {
@@ -154,8 +156,8 @@ export const OutgoingTransaction = Type.Object(
     paymentInstructions: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true, title: 'TransactionPaymentInstructions' }))),
     rateDetails: Type.Optional(RateDetails),
     failureReason: Type.Optional(StringEnum(OUTGOING_FAILURE_REASONS)),
-    paymentRail: Type.Optional(Nullable(PaymentRailField)),
-    railSelectionMode: Type.Optional(Nullable(StringEnum(['AUTO', 'MANUAL']))),
+    paymentRail: Type.Optional(NullableEnum(PAYMENT_RAIL_NAMES)),
+    railSelectionMode: Type.Optional(NullableEnum(['AUTO', 'MANUAL'])),
     expectedSettlementAt: Type.Optional(Nullable(DateTime())),
     settlementTimelineSeconds: Type.Optional(Nullable(Type.Integer())),
   },

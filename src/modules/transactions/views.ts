@@ -2,7 +2,7 @@ import { currency } from '../../platform/currencies.js';
 import { formatId } from '../../platform/ids.js';
 import { amountToWire } from '../../platform/money.js';
 import type { TransactionRow } from './repo.js';
-import { settlementSecondsOf, type RailName } from './rails.js';
+import { isPaymentRail, settlementSecondsOf, type RailName } from './rails.js';
 import type { IncomingTransaction, OutgoingFailureReason, OutgoingTransaction, Transaction } from './schemas.js';
 
 function amountOf(value: string | number | bigint, code: string) {
@@ -66,7 +66,7 @@ export function toTransaction(row: TransactionRow): Transaction {
     ...(row.payment_instructions ? { paymentInstructions: row.payment_instructions as Array<Record<string, unknown>> } : {}),
     ...(row.rate_details ? { rateDetails: row.rate_details as OutgoingTransaction['rateDetails'] } : {}),
     ...(row.failure_reason ? { failureReason: row.failure_reason as OutgoingFailureReason } : {}),
-    paymentRail: rail && rail !== 'NETWORK' ? (rail as Exclude<RailName, 'NETWORK'>) : null,
+    paymentRail: rail && isPaymentRail(rail) ? rail : null,
     expectedSettlementAt: row.expected_settlement_at ? row.expected_settlement_at.toISOString() : null,
     settlementTimelineSeconds: rail ? settlementSecondsOf(rail) : null,
   };
