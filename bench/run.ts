@@ -7,7 +7,8 @@
  * Flow scenarios (wallet auth) run whole multi-request flows, client-side crypto included, from
  * a few concurrent workers and report flows/s and the latency of a whole flow.
  * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50),
- * BENCH_ONLY (a regular expression: run only the scenarios whose name matches, plus the baseline).
+ * BENCH_ONLY (a regular expression: run only the scenarios whose name matches, plus the baseline),
+ * BENCH_CPU_PROF (a directory: the Corridor server writes its V8 CPU profile there on exit).
  * The CSV import scenario uploads a file of BENCH_CSV_ROWS rows (default 20,000), waits for the
  * job to finish, and meanwhile reads one customer from 8 paced loops (about 200 reads/s): it
  * reports rows/s and the latency of those reads during the import.
@@ -21,6 +22,9 @@
  * single-row-update ceiling of the same run; BENCH_LEDGER_SHARDS sets the fee account's shards.
  * The quote+execute flow (bench/quotes.ts: USD internal account → EUR external account) is a
  * flow scenario; on PostgreSQL its flows/s and p99 are also printed beside that ceiling.
+ * The webhook delivery scenario (PostgreSQL only, bench/webhooks.ts, run last) commits
+ * BENCH_WEBHOOK_RATE events/s (default 500) to a local receiver and reports events/s delivered
+ * and the lag from commit to delivery.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,6 +41,7 @@ import { STARTUP_SCENARIO, startupTimes } from './startup.js';
 import { LEDGER_CLIENTS, ledgerScenario, type LedgerBenchResult } from './ledger.js';
 import { quoteExecuteFlow } from './quotes.js';
 import { emailOtpVerifyFlow, signedRetryFlow, type Call as FlowCall } from './wallet.js';
+import { WEBHOOK_SCENARIO, webhookScenario, type WebhookBenchResult } from './webhooks.js';
 
 const root = new URL('../', import.meta.url).pathname;
 const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -254,8 +259,10 @@ async function main(): Promise<void> {
   const basePort = await freePort();
   const baseline = await startProcess(['bench/baseline-server.mjs'], { PORT: String(basePort) }, `http://127.0.0.1:${basePort}/`);
   const corridorPort = await freePort();
+  // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const corridor = await startProcess(
-    ['dist/cli.js', 'serve'],
+    [...profile, 'dist/cli.js', 'serve'],
     // The job worker runs in the API process, as in a one-process deployment: the CSV import shares it with the reads it is measured against.
     { ...env, PORT: String(corridorPort), HOST: '127.0.0.1', CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '100' },
     `http://127.0.0.1:${corridorPort}/readyz`,
@@ -263,6 +270,7 @@ async function main(): Promise<void> {
 
   const notes: string[] = [];
   let ledger: LedgerBenchResult | undefined;
+  let webhooks: WebhookBenchResult | undefined;
   const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number; mbps?: number; rss?: { before: number; peak: number } }> = [];
   try {
     for (const scenario of SCENARIOS.filter((s) => s.target === 'baseline' || !only || only.test(s.name))) {
@@ -331,19 +339,25 @@ async function main(): Promise<void> {
         }),
       );
     }
+    /** A JSON call to Corridor for a scenario's set-up, which must succeed. */
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
+        method,
+        headers: { authorization, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const answer = (await response.json()) as Record<string, unknown>;
+      if (response.status >= 400) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
+      return answer;
+    };
     if (process.env.DATABASE_URL && (!only || only.test(LEDGER_SCENARIO))) {
-      const call = async (method: string, path: string, body?: unknown) => {
-        const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
-          method,
-          headers: { authorization, 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        const answer = (await response.json()) as Record<string, unknown>;
-        if (response.status >= 400) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
-        return answer;
-      };
       const shards = Number(process.env.BENCH_LEDGER_SHARDS ?? 64);
       ledger = await ledgerScenario({ databaseUrl: process.env.DATABASE_URL, platformId: created.platformId, call, warmup, duration, shards });
+    }
+    // Last: it gives the bench platform a webhook endpoint, so every event after it is delivered too.
+    if (process.env.DATABASE_URL && (!only || only.test(WEBHOOK_SCENARIO))) {
+      const rate = Number(process.env.BENCH_WEBHOOK_RATE ?? 500);
+      webhooks = await webhookScenario({ databaseUrl: process.env.DATABASE_URL, platformId: created.platformId, call, warmup, duration, rate });
     }
   } finally {
     corridor.kill('SIGTERM');
@@ -371,6 +385,22 @@ async function main(): Promise<void> {
   if (startup) process.stdout.write(`\n${startup}\n`);
   if (ledger) printLedger(ledger, rows.find((r) => r.name === QUOTE_SCENARIO));
   else if (!process.env.DATABASE_URL) process.stdout.write(`\n${LEDGER_SCENARIO}: skipped (PostgreSQL only: set DATABASE_URL)\n`);
+  if (webhooks) printWebhooks(webhooks);
+  else if (!process.env.DATABASE_URL) process.stdout.write(`\n${WEBHOOK_SCENARIO}: skipped (PostgreSQL only: set DATABASE_URL)\n`);
+}
+
+function printWebhooks(result: WebhookBenchResult): void {
+  const { lag } = result;
+  process.stdout.write(
+    [
+      '',
+      `${WEBHOOK_SCENARIO} (${result.rate} events/s offered for ${result.seconds} s)`,
+      `  committed ${result.committed} (${result.committedPerSecond.toFixed(0)} events/s), delivered ${result.delivered} (${result.deliveredPerSecond.toFixed(0)} events/s), undelivered ${result.undelivered}, delivered twice ${result.duplicates}`,
+      `  lag commit → delivery: p50 ${lag.p50.toFixed(1)} ms, p99 ${lag.p99.toFixed(1)} ms, max ${lag.max.toFixed(1)} ms (target: p99 < 1000 ms at 500 events/s: ${lag.p99 < 1000 && result.undelivered === 0 ? 'met' : 'NOT met'})`,
+      '',
+    ].join('\n'),
+  );
+  if (result.undelivered > 0) process.exitCode = 1;
 }
 
 const LEDGER_SCENARIO = `ledger: ${LEDGER_CLIENTS} clients, transfer + fee to one platform account`;

@@ -41,6 +41,7 @@ import { openApiOptions, transformForOpenApi } from './platform/http/openapi.js'
 import { registerOpsRoutes } from './platform/http/ops.js';
 import { registerPathIds } from './platform/http/path-ids.js';
 import { ERROR_SCHEMAS } from './platform/http/schemas.js';
+import { serializersBuiltOnFirstUse } from './platform/http/serialization.js';
 import { registerTextChecks } from './platform/http/text-input.js';
 import { validatorCompiler } from './platform/http/validation.js';
 import { AppError } from './platform/errors.js';
@@ -117,6 +118,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_URI_BYTES },
     frameworkErrors: frameworkErrors(),
     clientErrorHandler: clientErrorHandler(routes),
+    // Response serializers are built on a route's first response, not at start-up (validators likewise: validation.ts).
+    schemaController: { compilersFactory: { buildSerializer: serializersBuiltOnFirstUse() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   routes.track(app);

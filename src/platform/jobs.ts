@@ -112,6 +112,12 @@ export async function wakeWorkers(db: DbOrTx): Promise<void> {
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;
+/**
+ * A started worker runs its sources at most this often (real time, not the Clock: it paces
+ * work, it is no business time): a burst of NOTIFYs, one per committed event, is relayed in a
+ * few batches instead of one transaction each, for at most this much more latency.
+ */
+const SOURCE_INTERVAL_MS = 10;
 /** How long a claimed job is reserved; a worker that dies mid-job frees it after this. */
 const LEASE_MS = 60_000;
 const BACKOFF_BASE_MS = 1_000;
@@ -146,6 +152,10 @@ export class JobWorker {
   private timer: NodeJS.Timeout | undefined;
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
+  /** Whether sources must run on the next round: new work was announced (NOTIFY, poll), not just a slot freed. */
+  private sourcesDue = true;
+  private sourcesRanAt = Number.NEGATIVE_INFINITY;
+  private sourcesTimer: NodeJS.Timeout | undefined;
   private stopped = true;
 
   constructor(
@@ -194,6 +204,19 @@ export class JobWorker {
     return [...full];
   }
 
+  /** The claim's view of the shares: each limited kind's share, and what runs of it per platform now. */
+  private shareParameters() {
+    const limited = [...this.handlers].filter(([, r]) => Number.isFinite(r.perPlatform));
+    const running = [...this.runningShares].flatMap(([kind, shares]) => [...shares].map(([platformId, n]) => ({ kind, platformId, n })));
+    return {
+      limitedKinds: limited.map(([kind]) => kind),
+      limits: limited.map(([, r]) => r.perPlatform),
+      runningKinds: running.map((r) => r.kind),
+      runningPlatforms: running.map((r) => r.platformId),
+      runningCounts: running.map((r) => r.n),
+    };
+  }
+
   /** Counts a job of a platform in or out of its share; answers false when the share is full. */
   private takeShare(job: Job): boolean {
     if (!job.platform_id) return true;
@@ -219,16 +242,33 @@ export class JobWorker {
     const now = this.clock.now();
     const leaseUntil = new Date(now.getTime() + LEASE_MS);
     const full = this.fullPlatforms();
+    const shares = this.shareParameters();
+    // The due jobs are locked (SKIP LOCKED: never two workers on one job), then only as many of
+    // each platform's as its share has room for are taken: the rest stay queued, untouched.
     const claimed = await sql<Job>`
       update jobs set status = 'running', attempts = attempts + 1, locked_until = ${leaseUntil}, updated_at = ${now}
       where id in (
-        select id from jobs
-        where kind = any(${kinds})
-          and ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
-          ${full.length ? sql`and (platform_id is null or platform_id <> all(${full}::uuid[]))` : sql``}
-        order by run_at
-        limit ${free}
-        for update skip locked
+        select id from (
+          select due.id, due.platform_id, due.run_at,
+            row_number() over (partition by due.kind, due.platform_id order by due.run_at, due.id) as place,
+            -- A limited kind: its share less what runs; any other kind: no limit beyond the batch.
+            coalesce(
+              (select l.share from unnest(${shares.limitedKinds}::text[], ${shares.limits}::integer[]) as l(kind, share) where l.kind = due.kind)
+                - coalesce((select r.n from unnest(${shares.runningKinds}::text[], ${shares.runningPlatforms}::uuid[], ${shares.runningCounts}::integer[]) as r(kind, platform_id, n)
+                            where r.kind = due.kind and r.platform_id = due.platform_id), 0),
+              ${free}::integer
+            ) as room
+          from (
+            select id, kind, platform_id, run_at from jobs
+            where kind = any(${kinds})
+              and ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
+              ${full.length ? sql`and (platform_id is null or platform_id <> all(${full}::uuid[]))` : sql``}
+            order by run_at
+            limit ${free}
+            for update skip locked
+          ) as due
+        ) as ranked
+        where platform_id is null or place <= room
       )
       returning *`.execute(this.db);
     const started: Array<Promise<void>> = [];
@@ -241,13 +281,13 @@ export class JobWorker {
       const run = this.runOne(job).finally(() => {
         this.running.delete(run);
         this.releaseShare(job);
-        // A freed slot may take waiting work at once (a started worker only).
-        this.wake();
+        // A freed slot may take waiting work at once (a started worker only); no new work was announced.
+        this.wake(false);
       });
       this.running.add(run);
       started.push(run);
     }
-    // One claim may take more of a platform's jobs than its share: hand the rest back untouched.
+    // The claim keeps to the shares; should it ever take more (a share changed meanwhile), the rest goes back.
     if (over.length) {
       await sql`
         update jobs set status = 'queued', attempts = attempts - 1, locked_until = null, updated_at = ${now}
@@ -302,9 +342,14 @@ export class JobWorker {
       .execute();
   }
 
-  /** Runs sources and fills free slots; calls made while it runs fold into one more round. */
-  private wake(): void {
+  /**
+   * Fills free slots, running the sources first when `announced` (a NOTIFY or the poll said new
+   * work may exist; a freed slot alone does not, and the relay's empty look would cost a
+   * transaction per finished job). Calls made while it runs fold into one more round.
+   */
+  private wake(announced = true): void {
     if (this.stopped) return;
+    if (announced) this.sourcesDue = true;
     if (this.pumping) {
       this.pumpAgain = true;
       return;
@@ -313,7 +358,7 @@ export class JobWorker {
       try {
         do {
           this.pumpAgain = false;
-          await this.runSources();
+          if (this.sourcesDue) await this.runSourcesPaced();
           const started = await this.claimAndStart(this.concurrency - this.running.size);
           // A full batch suggests more is due; otherwise wait for a NOTIFY, a freed slot or the poll.
           if (started.length > 0 && this.running.size < this.concurrency) this.pumpAgain = true;
@@ -324,6 +369,21 @@ export class JobWorker {
         this.pumping = undefined;
       }
     })();
+  }
+
+  /** Runs the sources now if SOURCE_INTERVAL_MS has passed since they last ran, else once it has. */
+  private async runSourcesPaced(): Promise<void> {
+    const wait = this.sourcesRanAt + SOURCE_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      this.sourcesTimer ??= setTimeout(() => {
+        this.sourcesTimer = undefined;
+        this.wake();
+      }, wait);
+      return;
+    }
+    this.sourcesDue = false;
+    this.sourcesRanAt = performance.now();
+    await this.runSources();
   }
 
   /**
@@ -345,6 +405,8 @@ export class JobWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.sourcesTimer);
+    this.sourcesTimer = undefined;
     await this.pumping;
     await Promise.all(this.running);
   }

@@ -61,7 +61,8 @@ export async function startCorridor(env: Record<string, string>): Promise<Corrid
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: new URL('../../', import.meta.url).pathname,
-    env: { ...process.env, DATABASE_URL: '', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', CORRIDOR_JOBS: 'false' },
+    // Jobs off unless the test runs them in the server (CORRIDOR_JOBS: 'true').
+    env: { ...process.env, DATABASE_URL: '', CORRIDOR_JOBS: 'false', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

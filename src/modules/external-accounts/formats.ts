@@ -2,13 +2,13 @@ import { createHash, ECDH } from 'node:crypto';
 import { base58, bech32, bech32m, createBase58check } from '@scure/base';
 import abaValidator from 'abavalidator';
 import { validate as isBitcoinAddress, Network as BitcoinNetwork } from 'bitcoin-address-validation';
-import bolt11 from 'bolt11';
+import type bolt11Module from 'bolt11';
 import { clabe } from 'clabe-validator';
 import { cnpj, cpf } from 'cpf-cnpj-validator';
-import phoneLib from 'google-libphonenumber';
+import type phoneLib from 'google-libphonenumber';
 import { extractIBAN, isSEPACountry, isValidBIC, isValidIBAN } from 'ibantools';
 import isValidDomain from 'is-valid-domain';
-import { isAddress as isEvmAddress } from 'viem/utils';
+import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
 
 /**
  * The real rule of each account field that has one, each by a well-kept library where one
@@ -56,14 +56,25 @@ export function checkCpfOrCnpj(value: string): Problem {
   return 'must be a CPF (11 digits) or a CNPJ (14 digits)';
 }
 
-const phones = phoneLib.PhoneNumberUtil.getInstance();
-const MOBILE_TYPES = new Set([phoneLib.PhoneNumberType.MOBILE, phoneLib.PhoneNumberType.FIXED_LINE_OR_MOBILE]);
+// libphonenumber (its metadata), viem and bolt11 load on the first check that needs them: start-up stays fast.
+const phoneLibrary = loadOnFirstUse<typeof phoneLib>('google-libphonenumber');
+let phoneUtil: { phones: phoneLib.PhoneNumberUtil; mobileTypes: Set<phoneLib.PhoneNumberType> } | undefined;
+function phoneNumbers() {
+  if (!phoneUtil) {
+    const { PhoneNumberUtil, PhoneNumberType } = phoneLibrary();
+    phoneUtil = { phones: PhoneNumberUtil.getInstance(), mobileTypes: new Set([PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE_OR_MOBILE]) };
+  }
+  return phoneUtil;
+}
+const viemUtils = loadOnFirstUse<typeof import('viem/utils')>('viem/utils');
+const bolt11 = loadOnFirstUse<typeof bolt11Module>('bolt11');
 
 /**
  * A number that exists in the numbering plan of `region` (libphonenumber's metadata), and for
  * mobile money one that can be a mobile line.
  */
 export function checkPhone(value: string, region: string, options: { mobile?: boolean } = {}): Problem {
+  const { phones, mobileTypes } = phoneNumbers();
   let parsed: phoneLib.PhoneNumber;
   try {
     parsed = phones.parse(value);
@@ -71,7 +82,7 @@ export function checkPhone(value: string, region: string, options: { mobile?: bo
     return 'is not a phone number in international format';
   }
   if (!phones.isValidNumberForRegion(parsed, region)) return `is not a valid phone number of ${region}`;
-  if (options.mobile && !MOBILE_TYPES.has(phones.getNumberType(parsed))) return `is not a mobile number of ${region}`;
+  if (options.mobile && !mobileTypes.has(phones.getNumberType(parsed))) return `is not a mobile number of ${region}`;
   return undefined;
 }
 
@@ -100,7 +111,7 @@ export function checkPixKey(value: string, keyType: unknown): Problem {
 /** EVM address: 20 bytes of hex; mixed case must carry a valid EIP-55 checksum. */
 export function checkEvmAddress(value: string): Problem {
   if (!/^0x[0-9a-fA-F]{40}$/.test(value)) return 'is not an EVM address (0x and 40 hex digits)';
-  return isEvmAddress(value, { strict: true }) ? undefined : 'has an invalid EIP-55 checksum (check the letter case)';
+  return viemUtils().isAddress(value, { strict: true }) ? undefined : 'has an invalid EIP-55 checksum (check the letter case)';
 }
 
 /** Solana address: base58 of a 32-byte public key (on or off the curve: program-derived vaults receive too). */
@@ -161,9 +172,9 @@ const BOLT11_MAINNET = 'bc';
  * not expired, on mainnet for production, and any on-chain fallback address valid for its network.
  */
 export function checkBolt11(value: string, scope: NetworkScope, now: Date): Problem {
-  let invoice: ReturnType<typeof bolt11.decode>;
+  let invoice: ReturnType<typeof bolt11Module.decode>;
   try {
-    invoice = bolt11.decode(value);
+    invoice = bolt11().decode(value);
   } catch {
     return 'is not a valid BOLT11 invoice';
   }

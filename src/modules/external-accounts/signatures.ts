@@ -1,8 +1,8 @@
 import { createHash, createPublicKey, verify as verifyEd25519 } from 'node:crypto';
 import { base58, base64, bech32 } from '@scure/base';
-import bitcoinMessage from 'bitcoinjs-message';
+import type bitcoinMessageModule from 'bitcoinjs-message';
 import type { Hex } from 'viem';
-import { concat, keccak256, recoverAddress, stringToBytes, verifyMessage } from 'viem/utils';
+import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
 import { base58check, sparkIdentityKey } from './formats.js';
 import type { DestinationNetwork } from './variants.js';
 
@@ -38,10 +38,15 @@ const HEX_65 = /^(0x)?[0-9a-fA-F]{130}$/;
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const TRON_PREFIX = '\x19TRON Signed Message:\n';
 
+// Loaded on the first proof checked, not at start-up.
+const viemUtils = loadOnFirstUse<typeof import('viem/utils')>('viem/utils');
+const bitcoinMessage = loadOnFirstUse<typeof bitcoinMessageModule>('bitcoinjs-message');
+
 const hash160 = (bytes: Uint8Array) => createHash('ripemd160').update(createHash('sha256').update(bytes).digest()).digest();
 
 async function checkEvm(address: string, message: string, signature: string): Promise<SignatureCheck> {
   if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) return 'malformed';
+  const { verifyMessage } = viemUtils();
   try {
     return (await verifyMessage({ address: address as Hex, message, signature: signature as Hex })) ? 'valid' : 'invalid';
   } catch {
@@ -51,6 +56,7 @@ async function checkEvm(address: string, message: string, signature: string): Pr
 
 async function checkTron(address: string, message: string, signature: string): Promise<SignatureCheck> {
   if (!HEX_65.test(signature)) return 'malformed';
+  const { concat, keccak256, recoverAddress, stringToBytes } = viemUtils();
   const bytes = stringToBytes(message);
   const hash = keccak256(concat([stringToBytes(`${TRON_PREFIX}${bytes.length}`), bytes]));
   try {
@@ -100,7 +106,7 @@ function checkSpark(address: string, message: string, signature: string, scheme:
   const addresses = bitcoinAddresses(sparkIdentityKey(address).publicKey);
   const verifies = (against: string, checkSegwitAlways = false) => {
     try {
-      return bitcoinMessage.verify(message, against, Buffer.from(bytes), undefined, checkSegwitAlways);
+      return bitcoinMessage().verify(message, against, Buffer.from(bytes), undefined, checkSegwitAlways);
     } catch {
       return false;
     }

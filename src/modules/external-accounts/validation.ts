@@ -1,17 +1,17 @@
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import type { TSchema } from 'typebox';
 import { CRYPTO_CURRENCY_CODES, isCurrency } from '../../platform/currencies.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
-import { compileBodySchema } from '../../platform/http/validation.js';
+import { compileBodySchema, type Validator } from '../../platform/http/validation.js';
 import type { NetworkScope } from './formats.js';
 import type { RuleContext } from './fields.js';
 import { CREATE_INFO_BRANCHES, type AccountInfo } from './schemas.js';
 import { VARIANT_BY_TYPE, type BankVariant, type PaymentRail, type Variant } from './variants.js';
 
-const branchValidators = new Map<string, ValidateFunction>();
+const branchValidators = new Map<string, Validator>();
 
-/** The compiled schema of one accountType's create branch, compiled on first use and kept. */
-function branchValidator(accountType: string): ValidateFunction | undefined {
+/** The validator of one accountType's create branch, made on first use and kept. */
+function branchValidator(accountType: string): Validator | undefined {
   const schema = CREATE_INFO_BRANCHES.get(accountType);
   if (!schema) return undefined;
   let validate = branchValidators.get(accountType);

@@ -1,11 +1,10 @@
 import { createECDH, createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { base32crockford, base58, bech32, bech32m, createBase58check } from '@scure/base';
-import bolt11 from 'bolt11';
+import type bolt11Module from 'bolt11';
 import { clabe } from 'clabe-validator';
 import { composeIBAN } from 'ibantools';
-import { createStaticPix, hasError } from 'pix-utils';
-import { getAddress } from 'viem';
 import { CRYPTO_CURRENCY_CODES } from '../../platform/currencies.js';
+import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
 import type { InternalAccountType } from './repo.js';
 
 /** One entry of `fundingPaymentInstructions` (the schema is PaymentInstructions in schemas.ts). */
@@ -26,6 +25,11 @@ const UK_BANK = { name: 'Corridor Partner Bank UK', bankCode: 'CRDR', sortCode: 
 const MX_BANK = { name: 'STP (Sistema de Transferencias y Pagos)', code: 646, city: 180 };
 const PIX_MERCHANT = { name: 'CORRIDOR PAGAMENTOS', city: 'SAO PAULO' };
 const HOLDER = 'Corridor Payments Ltd (client funds)';
+// viem (EIP-55 checksums), pix-utils (with axios and qrcode) and bolt11 (with bitcoinjs-lib)
+// load on the first instruction that needs them, not at start-up.
+const viem = loadOnFirstUse<typeof import('viem')>('viem');
+const pixUtils = loadOnFirstUse<typeof import('pix-utils')>('pix-utils');
+const bolt11 = loadOnFirstUse<typeof bolt11Module>('bolt11');
 
 /** Which networks take deposits of each crypto currency. */
 const NETWORKS: Record<string, readonly string[]> = {
@@ -89,6 +93,7 @@ function bankInstructions(currency: string, reference: string, isPlatformAccount
       });
     case 'BRL': {
       const pixKey = randomUUID();
+      const { createStaticPix, hasError } = pixUtils();
       const pix = createStaticPix({ merchantName: PIX_MERCHANT.name, merchantCity: PIX_MERCHANT.city, pixKey, txid: reference, transactionAmount: 0 });
       if (hasError(pix)) throw new Error(`cannot build a Pix payload: ${JSON.stringify(pix)}`);
       return one({ accountType: 'BRL_ACCOUNT', qrCode: pix.toBRCode(), pixKey, paymentRails: ['PIX'], reference });
@@ -114,7 +119,7 @@ function bankInstructions(currency: string, reference: string, isPlatformAccount
 
 /** A Lightning invoice without an amount, signed by a throw-away node key, valid for a year. */
 function lightningInvoice(reference: string, now: Date): string {
-  const unsigned = bolt11.encode({
+  const unsigned = bolt11().encode({
     network: { bech32: 'bc', pubKeyHash: 0x00, scriptHash: 0x05, validWitnessVersions: [0, 1] },
     timestamp: Math.floor(now.getTime() / 1000),
     tags: [
@@ -124,11 +129,11 @@ function lightningInvoice(reference: string, now: Date): string {
       { tagName: 'expire_time', data: 365 * 24 * 3600 },
     ],
   });
-  return bolt11.sign(unsigned, randomBytes(32)).paymentRequest!;
+  return bolt11().sign(unsigned, randomBytes(32)).paymentRequest!;
 }
 
 function walletInfo(accountType: string, currency: string, reference: string, now: Date): FundingInstruction['accountOrWalletInfo'] {
-  if (EVM_WALLETS.has(accountType)) return { accountType, address: getAddress(`0x${randomBytes(20).toString('hex')}`), assetType: currency };
+  if (EVM_WALLETS.has(accountType)) return { accountType, address: viem().getAddress(`0x${randomBytes(20).toString('hex')}`), assetType: currency };
   switch (accountType) {
     case 'SOLANA_WALLET':
       return { accountType, address: base58.encode(randomBytes(32)), assetType: currency };

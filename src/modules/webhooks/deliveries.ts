@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import { API_VERSION } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
-import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
 import { Counter, Histogram } from '../../platform/http/metrics.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
@@ -217,8 +216,7 @@ export class WebhookDeliveries {
     if (outcome === 'SUCCEEDED') status = 'SUCCEEDED';
     else if (next === 'keep') status = row.status;
     else status = next ? 'PENDING' : 'FAILED';
-    const updated = await withTx(this.deps.db, (trx) =>
-      recordAttempt(trx, row.platform_id, row.id, {
+    const updated = await recordAttempt(this.deps.db, row.platform_id, row.id, {
         attemptedAt,
         url: target.url ?? null,
         outcome,
@@ -227,9 +225,8 @@ export class WebhookDeliveries {
         latencyMs: response.latencyMs,
         error: response.error ?? (outcome === 'SUCCEEDED' ? null : `HTTP ${response.status}`),
         status,
-        nextAttemptAt: next === 'keep' ? row.next_attempt_at : (next ?? null),
-      }),
-    );
+      nextAttemptAt: next === 'keep' ? row.next_attempt_at : (next ?? null),
+    });
     if (updated.status === 'SUCCEEDED' && row.status !== 'SUCCEEDED') {
       this.outcomes.inc({ outcome: 'delivered' });
       this.lag.observe({}, (this.deps.clock.now().getTime() - row.created_at.getTime()) / 1000);

@@ -131,39 +131,35 @@ export interface AttemptRecord {
   nextAttemptAt: Date | null;
 }
 
-/** Counts an attempt on its delivery and logs it, in one statement pair; answers the attempt's number. */
+/**
+ * Counts an attempt on its delivery and logs it, in one statement (atomic without a
+ * transaction around it, and one round trip on the delivery path); answers the delivery as it
+ * now is, `attempt_count` being the attempt's number.
+ */
 export async function recordAttempt(db: DbOrTx, platformId: string, deliveryId: string, attempt: AttemptRecord): Promise<DeliveryRow> {
   const delivered = attempt.outcome === 'SUCCEEDED';
   const updated = await sql<DeliveryRow>`
-    update webhook_deliveries set
-      attempt_count = attempt_count + 1,
-      status = case when status = 'SUCCEEDED' then 'SUCCEEDED' else ${attempt.status}::text end,
-      next_attempt_at = case when status = 'SUCCEEDED' or ${delivered}::boolean then null else ${attempt.nextAttemptAt}::timestamptz end,
-      last_attempt_at = ${attempt.attemptedAt},
-      last_response_status = ${attempt.responseStatus}::integer,
-      last_latency_ms = ${attempt.latencyMs}::integer,
-      last_error = ${attempt.error}::text,
-      delivered_at = coalesce(delivered_at, ${delivered ? attempt.attemptedAt : null}::timestamptz),
-      updated_at = ${attempt.attemptedAt}
-    where platform_id = ${platformId} and id = ${deliveryId}
-    returning *`.execute(db);
-  const row = updated.rows[0]!;
-  await db
-    .insertInto('webhook_attempts')
-    .values({
-      platform_id: platformId,
-      delivery_id: deliveryId,
-      number: row.attempt_count,
-      attempted_at: attempt.attemptedAt,
-      url: attempt.url,
-      outcome: attempt.outcome,
-      response_status: attempt.responseStatus,
-      response_body: attempt.responseBody,
-      latency_ms: attempt.latencyMs,
-      error: attempt.error,
-    })
-    .execute();
-  return row;
+    with updated as (
+      update webhook_deliveries set
+        attempt_count = attempt_count + 1,
+        status = case when status = 'SUCCEEDED' then 'SUCCEEDED' else ${attempt.status}::text end,
+        next_attempt_at = case when status = 'SUCCEEDED' or ${delivered}::boolean then null else ${attempt.nextAttemptAt}::timestamptz end,
+        last_attempt_at = ${attempt.attemptedAt},
+        last_response_status = ${attempt.responseStatus}::integer,
+        last_latency_ms = ${attempt.latencyMs}::integer,
+        last_error = ${attempt.error}::text,
+        delivered_at = coalesce(delivered_at, ${delivered ? attempt.attemptedAt : null}::timestamptz),
+        updated_at = ${attempt.attemptedAt}
+      where platform_id = ${platformId} and id = ${deliveryId}
+      returning *
+    ), logged as (
+      insert into webhook_attempts (platform_id, delivery_id, number, attempted_at, url, outcome, response_status, response_body, latency_ms, error)
+      select platform_id, id, attempt_count, ${attempt.attemptedAt}::timestamptz, ${attempt.url}::text, ${attempt.outcome}::text,
+        ${attempt.responseStatus}::integer, ${attempt.responseBody}::text, ${attempt.latencyMs}::integer, ${attempt.error}::text
+      from updated
+    )
+    select * from updated`.execute(db);
+  return updated.rows[0]!;
 }
 
 export interface DeliveryFilter {

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { COUNTRY_CODES } from '../countries.js';
@@ -69,12 +69,35 @@ function buildAjv(coerceTypes: Options['coerceTypes']): Ajv {
 const bodyAjv = buildAjv(false);
 const textAjv = buildAjv('array');
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+/** A validator that behaves as ajv's, carrying the last call's `errors`. */
+export interface Validator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
 
-/** Compiles a schema for checks outside Fastify's request validation (multipart fields, CSV rows). */
-export function compileBodySchema(schema: object) {
-  return bodyAjv.compile(schema);
+/**
+ * Compiles `schema` with `ajv` on the first call, not now: compiling every route's schemas was
+ * most of start-up's CPU, and most processes use a fraction of the routes. The first request of
+ * a route pays its compile once (a few milliseconds).
+ */
+function compileOnFirstUse(ajv: Ajv, schema: object): Validator {
+  let compiled: ValidateFunction | undefined;
+  const validate: Validator = (data) => {
+    compiled ??= ajv.compile(schema);
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  validate.errors = null;
+  return validate;
+}
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  compileOnFirstUse(httpPart === 'body' ? bodyAjv : textAjv, schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+
+/** Compiles a schema for checks outside Fastify's request validation (multipart fields, CSV rows), on first use. */
+export function compileBodySchema(schema: object): Validator {
+  return compileOnFirstUse(bodyAjv, schema);
 }
 
 function pointerToPath(pointer: string): string[] {
