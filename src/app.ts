@@ -17,6 +17,7 @@ import { noProductionModel, sandboxFeeModel, withdrawalFeeRoutes, type Withdrawa
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
+import { LightningNode, registerUmaWellKnownRoutes, umaRoutes, vaspKeySource } from './modules/uma/index.js';
 import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
@@ -29,7 +30,7 @@ import {
   transactionRoutes,
   type RailProvider,
 } from './modules/transactions/index.js';
-import { EventCatalogue, webhookRoutes, Webhooks, type Resolver } from './modules/webhooks/index.js';
+import { EventCatalogue, systemResolver, webhookRoutes, Webhooks, type Resolver } from './modules/webhooks/index.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle, DbOrTx } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
@@ -82,7 +83,7 @@ export interface AppOptions {
   oidc?: OidcVerifier;
   /** Institutions that confirm account holder names; default: simulated (sandbox), CORRIDOR_BENEFICIARY_URL (production). */
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
-  /** Resolves webhook hosts for production deliveries; default: the system resolver. Tests answer DNS here. */
+  /** Resolves the hosts production platforms' requests go to (webhooks, other UMA VASPs); default: the system resolver. Tests answer DNS here. */
   webhookResolver?: Resolver;
   /** Estimates crypto withdrawal fees for production platforms; default: none (503). Sandbox platforms use the documented table. */
   withdrawalFees?: WithdrawalFeeModel;
@@ -180,6 +181,14 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
 
   registerOpsRoutes(app, { ...deps, metrics });
 
+  // Corridor as a UMA VASP: its keys (made on first start unless configured) and its well-known endpoints at the root.
+  const uma = {
+    keys: vaspKeySource(deps.db, deps.clock, deps.config.uma, masterKey),
+    node: new LightningNode(masterKey),
+    resolver: options.webhookResolver ?? systemResolver,
+  };
+  registerUmaWellKnownRoutes(app, { ...deps, ...uma });
+
   const authenticator = new TokenAuthenticator(deps.handle, deps.config.cacheTtlMs);
   await authenticator.start();
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
@@ -270,6 +279,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, intake });
       await api.register(rateRoutes, { rates, configCache });
       await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
+      await api.register(umaRoutes, { ...deps, ...uma });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
       await api.register(invitationRoutes, deps);

@@ -60,6 +60,25 @@ export interface Config {
   rates: HttpProviderConfig;
   /** Quote limits (modules/quotes README): the single-transaction maximum per corridor and the daily volume per customer. */
   quoteLimits: { maxTransaction: LimitTable; dailyVolume: LimitTable };
+  uma: UmaConfig;
+}
+
+/** Corridor as a UMA VASP (modules/uma). */
+export interface UmaConfig {
+  /**
+   * The deployment's signing and encryption keys with their X.509 chains (PEM, leaf first).
+   * Unset: a self-signed chain made on first use and kept in the database, keys sealed.
+   */
+  signing?: { certChainPem: string; privateKeyHex: string };
+  encryption?: { certChainPem: string; privateKeyHex: string };
+  /** Roots a counterparty's chain must end at (PEM bundle); unset: any chain that holds together. */
+  trustedRootsPem?: string;
+  /** How far a signed message's timestamp may be from now, either way. */
+  timestampWindowSeconds: number;
+  /** How long a receiver lookup can be quoted. */
+  lookupTtlSeconds: number;
+  /** Deadline for one request to another VASP. */
+  timeoutMs: number;
 }
 
 /**
@@ -215,5 +234,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxTransaction: limitTable(env, 'CORRIDOR_MAX_TRANSACTION', 100_000_000n, /^[A-Z]{3,5}(:[A-Z]{3,5})?$/),
       dailyVolume: limitTable(env, 'CORRIDOR_DAILY_VOLUME_LIMIT', 500_000_000n, /^[A-Z]{3,5}$/),
     },
+    uma: umaConfig(env),
+  };
+}
+
+/** A PEM value from the environment: the text itself (`\n` escapes allowed, for one-line env files). */
+function pem(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const text = raw.replace(/\\n/g, '\n');
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`${name} must hold PEM certificates (-----BEGIN CERTIFICATE-----)`);
+  return text;
+}
+
+function umaKeyPair(env: NodeJS.ProcessEnv, use: 'SIGNING' | 'ENCRYPTION'): { certChainPem: string; privateKeyHex: string } | undefined {
+  const chain = pem(env, `CORRIDOR_UMA_${use}_CERT_CHAIN`);
+  const key = env[`CORRIDOR_UMA_${use}_PRIVATE_KEY`] || undefined;
+  if (!chain && !key) return undefined;
+  if (!chain || !key) throw new ConfigError(`CORRIDOR_UMA_${use}_CERT_CHAIN and CORRIDOR_UMA_${use}_PRIVATE_KEY are set together`);
+  if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new ConfigError(`CORRIDOR_UMA_${use}_PRIVATE_KEY must be a secp256k1 private key as 64 hex characters`);
+  return { certChainPem: chain, privateKeyHex: key.toLowerCase() };
+}
+
+function umaConfig(env: NodeJS.ProcessEnv): UmaConfig {
+  const signing = umaKeyPair(env, 'SIGNING');
+  const encryption = umaKeyPair(env, 'ENCRYPTION');
+  if (Boolean(signing) !== Boolean(encryption)) throw new ConfigError('the UMA signing and encryption keys are configured together (CORRIDOR_UMA_SIGNING_* and CORRIDOR_UMA_ENCRYPTION_*)');
+  const trustedRootsPem = pem(env, 'CORRIDOR_UMA_TRUSTED_ROOTS');
+  return {
+    ...(signing ? { signing } : {}),
+    ...(encryption ? { encryption } : {}),
+    ...(trustedRootsPem ? { trustedRootsPem } : {}),
+    timestampWindowSeconds: integer(env, 'CORRIDOR_UMA_TIMESTAMP_WINDOW_SECONDS', 300, 10, 3600),
+    lookupTtlSeconds: integer(env, 'CORRIDOR_UMA_LOOKUP_TTL_SECONDS', 900, 60, 86_400),
+    timeoutMs: integer(env, 'CORRIDOR_UMA_TIMEOUT_MS', 10_000, 100, 60_000),
   };
 }

@@ -190,9 +190,12 @@ describe('path ids (B10)', () => {
               ? 'INVITATION_NOT_FOUND'
               : path.startsWith('/transactions/')
                 ? 'TRANSACTION_NOT_FOUND'
-                : 'REFERENCE_NOT_FOUND';
+                : path.startsWith('/quotes/')
+                  ? 'QUOTE_NOT_FOUND'
+                  : 'REFERENCE_NOT_FOUND';
     return Object.entries(doc.paths)
-      .filter(([path]) => path.includes('{'))
+      // A UMA address is not an id: a malformed one is 400 INVALID_UMA_ADDRESS (spec §7.1; test/http/uma.test.ts).
+      .filter(([path]) => path.includes('{') && !path.startsWith('/receiver/uma/'))
       .flatMap(([path, operations]) => Object.keys(operations).map((method) => ({ method: method.toUpperCase(), path, code: codeFor(path) })));
   }
 

@@ -11,6 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   findCustomer,
+  findCustomerByUmaAddress,
   listCustomers,
   liveCustomerIdByPlatformCustomerId,
   livePlatformCustomerIds,
@@ -144,6 +145,10 @@ describe('customer request paths on a table without statistics', () => {
     // The batch lookups of createCustomers (POST /customers and every bulk-import batch).
     await expectIndex(await recorded((db) => livePlatformCustomerIds(db, platformUuid, ['pc-77', 'pc-78', 'none'])), 'customers_platform_customer_id_live');
     await expectIndex(await recorded((db) => liveUmaAddresses(db, platformUuid, ['$c77@uma.example', '$c78@uma.example'])), 'customers_uma_address_live');
+  });
+
+  it('an incoming UMA request finds its receiver through the UMA address index', async () => {
+    await expectIndex(await recorded((db) => findCustomerByUmaAddress(db, platformUuid, '$c77@uma.example')), 'customers_uma_address_live');
   });
 
   it('a page of live customers reads them in index order, first page and after a cursor', async () => {

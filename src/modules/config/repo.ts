@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { CardTokenization2faConfig, EmbeddedWalletConfig, FeeConfig, PlatformCurrencyConfig } from './schemas.js';
@@ -46,4 +46,16 @@ export async function updateConfig(db: DbOrTx, platformId: string, changes: Part
     .where('platform_id', '=', platformId)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** Platforms whose `umaDomain` is `domain` (case-insensitive): where an incoming UMA request for that domain may belong. */
+export async function platformsWithUmaDomain(db: DbOrTx, domain: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('platform_configs')
+    .select('platform_id')
+    .where(sql<string>`lower(uma_domain)`, '=', domain.toLowerCase())
+    .where('uma_domain', 'is not', null)
+    .limit(20)
+    .execute();
+  return rows.map((row) => row.platform_id);
 }

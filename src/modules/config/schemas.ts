@@ -143,7 +143,19 @@ const FeeConfig = Type.Object({
 
 export const PlatformConfigUpdate = Type.Object(
   {
-    umaDomain: Type.Optional(Nullable(Type.String({ format: 'hostname', minLength: 1, maxLength: 253 }), { description: '`null` clears it.' })),
+    umaDomain: Type.Optional(
+      Nullable(
+        Type.String({
+          // A host name with an optional port: UMA addresses of a VASP on a non-default port
+          // (`$bob@localhost:8080`, as UMA's own test VASPs run) carry it in their domain.
+          pattern: '^(?=[^:]{1,253}(:|$))[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::[0-9]{1,5})?$',
+          minLength: 1,
+          maxLength: 259,
+          examples: ['pay.example.com'],
+        }),
+        { description: 'The domain of the platform\'s customers\' UMA addresses (`$user@<umaDomain>`), where Corridor answers UMA requests for them; a port may follow (`localhost:8080`). `null` clears it.' },
+      ),
+    ),
     webhookEndpoint: Type.Optional(
       Nullable(Type.String({ format: 'uri', maxLength: 2048 }), {
         description: 'Where webhooks go: https (http is allowed for sandbox platforms). `null` clears it: no more webhooks are sent.',

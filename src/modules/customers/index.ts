@@ -17,3 +17,4 @@ export {
   sealIdentifier,
   type SealedIdentifier,
 } from './identifiers.js';
+export { findCustomerByUmaAddress, findCustomer } from './repo.js';

@@ -414,3 +414,15 @@ export async function customersToReseal(db: DbOrTx, platformId: string | undefin
   if (platformId) query = query.where('customers.platform_id', '=', platformId);
   return query.execute();
 }
+
+/** The live customer of `platformId` whose UMA address is `umaAddress` (case-insensitive), as UMA requests name it. */
+export async function findCustomerByUmaAddress(db: DbOrTx, platformId: string, umaAddress: string) {
+  return db
+    .selectFrom('customers')
+    .select(['id', 'platform_id', 'uma_address', 'currencies', 'customer_type', 'review_status'])
+    .where('platform_id', '=', platformId)
+    .where(sql<string>`lower(uma_address)`, '=', umaAddress.toLowerCase())
+    .where('deleted_at', 'is', null)
+    .where('uma_address', 'is not', null)
+    .executeTakeFirst();
+}

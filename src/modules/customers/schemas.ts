@@ -50,7 +50,8 @@ const CurrencyList = Type.Array(CurrencyCode(), { maxItems: 50, uniqueItems: tru
 const CountryList = Type.Array(Country(), { maxItems: 250, uniqueItems: true });
 const EnumList = <const T extends readonly string[]>(values: T) => Type.Array(StringEnum(values), { maxItems: values.length, uniqueItems: true });
 export const UmaAddress = Type.String({
-  pattern: '^\\$[A-Za-z0-9._-]{1,64}@[A-Za-z0-9.-]{1,253}$',
+  // The domain may carry a port, as a platform's umaDomain may (config module).
+  pattern: '^\\$[A-Za-z0-9._-]{1,64}@[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?$',
   maxLength: 320,
   examples: ['$jane.doe@pay.example.com'],
   description: 'UMA address `$user@domain`; generated when left out.',

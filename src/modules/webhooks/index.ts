@@ -24,4 +24,4 @@ export {
   type RequestedField,
 } from './approvals.js';
 export { RETRY_SCHEDULE_SECONDS } from './deliveries.js';
-export { refusedRange, type Resolver } from './address-guard.js';
+export { guardedLookup, RefusedAddressError, refusedRange, systemResolver, type Resolver } from './address-guard.js';

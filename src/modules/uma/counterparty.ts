@@ -1,0 +1,48 @@
+import { PubKeyResponse } from '@uma-sdk/core';
+import type { UmaConfig } from '../../config.js';
+import type { Clock } from '../../platform/clock.js';
+import { AppError, type ErrorCode } from '../../platform/errors.js';
+import type { Resolver } from '../webhooks/index.js';
+import { vaspOrigin } from './address.js';
+import { certificatesFromPem, parseChain, verifyChain } from './certificates.js';
+import { vaspRequest } from './http-client.js';
+
+export interface CounterpartyDeps {
+  clock: Clock;
+  config: UmaConfig;
+  resolver: Resolver;
+}
+
+/**
+ * Another VASP's keys, from its /.well-known/lnurlpubkey (UMAD-10), read by the SDK, and its
+ * signing chain checked (CERT_CHAIN_INVALID / CERT_CHAIN_EXPIRED / INVALID_PUBKEY_FORMAT).
+ * Fetched for every message rather than cached: a VASP that rotates or revokes its keys is
+ * believed at once, and the cost is one small request per lookup or payment.
+ * `options.unreachable` is the code when no usable answer comes.
+ */
+export async function counterpartyKeys(
+  deps: CounterpartyDeps,
+  domain: string,
+  options: { guard: boolean; unreachable: ErrorCode; explain: boolean },
+): Promise<PubKeyResponse> {
+  const url = new URL('/.well-known/lnurlpubkey', vaspOrigin(domain));
+  const response = await vaspRequest({ url, method: 'GET', timeoutMs: deps.config.timeoutMs, guard: options.guard, resolver: deps.resolver });
+  if (!response.ok || response.status !== 200) {
+    const reason = response.ok ? `it answered ${response.status}` : response.reason;
+    // Only a platform's own lookup hears why: an anonymous sender must not learn what a
+    // sandbox Corridor's network answers (refused, timed out…) at the domain it names.
+    throw new AppError(options.unreachable, `The keys of ${domain} cannot be fetched${options.explain ? `: ${reason}` : ''}.`, {
+      details: { vaspDomain: domain, ...(options.explain ? { reason } : {}) },
+    });
+  }
+  let keys: PubKeyResponse;
+  try {
+    keys = PubKeyResponse.fromJson(response.body);
+  } catch {
+    throw new AppError('CERT_CHAIN_INVALID', `The certificates ${domain} publishes cannot be read as X.509.`, { details: { vaspDomain: domain } });
+  }
+  const chain = parseChain(keys.signingCertChain);
+  verifyChain(chain, deps.clock.now(), deps.config.trustedRootsPem ? certificatesFromPem(deps.config.trustedRootsPem) : []);
+  if (keys.encryptionCertChain) verifyChain(parseChain(keys.encryptionCertChain), deps.clock.now(), deps.config.trustedRootsPem ? certificatesFromPem(deps.config.trustedRootsPem) : []);
+  return keys;
+}

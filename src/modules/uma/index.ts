@@ -1,0 +1,6 @@
+// The uma module's public face: what app.ts wires and what other modules may use.
+export { registerUmaWellKnownRoutes, umaRoutes, type UmaRouteDeps } from './routes.js';
+export { vaspKeySource, type VaspKeys, type VaspKeySource } from './keys.js';
+export { LightningNode } from './invoices.js';
+export { findUmaLookup } from './lookup.js';
+export type { StoredLookup } from './schemas.js';

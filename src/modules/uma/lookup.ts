@@ -1,0 +1,192 @@
+import {
+  encodeToUrl,
+  getSignableLnurlpRequestPayload,
+  LnurlpResponse,
+  signPayload,
+  UmaProtocolVersion,
+  verifyUmaLnurlpResponseSignature,
+  type LnurlpRequest,
+} from '@uma-sdk/core';
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../platform/clock.js';
+import { currency, isCurrency } from '../../platform/currencies.js';
+import type { Db } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import type { Principal } from '../../platform/http/auth.js';
+import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
+import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
+import { findCustomer, findCustomerByUmaAddress } from '../customers/index.js';
+import type { Resolver } from '../webhooks/index.js';
+import { requireUmaAddress } from './address.js';
+import { counterpartyKeys } from './counterparty.js';
+import type { VaspKeySource } from './keys.js';
+import { payerDataKeyToField } from './payer-data.js';
+import { msatsPerMinorUnit } from './rates.js';
+import { findLookup, insertLookup, type LookupRow } from './repo.js';
+import type { LookupQuery, ReceiverUmaLookupResponse, StoredLookup } from './schemas.js';
+import { NonceCheck, verifySigned } from './verification.js';
+import { vaspRequest } from './http-client.js';
+
+export interface LookupDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  keys: VaspKeySource;
+  resolver: Resolver;
+}
+
+async function senderOf(deps: LookupDeps, platformId: string, query: LookupQuery) {
+  if (query.customerId === undefined && query.senderUmaAddress === undefined) {
+    throw new AppError('INVALID_INPUT', 'Name the sender: customerId or senderUmaAddress.', {
+      details: { errors: [{ field: 'customerId', message: 'customerId or senderUmaAddress is required' }] },
+    });
+  }
+  if (query.customerId !== undefined) {
+    const uuid = parseId('Customer', query.customerId);
+    const customer = uuid ? await findCustomer(deps.db, platformId, uuid) : undefined;
+    if (!customer || customer.deleted_at) throw new AppError('USER_NOT_FOUND', `Customer ${query.customerId} not found.`);
+    return customer;
+  }
+  const customer = await findCustomerByUmaAddress(deps.db, platformId, query.senderUmaAddress!);
+  if (!customer) throw new AppError('USER_NOT_FOUND', `No customer has the UMA address ${query.senderUmaAddress}.`);
+  return customer;
+}
+
+/**
+ * The sender's side of UMAD-02/04: a signed lnurlp request to the receiver's VASP over HTTP,
+ * its answer checked (signature, nonce, timestamp, certificate chain) and kept as a lookup the
+ * quote can name.
+ */
+export async function lookupReceiver(deps: LookupDeps, principal: Principal, rawAddress: string, query: LookupQuery): Promise<ReceiverUmaLookupResponse> {
+  const receiver = requireUmaAddress(rawAddress);
+  const sender = await senderOf(deps, principal.platformId, query);
+  const config = await getConfigRow(deps.db, principal.platformId);
+  if (!config.uma_domain) {
+    throw new AppError('LOOKUP_REQUEST_FAILED', "Set the platform's umaDomain (PATCH /config) first: the receiving VASP fetches this platform's keys there.", {
+      details: { reason: 'UMA_DOMAIN_NOT_SET' },
+    });
+  }
+  const guard = principal.environment === 'production';
+  const now = deps.clock.now();
+
+  // The request is signed here (not by the SDK's one-call helper) so its timestamp is the Clock's.
+  const unsigned: LnurlpRequest = {
+    receiverAddress: receiver.address,
+    nonce: randomBytes(16).toString('hex'),
+    timestamp: now,
+    isSubjectToTravelRule: true,
+    vaspDomain: config.uma_domain.toLowerCase(),
+    umaVersion: UmaProtocolVersion,
+    signature: '',
+  };
+  const signed = { ...unsigned, signature: await signPayload(getSignableLnurlpRequestPayload(unsigned), (await deps.keys()).signing.privateKey) };
+  const answer = await vaspRequest({ url: encodeToUrl(signed), method: 'GET', timeoutMs: deps.config.uma.timeoutMs, guard, resolver: deps.resolver });
+  if (!answer.ok) {
+    throw new AppError('LOOKUP_REQUEST_FAILED', `The receiving VASP ${receiver.domain} did not answer: ${answer.reason}.`, { details: { vaspDomain: receiver.domain, reason: answer.reason } });
+  }
+  if (answer.status === 404) throw new AppError('UMA_NOT_FOUND', `${receiver.domain} has no receiver ${receiver.address}.`, { details: { umaAddress: receiver.address } });
+  if (answer.status !== 200) {
+    const code = counterpartyCode(answer.body);
+    throw new AppError('LOOKUP_REQUEST_FAILED', `The receiving VASP ${receiver.domain} refused the lookup (${answer.status}${code ? ` ${code}` : ''}).`, {
+      details: { vaspDomain: receiver.domain, counterpartyStatus: answer.status, ...(code ? { counterpartyCode: code } : {}) },
+    });
+  }
+  let response: LnurlpResponse;
+  try {
+    response = LnurlpResponse.fromJson(answer.body);
+  } catch {
+    throw new AppError('PARSE_LNURLP_RESPONSE_ERROR', `The answer of ${receiver.domain} is not an lnurlp response.`, { details: { vaspDomain: receiver.domain } });
+  }
+  if (!response.isUma()) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', `The answer of ${receiver.domain} lacks UMA's compliance, currencies or payer data.`);
+  if (response.compliance.receiverIdentifier.toLowerCase() !== receiver.address.toLowerCase()) {
+    throw new AppError('PARSE_LNURLP_RESPONSE_ERROR', `${receiver.domain} answered for ${response.compliance.receiverIdentifier}, not ${receiver.address}.`);
+  }
+
+  const keys = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, resolver: deps.resolver }, receiver.domain, { guard, unreachable: 'LOOKUP_REQUEST_FAILED', explain: true });
+  const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, receiver.domain);
+  await verifySigned(nonces, (validator) => verifyUmaLnurlpResponseSignature(response, keys, validator), 'lnurlp response');
+
+  const senderCurrency = (sender.currencies ?? []).find((code) => msatsPerMinorUnit(code) !== undefined) ??
+    config.supported_currencies.map((c) => c.currencyCode).find((code) => msatsPerMinorUnit(code) !== undefined) ?? 'USD';
+  const senderMsatsPerUnit = msatsPerMinorUnit(senderCurrency)! * 10 ** currency(senderCurrency).decimals;
+  const currencies = response.currencies
+    // What another VASP sends is only offered when it is something Corridor can quote on.
+    .filter(
+      (c) =>
+        isCurrency(c.code) &&
+        Number.isFinite(c.multiplier) &&
+        c.multiplier > 0 &&
+        Number.isInteger(c.decimals) &&
+        c.decimals >= 0 &&
+        c.decimals <= 18 &&
+        Number.isSafeInteger(c.minSendable) &&
+        Number.isSafeInteger(c.maxSendable) &&
+        c.maxSendable >= Math.max(1, c.minSendable),
+    )
+    .map((c) => ({
+      code: c.code,
+      name: c.name.slice(0, 100),
+      symbol: c.symbol.slice(0, 20),
+      decimals: c.decimals,
+      multiplier: c.multiplier,
+      min: Math.max(1, c.minSendable),
+      max: Math.max(1, c.maxSendable),
+    }));
+  const stored: StoredLookup = {
+    callback: response.callback,
+    umaVersion: response.umaVersion,
+    minSendable: response.minSendable,
+    maxSendable: response.maxSendable,
+    currencies,
+    payerData: Object.fromEntries(Object.entries(response.payerData).map(([key, option]) => [key, { mandatory: Boolean(option?.mandatory) }])),
+    receiverKycStatus: response.compliance.kycStatus,
+    encryptionPubKey: Buffer.from(keys.getEncryptionPubKey()).toString('hex'),
+    senderCurrency,
+  };
+  const id = uuidv7(now.getTime());
+  await insertLookup(deps.db, {
+    platform_id: principal.platformId,
+    id,
+    customer_id: sender.id,
+    receiver_uma_address: receiver.address,
+    counterparty_domain: receiver.domain,
+    response: stored,
+    created_at: now,
+    expires_at: new Date(now.getTime() + deps.config.uma.lookupTtlSeconds * 1000),
+  });
+
+  return {
+    receiverUmaAddress: receiver.address,
+    supportedCurrencies: currencies.map((c) => ({
+      currency: { code: c.code, name: c.name, symbol: c.symbol, decimals: c.decimals },
+      // Receiver minor units per sender minor unit, scaled to major units on both sides.
+      estimatedExchangeRate: senderMsatsPerUnit / (c.multiplier * 10 ** c.decimals),
+      min: c.min,
+      max: c.max,
+    })),
+    requiredPayerDataFields: Object.entries(stored.payerData).flatMap(([key, option]) => {
+      const field = key === 'compliance' ? undefined : payerDataKeyToField(key, CUSTOMER_INFO_FIELDS);
+      return field ? [{ name: field as (typeof CUSTOMER_INFO_FIELDS)[number], mandatory: option.mandatory }] : [];
+    }),
+    lookupId: formatId('Lookup', id),
+  };
+}
+
+/** The code in another VASP's error answer (Corridor's envelope or LNURL's `{status: "ERROR"}` with a code), if it names one. */
+function counterpartyCode(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { code?: unknown };
+    return typeof parsed.code === 'string' && /^[A-Z_]{1,64}$/.test(parsed.code) ? parsed.code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A lookup of this platform that has not expired, for the quote that names it; else LOOKUP_REQUEST_NOT_FOUND. */
+export async function findUmaLookup(db: Db, clock: Clock, platformId: string, lookupId: string): Promise<LookupRow & { response: StoredLookup }> {
+  const uuid = parseId('Lookup', lookupId);
+  const row = uuid ? await findLookup(db, platformId, uuid) : undefined;
+  if (!row || row.expires_at <= clock.now()) throw new AppError('LOOKUP_REQUEST_NOT_FOUND', `Lookup ${lookupId} not found or expired; look the receiver up again.`);
+  return row as LookupRow & { response: StoredLookup };
+}

@@ -1,0 +1,259 @@
+import {
+  Currency,
+  getLnurlpResponse,
+  getPayReqResponse,
+  isLnurlpRequestForUma,
+  KycStatus,
+  parseLnurlpRequest,
+  PayRequest,
+  UnsupportedVersionError,
+  verifyPayReqSignature,
+  verifyUmaLnurlpQuerySignature,
+  type CounterPartyDataOptions,
+  type LnurlpRequest,
+} from '@uma-sdk/core';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../platform/clock.js';
+import { currency } from '../../platform/currencies.js';
+import type { Db } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { getConfigRow, platformsWithUmaDomain, type PlatformCurrencyConfig } from '../config/index.js';
+import { findCustomerByUmaAddress } from '../customers/index.js';
+import { platformEnvironment, type Environment } from '../platforms/index.js';
+import type { Resolver } from '../webhooks/index.js';
+import { isLocalDomain, parseUmaAddress, vaspOrigin, type UmaAddress } from './address.js';
+import { counterpartyKeys } from './counterparty.js';
+import { INVOICE_EXPIRY_SECONDS, type IssuedInvoice, type LightningNode } from './invoices.js';
+import type { VaspKeySource } from './keys.js';
+import { fieldToPayerDataKey } from './payer-data.js';
+import { msatsPerMinorUnit } from './rates.js';
+import { insertIncomingPayment } from './repo.js';
+import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
+
+export interface ReceivingDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  keys: VaspKeySource;
+  node: LightningNode;
+  resolver: Resolver;
+}
+
+interface Receiver {
+  platformId: string;
+  environment: Environment;
+  customerId: string;
+  address: UmaAddress;
+  kycStatus: KycStatus;
+  currencies: Currency[];
+  payerData: CounterPartyDataOptions;
+}
+
+/** The customer `$user@host` names: of a platform whose umaDomain is `host`. */
+async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: string): Promise<Receiver> {
+  const address = parseUmaAddress(`${userPart.startsWith('$') ? userPart : `$${userPart}`}@${host}`);
+  if (!address) throw new AppError('UMA_NOT_FOUND', `No receiver ${userPart} at ${host}.`);
+  for (const platformId of await platformsWithUmaDomain(deps.db, address.domain)) {
+    const customer = await findCustomerByUmaAddress(deps.db, platformId, address.address);
+    if (!customer) continue;
+    const config = await getConfigRow(deps.db, platformId);
+    const offered = incomingCurrencies(config.supported_currencies, customer.currencies);
+    return {
+      platformId,
+      environment: await platformEnvironment(deps.db, platformId),
+      customerId: customer.id,
+      address,
+      kycStatus: customer.review_status === 'APPROVED' ? KycStatus.Verified : customer.review_status === 'PENDING' ? KycStatus.Pending : KycStatus.NotVerified,
+      currencies: offered.map(({ config: c, multiplier }) => {
+        const info = currency(c.currencyCode);
+        return new Currency(c.currencyCode, info.name, info.symbol, multiplier, c.minAmount, c.maxAmount, info.decimals);
+      }),
+      payerData: payerDataOptions(offered.map((o) => o.config)),
+    };
+  }
+  throw new AppError('UMA_NOT_FOUND', `No receiver ${address.address}.`);
+}
+
+/** What the receiver takes: the platform's currencies enabled for INCOMING, narrowed to the customer's own, that the Lightning leg converts. */
+function incomingCurrencies(configs: PlatformCurrencyConfig[], customerCurrencies: string[] | null) {
+  return configs
+    .filter((c) => c.enabledTransactionTypes.includes('INCOMING') && (!customerCurrencies?.length || customerCurrencies.includes(c.currencyCode)))
+    .flatMap((c) => {
+      const multiplier = msatsPerMinorUnit(c.currencyCode);
+      return multiplier === undefined ? [] : [{ config: c, multiplier }];
+    });
+}
+
+/** The platform's required counterparty fields, as UMA payer data; the identifier and compliance data always. */
+function payerDataOptions(configs: PlatformCurrencyConfig[]): CounterPartyDataOptions {
+  const options: CounterPartyDataOptions = { identifier: { mandatory: true }, compliance: { mandatory: true } };
+  for (const config of configs) {
+    for (const field of config.requiredCounterpartyFields) {
+      const key = fieldToPayerDataKey(field.name);
+      options[key] = { mandatory: Boolean(options[key]?.mandatory) || field.mandatory };
+    }
+  }
+  return options;
+}
+
+/** Production receivers take payments only from VASPs on the public internet, whose keys are served over https. */
+function acceptSender(receiver: Receiver, vaspDomain: string): void {
+  if (receiver.environment === 'production' && isLocalDomain(vaspDomain)) {
+    throw new AppError('SENDER_NOT_ACCEPTED', `A production receiver does not accept payments from ${vaspDomain}, a local VASP.`, { details: { vaspDomain } });
+  }
+}
+
+function metadataOf(receiver: Receiver): string {
+  return JSON.stringify([
+    ['text/plain', `Pay ${receiver.address.address}`],
+    ['text/identifier', receiver.address.address],
+  ]);
+}
+
+function callbackOf(receiver: Receiver): string {
+  return `${vaspOrigin(receiver.address.domain)}/uma/payreq/${encodeURIComponent(receiver.address.user)}`;
+}
+
+/**
+ * The receiving VASP's answer to a signed lnurlp request (UMAD-02 → UMAD-04): the sender's
+ * signature, nonce and timestamp are checked against the keys it publishes, then the receiver's
+ * currencies, limits and required payer data are signed back.
+ */
+export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Record<string, unknown>> {
+  let query: LnurlpRequest;
+  try {
+    query = parseLnurlpRequest(url);
+  } catch (error) {
+    if (error instanceof UnsupportedVersionError) {
+      throw new AppError('INVALID_REQUEST_FORMAT', error.message, { details: { supportedMajorVersions: error.supportedMajorVersions } });
+    }
+    throw fromSdkError(error, 'INVALID_REQUEST_FORMAT');
+  }
+  // Corridor speaks UMA only: a plain LNURL request carries no travel-rule identity to check.
+  if (!isLnurlpRequestForUma(query)) {
+    throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'An UMA lnurlp request carries signature, vaspDomain, nonce, timestamp and umaVersion.');
+  }
+  const userPart = decodeURIComponent(url.pathname.split('/')[3] ?? '');
+  const receiver = await resolveReceiver(deps, url.host, userPart);
+  if (!parseUmaAddress(`$x@${query.vaspDomain}`)) throw new AppError('INVALID_REQUEST_FORMAT', 'vaspDomain is not a domain.');
+  acceptSender(receiver, query.vaspDomain);
+  // A stale request is refused before the sender's keys are fetched for it.
+  checkTimestamp(query.timestamp.getTime() / 1000, deps.clock, deps.config.uma.timestampWindowSeconds);
+
+  const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, query.vaspDomain.toLowerCase());
+  const senderKeys = await counterpartyKeys(
+    { clock: deps.clock, config: deps.config.uma, resolver: deps.resolver },
+    query.vaspDomain,
+    { guard: receiver.environment === 'production', unreachable: 'INVALID_SIGNATURE', explain: false },
+  );
+  await verifySigned(nonces, (validator) => verifyUmaLnurlpQuerySignature(query, senderKeys, validator), 'lnurlp request');
+
+  // LUD-06 limits in msats: the widest the receiver's currencies allow (at least 1 sat).
+  const minMsats = Math.min(...receiver.currencies.map((c) => c.minSendable * c.multiplier));
+  const maxMsats = Math.max(...receiver.currencies.map((c) => c.maxSendable * c.multiplier));
+  const response = await getLnurlpResponse({
+    request: { ...query, receiverAddress: receiver.address.address },
+    privateKeyBytes: (await deps.keys()).signing.privateKey,
+    requiresTravelRuleInfo: true,
+    callback: callbackOf(receiver),
+    encodedMetadata: metadataOf(receiver),
+    minSendableSats: Number.isFinite(minMsats) ? Math.max(1, Math.ceil(minMsats / 1000)) : 1,
+    maxSendableSats: Number.isFinite(maxMsats) ? Math.max(1, Math.floor(maxMsats / 1000)) : 1,
+    payerDataOptions: receiver.payerData,
+    currencyOptions: receiver.currencies,
+    receiverKycStatus: receiver.kycStatus,
+  });
+  return response.toJsonSchemaObject() as Record<string, unknown>;
+}
+
+/**
+ * The pay request (UMAD-05 → UMAD-06): the sender's signed compliance data is checked, the
+ * amount converted at the receiver's rate, and a BOLT 11 invoice of the simulated Lightning node
+ * returned with the signed payee data. The payment is recorded as pending for the receiver;
+ * crediting the receiver when it settles belongs to the incoming-payments flow.
+ */
+export async function answerPayRequest(deps: ReceivingDeps, host: string, userPart: string, body: unknown): Promise<Record<string, unknown>> {
+  const receiver = await resolveReceiver(deps, host, userPart);
+  let request: PayRequest;
+  try {
+    request = PayRequest.parse(body ?? {});
+  } catch (error) {
+    throw fromSdkError(error, 'INVALID_REQUEST_FORMAT', `The pay request cannot be read: ${error instanceof Error ? error.message.slice(0, 500) : 'invalid'}.`);
+  }
+  if (!request.isUma()) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'An UMA pay request carries payerData.compliance and convert.');
+  const payer = parseUmaAddress(request.payerData.identifier ?? '');
+  if (!payer) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'payerData.identifier must be the sender\'s UMA address.');
+  acceptSender(receiver, payer.domain);
+  checkTimestamp(request.payerData.compliance?.signatureTimestamp ?? Number.NaN, deps.clock, deps.config.uma.timestampWindowSeconds);
+
+  const offered = receiver.currencies.find((c) => c.code === request.receivingCurrencyCode);
+  if (!offered) {
+    throw new AppError('INVALID_CURRENCY', `${receiver.address.address} does not receive ${request.receivingCurrencyCode}.`, {
+      details: { currencies: receiver.currencies.map((c) => c.code) },
+    });
+  }
+  const receivingAmount = request.sendingAmountCurrencyCode ? request.amount : Math.round(request.amount / offered.multiplier);
+  if (request.sendingAmountCurrencyCode && request.sendingAmountCurrencyCode !== offered.code) {
+    throw new AppError('INVALID_CURRENCY', 'The amount is in neither msats nor the receiving currency.');
+  }
+  if (!Number.isSafeInteger(request.amount) || receivingAmount < offered.minSendable || receivingAmount > offered.maxSendable) {
+    throw new AppError('AMOUNT_OUT_OF_RANGE', `${offered.code} ${receivingAmount} is outside ${offered.minSendable}–${offered.maxSendable}.`, {
+      details: { min: offered.minSendable, max: offered.maxSendable, currency: offered.code },
+    });
+  }
+  for (const [key, option] of Object.entries(receiver.payerData)) {
+    if (option?.mandatory && (request.payerData as Record<string, unknown>)[key] === undefined) {
+      throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', `payerData.${key} is required by the receiver.`, { details: { field: `payerData.${key}` } });
+    }
+  }
+
+  const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, payer.domain);
+  const senderKeys = await counterpartyKeys(
+    { clock: deps.clock, config: deps.config.uma, resolver: deps.resolver },
+    payer.domain,
+    { guard: receiver.environment === 'production', unreachable: 'INVALID_SIGNATURE', explain: false },
+  );
+  await verifySigned(nonces, (validator) => verifyPayReqSignature(request, senderKeys, validator), 'pay request');
+
+  const paymentId = uuidv7(deps.clock.now().getTime());
+  let issued: IssuedInvoice | undefined;
+  const response = await getPayReqResponse({
+    request,
+    metadata: metadataOf(receiver),
+    invoiceCreator: {
+      createUmaInvoice: async (amountMsats, metadata) => {
+        issued = deps.node.issue(paymentId, amountMsats, metadata, deps.clock.now(), receiver.environment);
+        return issued.invoice;
+      },
+    },
+    conversionRate: offered.multiplier,
+    receivingCurrencyCode: offered.code,
+    receivingCurrencyDecimals: offered.decimals,
+    receiverChannelUtxos: [],
+    receiverFeesMillisats: 0,
+    payeeData: { identifier: receiver.address.address },
+    receivingVaspPrivateKey: (await deps.keys()).signing.privateKey,
+    payeeIdentifier: receiver.address.address,
+  });
+  const now = deps.clock.now();
+  await insertIncomingPayment(deps.db, {
+    platform_id: receiver.platformId,
+    id: paymentId,
+    customer_id: receiver.customerId,
+    receiver_uma_address: receiver.address.address,
+    sender_identifier: payer.address,
+    sender_vasp_domain: payer.domain,
+    currency_code: offered.code,
+    amount: BigInt(response.converted?.amount ?? receivingAmount),
+    amount_msats: BigInt(issued!.amountMsats),
+    fee_msats: 0n,
+    payment_hash: issued!.paymentHash,
+    invoice: issued!.invoice,
+    payer_data: request.payerData,
+    status: 'PENDING',
+    created_at: now,
+    expires_at: new Date(now.getTime() + INVOICE_EXPIRY_SECONDS * 1000),
+  });
+  return response.toJsonSchemaObject() as Record<string, unknown>;
+}

@@ -1,0 +1,114 @@
+import { sql, type Selectable } from 'kysely';
+import type { DbOrTx } from '../../platform/db/database.js';
+import { withJsonColumns } from '../../platform/db/json.js';
+
+interface VaspKeysTable {
+  id: 'default';
+  signing_cert_chain: string;
+  signing_key_sealed: string;
+  encryption_cert_chain: string;
+  encryption_key_sealed: string;
+  created_at: Date;
+}
+
+interface NoncesTable {
+  vasp_domain: string;
+  nonce: string;
+  expires_at: Date;
+}
+
+interface LookupsTable {
+  platform_id: string;
+  id: string;
+  customer_id: string;
+  receiver_uma_address: string;
+  counterparty_domain: string;
+  response: unknown;
+  created_at: Date;
+  expires_at: Date;
+}
+
+interface IncomingPaymentsTable {
+  platform_id: string;
+  id: string;
+  customer_id: string;
+  receiver_uma_address: string;
+  sender_identifier: string;
+  sender_vasp_domain: string;
+  currency_code: string;
+  amount: bigint;
+  amount_msats: bigint;
+  fee_msats: bigint;
+  payment_hash: string;
+  invoice: string;
+  payer_data: unknown;
+  status: 'PENDING' | 'COMPLETED' | 'EXPIRED';
+  created_at: Date;
+  expires_at: Date;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    uma_vasp_keys: VaspKeysTable;
+    uma_nonces: NoncesTable;
+    uma_lookups: LookupsTable;
+    uma_incoming_payments: IncomingPaymentsTable;
+  }
+}
+
+export type VaspKeysRow = Selectable<VaspKeysTable>;
+export type LookupRow = Selectable<LookupsTable>;
+export type IncomingPaymentRow = Selectable<IncomingPaymentsTable>;
+
+export async function findVaspKeys(db: DbOrTx): Promise<VaspKeysRow | undefined> {
+  return db.selectFrom('uma_vasp_keys').selectAll().where('id', '=', 'default').executeTakeFirst();
+}
+
+/** First start: the first process to insert wins; the others read its keys. */
+export async function insertVaspKeys(db: DbOrTx, row: VaspKeysRow): Promise<void> {
+  await db.insertInto('uma_vasp_keys').values(row).onConflict((oc) => oc.column('id').doNothing()).execute();
+}
+
+export async function nonceSeen(db: DbOrTx, vaspDomain: string, nonce: string): Promise<boolean> {
+  const row = await db.selectFrom('uma_nonces').select('nonce').where('vasp_domain', '=', vaspDomain).where('nonce', '=', nonce).executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Records a nonce; false when it was already there (a replay, or the same message arriving
+ * twice at once). Drops a bounded batch of the domain's expired nonces on the way, so the table
+ * holds only what can still be replayed.
+ */
+export async function insertNonce(db: DbOrTx, vaspDomain: string, nonce: string, expiresAt: Date, now: Date): Promise<boolean> {
+  await sql`delete from uma_nonces where (vasp_domain, nonce) in (
+      select vasp_domain, nonce from uma_nonces where vasp_domain = ${vaspDomain} and expires_at < ${now} limit 100)`.execute(db);
+  const inserted = await db
+    .insertInto('uma_nonces')
+    .values({ vasp_domain: vaspDomain, nonce, expires_at: expiresAt })
+    .onConflict((oc) => oc.columns(['vasp_domain', 'nonce']).doNothing())
+    .returning('nonce')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+export async function insertLookup(db: DbOrTx, row: LookupRow): Promise<void> {
+  await db
+    .insertInto('uma_lookups')
+    .values(withJsonColumns(row, ['response']))
+    .execute();
+}
+
+export async function findLookup(db: DbOrTx, platformId: string, id: string): Promise<LookupRow | undefined> {
+  return db.selectFrom('uma_lookups').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertIncomingPayment(db: DbOrTx, row: IncomingPaymentRow): Promise<void> {
+  await db
+    .insertInto('uma_incoming_payments')
+    .values(withJsonColumns(row, ['payer_data']))
+    .execute();
+}
+
+export async function findIncomingPayment(db: DbOrTx, platformId: string, id: string): Promise<IncomingPaymentRow | undefined> {
+  return db.selectFrom('uma_incoming_payments').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}

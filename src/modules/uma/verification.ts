@@ -1,0 +1,80 @@
+import { UmaError, type NonceValidator } from '@uma-sdk/core';
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import { AppError, ERROR_CODES, type ErrorCode } from '../../platform/errors.js';
+import { insertNonce, nonceSeen } from './repo.js';
+
+const MAX_NONCE_LENGTH = 128;
+
+/**
+ * The SDK's nonce hook, kept in the database and judged by the Clock. The SDK asks before it
+ * checks the signature; the nonce is only recorded once the signature holds (`commit`), so a
+ * forged message cannot burn a nonce its real sender has yet to use. The primary key makes the
+ * record the real check: of two copies arriving at once on two processes, one commits.
+ */
+export class NonceCheck implements NonceValidator {
+  private pending: { nonce: string; timestampSeconds: number } | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly windowSeconds: number,
+    private readonly vaspDomain: string,
+  ) {}
+
+  async checkAndSaveNonce(nonce: string, timestampSeconds: number): Promise<boolean> {
+    if (typeof nonce !== 'string' || nonce.length === 0 || nonce.length > MAX_NONCE_LENGTH) {
+      throw new AppError('INVALID_NONCE', `The message's nonce must be 1 to ${MAX_NONCE_LENGTH} characters.`);
+    }
+    checkTimestamp(timestampSeconds, this.clock, this.windowSeconds);
+    if (await nonceSeen(this.db, this.vaspDomain, nonce)) return false;
+    this.pending = { nonce, timestampSeconds };
+    return true;
+  }
+
+  async commit(): Promise<void> {
+    if (!this.pending) throw new Error('commit before the nonce was checked');
+    const expiresAt = new Date((this.pending.timestampSeconds + this.windowSeconds) * 1000);
+    if (!(await insertNonce(this.db, this.vaspDomain, this.pending.nonce, expiresAt, this.clock.now()))) {
+      throw new AppError('INVALID_NONCE', 'This nonce was already used: the message is a replay.');
+    }
+  }
+}
+
+export function checkTimestamp(timestampSeconds: number, clock: Clock, windowSeconds: number): void {
+  const nowSeconds = clock.now().getTime() / 1000;
+  if (!Number.isFinite(timestampSeconds) || Math.abs(nowSeconds - timestampSeconds) > windowSeconds) {
+    throw new AppError('INVALID_TIMESTAMP', `The message's timestamp is more than ${windowSeconds} s from now.`, {
+      details: { timestamp: Number.isFinite(timestampSeconds) ? timestampSeconds : null, windowSeconds },
+    });
+  }
+}
+
+function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
+/**
+ * An error thrown inside the SDK, as Corridor's error: an SDK code Corridor's registry knows
+ * keeps its name (they are the same protocol's codes); anything else gets `fallback`.
+ */
+export function fromSdkError(error: unknown, fallback: ErrorCode, message?: string): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof UmaError && isErrorCode(error.code) && ERROR_CODES[error.code] < 500) return new AppError(error.code, message ?? error.message);
+  return new AppError(fallback, message ?? (error instanceof Error ? error.message : String(error)));
+}
+
+/**
+ * Runs one of the SDK's signature checks with its nonce hook: a false answer, or a signature
+ * that does not even parse, is INVALID_SIGNATURE; the nonce is recorded only after.
+ */
+export async function verifySigned(nonces: NonceCheck, check: (nonces: NonceValidator) => Promise<boolean>, what: string): Promise<void> {
+  let valid: boolean;
+  try {
+    valid = await check(nonces);
+  } catch (error) {
+    throw fromSdkError(error, 'INVALID_SIGNATURE', error instanceof UmaError || error instanceof AppError ? undefined : `The ${what} signature cannot be read.`);
+  }
+  if (!valid) throw new AppError('INVALID_SIGNATURE', `The ${what} signature does not verify with the sender's signing key.`);
+  await nonces.commit();
+}
