@@ -17,7 +17,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       const row = await loadQuote(trx, request.platform_id, quoteUuid, { forUpdate: true });
       const environment = (request.context.environment as 'sandbox' | 'production' | undefined) ?? 'sandbox';
       // A settling job may run this without a request: the rates are read through its transaction.
-      const prefetched = { snapshot: await deps.rates.snapshot(environment, trx), now: await deps.platformClock.now(request.platform_id) };
+      const prefetched = { snapshot: await deps.rates.snapshot(environment, trx), now: await deps.platformClock.now(request.platform_id, trx) };
       return executeLocked(trx, deps, row, prefetched);
     },
   });
