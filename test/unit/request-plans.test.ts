@@ -13,6 +13,8 @@ import {
   findCustomer,
   listCustomers,
   liveCustomerIdByPlatformCustomerId,
+  livePlatformCustomerIds,
+  liveUmaAddresses,
   umaAddressTaken,
   type CustomerFilters,
 } from '../../src/modules/customers/repo.js';
@@ -80,7 +82,9 @@ function nodes(plan: PlanNode): PlanNode[] {
 }
 
 function literal(value: unknown): string {
-  return `'${String(value).replace(/'/g, "''")}'`;
+  // An array parameter (`= any($1::text[])`) as an array literal: {"a","b"}.
+  const text = Array.isArray(value) ? `{${value.map((v) => `"${String(v).replace(/["\\]/g, '\\$&')}"`).join(',')}}` : String(value);
+  return `'${text.replace(/'/g, "''")}'`;
 }
 
 /** The query's plan for its values, and its generic plan (what a prepared statement settles on). */
@@ -137,6 +141,9 @@ describe('customer request paths on a table without statistics', () => {
   it('the create path looks up platformCustomerId and UMA address through their unique indexes', async () => {
     await expectIndex(await recorded((db) => liveCustomerIdByPlatformCustomerId(db, platformUuid, 'pc-77')), 'customers_platform_customer_id_live');
     await expectIndex(await recorded((db) => umaAddressTaken(db, platformUuid, '$c77@uma.example')), 'customers_uma_address_live');
+    // The batch lookups of createCustomers (POST /customers and every bulk-import batch).
+    await expectIndex(await recorded((db) => livePlatformCustomerIds(db, platformUuid, ['pc-77', 'pc-78', 'none'])), 'customers_platform_customer_id_live');
+    await expectIndex(await recorded((db) => liveUmaAddresses(db, platformUuid, ['$c77@uma.example', '$c78@uma.example'])), 'customers_uma_address_live');
   });
 
   it('a page of live customers reads them in index order, first page and after a cursor', async () => {

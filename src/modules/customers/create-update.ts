@@ -4,15 +4,18 @@ import { validDateTime } from '../../platform/datetime.js';
 import type { Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
-import { recordEvent } from '../../platform/outbox.js';
+import { recordEvent, recordEvents } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
-import { provisionCustomerAccounts } from '../internal-accounts/index.js';
+import { provisionAccountsOf, provisionCustomerAccounts } from '../internal-accounts/index.js';
+import { identifierKeyVersion } from '../platforms/index.js';
 import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import { sealIdentifier } from './identifiers.js';
 import { loadLive, toCustomer, withoutTaxId } from './reads.js';
 import {
-  insertCustomer,
+  insertCustomersIfFree,
   liveCustomerIdByPlatformCustomerId,
+  livePlatformCustomerIds,
+  liveUmaAddresses,
   umaAddressTaken,
   UNIQUE_PLATFORM_CUSTOMER_ID,
   UNIQUE_UMA_ADDRESS,
@@ -50,15 +53,6 @@ function consentColumns(consent: EndUserTermsConsentT | undefined): Partial<Cust
   };
 }
 
-function uniqueViolation(error: unknown): 'platformCustomerId' | 'umaAddress' | undefined {
-  const e = error as { code?: unknown; constraint?: unknown; message?: unknown } | null;
-  if (e?.code !== '23505') return undefined;
-  const where = `${String(e.constraint ?? '')} ${String(e.message ?? '')}`;
-  if (where.includes(UNIQUE_PLATFORM_CUSTOMER_ID)) return 'platformCustomerId';
-  if (where.includes(UNIQUE_UMA_ADDRESS)) return 'umaAddress';
-  return undefined;
-}
-
 function platformCustomerIdTaken(value: string): AppError {
   return new AppError('CONFLICT', `A customer with platformCustomerId ${value} already exists.`, {
     details: { field: 'platformCustomerId', platformCustomerId: value },
@@ -69,7 +63,16 @@ function umaTaken(value: string): AppError {
   return new AppError('UMA_ADDRESS_EXISTS', `The UMA address ${value} is already in use.`, { details: { field: 'umaAddress', umaAddress: value } });
 }
 
-/** Turns a lost race on a unique index into the same answer the pre-check gives. */
+function uniqueViolation(error: unknown): 'platformCustomerId' | 'umaAddress' | undefined {
+  const e = error as { code?: unknown; constraint?: unknown; message?: unknown } | null;
+  if (e?.code !== '23505') return undefined;
+  const where = `${String(e.constraint ?? '')} ${String(e.message ?? '')}`;
+  if (where.includes(UNIQUE_PLATFORM_CUSTOMER_ID)) return 'platformCustomerId';
+  if (where.includes(UNIQUE_UMA_ADDRESS)) return 'umaAddress';
+  return undefined;
+}
+
+/** Turns a lost race on a unique index (an update's new UMA address) into the same answer the pre-check gives. */
 async function guardUnique<T>(values: { platformCustomerId: string; umaAddress: string }, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -96,55 +99,140 @@ export async function createCustomer(
   terms: EndUserTerms,
   input: CustomerCreate,
 ): Promise<Customer> {
-  checkTermsVersion(input.endUserTermsConsent, terms);
+  const [outcome] = await createCustomers(trx, clock, identifiers, caller, terms, [input]);
+  if ('error' in outcome!) throw outcome.error;
+  return outcome!.customer;
+}
+
+/** What became of one request of a bulk create: the customer, or why there is none. */
+export type CreateOutcome = { customer: Customer } | { error: AppError };
+
+/**
+ * Creates customers as POST /customers creates one, with a fixed number of statements however
+ * many there are (a bulk import's batch): one lookup of the platformCustomerIds and one of the
+ * UMA addresses already taken, one insert, and the approved individuals' accounts and events
+ * together. Each request gets the answer it would get alone, in order: of two requests with the
+ * same platformCustomerId (or UMA address, ignoring case) the first is created and the second is
+ * 409. The partial unique indexes hold against concurrent creates too: a row the insert had to
+ * skip gets the same 409 as one the lookup found. Requests arrive validated (schema and rules).
+ */
+export async function createCustomers(
+  trx: Tx,
+  clock: Clock,
+  identifiers: TenantSecretBox,
+  caller: CallerContext,
+  terms: EndUserTerms,
+  inputs: readonly CustomerCreate[],
+): Promise<CreateOutcome[]> {
+  const { platformId } = caller;
   const now = clock.now();
-  const id = uuidv7(now.getTime());
-  const platformCustomerId = input.platformCustomerId ?? id;
-  if (await liveCustomerIdByPlatformCustomerId(trx, caller.platformId, platformCustomerId)) throw platformCustomerIdTaken(platformCustomerId);
-  let umaAddress = input.umaAddress;
-  if (umaAddress) {
-    if (await umaAddressTaken(trx, caller.platformId, umaAddress)) throw umaTaken(umaAddress);
-  } else {
-    const config = await getConfigRow(trx, caller.platformId);
-    umaAddress = `$c${randomBytes(8).toString('hex')}@${config.uma_domain ?? DEFAULT_UMA_DOMAIN}`;
+  const ids = inputs.map(() => uuidv7(now.getTime()));
+  const platformCustomerIds = inputs.map((input, i) => input.platformCustomerId ?? ids[i]!);
+  const takenIds = await livePlatformCustomerIds(
+    trx,
+    platformId,
+    inputs.flatMap((input) => (input.platformCustomerId ? [input.platformCustomerId] : [])),
+  );
+  const takenUma = await liveUmaAddresses(
+    trx,
+    platformId,
+    inputs.flatMap((input) => (input.umaAddress ? [input.umaAddress.toLowerCase()] : [])),
+  );
+  const umaDomain = inputs.some((input) => !input.umaAddress) ? ((await getConfigRow(trx, platformId)).uma_domain ?? DEFAULT_UMA_DOMAIN) : DEFAULT_UMA_DOMAIN;
+  const approveIndividuals = inputs.some((input) => input.customerType === 'INDIVIDUAL') && (await sandboxAutoApprove(trx, caller));
+  const keyVersion = inputs.some((input) => sentIdentifier(input as Record<string, unknown>)) ? await identifierKeyVersion(trx, platformId) : 0;
+
+  const outcomes: Array<CreateOutcome | undefined> = inputs.map(() => undefined);
+  const rows: Array<{ index: number; row: CustomerRow }> = [];
+  inputs.forEach((input, index) => {
+    try {
+      checkTermsVersion(input.endUserTermsConsent, terms);
+    } catch (error) {
+      outcomes[index] = { error: error as AppError };
+      return;
+    }
+    const id = ids[index]!;
+    const platformCustomerId = platformCustomerIds[index]!;
+    if (takenIds.has(platformCustomerId)) {
+      outcomes[index] = { error: platformCustomerIdTaken(platformCustomerId) };
+      return;
+    }
+    const umaAddress = input.umaAddress ?? `$c${randomBytes(8).toString('hex')}@${umaDomain}`;
+    if (input.umaAddress && takenUma.has(umaAddress.toLowerCase())) {
+      outcomes[index] = { error: umaTaken(umaAddress) };
+      return;
+    }
+    // Later requests of the same call see this one as taken.
+    takenIds.add(platformCustomerId);
+    takenUma.add(umaAddress.toLowerCase());
+    const profile = withoutTaxId(profileOf(input as Record<string, unknown>));
+    if (input.customerType === 'INDIVIDUAL' && input.idType && !input.countryOfIssuance) profile.countryOfIssuance = 'US';
+    const identifier = sentIdentifier(input as Record<string, unknown>);
+    const sealed = identifier
+      ? { identifier_sealed: identifiers.seal(platformId, keyVersion, identifier, id), identifier_key_version: keyVersion }
+      : { identifier_sealed: null, identifier_key_version: null };
+    rows.push({
+      index,
+      row: {
+        id,
+        platform_id: platformId,
+        platform_customer_id: platformCustomerId,
+        customer_type: input.customerType,
+        review_status: approveIndividuals && input.customerType === 'INDIVIDUAL' ? 'APPROVED' : 'UNVERIFIED',
+        region: input.region ?? null,
+        currencies: input.currencies ?? null,
+        email: input.email ?? null,
+        phone_number: input.phoneNumber ?? null,
+        uma_address: umaAddress,
+        profile,
+        identifier: null,
+        ...sealed,
+        email_verified_at: null,
+        phone_verified_at: null,
+        terms_version: null,
+        terms_accepted_at: null,
+        terms_ip_address: null,
+        terms_acceptance_method: null,
+        ...consentColumns(input.endUserTermsConsent),
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      },
+    });
+  });
+
+  const inserted = await insertCustomersIfFree(
+    trx,
+    rows.map((r) => r.row),
+  );
+  const approved: CustomerRow[] = [];
+  for (const { index, row } of rows) {
+    if (!inserted.has(row.id)) {
+      // Taken since the lookup, by a create that committed first.
+      const byId = await liveCustomerIdByPlatformCustomerId(trx, platformId, row.platform_customer_id);
+      outcomes[index] = { error: byId ? platformCustomerIdTaken(row.platform_customer_id) : umaTaken(row.uma_address) };
+      continue;
+    }
+    outcomes[index] = { customer: toCustomer(row) };
+    if (row.review_status === 'APPROVED') approved.push(row);
   }
-  const profile = withoutTaxId(profileOf(input as Record<string, unknown>));
-  if (input.customerType === 'INDIVIDUAL' && input.idType && !input.countryOfIssuance) profile.countryOfIssuance = 'US';
-  const identifier = sentIdentifier(input as Record<string, unknown>);
-  const sealed = identifier ? await sealIdentifier(trx, identifiers, caller.platformId, id, identifier) : { identifier_sealed: null, identifier_key_version: null };
-  const approve = input.customerType === 'INDIVIDUAL' && (await sandboxAutoApprove(trx, caller));
-  const row: CustomerRow = {
-    id,
-    platform_id: caller.platformId,
-    platform_customer_id: platformCustomerId,
-    customer_type: input.customerType,
-    review_status: approve ? 'APPROVED' : 'UNVERIFIED',
-    region: input.region ?? null,
-    currencies: input.currencies ?? null,
-    email: input.email ?? null,
-    phone_number: input.phoneNumber ?? null,
-    uma_address: umaAddress,
-    profile,
-    identifier: null,
-    ...sealed,
-    email_verified_at: null,
-    phone_verified_at: null,
-    terms_version: null,
-    terms_accepted_at: null,
-    terms_ip_address: null,
-    terms_acceptance_method: null,
-    ...consentColumns(input.endUserTermsConsent),
-    created_at: now,
-    updated_at: now,
-    deleted_at: null,
-  };
-  await guardUnique({ platformCustomerId, umaAddress }, () => insertCustomer(trx, row));
-  const customer = toCustomer(row);
-  if (approve) {
-    await provisionCustomerAccounts(trx, clock, caller.platformId, id, row.email);
-    await recordEvent(trx, clock, { platformId: caller.platformId, type: 'CUSTOMER.KYC_APPROVED', resourceId: customer.id, data: customer });
+  if (approved.length) {
+    await provisionAccountsOf(
+      trx,
+      clock,
+      platformId,
+      approved.map((row) => ({ uuid: row.id, email: row.email })),
+    );
+    await recordEvents(
+      trx,
+      clock,
+      approved.map((row) => {
+        const customer = toCustomer(row);
+        return { platformId, type: 'CUSTOMER.KYC_APPROVED', resourceId: customer.id, data: customer };
+      }),
+    );
   }
-  return customer;
+  return outcomes as CreateOutcome[];
 }
 
 /** The profile after applying an update: nested objects merge, a dropped OTHER drops its description. */

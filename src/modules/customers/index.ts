@@ -3,7 +3,8 @@ export { customerRoutes } from './routes.js';
 export { Address, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, DateOnly, Email, Phone, ResponseAddress, type ReviewStatus } from './schemas.js';
 export { customerTypeOf } from './reads.js';
 export { loadCustomerForReview, senderReadiness, setReviewStatus, type CustomerForReview, type SenderReadiness } from './review-state.js';
-export { mergeFieldErrors } from './validation.js';
+export { updateCustomer } from './create-update.js';
+export { getEndUserTerms, mergeFieldErrors, type EndUserTerms } from './validation.js';
 export {
   clearValue,
   maskIdentifier,

@@ -98,8 +98,50 @@ export type CustomerRow = Selectable<CustomersTable>;
 export const UNIQUE_PLATFORM_CUSTOMER_ID = 'customers_platform_customer_id_live';
 export const UNIQUE_UMA_ADDRESS = 'customers_uma_address_live';
 
-export async function insertCustomer(db: DbOrTx, row: CustomerRow): Promise<void> {
-  await db.insertInto('customers').values(withJsonColumns(row, ['profile'])).execute();
+/**
+ * Inserts customers with one statement, skipping any that a live customer's platformCustomerId
+ * or UMA address (the partial unique indexes) already holds, e.g. one created concurrently since
+ * the caller's check: answers the ids inserted.
+ */
+export async function insertCustomersIfFree(db: DbOrTx, rows: readonly CustomerRow[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const inserted = await db
+    .insertInto('customers')
+    .values(rows.map((row) => withJsonColumns(row, ['profile'])))
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .execute();
+  return new Set(inserted.map((r) => r.id));
+}
+
+// The batch lookups below probe the partial unique index once per value (a lateral lookup of
+// one row each): written as `= any($1)` the planner, without statistics, may read all of the
+// platform's customers through `customers_platform_id_desc` instead.
+
+/** Which of these platformCustomerIds live customers of the platform hold (one statement). */
+export async function livePlatformCustomerIds(db: DbOrTx, platformId: string, platformCustomerIds: readonly string[]): Promise<Set<string>> {
+  if (platformCustomerIds.length === 0) return new Set();
+  const result = await sql<{ platform_customer_id: string }>`
+    select c.platform_customer_id from unnest(${[...platformCustomerIds]}::text[]) as wanted (value)
+    cross join lateral (
+      select platform_customer_id from customers
+      where platform_id = ${platformId} and platform_customer_id = wanted.value and platform_customer_id is not null and deleted_at is null
+      limit 1
+    ) as c`.execute(db);
+  return new Set(result.rows.map((r) => r.platform_customer_id));
+}
+
+/** Which of these UMA addresses (lower-cased) live customers of the platform hold, compared case-insensitively. */
+export async function liveUmaAddresses(db: DbOrTx, platformId: string, lowerCased: readonly string[]): Promise<Set<string>> {
+  if (lowerCased.length === 0) return new Set();
+  const result = await sql<{ uma: string }>`
+    select c.uma from unnest(${[...lowerCased]}::text[]) as wanted (value)
+    cross join lateral (
+      select lower(uma_address) as uma from customers
+      where platform_id = ${platformId} and lower(uma_address) = wanted.value and uma_address is not null and deleted_at is null
+      limit 1
+    ) as c`.execute(db);
+  return new Set(result.rows.map((r) => r.uma));
 }
 
 export async function findCustomer(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {

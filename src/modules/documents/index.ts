@@ -3,3 +3,5 @@ export { DOCUMENT_CATEGORIES, DOCUMENT_TYPES, TWO_SIDED_TYPES, type DocumentCate
 export { documentRoutes } from './routes.js';
 export type { Document } from './schemas.js';
 export { documentsOfHolders, type ReviewLookup } from './service.js';
+export { DocumentIntake } from './intake.js';
+export { getDocument } from './service.js';

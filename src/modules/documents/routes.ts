@@ -1,8 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ModuleDeps } from '../../platform/module.js';
-import { DatabaseBlobStore, type BlobStore } from '../../platform/blob-store.js';
-import { UploadSpool } from '../../platform/http/multipart.js';
+import type { BlobStore } from '../../platform/blob-store.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import {
@@ -14,14 +13,16 @@ import {
   DocumentUploadForm,
   MAX_DOCUMENT_BYTES,
 } from './schemas.js';
-import { ScreeningProviders } from './screening/index.js';
-import { checkHolder, createDocument, deleteDocument, getDocument, listDocuments, replaceDocument, screenUpload, type ReviewLookup } from './service.js';
-import { receiveDocumentForm } from './upload.js';
+import { DocumentIntake } from './intake.js';
+import type { ScreeningProviders } from './screening/index.js';
+import { checkHolder, deleteDocument, getDocument, listDocuments, type ReviewLookup } from './service.js';
 
 export interface DocumentDeps extends ModuleDeps {
   /** Answers whether a document's customer is under review (verifications provides it). */
   reviews: ReviewLookup;
-  /** Defaults: file bytes in the database; screeners chosen from the config. */
+  /** The app's intake, shared with the hosted verification page; default: one of this plugin's own. */
+  intake?: DocumentIntake;
+  /** For an intake of the plugin's own. Defaults: file bytes in the database; screeners chosen from the config. */
   blobs?: BlobStore;
   screening?: ScreeningProviders;
 }
@@ -33,10 +34,12 @@ const UPLOAD_RULES =
 
 export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (app, deps) => {
   const tags = ['Documents'];
-  const blobs = deps.blobs ?? new DatabaseBlobStore(() => deps.clock.now());
-  const screening = deps.screening ?? new ScreeningProviders(deps.config);
-  const spool = await UploadSpool.open(deps.config.uploadDir);
-  app.addHook('onClose', async () => spool.close());
+  let intake = deps.intake;
+  if (!intake) {
+    const own = (intake = await DocumentIntake.open(deps));
+    app.addHook('onClose', async () => own.close());
+  }
+  const blobs = intake.blobs;
 
   await app.register(multipart);
   // Any other body reaches the handler, which answers 400 INVALID_INPUT rather than 415.
@@ -55,17 +58,8 @@ export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (ap
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
       const { platformId, environment } = request.principal;
-      const form = await receiveDocumentForm(request, spool, 'upload');
-      try {
-        await checkHolder(deps.db, platformId, form.fields.documentHolder);
-        await screenUpload(screening.for(environment), form.fields, form.file);
-        return await sendWrite(deps, request, reply, async (trx) => ({
-          statusCode: 201,
-          body: await createDocument(trx, deps.clock, blobs, platformId, form.fields, form.file),
-        }));
-      } finally {
-        await form.discard();
-      }
+      const document = await intake.upload(request, platformId, environment, (fields) => checkHolder(deps.db, platformId, fields.documentHolder));
+      return reply.code(201).send(document);
     },
   });
 
@@ -107,19 +101,9 @@ export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (ap
       response: { 200: Document, ...errorResponses(400, 401, 403, 404, 422, 500, 503) },
     },
     config: { permission: 'MANAGE' },
-    handler: async (request, reply) => {
+    handler: async (request) => {
       const { platformId, environment } = request.principal;
-      const form = await receiveDocumentForm(request, spool, 'replace');
-      try {
-        await getDocument(deps.db, platformId, request.params.documentId);
-        await screenUpload(screening.for(environment), form.fields, form.file);
-        return await sendWrite(deps, request, reply, async (trx) => ({
-          statusCode: 200,
-          body: await replaceDocument(trx, deps.clock, blobs, platformId, request.params.documentId, form.fields, form.file),
-        }));
-      } finally {
-        await form.discard();
-      }
+      return intake.replace(request, platformId, environment, request.params.documentId);
     },
   });
 

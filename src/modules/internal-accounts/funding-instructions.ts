@@ -1,4 +1,4 @@
-import { createECDH, createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createECDH, createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { base32crockford, base58, bech32, bech32m, createBase58check } from '@scure/base';
 import bolt11 from 'bolt11';
 import { clabe } from 'clabe-validator';
@@ -47,10 +47,10 @@ export function newFundingReference(): string {
   return `CDR${base32crockford.encode(randomBytes(9)).slice(0, 13)}`;
 }
 
-/** `length` decimal digits, the first not zero. */
+/** `length` uniformly random decimal digits, the first not zero (randomInt draws from a buffered pool, not a syscall per digit). */
 function digits(length: number): string {
-  let out = String(1 + (randomBytes(1)[0]! % 9));
-  while (out.length < length) out += String(randomBytes(1)[0]! % 10);
+  let out = String(randomInt(1, 10));
+  while (out.length < length) out += String(randomInt(0, 10));
   return out;
 }
 

@@ -6,13 +6,14 @@ import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { recordEvent, recordEvents } from '../../platform/outbox.js';
+import { recordEvents } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
-import { internalAccountBalances, Ledger, LedgerError, openInternalLedgerAccount, type Balance, type InternalAccountBalance } from '../ledger/index.js';
+import { internalAccountBalances, Ledger, LedgerError, openInternalLedgerAccounts, type Balance, type InternalAccountBalance } from '../ledger/index.js';
 import { initialiseWallet } from '../wallet-auth/index.js';
 import { fundingInstructions, newFundingReference } from './funding-instructions.js';
 import {
   insertAccountIfAbsent,
+  insertCustomerAccountsIfAbsent,
   listCustomerAccounts,
   listPlatformAccounts,
   selectAccounts,
@@ -70,7 +71,9 @@ interface Owner {
  */
 async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Owner[]): Promise<number> {
   const config = await getConfigRow(trx, platformUuid, { lock: 'share' });
-  let created = 0;
+  const now = clock.now();
+  const rows: InternalAccountRow[] = [];
+  const emails = new Map<string, string>();
   for (const { customerUuid, email } of owners) {
     const wanted: Array<{ type: InternalAccountType; currency: string }> = config.supported_currencies.map((c) => ({
       type: 'INTERNAL_FIAT',
@@ -82,10 +85,10 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Ow
       wanted.push({ type: 'EMBEDDED_WALLET', currency: config.supported_currencies[0]?.currencyCode ?? 'USD' });
     }
     for (const { type, currency } of wanted) {
-      const now = clock.now();
       const id = uuidv7(now.getTime());
       const reference = newFundingReference();
-      const row: InternalAccountRow = {
+      if (type === 'EMBEDDED_WALLET') emails.set(id, email!);
+      rows.push({
         id,
         platform_id: platformUuid,
         customer_id: customerUuid,
@@ -97,16 +100,31 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Ow
         private_enabled: type === 'EMBEDDED_WALLET' ? false : null,
         created_at: now,
         updated_at: now,
-      };
-      if (!(await insertAccountIfAbsent(trx, row))) continue;
-      await openInternalLedgerAccount(trx, { id, platformId: platformUuid, currency, now });
-      created++;
-      if (type === 'EMBEDDED_WALLET') await initialiseWallet(trx, clock, platformUuid, id, email!);
-      const account = toInternalAccount(row, { available: 0n, total: 0n, updatedAt: now });
-      await recordEvent(trx, clock, { platformId: platformUuid, type: 'INTERNAL_ACCOUNT.STATUS_UPDATED', resourceId: account.id, data: account });
+      });
     }
   }
-  return created;
+  // Customers' accounts go in with one statement however many customers a batch approves; the
+  // platform's own (few, with another uniqueness rule) one by one.
+  const inserted = await insertCustomerAccountsIfAbsent(
+    trx,
+    rows.filter((row) => row.customer_id !== null),
+  );
+  for (const row of rows) if (row.customer_id === null && (await insertAccountIfAbsent(trx, row))) inserted.add(row.id);
+  const opened = rows.filter((row) => inserted.has(row.id));
+  await openInternalLedgerAccounts(
+    trx,
+    opened.map((row) => ({ id: row.id, platformId: platformUuid, currency: row.currency, now })),
+  );
+  for (const row of opened) if (row.type === 'EMBEDDED_WALLET') await initialiseWallet(trx, clock, platformUuid, row.id, emails.get(row.id)!);
+  await recordEvents(
+    trx,
+    clock,
+    opened.map((row) => {
+      const account = toInternalAccount(row, { available: 0n, total: 0n, updatedAt: now });
+      return { platformId: platformUuid, type: 'INTERNAL_ACCOUNT.STATUS_UPDATED', resourceId: account.id, data: account };
+    }),
+  );
+  return opened.length;
 }
 
 /**

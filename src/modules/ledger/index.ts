@@ -11,6 +11,7 @@ export {
   findLedgerTransaction,
   internalAccountBalances,
   openInternalLedgerAccount,
+  openInternalLedgerAccounts,
   systemAccountId,
   type AccountBalance,
   type Balance,

@@ -157,39 +157,45 @@ export async function applyTransaction(db: DbOrTx, call: ApplyCall): Promise<App
 }
 
 /** Opens the ledger account of an internal account (same id), unless it exists. */
-export async function insertInternalLedgerAccount(
+/** Internal accounts' ledger accounts, any number with two statements (a bulk import approves many customers at once). */
+export async function insertInternalLedgerAccounts(
   db: DbOrTx,
-  account: { id: string; platformId: string; currency: string; noOverdraft: boolean; now: Date },
+  accounts: ReadonlyArray<{ id: string; platformId: string; currency: string; noOverdraft: boolean; now: Date }>,
 ): Promise<void> {
+  if (accounts.length === 0) return;
   await db
     .insertInto('ledger_accounts')
-    .values({
-      id: account.id,
-      platform_id: account.platformId,
-      kind: 'INTERNAL_ACCOUNT',
-      currency: account.currency,
-      rail: null,
-      shards: 1,
-      no_overdraft: account.noOverdraft,
-      created_at: account.now,
-    })
+    .values(
+      accounts.map((account) => ({
+        id: account.id,
+        platform_id: account.platformId,
+        kind: 'INTERNAL_ACCOUNT' as const,
+        currency: account.currency,
+        rail: null,
+        shards: 1,
+        no_overdraft: account.noOverdraft,
+        created_at: account.now,
+      })),
+    )
     .onConflict((oc) => oc.doNothing())
     .execute();
   await db
     .insertInto('ledger_balances')
-    .values({
-      account_id: account.id,
-      shard: 0,
-      platform_id: account.platformId,
-      currency: account.currency,
-      shards: 1,
-      no_overdraft: account.noOverdraft,
-      debits_posted: 0n,
-      credits_posted: 0n,
-      debits_pending: 0n,
-      credits_pending: 0n,
-      updated_at: account.now,
-    })
+    .values(
+      accounts.map((account) => ({
+        account_id: account.id,
+        shard: 0,
+        platform_id: account.platformId,
+        currency: account.currency,
+        shards: 1,
+        no_overdraft: account.noOverdraft,
+        debits_posted: 0n,
+        credits_posted: 0n,
+        debits_pending: 0n,
+        credits_pending: 0n,
+        updated_at: account.now,
+      })),
+    )
     .onConflict((oc) => oc.doNothing())
     .execute();
 }

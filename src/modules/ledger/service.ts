@@ -6,7 +6,7 @@ import type { DbOrTx } from '../../platform/db/database.js';
 import { uuidv7 } from '../../platform/ids.js';
 import {
   applyTransaction,
-  insertInternalLedgerAccount,
+  insertInternalLedgerAccounts,
   selectBalances,
   selectEntries,
   selectResolution,
@@ -347,8 +347,18 @@ export class Ledger {
  * transaction that creates the internal account. It may never go below zero. Safe to repeat.
  */
 export async function openInternalLedgerAccount(trx: DbOrTx, account: { id: string; platformId: string; currency: string; now: Date }): Promise<void> {
-  if (!isCurrency(account.currency)) throw new LedgerError('INVALID_CURRENCY', `unknown currency ${JSON.stringify(account.currency)}`);
-  await insertInternalLedgerAccount(trx, { ...account, noOverdraft: true });
+  await openInternalLedgerAccounts(trx, [account]);
+}
+
+/** As openInternalLedgerAccount, for many accounts with a fixed number of statements. */
+export async function openInternalLedgerAccounts(trx: DbOrTx, accounts: ReadonlyArray<{ id: string; platformId: string; currency: string; now: Date }>): Promise<void> {
+  for (const account of accounts) {
+    if (!isCurrency(account.currency)) throw new LedgerError('INVALID_CURRENCY', `unknown currency ${JSON.stringify(account.currency)}`);
+  }
+  await insertInternalLedgerAccounts(
+    trx,
+    accounts.map((account) => ({ ...account, noOverdraft: true })),
+  );
 }
 
 /** Balances of internal accounts, by id (absent: not this platform's, or no ledger account). */

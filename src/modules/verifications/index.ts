@@ -2,3 +2,4 @@
 export { verificationRoutes } from './routes.js';
 export { reviewUnderway } from './service.js';
 export { VERIFICATION_EVENTS } from './schemas.js';
+export { KycLinkTokens } from './kyc-links.js';

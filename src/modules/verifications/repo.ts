@@ -82,3 +82,40 @@ export async function listVerifications(db: DbOrTx, platformId: string, filters:
   const [rows, count] = await Promise.all([query.execute(), base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()]);
   return { rows, totalCount: Number(count.n) };
 }
+
+interface KycLinksTable {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  environment: 'sandbox' | 'production';
+  token_sha256: string;
+  redirect_uri: string | null;
+  expires_at: Date;
+  submitted_at: Date | null;
+  verification_id: string | null;
+  created_at: Date;
+}
+
+declare module '../../platform/db/database.js' {
+  interface Database {
+    kyc_links: KycLinksTable;
+  }
+}
+
+export type KycLinkRow = Selectable<KycLinksTable>;
+
+export async function insertKycLink(db: DbOrTx, row: KycLinkRow): Promise<void> {
+  await db.insertInto('kyc_links').values(row).execute();
+}
+
+export async function findKycLinkByToken(db: DbOrTx, tokenSha256: string, options: { forUpdate?: boolean } = {}) {
+  let query = db.selectFrom('kyc_links').selectAll().where('token_sha256', '=', tokenSha256);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/** Consumes the link; false when it was already used (a concurrent submit won). */
+export async function useKycLink(db: DbOrTx, id: string, verificationId: string, at: Date): Promise<boolean> {
+  const result = await db.updateTable('kyc_links').set({ submitted_at: at, verification_id: verificationId }).where('id', '=', id).where('submitted_at', 'is', null).executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}

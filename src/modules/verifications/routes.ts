@@ -1,12 +1,48 @@
+import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { BASE_PATH } from '../../config.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import { withTx } from '../../platform/db/tx.js';
-import { errorResponses } from '../../platform/http/schemas.js';
+import { hostedPageHeaders, newNonce } from '../../platform/http/hosted-page.js';
+import { errorResponses, IdParam, PathParam } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
-import { Verification, VerificationCreateRequest, VerificationListQuery, VerificationListResponse, VerificationParams } from './schemas.js';
+import { getEndUserTerms } from '../customers/index.js';
+import type { DocumentIntake } from '../documents/index.js';
+import {
+  checkDocumentInScope,
+  checkHolderInScope,
+  createKycLink,
+  describeKycPage,
+  fillKycFields,
+  KYC_LINK_TTL_MS,
+  KYC_PAGE_PATH,
+  presentKycLink,
+  submitKycLink,
+  uploadScope,
+  type KycLinkTokens,
+  type StoredKycLink,
+} from './kyc-links.js';
+import { kycGonePage, kycPage } from './kyc-page.js';
+import {
+  KycLinkCreateRequest,
+  KycLinkResponse,
+  KycPageFields,
+  Verification,
+  VerificationCreateRequest,
+  VerificationListQuery,
+  VerificationListResponse,
+  VerificationParams,
+} from './schemas.js';
 import { getVerification, listVerifications, REVIEW_JOB, reviewVerification, startVerification, type ReviewJobPayload } from './service.js';
 
-export const verificationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (app, deps) => {
+export interface VerificationDeps extends ModuleDeps {
+  /** Where the hosted page's uploads go: the same intake as POST /documents. */
+  intake: DocumentIntake;
+  kycLinkTokens: KycLinkTokens;
+}
+
+export const verificationRoutes: FastifyPluginAsyncTypebox<VerificationDeps> = async (app, deps) => {
   const tags = ['KYC/KYB Verifications'];
 
   deps.jobs.register(REVIEW_JOB, async (job) => {
@@ -55,5 +91,97 @@ export const verificationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (
       response: { 200: Verification, ...errorResponses(400, 401, 404, 500) },
     },
     handler: async (request) => getVerification(deps.db, request.principal.platformId, request.params.verificationId),
+  });
+
+  const pageBaseUrl = `${deps.config.publicUrl}${BASE_PATH}`;
+  app.post('/customers/:customerId/kyc-link', {
+    schema: {
+      operationId: 'createCustomerKycLink',
+      tags,
+      summary: 'Create a hosted KYC/KYB link for a customer',
+      description:
+        `A page Corridor serves itself (\`provider: CORRIDOR\`, no \`token\`): it lists what a review still needs, lets the customer fill in the ` +
+        `missing fields and upload or replace documents, and on submit starts the review (as POST /verifications) and sends the customer to ` +
+        `\`redirectUri\`. Single use, valid ${KYC_LINK_TTL_MS / 3_600_000} hours; each call makes a new link and earlier ones stay valid until used or expired. ` +
+        'The customer status does not change until the review starts. 409 CONFLICT (`details.reason: CONTACT_VERIFICATION_INCOMPLETE`) while an ' +
+        "e-mail or phone the customer's wallet signs in with (EMAIL_OTP / SMS_OTP) has never been confirmed by its one-time code. " +
+        'Send `Idempotency-Key` to make retries safe: a replay answers the same link.',
+      params: Type.Object({ customerId: IdParam('Customer', 'USER_NOT_FOUND') }, { additionalProperties: false }),
+      body: KycLinkCreateRequest,
+      response: { 201: KycLinkResponse, ...errorResponses(400, 401, 403, 404, 409, 410, 500) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) =>
+      sendWrite(
+        deps,
+        request,
+        reply,
+        async (trx) => ({ statusCode: 201, body: await createKycLink(trx, deps.clock, deps.kycLinkTokens, request.principal, request.params.customerId, request.body) }),
+        { idempotent: true, present: (stored) => presentKycLink(deps.kycLinkTokens, pageBaseUrl, stored as StoredKycLink) },
+      ),
+  });
+
+  await app.register(hostedKycPage, deps);
+};
+
+/** The hosted page and the calls its script makes; the link's token in the path is the only credential. */
+const hostedKycPage: FastifyPluginAsyncTypebox<VerificationDeps> = async (app, deps) => {
+  await app.register(multipart);
+  const endUserTerms = getEndUserTerms(deps.config);
+  const Token = PathParam(Type.String({ maxLength: 100 }), 'REFERENCE_NOT_FOUND', 'verification link');
+  const TokenParams = Type.Object({ token: Token }, { additionalProperties: false });
+  const noStore = { 'cache-control': 'no-store' };
+
+  app.get(`${KYC_PAGE_PATH}/:token`, {
+    schema: { hide: true, params: TokenParams },
+    config: { auth: false },
+    handler: async (request, reply) => {
+      const nonce = newNonce();
+      const model = await withTx(deps.db, (trx) => describeKycPage(trx, deps.clock, request.params.token));
+      const page = !model ? kycGonePage(nonce, 'UNKNOWN') : model.state === 'OPEN' ? kycPage(nonce, model) : kycGonePage(nonce, model.state);
+      return reply
+        .code(!model ? 404 : model.state === 'OPEN' ? 200 : 410)
+        .headers(hostedPageHeaders(nonce))
+        .send(page);
+    },
+  });
+
+  app.post(`${KYC_PAGE_PATH}/:token/fields`, {
+    schema: { hide: true, params: TokenParams, body: KycPageFields },
+    config: { auth: false },
+    handler: async (request, reply) => {
+      await withTx(deps.db, (trx) => fillKycFields(trx, deps.clock, deps.identifiers, endUserTerms, request.params.token, request.body));
+      return reply.headers(noStore).send({ saved: true });
+    },
+  });
+
+  app.post(`${KYC_PAGE_PATH}/:token/documents`, {
+    schema: { hide: true, params: TokenParams },
+    config: { auth: false },
+    handler: async (request, reply) => {
+      const scope = await withTx(deps.db, (trx) => uploadScope(trx, deps.clock, request.params.token));
+      const document = await deps.intake.upload(request, scope.platformId, scope.environment, async (fields) => checkHolderInScope(scope, fields.documentHolder));
+      return reply.code(201).headers(noStore).send({ id: document.id });
+    },
+  });
+
+  app.put(`${KYC_PAGE_PATH}/:token/documents/:documentId`, {
+    schema: { hide: true, params: Type.Object({ token: Token, documentId: IdParam('Document', 'REFERENCE_NOT_FOUND') }, { additionalProperties: false }) },
+    config: { auth: false },
+    handler: async (request, reply) => {
+      const scope = await withTx(deps.db, (trx) => uploadScope(trx, deps.clock, request.params.token));
+      await checkDocumentInScope(deps.db, scope, request.params.documentId);
+      const document = await deps.intake.replace(request, scope.platformId, scope.environment, request.params.documentId);
+      return reply.headers(noStore).send({ id: document.id });
+    },
+  });
+
+  app.post(`${KYC_PAGE_PATH}/:token/submit`, {
+    schema: { hide: true, params: TokenParams },
+    config: { auth: false },
+    handler: async (request, reply) => {
+      const submitted = await withTx(deps.db, (trx) => submitKycLink(trx, deps.clock, request.params.token));
+      return reply.headers(noStore).send(submitted);
+    },
   });
 };

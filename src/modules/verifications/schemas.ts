@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
+import { Address, Country, DateOnly } from '../customers/index.js';
 import { DOCUMENT_TYPES } from '../documents/index.js';
 import type { EventGroup } from '../../platform/outbox.js';
 
@@ -68,3 +69,44 @@ export const VERIFICATION_EVENTS: EventGroup = {
     'VERIFICATION.REJECTED': 'The customer did not pass.',
   },
 };
+
+/** Who runs the hosted flow. Upstream names its vendor (SUMSUB); Corridor's own page is CORRIDOR. */
+export const KYC_PROVIDERS = ['CORRIDOR'] as const;
+
+export const KycLinkCreateRequest = Type.Object(
+  {
+    redirectUri: Type.Optional(
+      Type.String({
+        format: 'uri',
+        pattern: '^https?://',
+        maxLength: 2048,
+        description: 'Where the customer is sent after submitting. `https://` (sandbox platforms may use `http://` for local development).',
+      }),
+    ),
+  },
+  { additionalProperties: false, title: 'KycLinkCreateRequest' },
+);
+export type KycLinkCreateRequest = Static<typeof KycLinkCreateRequest>;
+
+export const KycLinkResponse = Type.Object(
+  {
+    kycUrl: Type.String({ format: 'uri', description: 'The hosted verification page. Single use (consumed when the customer submits); expires at `expiresAt`.' }),
+    expiresAt: DateTime(),
+    provider: StringEnum(KYC_PROVIDERS, { description: 'Corridor serves the page itself; there is no vendor SDK, so no `token` is returned.' }),
+    token: Type.Optional(Type.String({ description: 'A vendor SDK token; never returned by Corridor (no vendor SDK to embed).' })),
+  },
+  { title: 'KycLinkResponse' },
+);
+export type KycLinkResponse = Static<typeof KycLinkResponse>;
+
+/** What the hosted page may fill in: the fields a review requires, each only while it is missing. */
+export const KycPageFields = Type.Object(
+  {
+    fullName: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    birthDate: Type.Optional(DateOnly()),
+    nationality: Type.Optional(Country()),
+    address: Type.Optional(Address),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type KycPageFields = Static<typeof KycPageFields>;

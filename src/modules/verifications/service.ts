@@ -30,7 +30,7 @@ export function toVerification(row: VerificationRow): Verification {
   };
 }
 
-async function loadReviewInput(trx: Tx, platformId: string, customerId: string, sandbox: boolean): Promise<ReviewInput> {
+export async function loadReviewInput(trx: Tx, platformId: string, customerId: string, sandbox: boolean): Promise<ReviewInput> {
   const customer = await loadCustomerForReview(trx, platformId, customerId);
   const owners = customer.type === 'BUSINESS' ? await ownersForReview(trx, platformId, customer.uuid) : [];
   const documents = await documentsOfHolders(trx, platformId, [customer.uuid, ...owners.map((o) => o.id)]);

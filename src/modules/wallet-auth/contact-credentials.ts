@@ -28,6 +28,21 @@ export async function tiedCredentials(db: DbOrTx, platformId: string, customerUu
 }
 
 /**
+ * The customer's contacts that an OTP credential is tied to but whose one-time code was never
+ * confirmed (the credential has no `verified_at`): Corridor's contact verification is the
+ * wallet's EMAIL_OTP / SMS_OTP login, so these contacts are still unverified.
+ */
+export async function unverifiedContacts(db: DbOrTx, platformId: string, customerUuid: string): Promise<Array<{ kind: ContactKind; credentialId: string }>> {
+  const unverified: Array<{ kind: ContactKind; credentialId: string }> = [];
+  for (const kind of ['email', 'phone'] as const) {
+    for (const row of await otpCredentialsOfCustomer(db, platformId, customerUuid, CREDENTIAL_TYPE[kind])) {
+      if (!row.verified_at) unverified.push({ kind, credentialId: formatId('AuthMethod', row.id) });
+    }
+  }
+  return unverified;
+}
+
+/**
  * Refuses a contact that an OTP credential of another customer's wallet already carries: an
  * OTP identity belongs to one end user. E-mail: 409 EMAIL_OTP_EMAIL_ALREADY_EXISTS; phone: 409
  * CONFLICT (upstream names no code for it).

@@ -14,7 +14,15 @@ export async function sendWrite(
   request: FastifyRequest,
   reply: FastifyReply,
   work: (trx: Tx) => Promise<StoredResponse>,
-  options: { idempotent?: boolean } = {},
+  options: {
+    idempotent?: boolean;
+    /**
+     * Turns the stored body into the one sent, on the first answer and on every replay: for a
+     * response holding a secret the idempotency record must not keep (it stores what can
+     * re-derive it instead).
+     */
+    present?: (body: unknown) => unknown;
+  } = {},
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   const key = options.idempotent && typeof header === 'string' ? checkIdempotencyKey(header) : undefined;
@@ -25,5 +33,6 @@ export async function sendWrite(
   });
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   reply.code(result.statusCode);
-  return result.statusCode === 204 ? reply.send() : reply.send(result.body);
+  if (result.statusCode === 204) return reply.send();
+  return reply.send(options.present ? options.present(result.body) : result.body);
 }

@@ -1,0 +1,66 @@
+import type { FastifyRequest } from 'fastify';
+import { DatabaseBlobStore, type BlobStore } from '../../platform/blob-store.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import { withTx } from '../../platform/db/tx.js';
+import { UploadSpool } from '../../platform/http/multipart.js';
+import type { Config } from '../../config.js';
+import type { Document, DocumentUploadFields } from './schemas.js';
+import { ScreeningProviders } from './screening/index.js';
+import { createDocument, getDocument, replaceDocument, screenUpload } from './service.js';
+import { receiveDocumentForm } from './upload.js';
+
+/**
+ * Where uploaded documents come in: the spool their bytes wait in, the screeners that judge
+ * them and the store that keeps them. One per app, shared by the documents API and the hosted
+ * verification page (verifications), so a file uploaded either way is screened and stored alike.
+ */
+export class DocumentIntake {
+  private constructor(
+    private readonly deps: { db: Db; clock: Clock },
+    readonly blobs: BlobStore,
+    readonly screening: ScreeningProviders,
+    readonly spool: UploadSpool,
+  ) {}
+
+  static async open(deps: { db: Db; clock: Clock; config: Config; blobs?: BlobStore; screening?: ScreeningProviders }): Promise<DocumentIntake> {
+    return new DocumentIntake(
+      deps,
+      deps.blobs ?? new DatabaseBlobStore(() => deps.clock.now()),
+      deps.screening ?? new ScreeningProviders(deps.config),
+      await UploadSpool.open(deps.config.uploadDir),
+    );
+  }
+
+  /**
+   * Receives a multipart upload (400 listing every bad part), lets `check` refuse its fields
+   * (e.g. a holder the caller may not name), screens the file (422 DOCUMENT_REJECTED) and
+   * stores the document; the spooled bytes are dropped whatever happens.
+   */
+  async upload(request: FastifyRequest, platformId: string, environment: 'sandbox' | 'production', check: (fields: DocumentUploadFields) => Promise<void>): Promise<Document> {
+    const form = await receiveDocumentForm(request, this.spool, 'upload');
+    try {
+      await check(form.fields);
+      await screenUpload(this.screening.for(environment), form.fields, form.file);
+      return await withTx(this.deps.db, (trx) => createDocument(trx, this.deps.clock, this.blobs, platformId, form.fields, form.file));
+    } finally {
+      await form.discard();
+    }
+  }
+
+  /** As `upload`, replacing an existing document's file and metadata (404 for an unknown document). */
+  async replace(request: FastifyRequest, platformId: string, environment: 'sandbox' | 'production', documentId: string): Promise<Document> {
+    const form = await receiveDocumentForm(request, this.spool, 'replace');
+    try {
+      await getDocument(this.deps.db, platformId, documentId);
+      await screenUpload(this.screening.for(environment), form.fields, form.file);
+      return await withTx(this.deps.db, (trx) => replaceDocument(trx, this.deps.clock, this.blobs, platformId, documentId, form.fields, form.file));
+    } finally {
+      await form.discard();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.spool.close();
+  }
+}
