@@ -45,11 +45,18 @@ describe('openapi.json', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('declares what the issue found missing: the CSV body, Idempotency-Key, format patterns, the settle-delay range', async () => {
+  it('declares what the issue found missing: the CSV body, multipart part types, Idempotency-Key, format patterns, the settle-delay range', async () => {
     const { paths } = await committedDocument();
     const csv = paths['/customers/bulk/csv']!.post!.requestBody!.content;
     expect(Object.keys(csv)).toEqual(['multipart/form-data']);
     expect(JSON.stringify(csv)).toContain('"file"');
+    // Multipart file parts say which Content-Types they take (OpenAPI `encoding`), not only in prose.
+    const multipartEncoding = (path: string, method: 'post' | 'put') =>
+      (paths[path]![method]!.requestBody!.content['multipart/form-data'] as { encoding?: Record<string, { contentType: string }> }).encoding;
+    expect(multipartEncoding('/customers/bulk/csv', 'post')).toEqual({ file: { contentType: 'text/csv' } });
+    for (const [path, method] of [['/documents', 'post'], ['/documents/{documentId}', 'put']] as const) {
+      expect(multipartEncoding(path, method), `${method} ${path}`).toEqual({ file: { contentType: 'application/pdf, image/jpeg, image/png' } });
+    }
     for (const [path, method] of [['/customers', 'post'], ['/sandbox/internal-accounts/{accountId}/fund', 'post']] as const) {
       expect(paths[path]![method]!.parameters!.map((p) => `${p.in}:${p.name}`), `${method} ${path}`).toContain('header:idempotency-key');
     }

@@ -37,7 +37,7 @@ describe.runIf(onPostgres)('corridor directories', () => {
   });
 
   it('migrate loads the shipped file; load replaces it with a newer one, once; a bad file changes nothing', async () => {
-    const shipped = JSON.parse(await readFile(join(root, 'data/directories.json'), 'utf8')) as { version: number; vasps: unknown[] };
+    const shipped = JSON.parse(await readFile(join(root, 'reference-data/directories.json'), 'utf8')) as { version: number; vasps: unknown[] };
     expect((await corridor(database.env, 'migrate')).code).toBe(0);
     const shown = await corridor(database.env, 'directories', 'show');
     expect(shown.out).toContain(`directories version ${shipped.version} `);

@@ -8,7 +8,7 @@ import { claimVersion, loadedVersion, replaceDirectories, type DiscoveryRow, typ
 import { DirectoryFile, MAX_FILE_BYTES } from './schemas.js';
 
 /** The directory file shipped with Corridor (package root, beside migrations/). */
-export const SHIPPED_DIRECTORY_FILE = fileURLToPath(new URL('../../../data/directories.json', import.meta.url));
+export const SHIPPED_DIRECTORY_FILE = fileURLToPath(new URL('../../../reference-data/directories.json', import.meta.url));
 
 export class DirectoryFileError extends Error {}
 

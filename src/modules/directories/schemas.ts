@@ -88,7 +88,7 @@ export const DiscoveryQuery = Type.Object(
 
 export const DiscoveryListResponse = Type.Object({ data: Type.Array(Discovery) }, { title: 'DiscoveryListResponse' });
 
-// ---- The directory file (data/directories.json; docs/directories.md) -----------------------
+// ---- The directory file (reference-data/directories.json; docs/directories.md) -----------------------
 
 /** Bounds of a directory file: what a load reads at most. */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;

@@ -38,6 +38,7 @@ export type Document = Static<typeof Document>;
 
 const FilePart = Type.String({
   format: 'binary',
+  'x-part-content-types': DOCUMENT_CONTENT_TYPES,
   description:
     `The file; its part's Content-Type must be one of ${DOCUMENT_CONTENT_TYPES.join(', ')} (the file name's extension is ignored). ` +
     `At most ${MAX_DOCUMENT_BYTES} bytes (10 MiB).`,

@@ -88,7 +88,25 @@ function addFormatPatterns(node: unknown): unknown {
   const shown = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, addFormatPatterns(value)]));
   const format = shown.format;
   if (typeof format === 'string' && FORMAT_PATTERNS[format] !== undefined && shown.pattern === undefined) shown.pattern = FORMAT_PATTERNS[format];
+  const multipart = shown['multipart/form-data'] as { schema?: { properties?: Record<string, Record<string, unknown>> } } | undefined;
+  if (multipart?.schema?.properties) shown['multipart/form-data'] = { ...multipart, encoding: partEncodings(multipart.schema.properties) };
   return shown;
+}
+
+/**
+ * A multipart body's `encoding`: the Content-Type each file part may have, from the part's
+ * `contentMediaType` or, when several are allowed, its `x-part-content-types` list (a
+ * documentation-only keyword: multipart bodies are read by the handler, not by the validator).
+ */
+function partEncodings(properties: Record<string, Record<string, unknown>>): Record<string, { contentType: string }> {
+  const encodings: Record<string, { contentType: string }> = {};
+  for (const [name, part] of Object.entries(properties)) {
+    const listed = part['x-part-content-types'];
+    delete part['x-part-content-types'];
+    const contentType = Array.isArray(listed) ? listed.join(', ') : part.contentMediaType;
+    if (part.format === 'binary' && typeof contentType === 'string') encodings[name] = { contentType };
+  }
+  return encodings;
 }
 
 /** Paths are documented relative to the versioned server URL, as upstream clients expect. */
