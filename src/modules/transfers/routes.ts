@@ -13,7 +13,7 @@ import { transfer, type TransferDeps, type TransferRequest } from './transfer.js
  * When these operations were deprecated (RFC 9745 `Deprecation`, a structured-field date): the
  * date of the API version that replaced them with POST /quotes and `immediatelyExecute`, 2025-10-13.
  */
-export const DEPRECATED_AT = Date.UTC(2025, 9, 13) / 1000;
+const DEPRECATED_AT = Date.UTC(2025, 9, 13) / 1000;
 
 export const transferRoutes: FastifyPluginAsyncTypebox<TransferDeps> = async (app, deps) => {
   const tags = ['Cross-border Payments'];
