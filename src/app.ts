@@ -11,6 +11,7 @@ import { directoryRoutes } from './modules/directories/index.js';
 import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
 import { quoteRoutes } from './modules/quotes/index.js';
+import { transferRoutes } from './modules/transfers/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
 import { receiverRoutes } from './modules/receivers/index.js';
 import { noProductionModel, sandboxFeeModel, withdrawalFeeRoutes, type WithdrawalFeeModel } from './modules/withdrawal-fees/index.js';
@@ -279,6 +280,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, intake });
       await api.register(rateRoutes, { rates, configCache });
       await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
+      await api.register(transferRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
       await api.register(umaRoutes, { ...deps, ...uma });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);

@@ -2,5 +2,5 @@
 // deprecated transfer-in/out, UMA) needs to quote and execute on the same path.
 export { quoteRoutes } from './routes.js';
 export { createQuote } from './create.js';
-export { executeLocked, executeQuote, loadQuote, QUOTE_EXECUTE_OPERATION, readQuote, type Caller, type OutgoingPayments, type QuoteDeps } from './execute.js';
+export { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type Caller, type OutgoingPayments, type Prefetched, type QuoteDeps } from './execute.js';
 export { Quote, QuoteRequest } from './schemas.js';

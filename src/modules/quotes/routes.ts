@@ -31,6 +31,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
         'Prices a transfer from an account (internal, or an external account money can be pulled from) or from just-in-time funding (REALTIME_FUNDING: the quote carries paymentInstructions) to an account: ' +
         'the rate, every fee and both amounts are fixed now and never recomputed. Lock the SENDING side (what the sender pays, fees included) or the RECEIVING side (what arrives). ' +
         'Same-currency transfers work at rate 1. `immediatelyExecute: true` also executes it (not for EMBEDDED_WALLET sources). Send `Idempotency-Key` to make retries safe.',
+      idempotencyKey: true,
       body: QuoteRequest,
       response: { 201: Quote, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 501, 503) },
     },
@@ -63,6 +64,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
         'From an internal account the total is held at once (available balance drops). From an EMBEDDED_WALLET the request needs `Service-Wallet-Signature` (or `Grid-Wallet-Signature`): ' +
         'the stamp of an active session of the wallet over the quote’s `paymentInstructions[].accountOrWalletInfo.payloadToSign`; re-sending the identical signed request answers the same outcome. ' +
         'Send `Idempotency-Key` to make retries safe.',
+      idempotencyKey: true,
       headers: ExecuteHeaders,
       params: QuoteParams,
       body: ExecuteQuoteRequest,

@@ -9,4 +9,5 @@ export { Payments, SETTLE_JOB, SUBMIT_JOB, type OutgoingPaymentInput, type Payme
 export { HttpRails, SandboxRails, SANDBOX_TRIGGERS, type Payout, type PayoutStatus, type RailFailureReason, type RailProvider, type SubmitOutcome } from './rail-provider.js';
 export { RAILS, railCarries, settlementSecondsOf, type RailSpec } from './rails.js';
 export { INCOMING_PAYMENT_EVENTS, OUTGOING_PAYMENT_EVENTS, SandboxSendRequest, Transaction, IncomingTransaction, OutgoingTransaction } from './schemas.js';
+export { toTransaction } from './views.js';
 export { IllegalTransition, TRANSACTION_STATUSES, type TransactionStatus } from './status.js';

@@ -1,0 +1,66 @@
+import type { Tx } from '../../platform/db/database.js';
+import { AppError, invalidInput } from '../../platform/errors.js';
+import type { StoredResponse } from '../../platform/idempotency.js';
+import { formatId, parseId } from '../../platform/ids.js';
+import type { PlatformConfig } from '../config/index.js';
+import { findInternalAccount } from '../internal-accounts/index.js';
+import { createQuote, executeLocked, loadQuote, type Caller, type Prefetched, type Quote, type QuoteDeps, type QuoteRequest } from '../quotes/index.js';
+import { toTransaction, type Payments } from '../transactions/index.js';
+import type { TransferInRequest, TransferOutRequest } from './schemas.js';
+
+/** Quotes' dependencies, with the transactions module's Payments itself: the answer is the transaction. */
+export type TransferDeps = Omit<QuoteDeps, 'payments'> & { payments: Payments };
+
+export type TransferRequest = { direction: 'IN'; body: TransferInRequest } | { direction: 'OUT'; body: TransferOutRequest };
+
+/**
+ * The quote a deprecated transfer stands for: account to account, the SENDING side locked at
+ * `amount`. A transfer-in names no customer, so the pull is made for the credited account's owner
+ * (the quote path still refuses an external account that belongs to another customer).
+ */
+async function quoteRequestFor(trx: Tx, platformId: string, request: TransferRequest): Promise<QuoteRequest> {
+  const { body } = request;
+  if (body.amount === undefined) {
+    throw invalidInput([{ field: 'amount', message: 'is required: the minor units the source pays, fees included (Corridor does not guess an amount)' }]);
+  }
+  const common = { lockedCurrencySide: 'SENDING' as const, lockedCurrencyAmount: body.amount };
+  if (request.direction === 'OUT') {
+    const out = request.body;
+    return {
+      ...common,
+      source: { sourceType: 'ACCOUNT', accountId: out.source.accountId },
+      destination: { destinationType: 'ACCOUNT', accountId: out.destination.accountId, ...(out.destination.paymentRail ? { paymentRail: out.destination.paymentRail } : {}) },
+      ...(out.remittanceInformation !== undefined ? { remittanceInformation: out.remittanceInformation } : {}),
+      ...(out.purposeOfPayment !== undefined ? { purposeOfPayment: out.purposeOfPayment } : {}),
+    };
+  }
+  const credited = await findInternalAccount(trx, platformId, request.body.destination.accountId);
+  return {
+    ...common,
+    source: { sourceType: 'ACCOUNT', accountId: request.body.source.accountId, ...(credited?.customerUuid ? { customerId: formatId('Customer', credited.customerUuid) } : {}) },
+    destination: { destinationType: 'ACCOUNT', accountId: request.body.destination.accountId },
+  };
+}
+
+/**
+ * POST /transfer-in and /transfer-out (deprecated, spec §9.3): a quote created and executed at
+ * once on the quote path — every refusal is the quote path's — answered with the transaction it
+ * started (201). Both accounts must hold the same currency: these were upstream's same-currency
+ * transfers, and a cross-currency transfer belongs to POST /quotes, where the rate is shown first.
+ */
+export async function transfer(trx: Tx, deps: TransferDeps, caller: Caller, request: TransferRequest, prefetched: Prefetched & { config: PlatformConfig }): Promise<StoredResponse> {
+  const quoteRequest = await quoteRequestFor(trx, caller.platformId, request);
+  const created = await createQuote(trx, deps, caller, quoteRequest, prefetched);
+  const quote = created.body as Quote;
+  if (quote.sendingCurrency.code !== quote.receivingCurrency.code) {
+    // Thrown inside the request's transaction: the quote just written rolls back with it.
+    throw new AppError('INVALID_CURRENCY', `A transfer moves one currency: the source holds ${quote.sendingCurrency.code}, the destination ${quote.receivingCurrency.code}. Use POST /quotes for a cross-currency transfer.`, {
+      details: { sendingCurrency: quote.sendingCurrency.code, receivingCurrency: quote.receivingCurrency.code },
+    });
+  }
+  const row = await loadQuote(trx, caller.platformId, parseId('Quote', quote.id)!, { forUpdate: true });
+  const executed = await executeLocked(trx, deps, row, prefetched);
+  // A quote executed in the transaction that created it has not expired; any other answer passes through unchanged.
+  if (executed.statusCode !== 200) return executed;
+  return { statusCode: 201, body: toTransaction(await deps.payments.load(trx, caller.platformId, quote.transactionId)) };
+}
