@@ -89,8 +89,8 @@ describe('customer internal accounts', () => {
     });
     expect((biz.json() as Body).kybStatus).toBe('UNVERIFIED');
     const settings = await call(p, 'PATCH', '/customers/settings', { sandboxAutoApprove: false });
-    expect(settings.json()).toEqual({ sandboxAutoApprove: false });
-    expect((await call(p, 'GET', '/customers/settings')).json()).toEqual({ sandboxAutoApprove: false });
+    expect(settings.json()).toEqual({ sandboxAutoApprove: false, platformKyc: false });
+    expect((await call(p, 'GET', '/customers/settings')).json()).toEqual({ sandboxAutoApprove: false, platformKyc: false });
     expect((await createIndividual(p)).kycStatus).toBe('UNVERIFIED');
     const production = await ctx.newPlatform('production');
     expect((await createIndividual(production)).kycStatus).toBe('UNVERIFIED');

@@ -88,6 +88,14 @@ describe('openapi.json', () => {
     // Invitations need the platform's UMA domain (INVITATIONS_NOT_CONFIGURED otherwise), as the docs say to set first.
     const configured = await ctx.app.inject({ method: 'PATCH', url: `${BASE}/config`, headers: { authorization: ctx.platform.auth }, payload: { umaDomain: 'pay.example.com' } });
     expect(configured.statusCode, configured.body).toBe(200);
+    // …and an inviter who is one of the platform's customers (the example's address).
+    const inviter = await ctx.app.inject({
+      method: 'POST',
+      url: `${BASE}/customers`,
+      headers: { authorization: ctx.platform.auth },
+      payload: { customerType: 'INDIVIDUAL', fullName: 'Ivy Inviter', umaAddress: '$inviter@pay.example.com' },
+    });
+    expect(inviter.statusCode, inviter.body).toBe(201);
     let replayed = 0;
     for (const [path, operations] of Object.entries(paths)) {
       for (const [method, operation] of Object.entries(operations)) {
@@ -114,7 +122,8 @@ describe('openapi.json', () => {
         const documented = Object.keys(operation.responses);
         const where = `${method.toUpperCase()} ${url}${query ? `?${query}` : ''} → ${response.statusCode} ${response.body.slice(0, 300)}`;
         expect(documented, where).toContain(String(response.statusCode));
-        const namesResource = pathParams.length > 0 || examples.some((p) => /^[A-Za-z]+:[0-9a-f-]{36}$/.test(String(exampleOf(p))));
+        const namesResource =
+          pathParams.length > 0 || examples.some((p) => /^[A-Za-z]+:[0-9a-f-]{36}$/.test(String(exampleOf(p)))) || /"[A-Za-z]+:[0-9a-f-]{36}"/.test(JSON.stringify(body ?? null));
         if (!namesResource) expect(response.statusCode, where).toBeLessThan(300);
         replayed++;
       }
