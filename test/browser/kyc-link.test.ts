@@ -47,8 +47,8 @@ async function linkFor(body: object, redirectUri?: string) {
   return { customerId, url: `${origin}${new URL((link.json() as { kycUrl: string }).kycUrl).pathname}` };
 }
 
-/** A page expression: true once the status line shows an outcome (a function returning this text would be truthy at once). */
-const idle = "!['', 'sending…'].includes(document.getElementById('status')?.textContent ?? '')";
+/** True once the status line shows an outcome (a function: the page's CSP forbids evaluating strings). */
+const idle = () => !['', 'sending…'].includes(document.getElementById('status')?.textContent ?? '');
 
 describe('hosted KYC page in Chromium', () => {
   it('takes the missing details and a passport, submits, and redirects to redirectUri', async () => {
