@@ -93,8 +93,9 @@ describe('decompression bombs', () => {
     expect(elapsed).toBeLessThan(2000);
     expect(await storedRows()).toEqual(before);
 
-    // The event loop was never blocked: the other client was answered throughout.
-    expect(answers.length).toBeGreaterThanOrEqual(3);
+    // The event loop was never blocked: the other client was answered throughout — at least once
+    // per second of the upload (it polls every 20 ms), each answer within a second.
+    expect(answers.length).toBeGreaterThanOrEqual(Math.max(2, Math.ceil(elapsed / 1000)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1000);
     expect(peak - baseline).toBeLessThan(200 * 1024 * 1024);
