@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { openDatabase } from '../../src/platform/db/database.js';
 
 /** A TCP port nothing listens on right now. */
@@ -83,4 +84,24 @@ export async function startCorridor(env: Record<string, string>): Promise<Corrid
     await new Promise((r) => setTimeout(r, 100));
   }
   return { port, output: () => output, stop };
+}
+
+const runFile = promisify(execFile);
+
+/** `corridor <args>` run from the sources against `env`'s database: the exit code, stdout, and stdout + stderr. */
+export async function runCli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; output: string }> {
+  const options = { cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', ...env } };
+  try {
+    const { stdout, stderr } = await runFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], options);
+    return { code: 0, stdout, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? 1, stdout: failed.stdout ?? '', output: (failed.stdout ?? '') + (failed.stderr ?? '') };
+  }
+}
+
+/** A sandbox platform made by `corridor platforms create --json`: its id and first token. */
+export async function createSandboxPlatform(env: Record<string, string>): Promise<{ platformId: string; clientId: string; clientSecret: string }> {
+  const { stdout } = await runCli(env, 'platforms', 'create', '--environment', 'sandbox', '--json');
+  return JSON.parse(stdout.trim().split('\n').pop()!) as { platformId: string; clientId: string; clientSecret: string };
 }

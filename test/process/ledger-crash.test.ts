@@ -1,23 +1,7 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, basic, onPostgres } from '../helpers/context.js';
-import { processDatabase, startCorridor, type ProcessDatabase } from '../helpers/process.js';
-
-const root = new URL('../../', import.meta.url).pathname;
-const run = promisify(execFile);
-
-/** `corridor <args>` against the test's database; answers the exit code and output. */
-async function corridor(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string }> {
-  try {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
-    return { code: 0, stdout };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string };
-    return { code: failed.code ?? 1, stdout: failed.stdout ?? '' };
-  }
-}
+import { createSandboxPlatform, type ProcessDatabase, processDatabase, runCli, startCorridor } from '../helpers/process.js';
 
 async function inBatches<T>(items: T[], work: (item: T) => Promise<void>, size = 8): Promise<void> {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
@@ -31,11 +15,7 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during a stream o
   afterAll(() => database.cleanup());
 
   it('restarts with the ledger intact and every acknowledged request present, once', async () => {
-    const created = JSON.parse((await corridor(database.env, 'platforms', 'create', '--environment', 'sandbox', '--json')).stdout.trim().split('\n').pop()!) as {
-      platformId: string;
-      clientId: string;
-      clientSecret: string;
-    };
+    const created = await createSandboxPlatform(database.env);
     const authorization = basic(created.clientId, created.clientSecret);
     let server = await startCorridor(database.env);
     const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -72,7 +52,7 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during a stream o
     await Promise.all(clients);
     expect(acknowledged.size).toBeGreaterThanOrEqual(40);
 
-    const verify = await corridor(database.env, 'ledger', 'verify');
+    const verify = await runCli(database.env, 'ledger', 'verify');
     expect(verify.stdout).toContain('ledger verify: OK');
     expect(verify.code).toBe(0);
 
@@ -99,7 +79,7 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during a stream o
     } finally {
       await server.stop();
     }
-    const again = await corridor(database.env, 'ledger', 'verify');
+    const again = await runCli(database.env, 'ledger', 'verify');
     expect(again.code, again.stdout).toBe(0);
   }, 240_000);
 
@@ -110,7 +90,7 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during a stream o
     } finally {
       await handle.close();
     }
-    const verify = await corridor(database.env, 'ledger', 'verify');
+    const verify = await runCli(database.env, 'ledger', 'verify');
     expect(verify.code).toBe(1);
     expect(verify.stdout).toMatch(/BREACH BALANCE_MISMATCH [0-9a-f-]{36}#0: /);
     expect(verify.stdout).toMatch(/ledger verify: 1 breach/);

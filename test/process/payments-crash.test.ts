@@ -1,23 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, basic, onPostgres } from '../helpers/context.js';
 import { validSamples } from '../helpers/external-accounts.js';
-import { processDatabase, startCorridor, type ProcessDatabase } from '../helpers/process.js';
-
-const root = new URL('../../', import.meta.url).pathname;
-const run = promisify(execFile);
-
-async function corridor(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string }> {
-  try {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
-    return { code: 0, stdout };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string };
-    return { code: failed.code ?? 1, stdout: failed.stdout ?? '' };
-  }
-}
+import { createSandboxPlatform, type ProcessDatabase, processDatabase, runCli, startCorridor } from '../helpers/process.js';
 
 const TERMINAL = ['OUTGOING_PAYMENT.COMPLETED', 'OUTGOING_PAYMENT.FAILED'];
 
@@ -36,11 +21,7 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during executions
   afterAll(() => database.cleanup());
 
   it('settles or fails every transfer exactly once after the restart', async () => {
-    const created = JSON.parse((await corridor(database.env, 'platforms', 'create', '--environment', 'sandbox', '--json')).stdout.trim().split('\n').pop()!) as {
-      platformId: string;
-      clientId: string;
-      clientSecret: string;
-    };
+    const created = await createSandboxPlatform(database.env);
     const authorization = basic(created.clientId, created.clientSecret);
     const env = { ...database.env, CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '50' };
     let server = await startCorridor(env);
@@ -98,7 +79,7 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during executions
     dead = true;
     await Promise.all([...clients, clock]);
 
-    const verify = await corridor(database.env, 'ledger', 'verify');
+    const verify = await runCli(database.env, 'ledger', 'verify');
     expect(verify.stdout).toContain('ledger verify: OK');
 
     server = await startCorridor(env);
@@ -134,7 +115,7 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during executions
       await handle.close();
       await server.stop();
     }
-    const again = await corridor(database.env, 'ledger', 'verify');
+    const again = await runCli(database.env, 'ledger', 'verify');
     expect(again.code, again.stdout).toBe(0);
   }, 300_000);
 });
