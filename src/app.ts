@@ -191,9 +191,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   registerUmaWellKnownRoutes(app, { ...deps, ...uma });
 
   const authenticator = new TokenAuthenticator(deps.handle, deps.config.cacheTtlMs);
-  await authenticator.start();
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
-  await configCache.start();
 
   const enclave = options.enclave ?? new LocalEnclave(masterKey);
   const messages =
@@ -235,7 +233,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     metrics,
     ...(options.webhookResolver ? { resolver: options.webhookResolver } : {}),
   });
-  await webhooks.start();
+  // Each opens its LISTEN connection: at once rather than one after another (start-up time).
+  await Promise.all([authenticator.start(), configCache.start(), webhooks.start()]);
   app.decorate('webhooks', webhooks);
   // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
   const platformClock = new OffsetPlatformClock(deps.db, deps.clock);
