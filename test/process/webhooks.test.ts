@@ -100,8 +100,9 @@ describe.runIf(onPostgres)('webhook delivery by corridor serve processes', () =>
     const authorization = basic(created.clientId, created.clientSecret);
     const env = { ...database.env, CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '50' };
     receiver = await WebhookReceiver.start();
-    // A slow endpoint: the burst is still being delivered, some requests in flight, when the server dies.
-    receiver.answer = () => ({ status: 200, delayMs: 150 });
+    // A slow endpoint (8 answers a second at most): the burst is still being delivered, some
+    // requests in flight, when the server dies, however slowly the burst was made.
+    receiver.answer = () => ({ status: 200, delayMs: 1000 });
     let server = await startCorridor(env);
     servers.push(server);
     const api = client(() => server, authorization);
@@ -148,7 +149,8 @@ describe.runIf(onPostgres)('webhook delivery by corridor serve processes', () =>
     // Info level: each process logs the attempts it made ('webhook attempt', with the webhook id).
     const env = { ...database.env, CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '50', LOG_LEVEL: 'info' };
     receiver = await WebhookReceiver.start();
-    receiver.answer = () => ({ status: 200, delayMs: 20 });
+    // Slow enough that deliveries pile up and both processes' workers find some to claim.
+    receiver.answer = () => ({ status: 200, delayMs: 100 });
     const [first, second] = await Promise.all([startCorridor(env), startCorridor(env)]);
     servers.push(first!, second!);
     const apis = [client(() => first!, authorization), client(() => second!, authorization)];
