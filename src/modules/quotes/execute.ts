@@ -111,13 +111,20 @@ export async function prefetch(deps: QuoteDeps, caller: Caller): Promise<Prefetc
   return { snapshot, now };
 }
 
-export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, { snapshot, now }: Prefetched): Promise<StoredResponse> {
+export async function executeLocked(
+  trx: Tx,
+  deps: QuoteDeps,
+  row: QuoteRow,
+  { snapshot, now }: Prefetched,
+  // The deprecated transfer-in records its payment as INCOMING (money entering an internal account).
+  options: Pick<OutgoingPaymentInput, 'recordAs'> = {},
+): Promise<StoredResponse> {
   if (row.executed_at) {
     throw new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
       details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
     });
   }
-  const input = paymentInput(row);
+  const input = { ...paymentInput(row), ...options };
   if (row.expires_at <= now) {
     await deps.payments.recordExpiredPayment(trx, input);
     await markExecuted(trx, row.platform_id, row.id, deps.clock.now());

@@ -21,7 +21,7 @@ import {
   type TransactionChanges,
   type TransactionRow,
 } from './repo.js';
-import type { OutgoingFailureReason, Transaction } from './schemas.js';
+import { INCOMING_PAYMENT_EVENTS, type OutgoingFailureReason, type Transaction } from './schemas.js';
 import { assertTransition, type TransactionStatus } from './status.js';
 import { toTransaction } from './views.js';
 
@@ -52,6 +52,12 @@ export interface OutgoingPaymentInput {
   purposeOfPayment?: string;
   paymentInstructions?: unknown;
   expectedSettlementAt?: Date;
+  /**
+   * `INCOMING`: money entering an internal account from the customer's own external account (the
+   * deprecated transfer-in): recorded and announced as an incoming payment (INCOMING_PAYMENT.*);
+   * the money moves exactly as for an outgoing one.
+   */
+  recordAs?: 'INCOMING';
   /** REALTIME_FUNDING: the platform's time by which the money must arrive (the quote's expiresAt); unfunded then, the payment EXPIRES. */
   fundingDeadline?: Date;
 }
@@ -195,13 +201,14 @@ export class Payments {
       input.destination.destinationType === 'ACCOUNT'
         ? { destinationType: 'ACCOUNT', accountId: input.destination.accountId, currency: input.receivingCurrency }
         : { destinationType: 'UMA_ADDRESS', umaAddress: input.destination.umaAddress, currency: input.receivingCurrency };
-    assertTransition('OUTGOING', null, status);
+    const type = input.recordAs ?? 'OUTGOING';
+    assertTransition(type, null, status);
     try {
       return await insertTransaction(trx, {
         platform_id: input.platformId,
         id: uuid,
         quote_id: idOrFail('Quote', input.quoteId),
-        type: 'OUTGOING',
+        type,
         status,
         failure_reason: failureReason,
         environment,
@@ -247,9 +254,11 @@ export class Payments {
     }
   }
 
+  /** Records the change's OUTGOING_PAYMENT.* events; an incoming payment's are their INCOMING_PAYMENT.* twins, where upstream has one. */
   private async emit(trx: DbOrTx, row: TransactionRow, types: string[]): Promise<void> {
     const view = toTransaction(row);
-    const events: DomainEvent[] = types.map((type) => ({ platformId: row.platform_id, type, resourceId: view.id, data: view }));
+    const names = row.type === 'INCOMING' ? types.map((t) => t.replace('OUTGOING_PAYMENT.', 'INCOMING_PAYMENT.')).filter((t) => Object.hasOwn(INCOMING_PAYMENT_EVENTS.types, t)) : types;
+    const events: DomainEvent[] = names.map((type) => ({ platformId: row.platform_id, type, resourceId: view.id, data: view }));
     await recordEvents(trx, this.deps.clock, events);
   }
 
