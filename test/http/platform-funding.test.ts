@@ -206,14 +206,16 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       deposits.CDRSHORT000000B = { status: 'RECEIVED', amount: '10000' };
       prod.clock.advance(10_000);
       await drainJobs(prod);
-      // Funded, held, handed to the rail (RTP, due already) and reported settled by the provider.
-      expect(await transaction(prod, p, paid.transactionId)).toMatchObject({ status: 'COMPLETED' });
+      // Funded, held and handed to the rail; RTP settles 5 s after the money arrived.
+      const funded = await transaction(prod, p, paid.transactionId);
+      expect(funded).toMatchObject({ status: 'PROCESSING', expectedSettlementAt: new Date(prod.clock.now().getTime() + 5_000).toISOString() });
       expect(await transaction(prod, p, short.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'FUNDING_AMOUNT_MISMATCH', refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' } });
       expect(seen.filter((s) => s.path === '/rails/deposits/return').map((s) => s.body)).toEqual([expect.objectContaining({ transactionId: short.transactionId, reference: 'CDRSHORT000000B', amount: '10000' })]);
       expect(await transaction(prod, p, unpaid.transactionId)).toMatchObject({ status: 'PENDING' });
 
       prod.clock.advance(60_000);
       await drainJobs(prod);
+      expect(await transaction(prod, p, paid.transactionId)).toMatchObject({ status: 'COMPLETED' });
       expect(await transaction(prod, p, unpaid.transactionId)).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
       expect(await eventTypes(prod, unpaid.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.EXPIRED']);
       // The deposits came from Corridor's collection account and left on the payout rail, or went back.

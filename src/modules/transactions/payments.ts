@@ -510,7 +510,10 @@ export class Payments {
       return failed;
     }
     const holdId = await this.hold(trx, funded);
-    const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId }, this.deps.clock.now()))!;
+    // The rail's time runs from the money's arrival, not from the execution that waited for it.
+    const arrived = await this.deps.platformClock.now(platformId, trx);
+    const expected = new Date(arrived.getTime() + settlementSecondsOf(row.payment_rail as RailName) * 1000);
+    const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId, expected_settlement_at: expected }, this.deps.clock.now()))!;
     await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId, payload: { transactionId: row.id } });
     return held;
   }
