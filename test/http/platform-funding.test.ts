@@ -196,9 +196,12 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       const paid = realtime('CDRPAID0000000A');
       const short = realtime('CDRSHORT000000B');
       const unpaid = realtime('CDRUNPAID00000C');
-      for (const input of [paid, short, unpaid]) await startPayment(prod, input);
+      // A provider that answers outside the contract cannot say whether the money came: the payment waits, even past its deadline.
+      const unknown = realtime('CDRUNKNOWN0000D');
+      deposits.CDRUNKNOWN0000D = { status: 'MAYBE' };
+      for (const input of [paid, short, unpaid, unknown]) await startPayment(prod, input);
       await drainJobs(prod);
-      expect(seen.filter((s) => s.path === '/rails/deposits/status').map((s) => s.body.reference).sort()).toEqual(['CDRPAID0000000A', 'CDRSHORT000000B', 'CDRUNPAID00000C']);
+      expect(seen.filter((s) => s.path === '/rails/deposits/status').map((s) => s.body.reference).sort()).toEqual(['CDRPAID0000000A', 'CDRSHORT000000B', 'CDRUNKNOWN0000D', 'CDRUNPAID00000C']);
       expect(seen.find((s) => s.body.transactionId === paid.transactionId)).toMatchObject({ auth: 'Bearer rail-secret', body: { quoteId: paid.quoteId, currency: 'USD', amount: '10075' } });
       for (const input of [paid, short, unpaid]) expect(await transaction(prod, p, input.transactionId)).toMatchObject({ status: 'PENDING' });
 
@@ -218,6 +221,11 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       expect(await transaction(prod, p, paid.transactionId)).toMatchObject({ status: 'COMPLETED' });
       expect(await transaction(prod, p, unpaid.transactionId)).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
       expect(await eventTypes(prod, unpaid.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.EXPIRED']);
+      expect(await transaction(prod, p, unknown.transactionId)).toMatchObject({ status: 'PENDING' });
+      deposits.CDRUNKNOWN0000D = { status: 'PENDING' };
+      prod.clock.advance(3_600_000);
+      await drainJobs(prod);
+      expect(await transaction(prod, p, unknown.transactionId)).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
       // The deposits came from Corridor's collection account and left on the payout rail, or went back.
       expect((await accountBalance(prod.handle.db, p.uuid, { kind: 'SETTLEMENT', rail: 'COLLECTION', currency: 'USD' })).total).toBe(-10_075n);
       expect((await accountBalance(prod.handle.db, p.uuid, { kind: 'SETTLEMENT', rail: 'REALTIME_FUNDING', currency: 'USD' })).total).toBe(0n);
