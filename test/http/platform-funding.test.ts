@@ -90,6 +90,8 @@ describe('the platform’s own transfers (no sending customer)', () => {
   it('REALTIME_FUNDING without a customer: the platform pays in and the payment settles from that money', async () => {
     const p = await ctx.newPlatform();
     const eur = await payee(ctx, p, 'EUR_ACCOUNT');
+    const notExecuted = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000 })).json() as Json;
+    expectEnvelope(await call(ctx, p, 'POST', '/sandbox/send', { quoteId: notExecuted.id, currencyCode: 'USD' }), 409, 'CONFLICT');
     const created = await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000, immediatelyExecute: true });
     expect(created.statusCode, created.body).toBe(201);
     const q = created.json() as Json;
