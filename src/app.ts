@@ -26,6 +26,7 @@ import {
   HttpRails,
   INCOMING_PAYMENT_EVENTS,
   OUTGOING_PAYMENT_EVENTS,
+  IncomingPayments,
   Payments,
   SandboxRails,
   transactionRoutes,
@@ -253,6 +254,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     },
   });
   app.decorate('payments', payments);
+  const incomingPayments = new IncomingPayments({ db: deps.db, clock: deps.clock, platformClock, ledger, jobs: deps.jobs, approvals: webhooks.approvals });
+  app.decorate('incomingPayments', incomingPayments);
   const rates = new ExchangeRates({
     db: deps.db,
     clock: deps.clock,
@@ -288,7 +291,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(receiverRoutes, { ...deps, rates });
       await api.register(withdrawalFeeRoutes, { ...deps, feeModels: { sandbox: sandboxFeeModel, production: options.withdrawalFees ?? noProductionModel } });
       await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });
-      await api.register(sandboxRoutes, { ...deps, payments, platformClock });
+      await api.register(sandboxRoutes, { ...deps, payments, incomingPayments, platformClock });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

@@ -4,3 +4,4 @@ export { vaspKeySource, type VaspKeys, type VaspKeySource } from './keys.js';
 export { LightningNode } from './invoices.js';
 export { findUmaLookup } from './lookup.js';
 export type { StoredLookup } from './schemas.js';
+export { parseUmaAddress, requireUmaAddress, type UmaAddress } from './address.js';
