@@ -24,3 +24,6 @@ create table uma_outgoing_payments (
   primary key (platform_id, quote_id)
 );
 create unique index uma_outgoing_payments_transaction on uma_outgoing_payments (platform_id, transaction_id) where transaction_id is not null;
+
+-- When the sending VASP's signed post-transaction callback (UMAD-07) arrived for this invoice.
+alter table uma_incoming_payments add column sender_confirmed_at timestamptz;

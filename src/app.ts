@@ -189,7 +189,6 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     node: new LightningNode(masterKey),
     resolver: options.webhookResolver ?? systemResolver,
   };
-  registerUmaWellKnownRoutes(app, { ...deps, ...uma });
 
   const authenticator = new TokenAuthenticator(deps.handle, deps.config.cacheTtlMs);
   await authenticator.start();
@@ -256,6 +255,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   app.decorate('payments', payments);
   const incomingPayments = new IncomingPayments({ db: deps.db, clock: deps.clock, platformClock, ledger, jobs: deps.jobs, approvals: webhooks.approvals });
   app.decorate('incomingPayments', incomingPayments);
+  registerUmaWellKnownRoutes(app, { ...deps, ...uma, incomingPayments });
   const rates = new ExchangeRates({
     db: deps.db,
     clock: deps.clock,
@@ -284,7 +284,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(rateRoutes, { rates, configCache });
       await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
       await api.register(transferRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
-      await api.register(umaRoutes, { ...deps, ...uma });
+      await api.register(umaRoutes, { ...deps, ...uma, incomingPayments });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
       await api.register(invitationRoutes, deps);

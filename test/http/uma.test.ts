@@ -1,5 +1,6 @@
 import {
   getPayRequest,
+  getPostTransactionCallback,
   getSignedLnurlpRequestUrl,
   InMemoryNonceValidator,
   KycStatus,
@@ -9,12 +10,15 @@ import {
   verifyPayReqResponseSignature,
 } from '@uma-sdk/core';
 import bolt11 from 'bolt11';
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findUmaLookup } from '../../src/modules/uma/index.js';
 import { issueCertificate, newSecp256k1Key, toPem, type Secp256k1Key } from '../../src/modules/uma/certificates.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { fakeChain, signedLnurlpAnswer, startFakeVasp, type FakeVasp } from '../helpers/uma.js';
+import { expectLedgerConsistent } from '../helpers/ledger.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * Two Corridors, each its own VASP on its own port (`127.0.0.1:<port>` is its UMA domain; the
@@ -28,6 +32,8 @@ let domainB: string;
 let alice: { id: string; umaAddress: string };
 let fake: FakeVasp;
 let bob: { id: string; umaAddress: string };
+/** Platform B's webhook endpoint: it decides B's incoming payments (approves unless a test says otherwise). */
+let hooksB: WebhookReceiver;
 
 type Body = Record<string, unknown>;
 
@@ -63,6 +69,8 @@ beforeAll(async () => {
   alice = await customer(a, a.platform, 'alice', { currencies: ['EUR'] });
   bob = await customer(b, b.platform, 'bob', { currencies: ['MXN'] });
   fake = await startFakeVasp();
+  hooksB = await WebhookReceiver.start();
+  expect((await call(b, b.platform, 'PATCH', '/config', { webhookEndpoint: hooksB.url })).statusCode).toBe(200);
 }, 300_000);
 
 // The SDK stamps the messages it builds with the system time; the manual clocks that judge them
@@ -70,9 +78,11 @@ beforeAll(async () => {
 beforeEach(() => {
   a.clock.set(new Date());
   b.clock.set(new Date());
+  hooksB.answer = () => ({ status: 200, body: '{}' });
 });
 
 afterAll(async () => {
+  await hooksB?.close();
   await new Promise((resolve) => fake?.server.close(resolve));
   await a?.close();
   await b?.close();
@@ -444,7 +454,7 @@ describe('POST /uma/payreq/{user}: the pay request', () => {
   async function bKeys() {
     return PubKeyResponse.fromJson((await b.app.inject({ method: 'GET', url: '/.well-known/lnurlpubkey' })).body);
   }
-  async function payRequest(overrides: { amount?: number; currency?: string; payerData?: Body } = {}) {
+  async function payRequest(overrides: { amount?: number; currency?: string; payerData?: Body; requestedPayeeData?: Body } = {}) {
     const keys = await bKeys();
     return getPayRequest({
       receiverEncryptionPubKey: keys.getEncryptionPubKey(),
@@ -457,6 +467,7 @@ describe('POST /uma/payreq/{user}: the pay request', () => {
       umaMajorVersion: 1,
       trInfo: JSON.stringify({ name: 'Alice' }),
       payerData: (overrides.payerData ?? { name: 'Alice Sender' }) as never,
+      ...(overrides.requestedPayeeData ? { requestedPayeeData: overrides.requestedPayeeData as never } : {}),
     });
   }
   const post = (body: string) =>
@@ -503,5 +514,97 @@ describe('POST /uma/payreq/{user}: the pay request', () => {
     expectEnvelope(await post((await payRequest({ amount: 50 })).toJsonString()), 400, 'AMOUNT_OUT_OF_RANGE');
     expectEnvelope(await post((await payRequest({ payerData: {} })).toJsonString()), 400, 'MISSING_REQUIRED_UMA_PARAMETERS');
     expectEnvelope(await post('{"amount": "x"}'), 400, 'INVALID_REQUEST_FORMAT');
+  });
+
+  const bobBalance = async () => {
+    const accounts = (await call(b, b.platform, 'GET', `/customers/internal-accounts?customerId=${bob.id}&currency=MXN`)).json() as { data: Body[] };
+    return (accounts.data[0]!.balance as { amount: number }).amount;
+  };
+  const payInvoice = (invoice: string) =>
+    b.app.inject({ method: 'POST', url: '/uma/lightning/pay', headers: { host: domainB, 'content-type': 'application/json' }, payload: { invoice } });
+  const transactionOf = async (invoice: string) => {
+    const hash = bolt11.decode(invoice, { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }).tagsObject.payment_hash!;
+    const row = await b.handle.db.selectFrom('uma_incoming_payments').selectAll().where('payment_hash', '=', hash).executeTakeFirstOrThrow();
+    return `Transaction:${row.transaction_id}`;
+  };
+
+  it("asks B's platform first (INCOMING_PAYMENT.PENDING with the requested payee fields) and answers its receiverCustomerInfo as payee data", async () => {
+    hooksB.answer = () => ({ status: 200, body: JSON.stringify({ receiverCustomerInfo: { FULL_NAME: 'Bob Receiver' } }) });
+    const before = hooksB.of('INCOMING_PAYMENT.PENDING').length;
+    const response = await post((await payRequest({ requestedPayeeData: { name: { mandatory: true }, compliance: { mandatory: true }, identifier: { mandatory: true } } })).toJsonString());
+    expect(response.statusCode, response.body).toBe(200);
+    const asked = hooksB.of('INCOMING_PAYMENT.PENDING').slice(before);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.body.data).toMatchObject({
+      status: 'PENDING',
+      type: 'INCOMING',
+      source: { sourceType: 'UMA_ADDRESS', umaAddress: `$alice@${fake.domain}` },
+      receivedAmount: { amount: 50_000, currency: { code: 'MXN' } },
+      counterpartyInformation: { name: 'Alice Sender', identifier: `$alice@${fake.domain}` },
+      requestedReceiverCustomerInfoFields: [{ name: 'FULL_NAME', mandatory: true }],
+    });
+    const answer = PayReqResponse.fromJson(response.body);
+    expect(answer.payeeData).toMatchObject({ identifier: bob.umaAddress.toLowerCase(), name: 'Bob Receiver' });
+  });
+
+  it("B's platform refusing (its 403): SENDER_NOT_ACCEPTED, 422 MISSING_REQUIRED_UMA_PARAMETERS with its fields, no answer SERVICE_SWITCH_ERROR — no invoice, nothing credited", async () => {
+    const balance = await bobBalance();
+    hooksB.answer = () => ({ status: 403, body: '{"reason":"RISK"}' });
+    expect(expectEnvelope(await post((await payRequest()).toJsonString()), 400, 'SENDER_NOT_ACCEPTED').details).toEqual({ reason: 'RISK' });
+    hooksB.answer = () => ({ status: 422, body: '{"requiredFields":["NATIONALITY"]}' });
+    expect(expectEnvelope(await post((await payRequest()).toJsonString()), 400, 'MISSING_REQUIRED_UMA_PARAMETERS').details).toEqual({ requiredFields: ['NATIONALITY'] });
+    hooksB.answer = () => ({ status: 500 });
+    expectEnvelope(await post((await payRequest()).toJsonString()), 500, 'SERVICE_SWITCH_ERROR');
+    const failed = await b.handle.db.selectFrom('transactions').select(['status', 'failure_reason']).where('type', '=', 'INCOMING').orderBy('id', 'desc').limit(3).execute();
+    expect(failed.map((t) => [t.status, t.failure_reason])).toEqual([
+      ['FAILED', 'PAYMENT_APPROVAL_WEBHOOK_ERROR'],
+      ['FAILED', 'PAY_REQUEST_FAILED'],
+      ['REJECTED', 'COMPLIANCE_REJECTED'],
+    ]);
+    expect(await bobBalance()).toBe(balance);
+  });
+
+  it('paying the invoice at the node credits Bob once and releases the preimage of its payment hash', async () => {
+    const balance = await bobBalance();
+    const answer = PayReqResponse.fromJson((await post((await payRequest()).toJsonString())).body);
+    const transactionId = await transactionOf(answer.pr);
+    expect((await call(b, b.platform, 'GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'PENDING' });
+    const paid = await payInvoice(answer.pr);
+    expect(paid.statusCode, paid.body).toBe(200);
+    const { preimage } = paid.json() as { preimage: string };
+    const hash = bolt11.decode(answer.pr, { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }).tagsObject.payment_hash;
+    expect(createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex')).toBe(hash);
+    expect(await bobBalance()).toBe(balance + 50_000);
+    expect((await call(b, b.platform, 'GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'COMPLETED', receivedAmount: { amount: 50_000 } });
+    // Paying again proves the payment again and moves nothing.
+    expect((await payInvoice(answer.pr)).json()).toEqual({ preimage });
+    expect(await bobBalance()).toBe(balance + 50_000);
+    await expectLedgerConsistent(b.handle.db);
+  });
+
+  it('an expired invoice is refused 409 and its transaction fails QUOTE_EXPIRED; an unknown one is 404', async () => {
+    const balance = await bobBalance();
+    const answer = PayReqResponse.fromJson((await post((await payRequest()).toJsonString())).body);
+    b.clock.advance(601_000);
+    expectEnvelope(await payInvoice(answer.pr), 409, 'CONFLICT');
+    expect((await call(b, b.platform, 'GET', `/transactions/${await transactionOf(answer.pr)}`)).json()).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXPIRED' });
+    expectEnvelope(await payInvoice('lnbcrt1nothing'), 404, 'REFERENCE_NOT_FOUND');
+    expect(await bobBalance()).toBe(balance);
+    await expectLedgerConsistent(b.handle.db);
+  });
+
+  it("the sender's post-transaction callback (UMAD-07) is checked: signed by the sending VASP, fresh, once", async () => {
+    const answer = PayReqResponse.fromJson((await post((await payRequest()).toJsonString())).body);
+    const callbackUrl = new URL(answer.payeeData!.compliance!.utxoCallback as string);
+    expect(callbackUrl.host).toBe(domainB);
+    const send = (body: unknown) => b.app.inject({ method: 'POST', url: callbackUrl.pathname, headers: { host: domainB }, payload: body as object });
+    const callback = JSON.parse(JSON.stringify(await getPostTransactionCallback({ utxos: [], vaspDomain: fake.domain, signingPrivateKey: fake.signing.privateKey })));
+    expectEnvelope(await send({ ...callback, signature: callback.signature.replace(/^../, '00') }), 401, 'INVALID_SIGNATURE');
+    expect((await send(callback)).statusCode).toBe(200);
+    expectEnvelope(await send(callback), 400, 'INVALID_NONCE');
+    const stale = JSON.parse(JSON.stringify(await getPostTransactionCallback({ utxos: [], vaspDomain: fake.domain, signingPrivateKey: fake.signing.privateKey })));
+    b.clock.advance(3_600_000);
+    expectEnvelope(await send(stale), 400, 'INVALID_TIMESTAMP');
+    expectEnvelope(await send({ ...stale, vaspDomain: domainA }), 401, 'INVALID_SIGNATURE');
   });
 });

@@ -17,16 +17,18 @@ import type { Clock } from '../../platform/clock.js';
 import { currency } from '../../platform/currencies.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
-import { uuidv7 } from '../../platform/ids.js';
-import { getConfigRow, platformsWithUmaDomain, type PlatformCurrencyConfig } from '../config/index.js';
+import { formatId, uuidv7 } from '../../platform/ids.js';
+import { withTx } from '../../platform/db/tx.js';
+import { CUSTOMER_INFO_FIELDS, getConfigRow, platformsWithUmaDomain, type PlatformCurrencyConfig } from '../config/index.js';
 import { findCustomerByUmaAddress } from '../customers/index.js';
 import { platformEnvironment, type Environment } from '../platforms/index.js';
-import type { Resolver } from '../webhooks/index.js';
+import type { IncomingPayments } from '../transactions/index.js';
+import type { ApprovalDecision, Resolver } from '../webhooks/index.js';
 import { isLocalDomain, parseUmaAddress, vaspOrigin, type UmaAddress } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { INVOICE_EXPIRY_SECONDS, type IssuedInvoice, type LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
-import { fieldToPayerDataKey } from './payer-data.js';
+import { fieldToPayerDataKey, payerDataKeyToField } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { insertIncomingPayment } from './repo.js';
 import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
@@ -38,6 +40,7 @@ export interface ReceivingDeps {
   keys: VaspKeySource;
   node: LightningNode;
   resolver: Resolver;
+  incomingPayments: IncomingPayments;
 }
 
 interface Receiver {
@@ -216,6 +219,30 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   );
   await verifySigned(nonces, (validator) => verifyPayReqSignature(request, senderKeys, validator), 'pay request');
 
+  // The receiving platform decides (INCOMING_PAYMENT.PENDING): the INCOMING transaction is
+  // opened, the payer's request for payee data passed on as requested fields, and the invoice
+  // issued only once approved.
+  const { compliance: _compliance, ...told } = request.payerData as Record<string, unknown>;
+  const opened = await withTx(deps.db, (trx) =>
+    deps.incomingPayments.open(trx, {
+      platformId: receiver.platformId,
+      customerId: formatId('Customer', receiver.customerId),
+      senderUmaAddress: payer.address,
+      receiverUmaAddress: receiver.address.address,
+      currency: offered.code,
+      amount: BigInt(receivingAmount),
+      counterpartyInformation: told,
+      arrived: false,
+    }),
+  );
+  const requested = Object.entries(request.requestedPayeeData ?? {}).flatMap(([key, option]) => {
+    const field = key === 'compliance' || key === 'identifier' ? undefined : payerDataKeyToField(key, CUSTOMER_INFO_FIELDS);
+    return field ? [{ name: field, mandatory: Boolean(option?.mandatory) }] : [];
+  });
+  const decided = await deps.incomingPayments.askPlatform(opened, requested);
+  refuseUnlessApproved(decided.decision, receiver.address.address);
+  const payeeInfo = decided.decision.status === 'APPROVED' ? (decided.decision.receiverCustomerInfo ?? {}) : {};
+
   const paymentId = uuidv7(deps.clock.now().getTime());
   let issued: IssuedInvoice | undefined;
   const response = await getPayReqResponse({
@@ -232,7 +259,11 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     receivingCurrencyDecimals: offered.decimals,
     receiverChannelUtxos: [],
     receiverFeesMillisats: 0,
-    payeeData: { identifier: receiver.address.address },
+    utxoCallback: `${vaspOrigin(receiver.address.domain)}/uma/utxo-callback/${paymentId}`,
+    payeeData: {
+      identifier: receiver.address.address,
+      ...Object.fromEntries(Object.entries(payeeInfo).map(([field, value]) => [fieldToPayerDataKey(field), value])),
+    },
     receivingVaspPrivateKey: (await deps.keys()).signing.privateKey,
     payeeIdentifier: receiver.address.address,
   });
@@ -254,6 +285,29 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     status: 'PENDING',
     created_at: now,
     expires_at: new Date(now.getTime() + INVOICE_EXPIRY_SECONDS * 1000),
+    transaction_id: opened.id,
+    sender_confirmed_at: null,
   });
   return response.toJsonSchemaObject() as Record<string, unknown>;
+}
+
+/**
+ * The platform's refusal, told to the sending VASP in Corridor's envelope: rejected 403
+ * SENDER_NOT_ACCEPTED; more information wanted 400 MISSING_REQUIRED_UMA_PARAMETERS with the
+ * fields (send again with them); no usable answer in time 500 SERVICE_SWITCH_ERROR (the
+ * receiving side failed, not the request).
+ */
+function refuseUnlessApproved(decision: ApprovalDecision, receiver: string): void {
+  switch (decision.status) {
+    case 'APPROVED':
+      return;
+    case 'REJECTED':
+      throw new AppError('SENDER_NOT_ACCEPTED', `${receiver} does not accept this payment.`, { details: decision.reason ? { reason: decision.reason } : {} });
+    case 'INFO_REQUIRED':
+      throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', `${receiver} needs more about the payer: ${decision.requiredFields.join(', ') || 'unspecified'}.`, {
+        details: { requiredFields: decision.requiredFields },
+      });
+    default:
+      throw new AppError('SERVICE_SWITCH_ERROR', `${receiver}'s platform did not decide on the payment (${decision.status}).`, { details: { reason: decision.status } });
+  }
 }

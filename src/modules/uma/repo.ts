@@ -45,6 +45,8 @@ interface IncomingPaymentsTable {
   status: 'PENDING' | 'COMPLETED' | 'EXPIRED';
   created_at: Date;
   expires_at: Date;
+  transaction_id: string | null;
+  sender_confirmed_at: Date | null;
 }
 
 declare module '../../platform/db/database.js' {
@@ -111,4 +113,23 @@ export async function insertIncomingPayment(db: DbOrTx, row: IncomingPaymentRow)
 
 export async function findIncomingPayment(db: DbOrTx, platformId: string, id: string): Promise<IncomingPaymentRow | undefined> {
   return db.selectFrom('uma_incoming_payments').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findIncomingPaymentByHash(db: DbOrTx, paymentHash: string, options: { forUpdate?: boolean } = {}): Promise<IncomingPaymentRow | undefined> {
+  let query = db.selectFrom('uma_incoming_payments').selectAll().where('payment_hash', '=', paymentHash);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/** By the payment id alone: the UTXO callback URL names it, whichever platform it is for. */
+export async function findIncomingPaymentById(db: DbOrTx, id: string): Promise<IncomingPaymentRow | undefined> {
+  return db.selectFrom('uma_incoming_payments').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function setIncomingPaymentStatus(db: DbOrTx, platformId: string, id: string, status: IncomingPaymentRow['status']): Promise<void> {
+  await db.updateTable('uma_incoming_payments').set({ status }).where('platform_id', '=', platformId).where('id', '=', id).execute();
+}
+
+export async function markSenderConfirmed(db: DbOrTx, platformId: string, id: string, at: Date): Promise<void> {
+  await db.updateTable('uma_incoming_payments').set({ sender_confirmed_at: at }).where('platform_id', '=', platformId).where('id', '=', id).where('sender_confirmed_at', 'is', null).execute();
 }

@@ -4,7 +4,9 @@ import Type from 'typebox';
 import { AppError } from '../../platform/errors.js';
 import { errorResponses, PathParam } from '../../platform/http/schemas.js';
 import type { ModuleDeps } from '../../platform/module.js';
+import type { IncomingPayments } from '../transactions/index.js';
 import type { Resolver } from '../webhooks/index.js';
+import { receivePostTransactionCallback, settleInvoice } from './lightning.js';
 import type { LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
 import { lookupReceiver } from './lookup.js';
@@ -15,7 +17,11 @@ export interface UmaRouteDeps extends ModuleDeps {
   keys: VaspKeySource;
   node: LightningNode;
   resolver: Resolver;
+  incomingPayments: IncomingPayments;
 }
+
+const PayInvoiceBody = Type.Object({ invoice: Type.String({ minLength: 1, maxLength: 4096 }) });
+const PaymentParams = Type.Object({ paymentId: PathParam(Type.String({ format: 'uuid' }), 'REFERENCE_NOT_FOUND', 'payment') });
 
 const UserParams = Type.Object({ user: PathParam(Type.String({ minLength: 1, maxLength: 70 }), 'UMA_NOT_FOUND', 'receiver') });
 
@@ -48,6 +54,15 @@ export function registerUmaWellKnownRoutes(app: FastifyInstance, deps: UmaRouteD
     reply.header('cache-control', 'no-store');
     return answerPayRequest(deps, request.host, user, request.body);
   });
+
+  // The simulated Lightning node (invoices.ts, lightning.ts): another Corridor pays an invoice here and gets its preimage.
+  app.post('/uma/lightning/pay', { schema: { ...hidden, body: PayInvoiceBody }, config: { auth: false } }, async (request) =>
+    settleInvoice(deps, (request.body as { invoice: string }).invoice),
+  );
+
+  app.post('/uma/utxo-callback/:paymentId', { schema: { ...hidden, params: PaymentParams }, config: { auth: false } }, async (request) =>
+    receivePostTransactionCallback(deps, (request.params as { paymentId: string }).paymentId, request.body),
+  );
 }
 
 export const umaRoutes: FastifyPluginAsyncTypebox<UmaRouteDeps> = async (app, deps) => {
