@@ -255,13 +255,13 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   app.decorate('payments', payments);
   const incomingPayments = new IncomingPayments({ db: deps.db, clock: deps.clock, platformClock, ledger, jobs: deps.jobs, approvals: webhooks.approvals });
   app.decorate('incomingPayments', incomingPayments);
-  registerUmaWellKnownRoutes(app, { ...deps, ...uma, incomingPayments });
   const rates = new ExchangeRates({
     db: deps.db,
     clock: deps.clock,
     sandbox: builtInRates,
     ...(deps.config.rates.url ? { production: new HttpRateProvider({ ...deps.config.rates, url: deps.config.rates.url }) } : {}),
   });
+  registerUmaWellKnownRoutes(app, { ...deps, ...uma, incomingPayments, rates });
 
   // One intake of uploaded documents for POST /documents and the hosted verification page.
   const intake = await DocumentIntake.open({ ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
@@ -284,7 +284,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(rateRoutes, { rates, configCache });
       await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
       await api.register(transferRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
-      await api.register(umaRoutes, { ...deps, ...uma, incomingPayments });
+      await api.register(umaRoutes, { ...deps, ...uma, incomingPayments, rates });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
       await api.register(invitationRoutes, deps);

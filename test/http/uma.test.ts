@@ -13,7 +13,9 @@ import bolt11 from 'bolt11';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { builtInRates, ExchangeRates } from '../../src/modules/rates/index.js';
 import { findUmaLookup } from '../../src/modules/uma/index.js';
+import { msatsPerMinorUnit } from '../../src/modules/uma/rates.js';
 import { issueCertificate, newSecp256k1Key, toPem, type Secp256k1Key } from '../../src/modules/uma/certificates.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { fakeChain, signedLnurlpAnswer, startFakeVasp, type FakeVasp } from '../helpers/uma.js';
@@ -118,8 +120,9 @@ describe('GET /receiver/uma/{receiverUmaAddress} between two Corridors', () => {
         { name: 'NATIONALITY', mandatory: false },
       ]),
     });
-    // EUR → MXN at the sandbox reference prices (1 BTC = 92,000 EUR = 1,800,000 MXN).
-    expect(body.supportedCurrencies[0].estimatedExchangeRate).toBeCloseTo(1_800_000 / 92_000, 6);
+    // EUR → MXN at the rates module's mid-market rates (both sides price BTC from the same sandbox table).
+    const snapshot = await new ExchangeRates({ db: a.handle.db, clock: a.clock, sandbox: builtInRates }).snapshot('sandbox');
+    expect(body.supportedCurrencies[0].estimatedExchangeRate).toBeCloseTo(Number(snapshot.perUsd.MXN) / Number(snapshot.perUsd.EUR), 6);
     expect(body.lookupId).toMatch(/^Lookup:[0-9a-f-]{36}$/);
     const stored = await a.handle.db.selectFrom('uma_lookups').selectAll().where('id', '=', body.lookupId.slice('Lookup:'.length)).executeTakeFirstOrThrow();
     expect(stored.receiver_uma_address).toBe(bob.umaAddress.toLowerCase());
@@ -483,7 +486,9 @@ describe('POST /uma/payreq/{user}: the pay request', () => {
     const response = await post(request.toJsonString());
     expect(response.statusCode, response.body).toBe(200);
     const answer = PayReqResponse.fromJson(response.body);
-    const multiplier = 100_000_000_000 / (1_800_000 * 100);
+    // B's rates module prices the conversion: msats per centavo at its current window's mid rates.
+    const snapshot = await new ExchangeRates({ db: b.handle.db, clock: b.clock, sandbox: builtInRates }).snapshot('sandbox');
+    const multiplier = msatsPerMinorUnit(snapshot, 'MXN')!;
     const expectedMsats = Math.round(50_000 * multiplier);
     expect(answer.converted).toMatchObject({ amount: 50_000, currencyCode: 'MXN', decimals: 2, fee: 0 });
     const invoice = bolt11.decode(answer.pr, { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] });

@@ -22,6 +22,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow, platformsWithUmaDomain, type PlatformCurrencyConfig } from '../config/index.js';
 import { findCustomerByUmaAddress } from '../customers/index.js';
 import { platformEnvironment, type Environment } from '../platforms/index.js';
+import type { ExchangeRates, RateSnapshot } from '../rates/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
 import type { ApprovalDecision, Resolver } from '../webhooks/index.js';
 import { isLocalDomain, parseUmaAddress, vaspOrigin, type UmaAddress } from './address.js';
@@ -41,6 +42,7 @@ export interface ReceivingDeps {
   node: LightningNode;
   resolver: Resolver;
   incomingPayments: IncomingPayments;
+  rates: ExchangeRates;
 }
 
 interface Receiver {
@@ -54,17 +56,20 @@ interface Receiver {
 }
 
 /** The customer `$user@host` names: of a platform whose umaDomain is `host`. */
-async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: string): Promise<Receiver> {
+async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: string, senderDomain?: string): Promise<Receiver> {
   const address = parseUmaAddress(`${userPart.startsWith('$') ? userPart : `$${userPart}`}@${host}`);
   if (!address) throw new AppError('UMA_NOT_FOUND', `No receiver ${userPart} at ${host}.`);
   for (const platformId of await platformsWithUmaDomain(deps.db, address.domain)) {
     const customer = await findCustomerByUmaAddress(deps.db, platformId, address.address);
     if (!customer) continue;
     const config = await getConfigRow(deps.db, platformId);
-    const offered = incomingCurrencies(config.supported_currencies, customer.currencies);
+    const environment = await platformEnvironment(deps.db, platformId);
+    // Refused senders are refused before anything is priced.
+    if (senderDomain !== undefined) acceptSender(environment, senderDomain);
+    const offered = incomingCurrencies(await deps.rates.snapshot(environment), config.supported_currencies, customer.currencies);
     return {
       platformId,
-      environment: await platformEnvironment(deps.db, platformId),
+      environment,
       customerId: customer.id,
       address,
       kycStatus: customer.review_status === 'APPROVED' ? KycStatus.Verified : customer.review_status === 'PENDING' ? KycStatus.Pending : KycStatus.NotVerified,
@@ -78,12 +83,23 @@ async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: stri
   throw new AppError('UMA_NOT_FOUND', `No receiver ${address.address}.`);
 }
 
+/** Whether `$user@host` is someone's, without pricing anything: UMA_NOT_FOUND otherwise. */
+async function resolveReceiverPlatform(deps: ReceivingDeps, host: string, userPart: string): Promise<void> {
+  const address = parseUmaAddress(`${userPart.startsWith('$') ? userPart : `$${userPart}`}@${host}`);
+  if (address) {
+    for (const platformId of await platformsWithUmaDomain(deps.db, address.domain)) {
+      if (await findCustomerByUmaAddress(deps.db, platformId, address.address)) return;
+    }
+  }
+  throw new AppError('UMA_NOT_FOUND', `No receiver ${userPart} at ${host}.`);
+}
+
 /** What the receiver takes: the platform's currencies enabled for INCOMING, narrowed to the customer's own, that the Lightning leg converts. */
-function incomingCurrencies(configs: PlatformCurrencyConfig[], customerCurrencies: string[] | null) {
+function incomingCurrencies(snapshot: RateSnapshot, configs: PlatformCurrencyConfig[], customerCurrencies: string[] | null) {
   return configs
     .filter((c) => c.enabledTransactionTypes.includes('INCOMING') && (!customerCurrencies?.length || customerCurrencies.includes(c.currencyCode)))
     .flatMap((c) => {
-      const multiplier = msatsPerMinorUnit(c.currencyCode);
+      const multiplier = msatsPerMinorUnit(snapshot, c.currencyCode);
       return multiplier === undefined ? [] : [{ config: c, multiplier }];
     });
 }
@@ -101,8 +117,8 @@ function payerDataOptions(configs: PlatformCurrencyConfig[]): CounterPartyDataOp
 }
 
 /** Production receivers take payments only from VASPs on the public internet, whose keys are served over https. */
-function acceptSender(receiver: Receiver, vaspDomain: string): void {
-  if (receiver.environment === 'production' && isLocalDomain(vaspDomain)) {
+function acceptSender(environment: Environment, vaspDomain: string): void {
+  if (environment === 'production' && isLocalDomain(vaspDomain)) {
     throw new AppError('SENDER_NOT_ACCEPTED', `A production receiver does not accept payments from ${vaspDomain}, a local VASP.`, { details: { vaspDomain } });
   }
 }
@@ -138,9 +154,8 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
     throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'An UMA lnurlp request carries signature, vaspDomain, nonce, timestamp and umaVersion.');
   }
   const userPart = decodeURIComponent(url.pathname.split('/')[3] ?? '');
-  const receiver = await resolveReceiver(deps, url.host, userPart);
   if (!parseUmaAddress(`$x@${query.vaspDomain}`)) throw new AppError('INVALID_REQUEST_FORMAT', 'vaspDomain is not a domain.');
-  acceptSender(receiver, query.vaspDomain);
+  const receiver = await resolveReceiver(deps, url.host, userPart, query.vaspDomain);
   // A stale request is refused before the sender's keys are fetched for it.
   checkTimestamp(query.timestamp.getTime() / 1000, deps.clock, deps.config.uma.timestampWindowSeconds);
 
@@ -177,7 +192,8 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
  * crediting the receiver when it settles belongs to the incoming-payments flow.
  */
 export async function answerPayRequest(deps: ReceivingDeps, host: string, userPart: string, body: unknown): Promise<Record<string, unknown>> {
-  const receiver = await resolveReceiver(deps, host, userPart);
+  // The receiver must exist before the request is read (an unknown one is UMA_NOT_FOUND whatever the body).
+  await resolveReceiverPlatform(deps, host, userPart);
   let request: PayRequest;
   try {
     request = PayRequest.parse(body ?? {});
@@ -187,7 +203,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   if (!request.isUma()) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'An UMA pay request carries payerData.compliance and convert.');
   const payer = parseUmaAddress(request.payerData.identifier ?? '');
   if (!payer) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'payerData.identifier must be the sender\'s UMA address.');
-  acceptSender(receiver, payer.domain);
+  const receiver = await resolveReceiver(deps, host, userPart, payer.domain);
   checkTimestamp(request.payerData.compliance?.signatureTimestamp ?? Number.NaN, deps.clock, deps.config.uma.timestampWindowSeconds);
 
   const offered = receiver.currencies.find((c) => c.code === request.receivingCurrencyCode);

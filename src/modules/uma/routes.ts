@@ -4,6 +4,7 @@ import Type from 'typebox';
 import { AppError } from '../../platform/errors.js';
 import { errorResponses, PathParam } from '../../platform/http/schemas.js';
 import type { ModuleDeps } from '../../platform/module.js';
+import type { ExchangeRates } from '../rates/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
 import type { Resolver } from '../webhooks/index.js';
 import { receivePostTransactionCallback, settleInvoice } from './lightning.js';
@@ -18,6 +19,7 @@ export interface UmaRouteDeps extends ModuleDeps {
   node: LightningNode;
   resolver: Resolver;
   incomingPayments: IncomingPayments;
+  rates: ExchangeRates;
 }
 
 const PayInvoiceBody = Type.Object({ invoice: Type.String({ minLength: 1, maxLength: 4096 }) });
