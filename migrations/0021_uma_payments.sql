@@ -27,3 +27,9 @@ create unique index uma_outgoing_payments_transaction on uma_outgoing_payments (
 
 -- When the sending VASP's signed post-transaction callback (UMAD-07) arrived for this invoice.
 alter table uma_incoming_payments add column sender_confirmed_at timestamptz;
+
+-- Quotes to a UMA address have no destination account: the receiving VASP holds it.
+alter table quotes drop constraint quotes_destination_kind_check;
+alter table quotes add constraint quotes_destination_kind_check check (destination_kind in ('INTERNAL_ACCOUNT', 'EXTERNAL_ACCOUNT', 'UMA_ADDRESS'));
+alter table quotes alter column destination_account_id drop not null;
+alter table quotes add constraint quotes_uma_has_no_account check ((destination_kind = 'UMA_ADDRESS') = (destination_account_id is null));

@@ -613,3 +613,127 @@ describe('POST /uma/payreq/{user}: the pay request', () => {
     expectEnvelope(await send({ ...stale, vaspDomain: domainA }), 401, 'INVALID_SIGNATURE');
   });
 });
+
+describe('paying a UMA address: a quote on a lookupId, executed, both ledgers move', () => {
+  const consent = () => ({ acceptedAt: a.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' });
+  let anna: { id: string; umaAddress: string; accountId: string };
+  const balanceOf = async (ctx: TestContext, p: TestPlatform, customerId: string, code: string) => {
+    const accounts = (await call(ctx, p, 'GET', `/customers/internal-accounts?customerId=${customerId}&currency=${code}`)).json() as { data: Body[] };
+    return { id: accounts.data[0]!.id as string, available: (accounts.data[0]!.balance as { amount: number }).amount };
+  };
+  const quoteTo = async (address: string, extra: Body = {}) => {
+    const looked = await lookup(address, `customerId=${anna.id}`);
+    expect(looked.statusCode, looked.body).toBe(200);
+    return call(a, a.platform, 'POST', '/quotes', {
+      lookupId: looked.json().lookupId,
+      source: { sourceType: 'ACCOUNT', accountId: anna.accountId },
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: address, currency: 'MXN' },
+      lockedCurrencySide: 'RECEIVING',
+      lockedCurrencyAmount: 50_000,
+      ...extra,
+    });
+  };
+  const drain = async (ctx: TestContext) => {
+    for (let i = 0; i < 50; i++) if ((await ctx.jobs.runDue(50)) === 0) return;
+    throw new Error('jobs kept coming');
+  };
+
+  beforeAll(async () => {
+    const created = await customer(a, a.platform, 'anna', { currencies: ['EUR'], endUserTermsConsent: consent() });
+    const account = await balanceOf(a, a.platform, created.id, 'EUR');
+    expect((await call(a, a.platform, 'POST', `/sandbox/internal-accounts/${account.id}/fund`, { amount: 1_000_000 })).statusCode).toBe(200);
+    anna = { ...created, accountId: account.id };
+  });
+
+  it('EUR at A to MXN at B: the pay request prices the quote, the invoice is paid at execution, A debits Anna and B credits Bob', async () => {
+    const annaBefore = (await balanceOf(a, a.platform, anna.id, 'EUR')).available;
+    const bobBefore = (await balanceOf(b, b.platform, bob.id, 'MXN')).available;
+    const asked = hooksB.of('INCOMING_PAYMENT.PENDING').length;
+    const quoted = await quoteTo(bob.umaAddress);
+    expect(quoted.statusCode, quoted.body).toBe(201);
+    const quote = quoted.json();
+    expect(quote).toMatchObject({
+      status: 'PENDING',
+      sendingCurrency: { code: 'EUR' },
+      receivingCurrency: { code: 'MXN' },
+      totalReceivingAmount: 50_000,
+      feesIncluded: 0,
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: bob.umaAddress, currency: 'MXN' },
+      rateDetails: { counterpartyFixedFee: 0 },
+    });
+    // B's platform was asked about the payment when the pay request arrived.
+    expect(hooksB.of('INCOMING_PAYMENT.PENDING')).toHaveLength(asked + 1);
+    // The sender pays the invoice's value at A's rate: 50,000 centavos in EUR cents, rounded up.
+    const snapshot = await new ExchangeRates({ db: a.handle.db, clock: a.clock, sandbox: builtInRates }).snapshot('sandbox');
+    const expectedCents = Math.ceil((50_000 * msatsPerMinorUnit(snapshot, 'MXN')!) / msatsPerMinorUnit(snapshot, 'EUR')!);
+    expect(Math.abs(quote.totalSendingAmount - expectedCents)).toBeLessThanOrEqual(1);
+
+    const executed = await call(a, a.platform, 'POST', `/quotes/${quote.id}/execute`, {});
+    expect(executed.statusCode, executed.body).toBe(200);
+    await drain(a);
+    // Handed to the Lightning leg: B settled the invoice and credited Bob; A waits for the rail's settlement time.
+    const incoming = await b.handle.db.selectFrom('transactions').selectAll().where('type', '=', 'INCOMING').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
+    expect(incoming).toMatchObject({ status: 'COMPLETED', receiving_currency: 'MXN' });
+    expect((await balanceOf(b, b.platform, bob.id, 'MXN')).available).toBe(bobBefore + 50_000);
+    a.clock.advance(61_000);
+    await drain(a);
+    const sent = (await call(a, a.platform, 'GET', `/transactions/${quote.transactionId}`)).json();
+    expect(sent).toMatchObject({ type: 'OUTGOING', status: 'COMPLETED', destination: { destinationType: 'UMA_ADDRESS', umaAddress: bob.umaAddress }, receivedAmount: { amount: 50_000 } });
+    expect((await balanceOf(a, a.platform, anna.id, 'EUR')).available).toBe(annaBefore - quote.totalSendingAmount);
+    // The post-transaction callback reached B, signed by A.
+    const paid = await b.handle.db.selectFrom('uma_incoming_payments').selectAll().where('transaction_id', '=', incoming.id).executeTakeFirstOrThrow();
+    expect(paid.status).toBe('COMPLETED');
+    expect(paid.sender_confirmed_at).not.toBeNull();
+    const events = await a.handle.db.selectFrom('events').select('type').where('resource_id', '=', quote.transactionId).orderBy('id').execute();
+    expect(events.map((e) => e.type)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
+    await expectLedgerConsistent(a.handle.db);
+    await expectLedgerConsistent(b.handle.db);
+  });
+
+  it('needs the lookupId, for the same address and sender; B refusing is INVALID_RECEIVER with its code; nothing moves', async () => {
+    const annaBefore = (await balanceOf(a, a.platform, anna.id, 'EUR')).available;
+    const body = { source: { sourceType: 'ACCOUNT', accountId: anna.accountId }, destination: { destinationType: 'UMA_ADDRESS', umaAddress: bob.umaAddress }, lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 50_000 };
+    expectEnvelope(await call(a, a.platform, 'POST', '/quotes', body), 400, 'INVALID_INPUT');
+    expectEnvelope(await call(a, a.platform, 'POST', '/quotes', { ...body, lookupId: 'Lookup:00000000-0000-7000-8000-000000000000' }), 404, 'LOOKUP_REQUEST_NOT_FOUND');
+    const looked = (await lookup(bob.umaAddress, `customerId=${anna.id}`)).json();
+    const other = await customer(b, b.platform, `other-${Date.now()}`, { currencies: ['MXN'] });
+    expectEnvelope(await call(a, a.platform, 'POST', '/quotes', { ...body, lookupId: looked.lookupId, destination: { destinationType: 'UMA_ADDRESS', umaAddress: other.umaAddress } }), 400, 'INVALID_RECEIVER');
+    expectEnvelope(await quoteTo(bob.umaAddress, { lockedCurrencyAmount: 5 }), 400, 'AMOUNT_OUT_OF_RANGE');
+    hooksB.answer = () => ({ status: 403, body: '{"reason":"RISK"}' });
+    const refused = expectEnvelope(await quoteTo(bob.umaAddress), 400, 'INVALID_RECEIVER');
+    expect(refused.details).toMatchObject({ counterpartyStatus: 400, counterpartyCode: 'SENDER_NOT_ACCEPTED' });
+    expect((await balanceOf(a, a.platform, anna.id, 'EUR')).available).toBe(annaBefore);
+    await expectLedgerConsistent(a.handle.db);
+  });
+
+  it('an answer that is not a pay-request response is PARSE_PAYREQ_RESPONSE_ERROR; one that does not hold together INVALID_PAYREQ_RESPONSE', async () => {
+    const receiver = `$carol@${fake.domain}`;
+    fake.lnurlp = async (url) => {
+      const answer = await signedLnurlpAnswer(url, fake.signing);
+      return { ...answer, body: answer.body.replace(/"PHP"/, '"MXN"') };
+    };
+    fake.payreq = async () => ({ status: 200, body: '{"hello":"world"}' });
+    try {
+      // UMA's lnurlp signature covers the receiver's identity and nonce, not the currencies: the edited answer still verifies.
+      const looked = await lookup(receiver, `customerId=${anna.id}`);
+      expect(looked.statusCode, looked.body).toBe(200);
+      const body = {
+        lookupId: looked.json().lookupId,
+        source: { sourceType: 'ACCOUNT', accountId: anna.accountId },
+        destination: { destinationType: 'UMA_ADDRESS', umaAddress: receiver, currency: 'MXN' },
+        lockedCurrencySide: 'RECEIVING',
+        lockedCurrencyAmount: 50_000,
+      };
+      expectEnvelope(await call(a, a.platform, 'POST', '/quotes', body), 400, 'PARSE_PAYREQ_RESPONSE_ERROR');
+      // A plain LNURL answer (an invoice, no UMA conversion or payee compliance data).
+      fake.payreq = async () => ({ status: 200, body: JSON.stringify({ pr: 'lnbcrt1invoice', routes: [] }) });
+      expectEnvelope(await call(a, a.platform, 'POST', '/quotes', body), 400, 'INVALID_PAYREQ_RESPONSE');
+      fake.payreq = async () => ({ status: 500, body: '{"code":"BOOM"}' });
+      expectEnvelope(await call(a, a.platform, 'POST', '/quotes', body), 400, 'QUOTE_REQUEST_FAILED');
+    } finally {
+      fake.lnurlp = async (url) => signedLnurlpAnswer(url, fake.signing);
+      fake.payreq = async () => ({ status: 404, body: '{}' });
+    }
+  });
+});
+

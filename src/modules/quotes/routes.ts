@@ -4,7 +4,7 @@ import { formatId, parseId } from '../../platform/ids.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import { sendOutcome, walletSignature } from '../wallet-auth/index.js';
-import { createQuote } from './create.js';
+import { createQuote, prefetchUmaQuote } from './create.js';
 import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
 import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
 
@@ -38,7 +38,10 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
       const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
-      return sendWrite(deps, request, reply, (trx) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config }), { idempotent: true });
+      const uma = await prefetchUmaQuote(deps, request.principal, request.body);
+      return sendWrite(deps, request, reply, (trx) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
+        idempotent: true,
+      });
     },
   });
 
