@@ -4,14 +4,17 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
+import { RetryJobAt, type Job } from '../../platform/jobs.js';
 import { AppError } from '../../platform/errors.js';
 import { platformEnvironment } from '../platforms/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
 import type { Resolver } from '../webhooks/index.js';
 import { counterpartyKeys } from './counterparty.js';
 import { NETWORKS, type LightningNode } from './invoices.js';
-import { findIncomingPaymentByHash, findIncomingPaymentById, markSenderConfirmed, setIncomingPaymentStatus } from './repo.js';
+import { findIncomingPayment, findIncomingPaymentByHash, findIncomingPaymentById, markSenderConfirmed, setIncomingPaymentStatus } from './repo.js';
 import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
+
+export const INVOICE_EXPIRY_JOB = 'uma.invoice-expiry';
 
 export interface NodeDeps {
   db: Db;
@@ -103,4 +106,22 @@ export async function receivePostTransactionCallback(deps: NodeDeps, paymentId: 
   await verifySigned(nonces, (validator) => verifyPostTransactionCallbackSignature(callback, keys, validator), 'post-transaction callback');
   await markSenderConfirmed(deps.db, row.platform_id, row.id, deps.clock.now());
   return {};
+}
+
+/**
+ * The invoice-expiry job, queued with the invoice: an invoice nobody paid in time expires, and
+ * its approved INCOMING transaction fails QUOTE_EXPIRED (the sender never executed its quote).
+ */
+export async function expireUnpaidInvoice(deps: NodeDeps, job: Job): Promise<void> {
+  const { paymentId } = job.payload as { paymentId: string };
+  const platformId = job.platform_id!;
+  const row = await findIncomingPayment(deps.db, platformId, paymentId);
+  if (!row || row.status !== 'PENDING') return;
+  if (row.expires_at > deps.clock.now()) throw new RetryJobAt(row.expires_at, 'the invoice is still payable');
+  await withTx(deps.db, async (trx) => {
+    const locked = await findIncomingPaymentByHash(trx, row.payment_hash, { forUpdate: true });
+    if (!locked || locked.status !== 'PENDING') return;
+    await setIncomingPaymentStatus(trx, platformId, locked.id, 'EXPIRED');
+    if (locked.transaction_id) await deps.incomingPayments.fail(trx, platformId, locked.transaction_id, 'QUOTE_EXPIRED');
+  });
 }

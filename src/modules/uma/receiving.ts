@@ -19,6 +19,8 @@ import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { withTx } from '../../platform/db/tx.js';
+import { enqueueJob } from '../../platform/jobs.js';
+import { INVOICE_EXPIRY_JOB } from './lightning.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow, platformsWithUmaDomain, type PlatformCurrencyConfig } from '../config/index.js';
 import { findCustomerByUmaAddress } from '../customers/index.js';
 import { platformEnvironment, type Environment } from '../platforms/index.js';
@@ -284,25 +286,29 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     payeeIdentifier: receiver.address.address,
   });
   const now = deps.clock.now();
-  await insertIncomingPayment(deps.db, {
-    platform_id: receiver.platformId,
-    id: paymentId,
-    customer_id: receiver.customerId,
-    receiver_uma_address: receiver.address.address,
-    sender_identifier: payer.address,
-    sender_vasp_domain: payer.domain,
-    currency_code: offered.code,
-    amount: BigInt(response.converted?.amount ?? receivingAmount),
-    amount_msats: BigInt(issued!.amountMsats),
-    fee_msats: 0n,
-    payment_hash: issued!.paymentHash,
-    invoice: issued!.invoice,
-    payer_data: request.payerData,
-    status: 'PENDING',
-    created_at: now,
-    expires_at: new Date(now.getTime() + INVOICE_EXPIRY_SECONDS * 1000),
-    transaction_id: opened.id,
-    sender_confirmed_at: null,
+  const expiresAt = new Date(now.getTime() + INVOICE_EXPIRY_SECONDS * 1000);
+  await withTx(deps.db, async (trx) => {
+    await insertIncomingPayment(trx, {
+      platform_id: receiver.platformId,
+      id: paymentId,
+      customer_id: receiver.customerId,
+      receiver_uma_address: receiver.address.address,
+      sender_identifier: payer.address,
+      sender_vasp_domain: payer.domain,
+      currency_code: offered.code,
+      amount: BigInt(response.converted?.amount ?? receivingAmount),
+      amount_msats: BigInt(issued!.amountMsats),
+      fee_msats: 0n,
+      payment_hash: issued!.paymentHash,
+      invoice: issued!.invoice,
+      payer_data: request.payerData,
+      status: 'PENDING',
+      created_at: now,
+      expires_at: expiresAt,
+      transaction_id: opened.id,
+      sender_confirmed_at: null,
+    });
+    await enqueueJob(trx, deps.clock, { kind: INVOICE_EXPIRY_JOB, platformId: receiver.platformId, payload: { paymentId }, runAt: expiresAt });
   });
   return response.toJsonSchemaObject() as Record<string, unknown>;
 }

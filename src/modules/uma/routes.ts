@@ -7,7 +7,7 @@ import type { ModuleDeps } from '../../platform/module.js';
 import type { ExchangeRates } from '../rates/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
 import type { Resolver } from '../webhooks/index.js';
-import { receivePostTransactionCallback, settleInvoice } from './lightning.js';
+import { expireUnpaidInvoice, INVOICE_EXPIRY_JOB, receivePostTransactionCallback, settleInvoice } from './lightning.js';
 import type { LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
 import { lookupReceiver } from './lookup.js';
@@ -34,6 +34,7 @@ const UserParams = Type.Object({ user: PathParam(Type.String({ minLength: 1, max
  */
 export function registerUmaWellKnownRoutes(app: FastifyInstance, deps: UmaRouteDeps): void {
   const hidden = { hide: true } as const;
+  deps.jobs.register(INVOICE_EXPIRY_JOB, (job) => expireUnpaidInvoice(deps, job));
 
   app.get('/.well-known/lnurlpubkey', { schema: hidden, config: { auth: false } }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=3600');
