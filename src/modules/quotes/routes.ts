@@ -30,7 +30,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       description:
         'Prices a transfer from an account (internal, or an external account money can be pulled from) or from just-in-time funding (REALTIME_FUNDING: the quote carries paymentInstructions) to an account: ' +
         'the rate, every fee and both amounts are fixed now and never recomputed. Lock the SENDING side (what the sender pays, fees included) or the RECEIVING side (what arrives). ' +
-        'Same-currency transfers work at rate 1. `immediatelyExecute: true` also executes it (not for EMBEDDED_WALLET sources). Send `Idempotency-Key` to make retries safe.',
+        'Same-currency transfers work at rate 1. To a UMA address: `destination.destinationType: UMA_ADDRESS` with the `lookupId` of GET /receiver/uma/{receiverUmaAddress}; the receiver’s VASP is asked over UMA and its conversion priced (docs/uma.md). `immediatelyExecute: true` also executes it (not for EMBEDDED_WALLET sources). Send `Idempotency-Key` to make retries safe.',
       idempotencyKey: true,
       body: QuoteRequest,
       response: { 201: Quote, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 501, 503) },
