@@ -296,6 +296,9 @@ export class UmaSender {
         if (!row) return others.status(payout);
         return row.preimage ? { status: 'COMPLETED' } : { status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED' };
       },
+      // Money paid in for REALTIME_FUNDING arrives on the other rails, whatever the destination.
+      deposit: (expected) => others.deposit(expected),
+      returnDeposit: (expected, amount) => others.returnDeposit(expected, amount),
     };
   }
 }
