@@ -126,6 +126,13 @@ export class UmaSender {
     const profile = customer.profile as { fullName?: string; legalName?: string };
     const name = profile.fullName ?? profile.legalName;
     const keys = await deps.keys();
+    let callbackUrl: URL;
+    try {
+      callbackUrl = new URL(lookup.response.callback);
+    } catch {
+      throw new AppError('INVALID_RECEIVER', `The receiving VASP ${lookup.counterparty_domain} gave no usable pay-request callback.`, { details: { vaspDomain: lookup.counterparty_domain } });
+    }
+    // The payer data is encrypted to the receiver's published encryption key: one that is not a secp256k1 point cannot be used.
     const payRequest = await getPayRequest({
       receiverEncryptionPubKey: Buffer.from(lookup.response.encryptionPubKey, 'hex'),
       sendingVaspPrivateKey: keys.signing.privateKey,
@@ -138,10 +145,12 @@ export class UmaSender {
       trInfo: JSON.stringify({ name: name ?? null, umaAddress: customer.uma_address }),
       payerData: { ...(name ? { name } : {}), ...(customer.email ? { email: customer.email } : {}) } as never,
       requestedPayeeData: { identifier: { mandatory: true }, name: { mandatory: false } } as never,
+    }).catch(() => {
+      throw new AppError('INVALID_PUBKEY_FORMAT', `The encryption key ${lookup.counterparty_domain} publishes is not usable.`, { details: { vaspDomain: lookup.counterparty_domain } });
     });
     const guard = request.environment === 'production';
     const answer = await vaspRequest({
-      url: new URL(lookup.response.callback),
+      url: callbackUrl,
       method: 'POST',
       body: payRequest.toJsonString(),
       // The receiving platform may take its approval window to decide (webhooks' 202).
