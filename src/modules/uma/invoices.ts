@@ -5,7 +5,7 @@ import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
 // bolt11 brings bitcoinjs-lib and lodash (some 170 modules): loaded on the first invoice, not at start-up.
 const bolt11 = loadOnFirstUse<typeof bolt11Module>('bolt11');
 
-const NETWORKS = {
+export const NETWORKS = {
   // BOLT 11 prefixes: lnbc (mainnet) for production platforms, lnbcrt (regtest) for sandbox ones.
   production: { bech32: 'bc', pubKeyHash: 0x00, scriptHash: 0x05, validWitnessVersions: [0, 1] },
   sandbox: { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] },
