@@ -3,7 +3,7 @@ import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
 
 // bolt11 brings bitcoinjs-lib and lodash (some 170 modules): loaded on the first invoice, not at start-up.
-const bolt11 = loadOnFirstUse<typeof bolt11Module>('bolt11');
+export const bolt11 = loadOnFirstUse<typeof bolt11Module>('bolt11');
 
 export const NETWORKS = {
   // BOLT 11 prefixes: lnbc (mainnet) for production platforms, lnbcrt (regtest) for sandbox ones.
