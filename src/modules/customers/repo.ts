@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
+import { compiledOnce } from '../../platform/db/compiled-once.js';
 import { platformRowCount, platformRowCountExpression } from '../../platform/db/row-counts.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
@@ -177,9 +178,13 @@ export async function findCustomer(db: DbOrTx, platformId: string, id: string, o
   return query.executeTakeFirst();
 }
 
+const customerAnswerById = compiledOnce((db, platformId: string, id: string) =>
+  db.selectFrom('customers').select(ANSWER_COLUMNS).where('platform_id', '=', platformId).where('id', '=', id),
+);
+
 /** One customer as GET /customers/{id} answers it (deleted ones too). */
 export async function findCustomerAnswer(db: DbOrTx, platformId: string, id: string): Promise<CustomerAnswerRow | undefined> {
-  return db.selectFrom('customers').select(ANSWER_COLUMNS).where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+  return (await customerAnswerById(db, platformId, id))[0];
 }
 
 export async function updateCustomer(db: DbOrTx, platformId: string, id: string, changes: Partial<CustomerRow>): Promise<CustomerRow> {
