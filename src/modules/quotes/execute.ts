@@ -62,8 +62,8 @@ function paymentInput(row: QuoteRow): OutgoingPaymentInput {
   return {
     transactionId: formatId('Transaction', row.transaction_id),
     platformId: row.platform_id,
-    // Platform-funded quotes (no customer) are refused before a payment starts.
-    customerId: row.customer_id ? formatId('Customer', row.customer_id) : '',
+    // No customer: the platform's own transfer (its account without source.customerId, or REALTIME_FUNDING without customerId).
+    ...(row.customer_id ? { customerId: formatId('Customer', row.customer_id) } : {}),
     quoteId: formatId('Quote', row.id),
     source:
       source.sourceType === 'ACCOUNT'
@@ -87,6 +87,7 @@ function paymentInput(row: QuoteRow): OutgoingPaymentInput {
     ...(row.remittance_information !== null ? { remittanceInformation: row.remittance_information } : {}),
     ...(row.purpose_of_payment !== null ? { purposeOfPayment: row.purpose_of_payment } : {}),
     ...(row.payment_instructions ? { paymentInstructions: row.payment_instructions } : {}),
+    ...(source.sourceType === 'REALTIME_FUNDING' ? { fundingDeadline: row.expires_at } : {}),
   };
 }
 
@@ -110,13 +111,20 @@ export async function prefetch(deps: QuoteDeps, caller: Caller): Promise<Prefetc
   return { snapshot, now };
 }
 
-export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, { snapshot, now }: Prefetched): Promise<StoredResponse> {
+export async function executeLocked(
+  trx: Tx,
+  deps: QuoteDeps,
+  row: QuoteRow,
+  { snapshot, now }: Prefetched,
+  // The deprecated transfer-in records its payment as INCOMING (money entering an internal account).
+  options: Pick<OutgoingPaymentInput, 'recordAs'> = {},
+): Promise<StoredResponse> {
   if (row.executed_at) {
     throw new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
       details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
     });
   }
-  const input = paymentInput(row);
+  const input = { ...paymentInput(row), ...options };
   if (row.expires_at <= now) {
     await deps.payments.recordExpiredPayment(trx, input);
     await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
@@ -129,10 +137,8 @@ export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, { s
       }),
     };
   }
-  if (!row.customer_id) {
-    throw new AppError('NOT_IMPLEMENTED', 'Transfers on the platform’s own behalf (no sending customer) can be quoted but not executed yet.');
-  }
-  {
+  // The daily volume is a customer's (spec §8); the platform's own transfers have none to count.
+  if (row.customer_id) {
     const customerId = row.customer_id;
     const currency = row.sending_currency;
     const limit = limitIn(deps.config.quoteLimits.dailyVolume, [currency], currency, snapshot);
