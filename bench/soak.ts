@@ -186,20 +186,27 @@ export async function soak(options: SoakOptions): Promise<string> {
   const warmup = options.warmupSeconds > 0 ? await window(options.warmupSeconds) : undefined;
   const rows: Window[] = [];
   while (rows.length < 4 || (ids.length < options.target && rows.length < 20)) rows.push(await window(options.windowSeconds));
-  const first = rows[0]!.rps;
-  const last = rows[rows.length - 1]!.rps;
-  const change = ((last - first) / first) * 100;
+  const first = rows[0]!;
+  const last = rows[rows.length - 1]!;
+  const change = ((last.rps - first.rps) / first.rps) * 100;
+  // Requests per second of the server's CPU: what a request costs the server, whatever share of
+  // the machine it was given (on a shared machine, throughput follows that share).
+  const perCpu = (r: Window) => r.rps / r.cpu;
+  const costChange = ((perCpu(last) - perCpu(first)) / perCpu(first)) * 100;
+  const signed = (n: number) => `${n >= 0 ? '+' : ''}${n.toFixed(1)} %`;
   const line = (label: string, r: Window) =>
     `  ${label.padStart(7)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${String(r.unexpected).padStart(11)} ${String(r.customers).padStart(10)}` +
     `  ${r.ms.read.toFixed(1).padStart(6)} ${r.ms.list.toFixed(1).padStart(6)} ${r.ms.create.toFixed(1).padStart(7)} ${`${(r.cpu * 100).toFixed(0)} %`.padStart(11)}` +
+    ` ${Number.isNaN(perCpu(r)) ? '-'.padStart(13) : perCpu(r).toFixed(0).padStart(13)}` +
     ` ${Number.isNaN(r.walPerCreate) ? '-'.padStart(15) : `${(r.walPerCreate / 1024).toFixed(1)} KiB`.padStart(15)} ${Number.isNaN(r.checkpoints) ? '-' : String(r.checkpoints).padStart(11)}`;
   return [
     `${SOAK_SCENARIO}: ${options.connections} connections, ${options.windowSeconds} s windows after a ${options.warmupSeconds} s warm-up, ${options.seed} customers at the start`,
-    '                                                            server mean ms               WAL per',
-    '   window    req/s   p50 ms   p99 ms  unexpected  customers    read   list  create  server CPU          create  checkpoints',
+    '                                                            server mean ms                 req/s per         WAL per',
+    '   window    req/s   p50 ms   p99 ms  unexpected  customers    read   list  create  server CPU   server CPU          create  checkpoints',
     ...(warmup ? [line('warm-up', warmup)] : []),
     ...rows.map((r, i) => line(String(i + 1), r)),
     ...[...unexpectedAnswers].map(([answer, count]) => `  unexpected ×${count}: ${answer}`),
-    `  last window vs first: ${change >= 0 ? '+' : ''}${change.toFixed(1)} % (goal: within 15 %: ${Math.abs(change) <= 15 ? 'met' : 'NOT met'})`,
+    `  last window vs first: ${signed(change)} (goal: within 15 %: ${Math.abs(change) <= 15 ? 'met' : 'NOT met'})`,
+    ...(Number.isNaN(costChange) ? [] : [`  requests per second of server CPU, last window vs first: ${signed(costChange)} (a request's cost to the server as the table grew)`]),
   ].join('\n');
 }
