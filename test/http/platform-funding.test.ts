@@ -90,11 +90,15 @@ describe('the platform’s own transfers (no sending customer)', () => {
   it('REALTIME_FUNDING without a customer: the platform pays in and the payment settles from that money', async () => {
     const p = await ctx.newPlatform();
     const eur = await payee(ctx, p, 'EUR_ACCOUNT');
-    const notExecuted = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000 })).json() as Json;
-    expectEnvelope(await call(ctx, p, 'POST', '/sandbox/send', { quoteId: notExecuted.id, currencyCode: 'USD' }), 409, 'CONFLICT');
-    const created = await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000, immediatelyExecute: true });
+    // An account-funded quote never executed has no payment waiting for money.
+    const own = await platformUsdAccount(ctx, p);
+    const fromAccount = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'ACCOUNT', accountId: own.id }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000 })).json() as Json;
+    expectEnvelope(await call(ctx, p, 'POST', '/sandbox/send', { quoteId: fromAccount.id, currencyCode: 'USD' }), 409, 'CONFLICT');
+    // A REALTIME_FUNDING quote's payment opens when it is created: no execution, no immediatelyExecute needed.
+    const created = await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000 });
     expect(created.statusCode, created.body).toBe(201);
     const q = created.json() as Json;
+    expect(q.status).toBe('PENDING');
     expect(await transaction(ctx, p, q.transactionId as string)).toMatchObject({ status: 'PENDING', source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' } });
     const sent = await call(ctx, p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' });
     expect(sent.statusCode, sent.body).toBe(200);
@@ -110,7 +114,7 @@ describe('the platform’s own transfers (no sending customer)', () => {
 });
 
 describe('REALTIME_FUNDING expiry (the platform’s clock)', () => {
-  it('an executed quote nobody pays ends EXPIRED (QUOTE_EXPIRED) when the window passes; another platform’s is untouched', async () => {
+  it('a quote nobody pays ends EXPIRED (QUOTE_EXPIRED) when the window passes; another platform’s is untouched', async () => {
     const p = await ctx.newPlatform();
     const other = await ctx.newPlatform();
     const start = async (platform: TestPlatform) => {
@@ -122,7 +126,7 @@ describe('REALTIME_FUNDING expiry (the platform’s clock)', () => {
       });
       expect(sender.statusCode, sender.body).toBe(201);
       const eur = await payee(ctx, platform, 'EUR_ACCOUNT');
-      const created = await call(ctx, platform, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: (sender.json() as Json).id }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000, immediatelyExecute: true });
+      const created = await call(ctx, platform, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: (sender.json() as Json).id }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000 });
       expect(created.statusCode, created.body).toBe(201);
       return created.json() as Json;
     };
@@ -151,10 +155,30 @@ describe('REALTIME_FUNDING expiry (the platform’s clock)', () => {
     await expectLedgerConsistent(ctx.handle.db);
   });
 
+  it('money sent after expiresAt is refused even before the expiry job has run (the platform’s clock), and the payment still expires', async () => {
+    const p = await ctx.newPlatform();
+    const eur = await payee(ctx, p, 'EUR_ACCOUNT');
+    const q = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000 })).json() as Json;
+    const lifetime = (Date.parse(q.expiresAt as string) - ctx.clock.now().getTime()) / 1000;
+    // The clock moves, but no job runs in between: the transaction is still PENDING when the money comes.
+    expect((await call(ctx, p, 'POST', '/sandbox/clock/advance', { seconds: lifetime })).statusCode).toBe(200);
+    expect(await transaction(ctx, p, q.transactionId as string)).toMatchObject({ status: 'PENDING' });
+    const late = expectEnvelope(await call(ctx, p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' }), 409, 'CONFLICT');
+    expect(late.details).toEqual({ reason: 'QUOTE_EXPIRED', quoteId: q.id, transactionId: q.transactionId });
+    expect((await accountBalance(ctx.handle.db, p.uuid, { kind: 'SANDBOX_FUNDING', currency: 'USD' })).total).toBe(0n);
+    await drainJobs(ctx);
+    expect(await transaction(ctx, p, q.transactionId as string)).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
+    expect(((await call(ctx, p, 'GET', `/quotes/${q.id}`)).json() as Json).status).toBe('EXPIRED');
+    expect(await eventTypes(ctx, q.transactionId as string)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.EXPIRED']);
+    // Executing it is no way around: a REALTIME_FUNDING quote is never executed.
+    expectEnvelope(await call(ctx, p, 'POST', `/quotes/${q.id}/execute`), 400, 'INVALID_INPUT');
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
   it('a funded payment does not expire', async () => {
     const p = await ctx.newPlatform();
     const eur = await payee(ctx, p, 'EUR_ACCOUNT');
-    const q = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000, immediatelyExecute: true })).json() as Json;
+    const q = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000 })).json() as Json;
     expect((await call(ctx, p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' })).statusCode).toBe(200);
     expect((await call(ctx, p, 'POST', '/sandbox/clock/advance', { seconds: 600 })).statusCode).toBe(200);
     await drainJobs(ctx);

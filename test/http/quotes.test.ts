@@ -169,14 +169,40 @@ describe('POST /quotes, GET /quotes/{id}', () => {
     expect(usdc.paymentInstructions!.map((i) => i.accountOrWalletInfo.accountType)).toEqual(['SOLANA_WALLET']);
     expectEnvelope(await quote(p, { source: { sourceType: 'REALTIME_FUNDING', currency: 'USDC' }, destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 100 }), 400, 'INVALID_INPUT');
     expectEnvelope(await quote(p, { source: { sourceType: 'REALTIME_FUNDING', currency: 'USDC', cryptoNetwork: 'TRON' }, destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 100 }), 400, 'INVALID_INPUT');
-    // Executing records the payment; nothing is held until the platform pays in.
-    const executed = await execute(p, q.id);
-    expect(executed.statusCode, executed.body).toBe(200);
-    expect((executed.json() as Quote).status).toBe('PROCESSING');
+    // Creating it opened its payment: PENDING, nothing held until the platform pays in; the quote waits PENDING.
+    expect(q.status).toBe('PENDING');
+    expect((await call(p, 'GET', `/transactions/${q.transactionId}`)).json()).toMatchObject({ status: 'PENDING', quoteId: q.id, source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' } });
+    // It is paid, not executed (upstream's execute takes account sources only): 400, whatever the key, and nothing changes.
+    for (const headers of [{}, { 'idempotency-key': `rt-${q.id}` }] as Array<Record<string, string>>) {
+      const refused = expectEnvelope(await execute(p, q.id, headers), 400, 'INVALID_INPUT');
+      expect(refused.details).toEqual({ reason: 'REALTIME_FUNDING_NOT_EXECUTABLE', quoteId: q.id, transactionId: q.transactionId });
+    }
+    expect((await call(p, 'GET', `/quotes/${q.id}`)).json()).toEqual(q);
     // The platform pays in (sandbox), and the payment goes on from that money.
     const sent = await call(p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' });
     expect(sent.statusCode, sent.body).toBe(200);
     expect(sent.json()).toMatchObject({ id: q.transactionId, quoteId: q.id, sentAmount: { amount: 20_000 - q.feesIncluded } });
+    await drainJobs(ctx);
+    expect(((await call(p, 'GET', `/quotes/${q.id}`)).json() as Quote).status).toBe('PROCESSING');
+    expectEnvelope(await execute(p, q.id), 400, 'INVALID_INPUT');
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('REALTIME_FUNDING with immediatelyExecute: the same as plain creation (201, PENDING, its payment waiting)', async () => {
+    const { p, sender, eur } = await world(0);
+    const body = { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: sender.id }, destination: toAccount(eur), lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 10_000 };
+    const plain = (await quote(p, body)).json() as Quote;
+    const created = await quote(p, { ...body, immediatelyExecute: true });
+    expect(created.statusCode, created.body).toBe(201);
+    const q = created.json() as Quote;
+    const price = (one: Quote) => ({ status: one.status, total: one.totalSendingAmount, received: one.totalReceivingAmount, fees: one.feesIncluded, rate: one.exchangeRate, instructions: one.paymentInstructions!.length });
+    expect(price(q)).toEqual({ ...price(plain), status: 'PENDING' });
+    expect(plain.status).toBe('PENDING');
+    for (const one of [plain, q]) expect((await call(p, 'GET', `/transactions/${one.transactionId}`)).json()).toMatchObject({ status: 'PENDING' });
+    const sent = await call(p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' });
+    expect(sent.statusCode, sent.body).toBe(200);
+    await drainJobs(ctx);
+    expect(((await call(p, 'GET', `/quotes/${q.id}`)).json() as Quote).status).toBe('PROCESSING');
     await expectLedgerConsistent(ctx.handle.db);
   });
 
@@ -391,6 +417,21 @@ describe('POST /quotes/{id}/execute', () => {
     expect((await quote(p, body(40_000, { immediatelyExecute: true }))).statusCode).toBe(201);
     ctx.clock.advance(24 * 3600_000);
     expect((await quote(p, body(40_001, { immediatelyExecute: true }))).statusCode).toBe(201);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('a REALTIME_FUNDING quote counts toward the daily volume when it is created (its payment opens then): 429 past the limit, nothing written', async () => {
+    const p = await ctx.newPlatform();
+    expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);
+    const sender = await customer(p);
+    const payee = await externalAccount(p, 'EUR_ACCOUNT');
+    const body = (amount: number) => ({ source: { sourceType: 'REALTIME_FUNDING', currency: 'EUR', customerId: sender.id }, destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount });
+    expect((await quote(p, body(60_000))).statusCode).toBe(201);
+    const before = await ctx.handle.db.selectFrom('transactions').select((eb) => eb.fn.countAll<string>().as('n')).where('platform_id', '=', p.uuid).executeTakeFirstOrThrow();
+    expectEnvelope(await quote(p, body(40_001)), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
+    const after = await ctx.handle.db.selectFrom('transactions').select((eb) => eb.fn.countAll<string>().as('n')).where('platform_id', '=', p.uuid).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+    expect((await quote(p, body(40_000))).statusCode).toBe(201);
     await expectLedgerConsistent(ctx.handle.db);
   });
 });

@@ -301,7 +301,10 @@ export async function createQuote(
     created_at: createdAt,
   };
   await insertQuote(trx, row);
-  if (body.immediatelyExecute) {
+  // A REALTIME_FUNDING quote is paid by the platform sending money to its paymentInstructions, not
+  // executed (upstream's execute takes account sources only): its payment opens now and waits for
+  // that money until expiresAt. `immediatelyExecute` changes nothing for it.
+  if (body.immediatelyExecute || source.kind === 'REALTIME_FUNDING') {
     const executed = await executeLocked(trx, deps, row, prefetched);
     return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
   }

@@ -164,6 +164,12 @@ export async function loadQuote(db: DbOrTx, platformId: string, quoteUuid: strin
 /** POST /quotes/{id}/execute for account sources that need no wallet signature. */
 export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string, prefetched: Prefetched): Promise<StoredResponse> {
   const row = await loadQuote(trx, caller.platformId, quoteUuid, { forUpdate: true });
+  if (row.source_kind === 'REALTIME_FUNDING') {
+    // Upstream's execute takes internal-account and pull-capable sources only; this quote's payment opened at creation.
+    throw new AppError('INVALID_INPUT', `Quote ${formatId('Quote', row.id)} is funded in real time and is not executed: its payment opened when it was created and waits for the money sent to its paymentInstructions (POST /sandbox/send on sandbox).`, {
+      details: { reason: 'REALTIME_FUNDING_NOT_EXECUTABLE', quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
+    });
+  }
   if (row.source_account_type === 'EMBEDDED_WALLET') {
     throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header: the stamp of an active session over the quote’s payloadToSign.');
   }

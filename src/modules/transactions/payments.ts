@@ -236,6 +236,7 @@ export class Payments {
         hold_id: null,
         funding_id: null,
         funded_amount: null,
+        funding_deadline: input.fundingDeadline ?? null,
         expected_settlement_at: status === 'EXPIRED' ? null : expected,
         settled_at: null,
         receipt_delivery_confirmed_at: null,
@@ -463,16 +464,24 @@ export class Payments {
   }
 
   /**
-   * POST /sandbox/send: the platform pays a REALTIME_FUNDING quote's instructions. The money
-   * arrives from the sandbox's outside world (SANDBOX_FUNDING); `fund` does the rest.
+   * POST /sandbox/send: the platform pays a REALTIME_FUNDING quote's instructions before the
+   * payment's funding deadline (the quote's expiresAt, the platform's clock). The money arrives
+   * from the sandbox's outside world (SANDBOX_FUNDING); `fund` does the rest.
    */
   async fundFromSandbox(trx: Tx, platformId: string, quoteId: string, currencyCode: string, amount: bigint | undefined): Promise<TransactionView> {
     const quoteUuid = parseId('Quote', quoteId);
     const row = quoteUuid ? await findTransactionByQuote(trx, platformId, quoteUuid, { forUpdate: true }) : undefined;
-    if (!row) throw new AppError('QUOTE_NOT_FOUND', `No executed quote ${quoteId} waits for funds.`);
+    if (!row) throw new AppError('QUOTE_NOT_FOUND', `No payment of quote ${quoteId} waits for funds.`);
     const source = row.source as { sourceType: string };
     if (source.sourceType !== 'REALTIME_FUNDING') throw new AppError('CONFLICT', `Quote ${quoteId} is not funded in real time: its source is ${source.sourceType}.`);
     if (row.status !== 'PENDING' || row.funding_id) throw new AppError('CONFLICT', `The payment of quote ${quoteId} is ${row.status} and takes no more funds.`);
+    // Past the deadline the payment is as good as EXPIRED, even before the expiry job has recorded it: same answer.
+    const deadline = row.funding_deadline;
+    if (deadline && (await this.deps.platformClock.now(platformId, trx)) >= deadline) {
+      throw new AppError('CONFLICT', `Quote ${quoteId} expired at ${deadline.toISOString()}: its payment takes no more funds.`, {
+        details: { reason: 'QUOTE_EXPIRED', quoteId, transactionId: formatId('Transaction', row.id) },
+      });
+    }
     if (currencyCode !== row.sending_currency) {
       throw invalidInput([{ field: 'currencyCode', message: `the quote is paid in ${row.sending_currency}` }]);
     }
