@@ -420,6 +420,50 @@ describe('POST /quotes/{id}/execute', () => {
     await expectLedgerConsistent(ctx.handle.db);
   });
 
+  it('gives the daily volume back when a payment ends before money left the sender (cancelled, paid the wrong amount, expired unpaid); keeps it once money left', async () => {
+    const p = await ctx.newPlatform();
+    expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);
+    const sender = await customer(p);
+    const eurAccount = sender.accounts.find((a) => a.currency === 'EUR')!;
+    await fund(p, eurAccount.id, 1_000_000);
+    const payee = await externalAccount(p, 'EUR_ACCOUNT');
+    // Summed over days: what the customer has counted, whatever UTC day the test runs in.
+    const counted = async () => {
+      const row = await ctx.handle.db.selectFrom('daily_volumes').select((eb) => eb.fn.sum<string>('amount').as('total')).where('platform_id', '=', p.uuid).executeTakeFirstOrThrow();
+      return Number(row.total ?? 0);
+    };
+    const fromEur = (amount: number, extra: Body = {}) => ({ source: fromAccount(eurAccount.id), destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount, ...extra });
+    const realtime = (amount: number) => ({ source: { sourceType: 'REALTIME_FUNDING', currency: 'EUR', customerId: sender.id }, destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount });
+
+    // Cancelled while PENDING (the hold released): the whole limit is free again at once.
+    const held = (await quote(p, fromEur(100_000, { immediatelyExecute: true }))).json() as Quote;
+    expect(await counted()).toBe(100_000);
+    expectEnvelope(await quote(p, fromEur(1_000, { immediatelyExecute: true })), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
+    expect((await call(p, 'POST', `/transactions/${held.transactionId}/cancel`)).statusCode).toBe(200);
+    expect(await counted()).toBe(0);
+
+    // Paid in with another amount: FUNDING_AMOUNT_MISMATCH, the money returned, the volume too.
+    const mismatched = (await quote(p, realtime(100_000))).json() as Quote;
+    expect(await counted()).toBe(100_000);
+    expect(((await call(p, 'POST', '/sandbox/send', { quoteId: mismatched.id, currencyCode: 'EUR', currencyAmount: 99_999 })).json() as Body).failureReason).toBe('FUNDING_AMOUNT_MISMATCH');
+    expect(await counted()).toBe(0);
+
+    // Money that left and came back (the rail refused the payout after the debit) stays counted: the transfer was made.
+    const refused = (await quote(p, { ...fromEur(10_905, { immediatelyExecute: true }), lockedCurrencySide: 'RECEIVING' })).json() as Quote;
+    await drainJobs(ctx);
+    expect((await call(p, 'GET', `/transactions/${refused.transactionId}`)).json()).toMatchObject({ status: 'FAILED', failureReason: 'ACCOUNT_INVALID', refund: { status: 'COMPLETED' } });
+    expect(await counted()).toBe(refused.totalSendingAmount);
+
+    // Expired unpaid: given back when the expiry job ends it.
+    const unpaid = (await quote(p, realtime(50_000))).json() as Quote;
+    expect(await counted()).toBe(refused.totalSendingAmount + 50_000);
+    expect((await call(p, 'POST', '/sandbox/clock/advance', { seconds: 600 })).statusCode).toBe(200);
+    await drainJobs(ctx);
+    expect((await call(p, 'GET', `/transactions/${unpaid.transactionId}`)).json()).toMatchObject({ status: 'EXPIRED' });
+    expect(await counted()).toBe(refused.totalSendingAmount);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
   it('a REALTIME_FUNDING quote counts toward the daily volume when it is created (its payment opens then): 429 past the limit, nothing written', async () => {
     const p = await ctx.newPlatform();
     expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);

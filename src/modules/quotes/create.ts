@@ -298,6 +298,7 @@ export async function createQuote(
     transaction_id: uuidv7(createdAt.getTime()),
     expires_at: new Date(now.getTime() + destination.route.quoteExpirySeconds * 1000),
     executed_at: null,
+    volume_day: null,
     created_at: createdAt,
   };
   await insertQuote(trx, row);

@@ -138,11 +138,13 @@ export async function executeLocked(
     };
   }
   // The daily volume is a customer's (spec §8); the platform's own transfers have none to count.
+  let volumeDay: string | null = null;
   if (row.customer_id) {
     const customerId = row.customer_id;
     const currency = row.sending_currency;
     const limit = limitIn(deps.config.quoteLimits.dailyVolume, [currency], currency, snapshot);
     const day = now.toISOString().slice(0, 10);
+    volumeDay = day;
     const added = await addDailyVolume(trx, { platformId: row.platform_id, customerId, day, currency }, BigInt(row.total_sending_amount), limit);
     if (!added) {
       throw new AppError('DAILY_VOLUME_LIMIT_EXCEEDED', `This transfer would take the customer past its daily volume limit of ${limit} ${currency} minor units for ${day} (UTC).`, {
@@ -151,7 +153,7 @@ export async function executeLocked(
     }
   }
   const transaction = await deps.payments.startOutgoingPayment(trx, input);
-  await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
+  await markExecuted(trx, row.platform_id, row.id, deps.clock.now(), volumeDay);
   return { statusCode: 200, body: toQuote({ ...row, executed_at: now }, quoteStatus(row, transaction.status, now)) };
 }
 

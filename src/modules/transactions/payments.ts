@@ -86,6 +86,12 @@ export interface PaymentsDeps {
   logger: Logger;
   /** Simulated rails for sandbox platforms; the configured provider (if any) for production ones. */
   rails: { sandbox: RailProvider; production?: RailProvider };
+  /**
+   * Runs in the payment's database transaction when it ends before any money left the sender
+   * (expired unpaid, cancelled while PENDING, paid in with the wrong amount): app.ts gives the
+   * quote's daily volume back (modules/quotes README).
+   */
+  endedUnspent?: (trx: DbOrTx, platformId: string, quoteUuid: string) => Promise<void>;
 }
 
 const ref = (uuid: string, step: string) => `transaction:${uuid}:${step}`;
@@ -303,6 +309,11 @@ export class Payments {
     return new Map(rows.map((r) => [formatId('Quote', r.quote_id!), r.status]));
   }
 
+  /** The payment ended before any money left the sender (PaymentsDeps.endedUnspent). */
+  private async unspent(trx: DbOrTx, row: TransactionRow): Promise<void> {
+    if (row.quote_id && this.deps.endedUnspent) await this.deps.endedUnspent(trx, row.platform_id, row.quote_id);
+  }
+
   /** Moves a locked row through the status machine, conditional on the status it was read in. */
   private async transition(trx: DbOrTx, row: TransactionRow, to: TransactionStatus, changes: TransactionChanges = {}): Promise<TransactionRow> {
     assertTransition(row.type, row.status, to);
@@ -451,6 +462,7 @@ export class Payments {
         : {}),
     });
     await this.emit(trx, cancelled, moved ? ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED'] : ['OUTGOING_PAYMENT.FAILED']);
+    await this.unspent(trx, cancelled);
     return toTransaction(cancelled);
   }
 
@@ -516,6 +528,7 @@ export class Payments {
         refund_settled_at: at,
       });
       await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
+      await this.unspent(trx, failed);
       return failed;
     }
     const holdId = await this.hold(trx, funded);
@@ -593,6 +606,7 @@ export class Payments {
       if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
       const expired = await this.transition(trx, locked, 'EXPIRED', { failure_reason: 'QUOTE_EXPIRED' });
       await this.emit(trx, expired, ['OUTGOING_PAYMENT.EXPIRED']);
+      await this.unspent(trx, expired);
     });
   }
 
