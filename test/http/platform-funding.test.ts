@@ -201,13 +201,16 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
         '/rails/payouts/status': { status: 'COMPLETED' },
         '/rails/deposits/status': deposits[body.reference as string] ?? { status: 'PENDING' },
         '/rails/deposits/return': { status: 'RETURNED' },
+        // Any rate will do: the quote below only needs production rates to exist.
+        '/rates': { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, '0.92'])) },
       };
       response.setHeader('content-type', 'application/json');
       response.end(JSON.stringify(answers[request.url!]));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/rails`;
-    const prod = await createTestContext({ env: { CORRIDOR_RAILS_URL: url, CORRIDOR_RAILS_TOKEN: 'rail-secret' } });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = `${base}/rails`;
+    const prod = await createTestContext({ env: { CORRIDOR_RAILS_URL: url, CORRIDOR_RAILS_TOKEN: 'rail-secret', CORRIDOR_RATES_URL: `${base}/rates` } });
     try {
       const p = await prod.newPlatform('production');
       const customer = await fundedCustomer(prod, p, 0);
@@ -255,6 +258,23 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       // The deposits came from Corridor's collection account and left on the payout rail, or went back.
       expect((await accountBalance(prod.handle.db, p.uuid, { kind: 'SETTLEMENT', rail: 'COLLECTION', currency: 'USD' })).total).toBe(-10_075n);
       expect((await accountBalance(prod.handle.db, p.uuid, { kind: 'SETTLEMENT', rail: 'REALTIME_FUNDING', currency: 'USD' })).total).toBe(0n);
+      await expectLedgerConsistent(prod.handle.db);
+
+      // Through POST /quotes: creating the quote starts the deposit polling (no execution), and the reported deposit pays it.
+      const eur = await payee(prod, p, 'EUR_ACCOUNT');
+      const created = await call(prod, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000 });
+      expect(created.statusCode, created.body).toBe(201);
+      const q = created.json() as Json;
+      expect(q.status).toBe('PENDING');
+      const reference = (q.paymentInstructions as Array<{ accountOrWalletInfo: Json }>)[0]!.accountOrWalletInfo.reference as string;
+      await drainJobs(prod);
+      expect(seen.filter((s) => s.path === '/rails/deposits/status' && s.body.quoteId === q.id).map((s) => s.body)).toEqual([expect.objectContaining({ reference, amount: '20000' })]);
+      expectEnvelope(await call(prod, p, 'POST', `/quotes/${q.id}/execute`), 400, 'INVALID_INPUT');
+      deposits[reference] = { status: 'RECEIVED', amount: '20000' };
+      prod.clock.advance(10_000);
+      await drainJobs(prod);
+      expect(await transaction(prod, p, q.transactionId as string)).toMatchObject({ status: 'PROCESSING' });
+      expect(((await call(prod, p, 'GET', `/quotes/${q.id}`)).json() as Json).status).toBe('PROCESSING');
       await expectLedgerConsistent(prod.handle.db);
     } finally {
       await prod.close();
