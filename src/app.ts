@@ -223,9 +223,12 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   deps.jobs.register(RESEAL_JOB, resealIdentifiers);
   // The one writer of balances; modules that move money get it from here.
   const ledger = createAccountsLedger(deps.clock);
+  // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
+  const platformClock = new OffsetPlatformClock(deps.db, deps.clock);
   const webhooks = new Webhooks({
     handle: deps.handle,
     clock: deps.clock,
+    platformClock,
     logger: deps.logger,
     config: deps.config,
     jobs: deps.jobs,
@@ -237,8 +240,6 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   });
   await webhooks.start();
   app.decorate('webhooks', webhooks);
-  // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
-  const platformClock = new OffsetPlatformClock(deps.db, deps.clock);
   const railsUrl = deps.config.rails.url;
   const payments = new Payments({
     db: deps.db,
