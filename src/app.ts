@@ -18,7 +18,7 @@ import { noProductionModel, sandboxFeeModel, withdrawalFeeRoutes, type Withdrawa
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
-import { LightningNode, registerUmaWellKnownRoutes, umaRoutes, vaspKeySource } from './modules/uma/index.js';
+import { LightningNode, registerUmaWellKnownRoutes, UmaSender, umaRoutes, vaspKeySource } from './modules/uma/index.js';
 import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
@@ -26,6 +26,7 @@ import {
   HttpRails,
   INCOMING_PAYMENT_EVENTS,
   OUTGOING_PAYMENT_EVENTS,
+  IncomingPayments,
   Payments,
   SandboxRails,
   transactionRoutes,
@@ -188,7 +189,6 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     node: new LightningNode(masterKey),
     resolver: options.webhookResolver ?? systemResolver,
   };
-  registerUmaWellKnownRoutes(app, { ...deps, ...uma });
 
   const authenticator = new TokenAuthenticator(deps.handle, deps.config.cacheTtlMs);
   await authenticator.start();
@@ -240,6 +240,14 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   });
   await webhooks.start();
   app.decorate('webhooks', webhooks);
+  const rates = new ExchangeRates({
+    db: deps.db,
+    clock: deps.clock,
+    sandbox: builtInRates,
+    ...(deps.config.rates.url ? { production: new HttpRateProvider({ ...deps.config.rates, url: deps.config.rates.url }) } : {}),
+  });
+  // The sending VASP: pay requests for quotes to UMA addresses, and the Lightning leg of sandbox payouts to them.
+  const umaSender = new UmaSender({ db: deps.db, clock: deps.clock, config: deps.config, keys: uma.keys, resolver: uma.resolver, rates });
   const railsUrl = deps.config.rails.url;
   const payments = new Payments({
     db: deps.db,
@@ -249,19 +257,16 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     jobs: deps.jobs,
     logger: deps.logger,
     rails: {
-      sandbox: new SandboxRails(),
+      sandbox: umaSender.rails(new SandboxRails(), 'sandbox'),
       ...(options.railProvider ? { production: options.railProvider } : railsUrl ? { production: new HttpRails({ ...deps.config.rails, url: railsUrl }) } : {}),
     },
     // A payment that ended before money left the sender gives its quote's daily volume back.
     endedUnspent: releaseDailyVolume,
   });
   app.decorate('payments', payments);
-  const rates = new ExchangeRates({
-    db: deps.db,
-    clock: deps.clock,
-    sandbox: builtInRates,
-    ...(deps.config.rates.url ? { production: new HttpRateProvider({ ...deps.config.rates, url: deps.config.rates.url }) } : {}),
-  });
+  const incomingPayments = new IncomingPayments({ db: deps.db, clock: deps.clock, platformClock, ledger, jobs: deps.jobs, approvals: webhooks.approvals });
+  app.decorate('incomingPayments', incomingPayments);
+  registerUmaWellKnownRoutes(app, { ...deps, ...uma, incomingPayments, rates });
 
   // One intake of uploaded documents for POST /documents and the hosted verification page.
   const intake = await DocumentIntake.open({ ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
@@ -282,16 +287,16 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, intake });
       await api.register(rateRoutes, { rates, configCache });
-      await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
-      await api.register(transferRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed });
-      await api.register(umaRoutes, { ...deps, ...uma });
+      await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender });
+      await api.register(transferRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender });
+      await api.register(umaRoutes, { ...deps, ...uma, incomingPayments, rates });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
       await api.register(invitationRoutes, deps);
       await api.register(receiverRoutes, { ...deps, rates });
       await api.register(withdrawalFeeRoutes, { ...deps, feeModels: { sandbox: sandboxFeeModel, production: options.withdrawalFees ?? noProductionModel } });
       await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });
-      await api.register(sandboxRoutes, { ...deps, payments, platformClock });
+      await api.register(sandboxRoutes, { ...deps, payments, incomingPayments, platformClock });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },
