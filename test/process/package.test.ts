@@ -60,14 +60,14 @@ describe('the packed package', () => {
     // tests and a running bench use.
     const source = join(work, 'source');
     await mkdir(source);
-    for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'openapi.json', 'src', 'migrations', 'docs', 'examples', 'reference-data']) {
+    for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'scripts', 'README.md', 'openapi.json', 'src', 'migrations', 'docs', 'examples', 'reference-data']) {
       await cp(join(root, entry), join(source, entry), { recursive: true });
     }
     await symlink(join(root, 'node_modules'), join(source, 'node_modules'));
     const packed = await run('npm', ['pack', '--json', '--pack-destination', work, ...NPM_QUIET], { cwd: source, maxBuffer: 64 * 1024 * 1024 });
     const [{ filename, files }] = JSON.parse(packed.stdout) as [{ filename: string; files: Array<{ path: string }> }];
     const paths = files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'migrations/0001_foundation.sql', 'package.json', 'reference-data/directories.json']));
+    expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/pdf-worker.js', 'migrations/0001_foundation.sql', 'package.json', 'reference-data/directories.json']));
     expect(paths.filter((p) => p.startsWith('src/') || p.startsWith('test/'))).toEqual([]);
 
     const app = join(work, 'app');

@@ -1,14 +1,14 @@
 import { readFile, stat } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
+import { packagePath } from '../../platform/package-root.js';
 import { compileBodySchema, toFieldErrors } from '../../platform/http/validation.js';
 import { claimVersion, loadedVersion, replaceDirectories, type DiscoveryRow, type UmaProviderRow, type VaspRow } from './repo.js';
 import { DirectoryFile, MAX_FILE_BYTES } from './schemas.js';
 
 /** The directory file shipped with Corridor (package root, beside migrations/). */
-export const SHIPPED_DIRECTORY_FILE = fileURLToPath(new URL('../../../reference-data/directories.json', import.meta.url));
+export const SHIPPED_DIRECTORY_FILE = packagePath('reference-data', 'directories.json');
 
 export class DirectoryFileError extends Error {}
 

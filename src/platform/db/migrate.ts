@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import { packagePath } from '../package-root.js';
 import type { Db } from './database.js';
 
 /**
@@ -8,7 +8,7 @@ import type { Db } from './database.js';
  * transaction together with its row in `schema_migrations`. An advisory lock makes concurrent
  * starters (several API processes) apply each file exactly once.
  */
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+const MIGRATIONS_DIR = `${packagePath('migrations')}/`;
 const LOCK_KEY = 7_301_991_001;
 
 export interface Migration {

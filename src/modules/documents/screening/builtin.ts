@@ -18,9 +18,11 @@
  * named in the message and `details.reason`.
  */
 import { open } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import type { Metadata, OutputInfo } from 'sharp';
 import { AppError } from '../../../platform/errors.js';
 import { BoundedTaskError, BoundedWorkerPool } from '../../../platform/bounded-worker.js';
+import { packagePath } from '../../../platform/package-root.js';
 import type { PdfDefect } from './pdf.js';
 import type { PdfTask } from './pdf-worker.js';
 import {
@@ -126,8 +128,11 @@ export class Semaphore {
   }
 }
 
-/** Where the PDF worker's entry module is: beside this file, `.ts` in the sources and `.js` in dist/. */
-const PDF_WORKER = new URL(`./pdf-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+/**
+ * Where the PDF worker's entry module is: beside this file in the sources, and its own entry of
+ * the bundle, `dist/pdf-worker.js`, in the build (where this module may sit in any chunk).
+ */
+const PDF_WORKER = import.meta.url.endsWith('.ts') ? new URL('./pdf-worker.ts', import.meta.url) : pathToFileURL(packagePath('dist', 'pdf-worker.js'));
 
 /** The unreadable reasons that are bounds, not judgements: the file was not (fully) decoded. */
 function boundBreached(reason: UnreadableReason | undefined, t: ScreeningThresholds): string | undefined {
