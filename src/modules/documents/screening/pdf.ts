@@ -122,7 +122,10 @@ export async function pdfDefect(bytes: Buffer, limits: DecodeLimits = DEFAULT_LI
   try {
     // ignoreEncryption only so that encryption is reported as such (pdf-lib's own error class does
     // not survive its ES5 build for instanceof); an encrypted PDF is still unreadable below.
-    const { PDFDocument: Pdf } = await import('pdf-lib'); // loaded on the first PDF: it is large
+    // Loaded on the first PDF: it is large. A CommonJS module: Node names its exports beside the
+    // default, the bundle in dist/ (esbuild) hands only the default, vite only the names.
+    const loaded = await import('pdf-lib');
+    const { PDFDocument: Pdf } = loaded.PDFDocument ? loaded : loaded.default;
     doc = await Pdf.load(bytes, { ignoreEncryption: true, throwOnInvalidObject: true, updateMetadata: false });
   } catch {
     // pdf-lib may catch the cap's error and fail later on the object it could not decode.
