@@ -6,7 +6,7 @@ import { accountBalance } from '../../src/modules/ledger/index.js';
 import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { call, drainJobs, eventTypes, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
+import { call, drainJobs, eventTypes, expectPaymentEventsMatchCatalogue, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
 
 // Issue 15: transfers of the platform's own money (no sending customer), and REALTIME_FUNDING
 // money arriving (sandbox send, a production provider's deposit) or not arriving (expiry).
@@ -298,6 +298,8 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       expect(seen.filter((s) => s.path === '/rails/deposits/return' && s.body.reference === 'CDRBOUNCE00000E')).toHaveLength(48);
       expect(await transaction(prod, p, bounced.transactionId)).toMatchObject({ status: 'FAILED', refund: { status: 'FAILED' } });
       expect((await eventTypes(prod, bounced.transactionId)).slice(-2)).toEqual(['OUTGOING_PAYMENT.REFUND_PENDING', 'OUTGOING_PAYMENT.REFUND_FAILED']);
+      // Their payloads, like every payment event of this platform, match the catalogue.
+      expect([...(await expectPaymentEventsMatchCatalogue(prod))]).toEqual(expect.arrayContaining(['OUTGOING_PAYMENT.REFUND_PENDING', 'OUTGOING_PAYMENT.REFUND_COMPLETED', 'OUTGOING_PAYMENT.REFUND_FAILED']));
       await expectLedgerConsistent(prod.handle.db);
     } finally {
       await prod.close();
