@@ -52,7 +52,8 @@ import { validatorCompiler } from './platform/http/validation.js';
 import { AppError } from './platform/errors.js';
 import { uuidv7 } from './platform/ids.js';
 import { withJwksOverrides } from './platform/oidc-issuers.js';
-import { OffsetPlatformClock } from './platform/platform-clock.js';
+import { NotifiedCache } from './platform/cache.js';
+import { OffsetPlatformClock, PLATFORM_CLOCK_CHANNEL } from './platform/platform-clock.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
@@ -238,7 +239,9 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   await webhooks.start();
   app.decorate('webhooks', webhooks);
   // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
-  const platformClock = new OffsetPlatformClock(deps.db, deps.clock);
+  const clockOffsets = new NotifiedCache<number>(deps.handle, PLATFORM_CLOCK_CHANNEL, deps.config.cacheTtlMs);
+  await clockOffsets.start();
+  const platformClock = new OffsetPlatformClock(deps.db, deps.clock, clockOffsets);
   const railsUrl = deps.config.rails.url;
   const payments = new Payments({
     db: deps.db,

@@ -15,7 +15,7 @@ export async function openAndMigrate(config: Config, logger: Logger): Promise<Db
   if (!config.databaseUrl) {
     logger.info({ dataDir: config.dataDir }, 'opening the embedded database (PGlite); the first open of a new data directory takes several seconds');
   }
-  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
   const applied = await migrate(handle.db);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   // The shipped directory file, when newer than the database's: idempotent, one loader wins across processes.

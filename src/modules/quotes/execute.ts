@@ -10,7 +10,7 @@ import type { PlatformConfigCache } from '../config/index.js';
 import { corridorRate, fromUsdMinor, type ExchangeRates, type RateSnapshot } from '../rates/index.js';
 import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
-import { addDailyVolume, findQuote, markExecuted, type QuoteRow } from './repo.js';
+import { addDailyVolume, claimQuote, findQuote, markExecuted, type QuoteRow } from './repo.js';
 import type { QuoteDestination, QuoteSource } from './schemas.js';
 import { quoteStatus, toQuote } from './views.js';
 
@@ -110,16 +110,24 @@ export async function prefetch(deps: QuoteDeps, caller: Caller): Promise<Prefetc
   return { snapshot, now };
 }
 
-export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, { snapshot, now }: Prefetched): Promise<StoredResponse> {
-  if (row.executed_at) {
-    throw new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
-      details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
-    });
-  }
+function alreadyExecuted(row: QuoteRow): AppError {
+  return new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
+    details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
+  });
+}
+
+/** Executes a quote whose row the caller has locked (FOR UPDATE) and not yet marked executed. */
+export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, prefetched: Prefetched): Promise<StoredResponse> {
+  if (row.executed_at) throw alreadyExecuted(row);
+  await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
+  return executeTaken(trx, deps, row, prefetched);
+}
+
+/** The execution of a quote this transaction has locked and marked executed (claimQuote or markExecuted). */
+async function executeTaken(trx: Tx, deps: QuoteDeps, row: QuoteRow, { snapshot, now }: Prefetched): Promise<StoredResponse> {
   const input = paymentInput(row);
   if (row.expires_at <= now) {
     await deps.payments.recordExpiredPayment(trx, input);
-    await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
     return {
       statusCode: 409,
       body: envelope('CONFLICT', `Quote ${input.quoteId} expired at ${row.expires_at.toISOString()}; its transaction is recorded EXPIRED. Request a new quote.`, {
@@ -145,7 +153,6 @@ export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, { s
     }
   }
   const transaction = await deps.payments.startOutgoingPayment(trx, input);
-  await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
   return { statusCode: 200, body: toQuote({ ...row, executed_at: now }, quoteStatus(row, transaction.status, now)) };
 }
 
@@ -157,11 +164,14 @@ export async function loadQuote(db: DbOrTx, platformId: string, quoteUuid: strin
 
 /** POST /quotes/{id}/execute for account sources that need no wallet signature. */
 export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string, prefetched: Prefetched): Promise<StoredResponse> {
-  const row = await loadQuote(trx, caller.platformId, quoteUuid, { forUpdate: true });
-  if (row.source_account_type === 'EMBEDDED_WALLET') {
+  // Locked and marked in one round trip; every refusal below rolls the mark back.
+  const claim = await claimQuote(trx, caller.platformId, quoteUuid, deps.clock.now());
+  if (!claim) throw new AppError('QUOTE_NOT_FOUND', `Quote ${formatId('Quote', quoteUuid)} was not found.`);
+  if (claim.row.source_account_type === 'EMBEDDED_WALLET') {
     throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header: the stamp of an active session over the quote’s payloadToSign.');
   }
-  return executeLocked(trx, deps, row, prefetched);
+  if (claim.alreadyExecuted) throw alreadyExecuted(claim.row);
+  return executeTaken(trx, deps, claim.row, prefetched);
 }
 
 export async function readQuote(deps: QuoteDeps, caller: Caller, quoteUuid: string) {

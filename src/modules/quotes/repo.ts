@@ -70,6 +70,24 @@ export async function findQuote(db: DbOrTx, platformId: string, id: string, opti
   return query.executeTakeFirst();
 }
 
+/**
+ * Takes the quote for execution in one statement: locks it (concurrent executions wait, then
+ * see it taken) and sets `executed_at` unless it was already set. Answers the quote as it is
+ * now and whether it had been executed before; the mark rolls back with a failed execution.
+ */
+export async function claimQuote(db: DbOrTx, platformId: string, id: string, at: Date): Promise<{ row: QuoteRow; alreadyExecuted: boolean } | undefined> {
+  // FOR UPDATE in the subquery: after waiting for another execution, it reads that one's committed mark.
+  const { rows } = await sql<QuoteRow & { prior_executed_at: Date | null }>`
+    update quotes q set executed_at = coalesce(prior.executed_at, ${at}::timestamptz)
+    from (select id, executed_at from quotes where platform_id = ${platformId} and id = ${id} for update) prior
+    where q.id = prior.id
+    returning q.*, prior.executed_at as prior_executed_at`.execute(db);
+  const found = rows[0];
+  if (!found) return undefined;
+  const { prior_executed_at: prior, ...row } = found;
+  return { row, alreadyExecuted: prior !== null };
+}
+
 export async function markExecuted(db: DbOrTx, platformId: string, id: string, at: Date): Promise<void> {
   await db.updateTable('quotes').set({ executed_at: at }).where('platform_id', '=', platformId).where('id', '=', id).execute();
 }
