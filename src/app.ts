@@ -224,9 +224,14 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   deps.jobs.register(RESEAL_JOB, resealIdentifiers);
   // The one writer of balances; modules that move money get it from here.
   const ledger = createAccountsLedger(deps.clock);
+  // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
+  const clockOffsets = new NotifiedCache<number>(deps.handle, PLATFORM_CLOCK_CHANNEL, deps.config.cacheTtlMs);
+  await clockOffsets.start();
+  const platformClock = new OffsetPlatformClock(deps.db, deps.clock, clockOffsets);
   const webhooks = new Webhooks({
     handle: deps.handle,
     clock: deps.clock,
+    platformClock,
     logger: deps.logger,
     config: deps.config,
     jobs: deps.jobs,
@@ -238,10 +243,6 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   });
   await webhooks.start();
   app.decorate('webhooks', webhooks);
-  // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
-  const clockOffsets = new NotifiedCache<number>(deps.handle, PLATFORM_CLOCK_CHANNEL, deps.config.cacheTtlMs);
-  await clockOffsets.start();
-  const platformClock = new OffsetPlatformClock(deps.db, deps.clock, clockOffsets);
   const railsUrl = deps.config.rails.url;
   const payments = new Payments({
     db: deps.db,

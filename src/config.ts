@@ -214,7 +214,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: integer(env, 'CORRIDOR_JOBS_CONCURRENCY', 32, 1, 1000),
     },
     webhooks: {
-      timeoutMs: integer(env, 'CORRIDOR_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      // At most half a job's lease (60 s): an attempt must end well before another process may
+      // take its job over and send the same webhook a second time.
+      timeoutMs: integer(env, 'CORRIDOR_WEBHOOK_TIMEOUT_MS', 10_000, 100, 30_000),
       perEndpointConcurrency: integer(env, 'CORRIDOR_WEBHOOK_CONCURRENCY_PER_ENDPOINT', 8, 1, 256),
     },
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),

@@ -62,8 +62,8 @@ export async function startCorridor(env: Record<string, string>): Promise<Corrid
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: new URL('../../', import.meta.url).pathname,
-    // Jobs off unless the test runs them in the server (CORRIDOR_JOBS: 'true').
-    env: { ...process.env, DATABASE_URL: '', CORRIDOR_JOBS: 'false', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    // Jobs off unless the test runs them in the server (CORRIDOR_JOBS: 'true'); warnings only unless it reads the log.
+    env: { ...process.env, DATABASE_URL: '', CORRIDOR_JOBS: 'false', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

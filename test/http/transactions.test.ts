@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventCatalogue } from '../../src/app.js';
 import { accountBalance } from '../../src/modules/ledger/index.js';
 import { IllegalTransition, SANDBOX_TRIGGERS } from '../../src/modules/transactions/index.js';
 import { assertTransition } from '../../src/modules/transactions/status.js';
@@ -148,6 +149,9 @@ describe('an outgoing payment from an internal account', () => {
     expect(expired).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
     expect(await balances(ctx, p, customer.customerId)).toEqual({ available: 50_000, total: 50_000 });
     expect(await eventTypes(ctx, input.transactionId)).toEqual(['OUTGOING_PAYMENT.EXPIRED']);
+    // Its webhook payload matches the catalogue's schema.
+    const event = await ctx.handle.db.selectFrom('events').select('data').where('resource_id', '=', input.transactionId).executeTakeFirstOrThrow();
+    expect(eventCatalogue().validate('OUTGOING_PAYMENT.EXPIRED', event.data)).toMatchObject({ valid: true });
     const statuses = await ctx.app.payments.transactionStatusesByQuote(ctx.handle.db, p.uuid, [input.quoteId, paymentInput(p, customer).quoteId]);
     expect([...statuses]).toEqual([[input.quoteId, 'EXPIRED']]);
   });

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { drainJobs } from '../helpers/payments.js';
+import { eventCatalogue } from '../../src/app.js';
+import { drainJobs, eventTypes } from '../helpers/payments.js';
 
 type Body = Record<string, unknown>;
 type Account = { id: string; balance: { amount: number }; totalBalance: { amount: number } };
@@ -124,8 +125,11 @@ describe('POST /transfer-in (deprecated)', () => {
     expect(created.statusCode, created.body).toBe(201);
     expectDeprecated(created);
     const transaction = created.json() as Body & { id: string };
-    // A book transfer into the account: no rail, no fee.
+    // Money entering the customer's internal account: an INCOMING credit (upstream's IncomingTransaction). A book transfer: no rail, no fee.
     expect(transaction).toMatchObject({
+      type: 'INCOMING',
+      direction: 'CREDIT',
+      status: 'PENDING',
       customerId,
       source: { sourceType: 'ACCOUNT', accountId: pullable },
       destination: { destinationType: 'ACCOUNT', accountId: usd },
@@ -134,8 +138,15 @@ describe('POST /transfer-in (deprecated)', () => {
       fees: 0,
     });
     await drainJobs(ctx);
-    expect((await call(p, 'GET', `/transactions/${transaction.id}`)).json()).toMatchObject({ status: 'COMPLETED' });
+    expect((await call(p, 'GET', `/transactions/${transaction.id}`)).json()).toMatchObject({ type: 'INCOMING', status: 'COMPLETED' });
+    expect(((await call(p, 'GET', `/transactions?type=INCOMING&customerId=${customerId}`)).json() as { data: Body[] }).data.map((t) => t.id)).toEqual([transaction.id]);
     expect(await balance(p, customerId)).toEqual({ available: 7_500, total: 7_500 });
+    // Announced as an incoming payment (upstream has no INCOMING_PAYMENT.PROCESSING), each payload valid.
+    expect(await eventTypes(ctx, transaction.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+    const catalogue = eventCatalogue();
+    for (const event of await ctx.handle.db.selectFrom('events').select(['type', 'data']).where('resource_id', '=', transaction.id).execute()) {
+      expect(catalogue.validate(event.type, event.data), event.type).toMatchObject({ valid: true });
+    }
     await expectLedgerConsistent(ctx.handle.db);
 
     const replay = await call(p, 'POST', '/transfer-in', { source: { accountId: pullable }, destination: { accountId: usd }, amount: 7_500 }, { 'idempotency-key': 'in-1' });

@@ -200,6 +200,50 @@ describe('incoming-payment approval round trip', () => {
     expect(applied).toHaveLength(1);
   });
 
+  it('follows the sandbox clock: moved past the window, the question times out; another platform’s stays open', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    const other = await connectedPlatform();
+    receiver.answer = () => ({ status: 202 });
+    const asked = question(p);
+    const otherAsked = question(other);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    const otherWaiting = ctx.app.webhooks.approvals.request(otherAsked);
+    await expect.poll(() => approvalWebhooks().length).toBe(2);
+    // The shared clock stands still: only p's own time passes the window.
+    const startedAt = ctx.clock.now().getTime();
+    expect((await call(p, 'POST', '/sandbox/clock/advance', { seconds: APPROVAL_WINDOW_MS / 1000 })).statusCode).toBe(200);
+    const decided = await waiting;
+    expect(decided).toMatchObject({ transactionId: asked.transactionId, via: 'DEADLINE', decision: { status: 'TIMED_OUT' } });
+    // Decided at the platform's time, past the window.
+    expect(decided.decidedAt.getTime()).toBeGreaterThanOrEqual(startedAt + APPROVAL_WINDOW_MS);
+    expect(ctx.clock.now().getTime()).toBe(startedAt);
+    expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/approve`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    // The other platform's window is still open: its decision is taken through the API.
+    expect((await call(other, 'POST', `/test/transactions/${otherAsked.transactionId}/reject`, { reason: 'NOPE' })).json()).toEqual({ status: 'REJECTED', via: 'API' });
+    expect(await otherWaiting).toMatchObject({ via: 'API', decision: { status: 'REJECTED', reason: 'NOPE' } });
+    expect(applied.map((a) => [a.transactionId, a.via])).toEqual([
+      [asked.transactionId, 'DEADLINE'],
+      [otherAsked.transactionId, 'API'],
+    ]);
+  });
+
+  it('the deadline job follows the sandbox clock too: moved past the latest deadline, it times the question out', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 202 });
+    const asked = question(p);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await expect.poll(() => approvalWebhooks().length).toBe(1);
+    const seconds = Math.ceil((ctx.config.webhooks.timeoutMs + APPROVAL_WINDOW_MS) / 1000);
+    expect((await call(p, 'POST', '/sandbox/clock/advance', { seconds })).statusCode).toBe(200);
+    // The job came due with the platform's time and decides (the shared clock has not moved).
+    while ((await ctx.jobs.runDue(100)) > 0);
+    expect(applied).toEqual([expect.objectContaining({ transactionId: asked.transactionId, via: 'DEADLINE', decision: { status: 'TIMED_OUT' } })]);
+    expect((await waiting).via).toBe('DEADLINE');
+    expect(applied).toHaveLength(1);
+  });
+
   it('refuses a payload that does not match the catalogue, and an unknown consumer', async () => {
     receiver = await WebhookReceiver.start();
     const p = await connectedPlatform();

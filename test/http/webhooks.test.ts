@@ -142,6 +142,38 @@ describe('webhook delivery', () => {
     expect(receiver.received.map((w) => [w.body.id, w.verified])).toEqual([[logged.id, true]]);
   });
 
+  it('follows the sandbox clock: a platform that advances its time gets its retries as much sooner, no other platform does', async () => {
+    receiver = await WebhookReceiver.start();
+    const port = receiver.port;
+    const p = await connectedPlatform();
+    const other = await connectedPlatform();
+    await receiver.close();
+    await drain();
+    const pendingOf = async (x: TestPlatform) => ((await call(x, 'GET', '/webhooks/deliveries?status=PENDING')).json() as { data: Delivery[] }).data;
+    // Each platform's TEST and its own account's INTERNAL_ACCOUNT.STATUS_UPDATED wait for a retry.
+    const waiting = await pendingOf(p);
+    expect(waiting.map((d) => [d.type, d.attempts, d.lastError]).sort()).toEqual([
+      ['INTERNAL_ACCOUNT.STATUS_UPDATED', 1, 'connection refused'],
+      ['TEST', 1, 'connection refused'],
+    ]);
+    const otherWaiting = await pendingOf(other);
+    expect(otherWaiting.map((d) => d.attempts)).toEqual([1, 1]);
+    receiver = await WebhookReceiver.start(port);
+    const keys = await Promise.all([p, other].map(async (x) => ((await call(x, 'GET', '/webhooks/signing-keys')).json() as { data: Array<{ publicKey: string }> }).data));
+    receiver.trust(keys.flat().map((k) => k.publicKey));
+    // The shared clock stands still: nothing is due yet.
+    await drain();
+    expect(receiver.received).toEqual([]);
+    // p's time passes the first retry (30 s, jittered up to 36 s); its retries run now.
+    const advanced = await call(p, 'POST', '/sandbox/clock/advance', { seconds: Math.ceil(RETRY_SCHEDULE_SECONDS[0]! * 1.2) });
+    expect(advanced.statusCode).toBe(200);
+    await drain();
+    for (const d of waiting) expect(await delivery(p, d.id)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
+    expect(receiver.received.map((w) => [w.body.id, w.verified]).sort()).toEqual(waiting.map((d) => [d.id, true]).sort());
+    // The other platform's retries keep their time.
+    expect((await pendingOf(other)).map((d) => [d.id, d.attempts])).toEqual(otherWaiting.map((d) => [d.id, 1]));
+  });
+
   it('gives up after the last scheduled attempt, about three days on, and marks the delivery FAILED', async () => {
     receiver = await WebhookReceiver.start();
     receiver.answer = () => ({ status: 500, body: 'boom' });

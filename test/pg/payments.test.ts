@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountsLedger } from '../../src/modules/internal-accounts/index.js';
+import { accountBalance } from '../../src/modules/ledger/index.js';
 import { Payments, SandboxRails } from '../../src/modules/transactions/index.js';
 import { JobWorker } from '../../src/platform/jobs.js';
 import { OffsetPlatformClock } from '../../src/platform/platform-clock.js';
@@ -77,6 +78,37 @@ describe.runIf(onPostgres)('payments on PostgreSQL', () => {
       if (tx.status === 'COMPLETED') expected -= 10_075;
     }
     expect(await balances(ctx, p, customer.customerId)).toEqual({ available: expected, total: expected });
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('REALTIME_FUNDING money racing the expiry of its payment: each payment is funded or expired, once', async () => {
+    const p = await ctx.newPlatform();
+    const customer = await fundedCustomer(ctx, p, 0);
+    const deadline = new Date(ctx.clock.now().getTime() + 60_000);
+    const inputs = Array.from({ length: 12 }, () => paymentInput(p, customer, { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, fundingDeadline: deadline }));
+    for (const input of inputs) await startPayment(ctx, input);
+    ctx.clock.advance(60_000);
+    const [sends] = await Promise.all([
+      Promise.all(inputs.map((input) => call(ctx, p, 'POST', '/sandbox/send', { quoteId: input.quoteId, currencyCode: 'USD' }))),
+      (async () => {
+        for (let i = 0; i < 20; i++) if ((await ctx.jobs.runDue(5)) === 0) return;
+      })(),
+    ]);
+    let funded = 0n;
+    for (const [i, input] of inputs.entries()) {
+      const tx = (await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json() as Json;
+      const types = await eventTypes(ctx, input.transactionId);
+      if (sends[i]!.statusCode === 200) {
+        funded += input.totalSendingAmount;
+        expect(tx.status).not.toBe('EXPIRED');
+        expect(types).not.toContain('OUTGOING_PAYMENT.EXPIRED');
+      } else {
+        expect(sends[i]!.statusCode).toBe(409);
+        expect(tx).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
+        expect(types).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.EXPIRED']);
+      }
+    }
+    expect((await accountBalance(ctx.handle.db, p.uuid, { kind: 'SANDBOX_FUNDING', currency: 'USD' })).total).toBe(-funded);
     await expectLedgerConsistent(ctx.handle.db);
   });
 });

@@ -62,8 +62,8 @@ function paymentInput(row: QuoteRow): OutgoingPaymentInput {
   return {
     transactionId: formatId('Transaction', row.transaction_id),
     platformId: row.platform_id,
-    // Platform-funded quotes (no customer) are refused before a payment starts.
-    customerId: row.customer_id ? formatId('Customer', row.customer_id) : '',
+    // No customer: the platform's own transfer (its account without source.customerId, or REALTIME_FUNDING without customerId).
+    ...(row.customer_id ? { customerId: formatId('Customer', row.customer_id) } : {}),
     quoteId: formatId('Quote', row.id),
     source:
       source.sourceType === 'ACCOUNT'
@@ -87,6 +87,7 @@ function paymentInput(row: QuoteRow): OutgoingPaymentInput {
     ...(row.remittance_information !== null ? { remittanceInformation: row.remittance_information } : {}),
     ...(row.purpose_of_payment !== null ? { purposeOfPayment: row.purpose_of_payment } : {}),
     ...(row.payment_instructions ? { paymentInstructions: row.payment_instructions } : {}),
+    ...(source.sourceType === 'REALTIME_FUNDING' ? { fundingDeadline: row.expires_at } : {}),
   };
 }
 
@@ -117,15 +118,28 @@ function alreadyExecuted(row: QuoteRow): AppError {
 }
 
 /** Executes a quote whose row the caller has locked (FOR UPDATE) and not yet marked executed. */
-export async function executeLocked(trx: Tx, deps: QuoteDeps, row: QuoteRow, prefetched: Prefetched): Promise<StoredResponse> {
+export async function executeLocked(
+  trx: Tx,
+  deps: QuoteDeps,
+  row: QuoteRow,
+  prefetched: Prefetched,
+  // The deprecated transfer-in records its payment as INCOMING (money entering an internal account).
+  options: Pick<OutgoingPaymentInput, 'recordAs'> = {},
+): Promise<StoredResponse> {
   if (row.executed_at) throw alreadyExecuted(row);
   await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
-  return executeTaken(trx, deps, row, prefetched);
+  return executeTaken(trx, deps, row, prefetched, options);
 }
 
 /** The execution of a quote this transaction has locked and marked executed (claimQuote or markExecuted). */
-async function executeTaken(trx: Tx, deps: QuoteDeps, row: QuoteRow, { snapshot, now }: Prefetched): Promise<StoredResponse> {
-  const input = paymentInput(row);
+async function executeTaken(
+  trx: Tx,
+  deps: QuoteDeps,
+  row: QuoteRow,
+  { snapshot, now }: Prefetched,
+  options: Pick<OutgoingPaymentInput, 'recordAs'> = {},
+): Promise<StoredResponse> {
+  const input = { ...paymentInput(row), ...options };
   if (row.expires_at <= now) {
     await deps.payments.recordExpiredPayment(trx, input);
     return {
@@ -137,10 +151,8 @@ async function executeTaken(trx: Tx, deps: QuoteDeps, row: QuoteRow, { snapshot,
       }),
     };
   }
-  if (!row.customer_id) {
-    throw new AppError('NOT_IMPLEMENTED', 'Transfers on the platform’s own behalf (no sending customer) can be quoted but not executed yet.');
-  }
-  {
+  // The daily volume is a customer's (spec §8); the platform's own transfers have none to count.
+  if (row.customer_id) {
     const customerId = row.customer_id;
     const currency = row.sending_currency;
     const limit = limitIn(deps.config.quoteLimits.dailyVolume, [currency], currency, snapshot);

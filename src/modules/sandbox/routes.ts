@@ -6,6 +6,8 @@ import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import type { OffsetPlatformClock } from '../../platform/platform-clock.js';
+import { parseId } from '../../platform/ids.js';
+import { loadQuote } from '../quotes/index.js';
 import { SandboxSendRequest, Transaction, type Payments } from '../transactions/index.js';
 import { ClockAdvanceRequest, SandboxClock } from './schemas.js';
 
@@ -25,7 +27,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       tags,
       summary: 'Pay a REALTIME_FUNDING quote’s instructions (sandbox)',
       description:
-        'Simulates the platform paying in the money of an executed REALTIME_FUNDING quote. The quote’s total sending amount (the default) funds the payment, which then goes to its rail; ' +
+        'Simulates the platform paying in the money of an executed REALTIME_FUNDING quote (created with `immediatelyExecute`, or executed; otherwise 409). The quote’s total sending amount (the default) funds the payment, which then goes to its rail; ' +
         'any other amount fails it with FUNDING_AMOUNT_MISMATCH and the money is returned (`refund`). Answers the transaction. Sandbox platforms only (403 otherwise).',
       body: SandboxSendRequest,
       response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
@@ -38,10 +40,17 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
         deps,
         request,
         reply,
-        async (trx) => ({
-          statusCode: 200,
-          body: await deps.payments.fundFromSandbox(trx, request.principal.platformId, quoteId, currencyCode, currencyAmount === undefined ? undefined : BigInt(currencyAmount)),
-        }),
+        async (trx) => {
+          const { platformId } = request.principal;
+          try {
+            return { statusCode: 200, body: await deps.payments.fundFromSandbox(trx, platformId, quoteId, currencyCode, currencyAmount === undefined ? undefined : BigInt(currencyAmount)) };
+          } catch (error) {
+            if (!(error instanceof AppError && error.code === 'QUOTE_NOT_FOUND')) throw error;
+            // No payment waits: a quote that exists was never executed (409); loadQuote answers 404 for one that does not.
+            await loadQuote(trx, platformId, parseId('Quote', quoteId)!);
+            throw new AppError('CONFLICT', `Quote ${quoteId} has not been executed, so no payment waits for its funds: create it with immediatelyExecute, or execute it first.`);
+          }
+        },
         { idempotent: true },
       );
     },

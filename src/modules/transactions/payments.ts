@@ -10,8 +10,8 @@ import { customerTypeOf } from '../customers/index.js';
 import type { DestinationNetwork, PaymentRail } from '../external-accounts/index.js';
 import { findLedgerTransaction, LedgerError, type Ledger, type LedgerAccountRef, type Posting } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
-import type { Payout, RailProvider } from './rail-provider.js';
-import { BOOK_TRANSFER, FUNDING_RAIL, isPaymentRail, isRoute, railCarries, settlementSecondsOf, UMA_RAIL, type RailName } from './rails.js';
+import type { ExpectedDeposit, Payout, RailProvider } from './rail-provider.js';
+import { BOOK_TRANSFER, COLLECTION_RAIL, FUNDING_RAIL, isPaymentRail, isRoute, railCarries, settlementSecondsOf, UMA_RAIL, type RailName } from './rails.js';
 import {
   findTransaction,
   findTransactionByQuote,
@@ -22,7 +22,7 @@ import {
   type TransactionChanges,
   type TransactionRow,
 } from './repo.js';
-import type { OutgoingFailureReason, Transaction } from './schemas.js';
+import { INCOMING_PAYMENT_EVENTS, type OutgoingFailureReason, type Transaction } from './schemas.js';
 import { assertTransition, type TransactionStatus } from './status.js';
 import { toTransaction } from './views.js';
 
@@ -30,7 +30,8 @@ import { toTransaction } from './views.js';
 export interface OutgoingPaymentInput {
   transactionId: string;
   platformId: string;
-  customerId: string;
+  /** The sending customer; absent on the platform's own transfers (a platform account, or REALTIME_FUNDING without customerId). */
+  customerId?: string;
   quoteId: string;
   source: { sourceType: 'ACCOUNT'; accountId: string } | { sourceType: 'REALTIME_FUNDING'; currency: string; cryptoNetwork?: string };
   /**
@@ -52,12 +53,26 @@ export interface OutgoingPaymentInput {
   purposeOfPayment?: string;
   paymentInstructions?: unknown;
   expectedSettlementAt?: Date;
+  /**
+   * `INCOMING`: money entering an internal account from the customer's own external account (the
+   * deprecated transfer-in): recorded and announced as an incoming payment (INCOMING_PAYMENT.*);
+   * the money moves exactly as for an outgoing one.
+   */
+  recordAs?: 'INCOMING';
+  /** REALTIME_FUNDING: the platform's time by which the money must arrive (the quote's expiresAt); unfunded then, the payment EXPIRES. */
+  fundingDeadline?: Date;
 }
 
 export type TransactionView = Transaction;
 
 export const SUBMIT_JOB = 'payments.submit';
 export const SETTLE_JOB = 'payments.settle';
+/** A REALTIME_FUNDING payment's wait for its money: asks the provider (production), expires it at the quote's deadline. */
+export const FUNDING_JOB = 'payments.await-funding';
+/** Tells the rail provider to send a production deposit back to the payer. */
+export const RETURN_DEPOSIT_JOB = 'payments.return-deposit';
+/** How often a production provider is asked whether a REALTIME_FUNDING deposit arrived. */
+const DEPOSIT_POLL_MS = 10_000;
 /** A settlement job waits (RetryJobAt) for its due time and for a slow provider: it must not run out of attempts doing so. */
 const SETTLE_MAX_ATTEMPTS = 1_000;
 /** How soon a provider that still answers PENDING is asked again. */
@@ -93,6 +108,8 @@ export class Payments {
   constructor(private readonly deps: PaymentsDeps) {
     deps.jobs.register(SUBMIT_JOB, (job) => this.onSubmit(job));
     deps.jobs.register(SETTLE_JOB, (job, checkpoint) => this.onSettle(job, checkpoint));
+    deps.jobs.register(FUNDING_JOB, (job) => this.onAwaitFunding(job));
+    deps.jobs.register(RETURN_DEPOSIT_JOB, (job) => this.onReturnDeposit(job));
   }
 
   private railsOf(environment: 'sandbox' | 'production'): RailProvider | undefined {
@@ -160,7 +177,7 @@ export class Payments {
   /** The row of a new payment, not yet written. */
   private async newRow(trx: DbOrTx, input: OutgoingPaymentInput, status: TransactionStatus, failureReason: OutgoingFailureReason | null): Promise<NewTransactionRow> {
     const uuid = idOrFail('Transaction', input.transactionId);
-    const customer = await customerTypeOf(trx, input.platformId, input.customerId);
+    const customer = input.customerId ? await customerTypeOf(trx, input.platformId, input.customerId) : null;
     const environment = await platformEnvironment(trx, input.platformId);
     const platformNow = await this.deps.platformClock.now(input.platformId, trx);
     const now = this.deps.clock.now();
@@ -185,22 +202,23 @@ export class Payments {
     const source =
       input.source.sourceType === 'ACCOUNT'
         ? { sourceType: 'ACCOUNT', accountId: input.source.accountId, currency: input.sendingCurrency }
-        : { sourceType: 'REALTIME_FUNDING', currency: input.source.currency, customerId: input.customerId };
+        : { sourceType: 'REALTIME_FUNDING', currency: input.source.currency, ...(input.customerId ? { customerId: input.customerId } : {}) };
     const destination =
       input.destination.destinationType === 'ACCOUNT'
         ? { destinationType: 'ACCOUNT', accountId: input.destination.accountId, currency: input.receivingCurrency }
         : { destinationType: 'UMA_ADDRESS', umaAddress: input.destination.umaAddress, currency: input.receivingCurrency };
-    assertTransition('OUTGOING', null, status);
+    const type = input.recordAs ?? 'OUTGOING';
+    assertTransition(type, null, status);
     return {
         platform_id: input.platformId,
         id: uuid,
         quote_id: idOrFail('Quote', input.quoteId),
-        type: 'OUTGOING',
+        type,
         status,
         failure_reason: failureReason,
         environment,
-        customer_id: customer.uuid,
-        platform_customer_id: customer.platformCustomerId,
+        customer_id: customer?.uuid ?? null,
+        platform_customer_id: customer?.platformCustomerId ?? null,
         source,
         destination,
         source_account_id: sourceAccountId,
@@ -247,9 +265,11 @@ export class Payments {
     }
   }
 
+  /** Records the change's OUTGOING_PAYMENT.* events; an incoming payment's are their INCOMING_PAYMENT.* twins, where upstream has one. */
   private async emit(trx: DbOrTx, row: TransactionRow, types: string[]): Promise<void> {
     const view = toTransaction(row);
-    const events: DomainEvent[] = types.map((type) => ({ platformId: row.platform_id, type, resourceId: view.id, data: view }));
+    const names = row.type === 'INCOMING' ? types.map((t) => t.replace('OUTGOING_PAYMENT.', 'INCOMING_PAYMENT.')).filter((t) => Object.hasOwn(INCOMING_PAYMENT_EVENTS.types, t)) : types;
+    const events: DomainEvent[] = names.map((type) => ({ platformId: row.platform_id, type, resourceId: view.id, data: view }));
     await recordEvents(trx, this.deps.clock, events);
   }
 
@@ -272,6 +292,7 @@ export class Payments {
     if (input.source.sourceType === 'ACCOUNT') fresh.hold_id = await this.hold(trx, fresh);
     const row = await this.insertRow(trx, input, fresh);
     if (row.hold_id) await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id } });
+    else if (input.fundingDeadline) await this.awaitFunding(trx, row, input.fundingDeadline);
     await this.emit(trx, row, ['OUTGOING_PAYMENT.PENDING']);
     return toTransaction(row);
   }
@@ -378,7 +399,15 @@ export class Payments {
     const posted = await findLedgerTransaction(trx, row.platform_id, { reference: ref(row.id, 'post') });
     if (posted) await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: posted.id, reference: ref(row.id, 'refund') });
     else if (row.hold_id) await this.deps.ledger.voidHold(trx, { platformId: row.platform_id, holdId: row.hold_id, reference: ref(row.id, 'void') });
-    if (row.funding_id) await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: row.funding_id, reference: ref(row.id, 'funding-return') });
+    if (row.funding_id) await this.returnFunding(trx, row, row.funding_id);
+  }
+
+  /** Reverses money the platform paid in; a production deposit is also sent back to the payer by the provider (a durable job). */
+  private async returnFunding(trx: DbOrTx, row: TransactionRow, fundingId: string): Promise<void> {
+    await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: fundingId, reference: ref(row.id, 'funding-return') });
+    if (row.environment === 'production') {
+      await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: SETTLE_MAX_ATTEMPTS });
+    }
   }
 
   /** A payment in PROCESSING that the rail refused or returned: FAILED, its debit refunded, in one transaction. */
@@ -444,9 +473,7 @@ export class Payments {
 
   /**
    * POST /sandbox/send: the platform pays a REALTIME_FUNDING quote's instructions. The money
-   * arrives (from the sandbox's outside world); the expected amount funds the payment (held and
-   * handed to the rail like an account payment), any other amount fails it
-   * FUNDING_AMOUNT_MISMATCH and goes straight back.
+   * arrives from the sandbox's outside world (SANDBOX_FUNDING); `fund` does the rest.
    */
   async fundFromSandbox(trx: Tx, platformId: string, quoteId: string, currencyCode: string, amount: bigint | undefined): Promise<TransactionView> {
     const quoteUuid = parseId('Quote', quoteId);
@@ -458,16 +485,27 @@ export class Payments {
     if (currencyCode !== row.sending_currency) {
       throw invalidInput([{ field: 'currencyCode', message: `the quote is paid in ${row.sending_currency}` }]);
     }
-    const paid = amount ?? BigInt(row.total_sending_amount);
+    return toTransaction(await this.fund(trx, row, { kind: 'SANDBOX_FUNDING', currency: currencyCode }, amount ?? BigInt(row.total_sending_amount)));
+  }
+
+  /**
+   * Money paid in for a REALTIME_FUNDING payment (locked PENDING row, not yet funded) arrives
+   * from `origin` on `SETTLEMENT(REALTIME_FUNDING)`. The expected amount funds the payment (held
+   * and handed to the rail like an account payment); any other amount fails it
+   * FUNDING_AMOUNT_MISMATCH and goes straight back.
+   */
+  private async fund(trx: Tx, row: TransactionRow, origin: LedgerAccountRef, paid: bigint): Promise<TransactionRow> {
+    const { platform_id: platformId } = row;
+    const currency = row.sending_currency;
     const arrival = await this.deps.ledger.transfer(trx, {
       platformId,
       reference: ref(row.id, 'funding'),
-      postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: currencyCode }, to: { kind: 'SETTLEMENT', rail: FUNDING_RAIL, currency: currencyCode }, amount: paid, currency: currencyCode }],
+      postings: [{ from: origin, to: { kind: 'SETTLEMENT', rail: FUNDING_RAIL, currency }, amount: paid, currency }],
       metadata: { transactionId: formatId('Transaction', row.id) },
     });
     const funded = (await updateTransaction(trx, platformId, row.id, 'PENDING', { funding_id: arrival.id, funded_amount: paid }, this.deps.clock.now()))!;
     if (paid !== BigInt(row.total_sending_amount)) {
-      await this.deps.ledger.reverse(trx, { platformId, transactionId: arrival.id, reference: ref(row.id, 'funding-return') });
+      await this.returnFunding(trx, funded, arrival.id);
       const at = await this.deps.platformClock.now(platformId, trx);
       const failed = await this.transition(trx, funded, 'FAILED', {
         failure_reason: 'FUNDING_AMOUNT_MISMATCH',
@@ -478,12 +516,94 @@ export class Payments {
         refund_settled_at: at,
       });
       await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
-      return toTransaction(failed);
+      return failed;
     }
     const holdId = await this.hold(trx, funded);
-    const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId }, this.deps.clock.now()))!;
+    // The rail's time runs from the money's arrival, not from the execution that waited for it.
+    const arrived = await this.deps.platformClock.now(platformId, trx);
+    const expected = new Date(arrived.getTime() + settlementSecondsOf(row.payment_rail as RailName) * 1000);
+    const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId, expected_settlement_at: expected }, this.deps.clock.now()))!;
     await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId, payload: { transactionId: row.id } });
-    return toTransaction(held);
+    return held;
+  }
+
+  /**
+   * Queues the wait for a REALTIME_FUNDING payment's money, due at once on production (the
+   * provider is asked every DEPOSIT_POLL_MS) and at the deadline on sandbox (its money comes
+   * through POST /sandbox/send). Run times are real time; the test clock moves them.
+   */
+  private async awaitFunding(trx: DbOrTx, row: TransactionRow, deadline: Date): Promise<void> {
+    const now = this.deps.clock.now();
+    const platformNow = await this.deps.platformClock.now(row.platform_id, trx);
+    const untilDeadline = Math.max(0, deadline.getTime() - platformNow.getTime());
+    await enqueueJob(trx, this.deps.clock, {
+      kind: FUNDING_JOB,
+      platformId: row.platform_id,
+      payload: { transactionId: row.id, deadline: deadline.toISOString() },
+      runAt: new Date(now.getTime() + (row.environment === 'production' ? 0 : untilDeadline)),
+      maxAttempts: SETTLE_MAX_ATTEMPTS,
+    });
+  }
+
+  private expectedDeposit(row: TransactionRow): ExpectedDeposit {
+    const instructions = (row.payment_instructions ?? []) as Array<{ accountOrWalletInfo?: Record<string, unknown> }>;
+    const info = instructions[0]?.accountOrWalletInfo ?? {};
+    const reference = [info.reference, info.address, info.invoice].find((v): v is string => typeof v === 'string') ?? null;
+    return {
+      transactionId: formatId('Transaction', row.id),
+      platformId: row.platform_id,
+      quoteId: formatId('Quote', row.quote_id!),
+      currency: row.sending_currency,
+      amount: BigInt(row.total_sending_amount),
+      reference,
+      paymentInstructions: row.payment_instructions,
+    };
+  }
+
+  /**
+   * A REALTIME_FUNDING payment waiting for its money: on production, the provider is asked
+   * whether the deposit arrived (received → funded, or failed on a wrong amount); past the
+   * quote's deadline (the platform's clock) an unfunded payment ends EXPIRED (QUOTE_EXPIRED).
+   */
+  private async onAwaitFunding(job: Job): Promise<void> {
+    const { transactionId, deadline } = job.payload as { transactionId: string; deadline: string };
+    const platformId = job.platform_id!;
+    const row = await findTransaction(this.deps.db, platformId, transactionId);
+    if (!row || row.status !== 'PENDING' || row.funding_id) return;
+    const production = row.environment === 'production';
+    const rails = production ? this.railsOf('production') : undefined;
+    if (rails) {
+      const deposit = await rails.deposit(this.expectedDeposit(row));
+      if (deposit.status === 'RECEIVED') {
+        await withTx(this.deps.db, async (trx) => {
+          const locked = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
+          if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
+          await this.fund(trx, locked, { kind: 'SETTLEMENT', rail: COLLECTION_RAIL, currency: locked.sending_currency }, deposit.amount);
+        });
+        return;
+      }
+    }
+    const platformNow = await this.deps.platformClock.now(platformId);
+    const left = new Date(deadline).getTime() - platformNow.getTime();
+    if (left > 0) {
+      throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (rails ? Math.min(left, DEPOSIT_POLL_MS) : left)), 'waiting for the platform’s money');
+    }
+    await withTx(this.deps.db, async (trx) => {
+      const locked = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
+      if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
+      const expired = await this.transition(trx, locked, 'EXPIRED', { failure_reason: 'QUOTE_EXPIRED' });
+      await this.emit(trx, expired, ['OUTGOING_PAYMENT.EXPIRED']);
+    });
+  }
+
+  /** Sends a returned production deposit back through the provider; retried until it answers RETURNED. */
+  private async onReturnDeposit(job: Job): Promise<void> {
+    const { transactionId } = job.payload as { transactionId: string };
+    const row = await findTransaction(this.deps.db, job.platform_id!, transactionId);
+    if (!row || row.funded_amount === null) return;
+    const rails = this.railsOf('production');
+    if (!rails) throw new Error(`no rail provider to return the deposit of ${row.id}`);
+    await rails.returnDeposit(this.expectedDeposit(row), BigInt(row.funded_amount));
   }
 }
 

@@ -29,10 +29,30 @@ export interface Payout {
 export type SubmitOutcome = { status: 'ACCEPTED' } | { status: 'REJECTED'; failureReason: RailFailureReason };
 export type PayoutStatus = { status: 'PENDING' } | { status: 'COMPLETED' } | { status: 'FAILED'; failureReason: RailFailureReason };
 
+/** Money a REALTIME_FUNDING payment waits for: the platform pays the quote's instructions. */
+export interface ExpectedDeposit {
+  /** `Transaction:<uuid>`: the provider's key for this deposit (a return names it too). */
+  transactionId: string;
+  platformId: string;
+  quoteId: string;
+  currency: string;
+  /** Minor units the quote asks for (its totalSendingAmount). */
+  amount: bigint;
+  /** The reference (bank) or address (crypto) of the instructions that the deposit must carry. */
+  reference: string | null;
+  paymentInstructions: unknown;
+}
+
+export type DepositStatus = { status: 'PENDING' } | { status: 'RECEIVED'; amount: bigint };
+
 /** Sends payouts and tells how they ended. Production platforms' payments go through one. */
 export interface RailProvider {
   submit(payout: Payout): Promise<SubmitOutcome>;
   status(payout: Payout): Promise<PayoutStatus>;
+  /** Has the platform's money for this deposit arrived, and how much? Asked until the quote expires. */
+  deposit(expected: ExpectedDeposit): Promise<DepositStatus>;
+  /** Sends a received deposit back to the payer (idempotent by transactionId): wrong amount, failed or cancelled payment. */
+  returnDeposit(expected: ExpectedDeposit, amount: bigint): Promise<void>;
 }
 
 /**
@@ -64,6 +84,14 @@ export class SandboxRails implements RailProvider {
     const trigger = sandboxTrigger(payout.sentAmount);
     return trigger?.at === 'SETTLEMENT' ? { status: 'FAILED', failureReason: trigger.failureReason } : { status: 'COMPLETED' };
   }
+
+  /** Sandbox money arrives through POST /sandbox/send, never by itself. */
+  async deposit(): Promise<DepositStatus> {
+    return { status: 'PENDING' };
+  }
+
+  /** The sandbox's outside world takes returned money back in the ledger (SANDBOX_FUNDING); nothing else to do. */
+  async returnDeposit(): Promise<void> {}
 }
 
 /** Bytes of a provider answer read at most: the answers are a few fields. */
@@ -77,19 +105,18 @@ const MAX_ANSWER_BYTES = 16 * 1024;
 export class HttpRails implements RailProvider {
   constructor(private readonly config: HttpProviderConfig & { url: string }) {}
 
-  private async call<T>(path: string, payout: Payout, statuses: readonly string[]): Promise<T> {
-    const unavailable = (reason: string) => new AppError('SERVICE_UNAVAILABLE', `The payment rail provider failed: ${reason}.`);
-    const body = JSON.stringify({ ...payout, amount: payout.amount.toString(), sentAmount: payout.sentAmount.toString() });
-    const response = await postToProvider({ ...this.config, url: `${this.config.url.replace(/\/$/, '')}${path}` }, body, unavailable);
-    const text = await response.text();
+  private async post(path: string, body: unknown): Promise<{ status?: unknown; failureReason?: unknown; amount?: unknown } | null> {
+    const text = await (await postToProvider({ ...this.config, url: `${this.config.url.replace(/\/$/, '')}${path}` }, JSON.stringify(body), unavailable)).text();
     if (text.length > MAX_ANSWER_BYTES) throw unavailable('the answer is too large');
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      return JSON.parse(text) as { status?: unknown } | null;
     } catch {
       throw unavailable('the answer is not JSON');
     }
-    const answer = parsed as { status?: unknown; failureReason?: unknown } | null;
+  }
+
+  private async call<T>(path: string, payout: Payout, statuses: readonly string[]): Promise<T> {
+    const answer = await this.post(path, { ...payout, amount: payout.amount.toString(), sentAmount: payout.sentAmount.toString() });
     if (!answer || typeof answer !== 'object' || typeof answer.status !== 'string' || !statuses.includes(answer.status)) {
       throw unavailable('the answer does not follow the contract');
     }
@@ -105,4 +132,24 @@ export class HttpRails implements RailProvider {
   status(payout: Payout): Promise<PayoutStatus> {
     return this.call('/payouts/status', payout, ['PENDING', 'COMPLETED', 'FAILED']);
   }
+
+  async deposit(expected: ExpectedDeposit): Promise<DepositStatus> {
+    const answer = await this.post('/deposits/status', depositBody(expected));
+    if (answer?.status === 'PENDING') return { status: 'PENDING' };
+    if (answer?.status === 'RECEIVED' && typeof answer.amount === 'string' && /^[1-9]\d{0,17}$/.test(answer.amount)) {
+      return { status: 'RECEIVED', amount: BigInt(answer.amount) };
+    }
+    throw unavailable('the deposit answer does not follow the contract');
+  }
+
+  async returnDeposit(expected: ExpectedDeposit, amount: bigint): Promise<void> {
+    const answer = await this.post('/deposits/return', { ...depositBody(expected), amount: amount.toString() });
+    if (answer?.status !== 'RETURNED') throw unavailable('the return answer does not follow the contract');
+  }
+}
+
+const unavailable = (reason: string) => new AppError('SERVICE_UNAVAILABLE', `The payment rail provider failed: ${reason}.`);
+
+function depositBody(expected: ExpectedDeposit) {
+  return { ...expected, amount: expected.amount.toString() };
 }

@@ -37,6 +37,9 @@ export const UMA_SETTLEMENT_SECONDS = 60;
 /** Where money paid into a REALTIME_FUNDING quote lands before the payment uses it. */
 export const FUNDING_RAIL = 'REALTIME_FUNDING';
 
+/** Corridor's collection accounts at the rail provider: where production REALTIME_FUNDING deposits arrive from. */
+export const COLLECTION_RAIL = 'COLLECTION';
+
 /** Settlement account rail name of a UMA payout. */
 export const UMA_RAIL = 'UMA';
 

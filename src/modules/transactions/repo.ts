@@ -15,8 +15,9 @@ interface TransactionsTable {
   status: TransactionStatus;
   failure_reason: string | null;
   environment: 'sandbox' | 'production';
-  customer_id: string;
-  platform_customer_id: string;
+  /** Null together on the platform's own transfers (no sending customer). */
+  customer_id: string | null;
+  platform_customer_id: string | null;
   source: unknown;
   destination: unknown;
   source_account_id: string | null;

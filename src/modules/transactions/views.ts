@@ -27,8 +27,9 @@ export function toTransaction(row: TransactionRow): Transaction {
   const common = {
     id: formatId('Transaction', row.id),
     destination: row.destination as OutgoingTransaction['destination'],
-    customerId: formatId('Customer', row.customer_id),
-    platformCustomerId: row.platform_customer_id,
+    // The platform's own transfers have no customer (upstream requires both; nothing true could fill them).
+    ...(row.customer_id ? { customerId: formatId('Customer', row.customer_id) } : {}),
+    ...(row.platform_customer_id !== null ? { platformCustomerId: row.platform_customer_id } : {}),
     ...(row.settled_at ? { settledAt: row.settled_at.toISOString() } : {}),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),

@@ -59,7 +59,8 @@ export async function transfer(trx: Tx, deps: TransferDeps, caller: Caller, requ
     });
   }
   const row = await loadQuote(trx, caller.platformId, parseId('Quote', quote.id)!, { forUpdate: true });
-  const executed = await executeLocked(trx, deps, row, prefetched);
+  // Transfer-in is money entering an internal account from outside: an INCOMING transaction (upstream's TransactionOneOf).
+  const executed = await executeLocked(trx, deps, row, prefetched, request.direction === 'IN' ? { recordAs: 'INCOMING' } : {});
   // A quote executed in the transaction that created it has not expired; any other answer passes through unchanged.
   if (executed.statusCode !== 200) return executed;
   return { statusCode: 201, body: toTransaction(await deps.payments.load(trx, caller.platformId, quote.transactionId)) };

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { notifyChanged } from '../../platform/cache.js';
-import type { Clock } from '../../platform/clock.js';
+import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { DbHandle, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
@@ -11,7 +11,10 @@ import type { WebhookDeliveries } from './deliveries.js';
 import { decideApproval, findApproval, findPendingApproval, insertApproval, shortenApprovalDeadline, type ApprovalRow } from './repo.js';
 import type { WebhookResponse } from './sender.js';
 
-/** How long a platform that answered 202 has to call approve or reject (upstream: 5 s). */
+/**
+ * How long a platform that answered 202 has to call approve or reject (upstream: 5 s), on the
+ * platform's clock: a sandbox platform's test clock moved past it times the question out.
+ */
 export const APPROVAL_WINDOW_MS = 5_000;
 export const APPROVAL_DEADLINE_JOB = 'webhook.approval-deadline';
 const DECIDED_CHANNEL = 'corridor_webhook_approval_decided';
@@ -127,7 +130,10 @@ export class IncomingPaymentApprovals {
   constructor(
     private readonly deps: {
       handle: DbHandle;
+      /** The shared clock: when the deadline job runs (jobs are scheduled on it). */
       clock: Clock;
+      /** The platform's time (sandbox test clocks): deadlines and decision times are on it. */
+      platformClock: PlatformClock;
       logger: Logger;
       catalogue: EventCatalogue;
       deliveries: WebhookDeliveries;
@@ -159,12 +165,12 @@ export class IncomingPaymentApprovals {
     if (!check.valid) throw new Error(`the ${request.type} payload does not match its schema: ${JSON.stringify(check.errors)}`);
     const windowMs = request.windowMs ?? APPROVAL_WINDOW_MS;
     const requested = request.data.requestedReceiverCustomerInfoFields ?? [];
-    const now = this.deps.clock.now();
-    const id = uuidv7(now.getTime());
+    const id = uuidv7(this.deps.clock.now().getTime());
     // Until the receiver answers, the latest possible deadline: the job times the question out
     // there should this process die while it asks.
-    const latest = new Date(now.getTime() + this.deps.timeoutMs + windowMs);
+    const latestMs = this.deps.timeoutMs + windowMs;
     await withTx(this.db, async (trx) => {
+      const now = await this.deps.platformClock.now(request.platformId, trx);
       await insertApproval(trx, {
         platform_id: request.platformId,
         id,
@@ -174,11 +180,13 @@ export class IncomingPaymentApprovals {
         requested_fields: requested,
         outcome: null,
         decided_via: null,
-        deadline: latest,
+        deadline: new Date(now.getTime() + latestMs),
         created_at: now,
         decided_at: null,
       });
-      await enqueueJob(trx, this.deps.clock, { kind: APPROVAL_DEADLINE_JOB, platformId: request.platformId, payload: { approvalId: id }, runAt: latest });
+      // A platform job: advancing the platform's clock brings it forward with the deadline.
+      const runAt = new Date(this.deps.clock.now().getTime() + latestMs);
+      await enqueueJob(trx, this.deps.clock, { kind: APPROVAL_DEADLINE_JOB, platformId: request.platformId, payload: { approvalId: id }, runAt });
     });
     const { response } = await this.deps.deliveries.sendNow(
       request.platformId,
@@ -187,18 +195,18 @@ export class IncomingPaymentApprovals {
     );
     const decision = decisionFromResponse(response, requested);
     if (decision) return this.decide(request.platformId, id, decision, 'WEBHOOK');
-    const deadline = new Date(this.deps.clock.now().getTime() + windowMs);
+    const deadline = new Date((await this.deps.platformClock.now(request.platformId)).getTime() + windowMs);
     await shortenApprovalDeadline(this.db, request.platformId, id, deadline);
     return this.waitFor(request.platformId, id);
   }
 
-  /** Waits for an API decision until the row's deadline (by the clock), then times the question out. */
+  /** Waits for an API decision until the row's deadline (on the platform's clock), then times the question out. */
   private async waitFor(platformId: string, id: string): Promise<DecidedApproval> {
     try {
       for (;;) {
         const row = (await findApproval(this.db, platformId, id))!;
         if (row.status !== 'PENDING') return toDecided(row);
-        const left = row.deadline.getTime() - this.deps.clock.now().getTime();
+        const left = row.deadline.getTime() - (await this.deps.platformClock.now(platformId)).getTime();
         if (left <= 0) return await this.decide(platformId, id, { status: 'TIMED_OUT' }, 'DEADLINE');
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.min(left, WAIT_POLL_MS));
@@ -216,7 +224,8 @@ export class IncomingPaymentApprovals {
   /** Takes the decision if the question is still open, running the consumer's hook; answers the decision that stands. */
   private async decide(platformId: string, id: string, decision: ApprovalDecision, via: DecidedApproval['via']): Promise<DecidedApproval> {
     return withTx(this.db, async (trx) => {
-      const row = await decideApproval(trx, platformId, id, { status: decision.status, outcome: outcomeOf(decision), via, at: this.deps.clock.now() });
+      const at = await this.deps.platformClock.now(platformId, trx);
+      const row = await decideApproval(trx, platformId, id, { status: decision.status, outcome: outcomeOf(decision), via, at });
       if (!row) return toDecided((await findApproval(trx, platformId, id))!);
       const decided = toDecided(row);
       await this.hooks.get(row.consumer)!(trx, decided);
@@ -238,7 +247,7 @@ export class IncomingPaymentApprovals {
     decision: { status: 'APPROVED'; receiverCustomerInfo?: Record<string, unknown> } | { status: 'REJECTED'; reason?: string },
   ): Promise<DecidedApproval> {
     const row = await findPendingApproval(trx, platformId, transactionId);
-    const now = this.deps.clock.now();
+    const now = await this.deps.platformClock.now(platformId, trx);
     if (!row || row.deadline <= now) {
       throw new AppError('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL', `Transaction ${transactionId} is not waiting for the platform's approval.`);
     }
@@ -266,7 +275,9 @@ export class IncomingPaymentApprovals {
     const { approvalId } = job.payload as { approvalId: string };
     const row = await findApproval(this.db, job.platform_id!, approvalId);
     if (!row || row.status !== 'PENDING') return;
-    if (row.deadline > this.deps.clock.now()) throw new RetryJobAt(row.deadline, 'the approval window is still open');
+    const platformNow = await this.deps.platformClock.now(row.platform_id);
+    // The deadline is platform time; the job runs on the shared clock, as much later.
+    if (row.deadline > platformNow) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (row.deadline.getTime() - platformNow.getTime())), 'the approval window is still open');
     const decided = await this.decide(row.platform_id, row.id, { status: 'TIMED_OUT' }, 'DEADLINE');
     this.deps.logger.info({ platformId: row.platform_id, transactionId: row.transaction_id, status: decided.decision.status }, 'approval deadline passed');
   }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { Clock } from '../../platform/clock.js';
+import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { DbHandle } from '../../platform/db/database.js';
 import type { HttpMetrics } from '../../platform/http/metrics.js';
 import type { JobWorker } from '../../platform/jobs.js';
@@ -23,6 +23,8 @@ declare module 'fastify' {
 export interface WebhooksDeps {
   handle: DbHandle;
   clock: Clock;
+  /** Each platform's time (sandbox test clocks), for approval windows. */
+  platformClock: PlatformClock;
   logger: Logger;
   config: Pick<Config, 'webhooks' | 'cacheTtlMs'>;
   jobs: JobWorker;
@@ -62,7 +64,7 @@ export class Webhooks {
       resolver: deps.resolver ?? systemResolver,
       timeoutMs: config.webhooks.timeoutMs,
     });
-    this.approvals = new IncomingPaymentApprovals({ handle, clock, logger, catalogue, deliveries: this.deliveries, timeoutMs: config.webhooks.timeoutMs });
+    this.approvals = new IncomingPaymentApprovals({ handle, clock, platformClock: deps.platformClock, logger, catalogue, deliveries: this.deliveries, timeoutMs: config.webhooks.timeoutMs });
     jobs.register(DELIVER_JOB, (job) => this.deliveries.deliver(job), { perPlatform: config.webhooks.perEndpointConcurrency });
     jobs.register(APPROVAL_DEADLINE_JOB, (job) => this.approvals.onDeadline(job));
     jobs.addSource(outboxRelay(handle.db, clock, (trx, events) => this.deliveries.fanOut(trx, events)));
