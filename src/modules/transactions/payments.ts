@@ -374,7 +374,8 @@ export class Payments {
     if (!payload.submitted) {
       const submitted = await rails.submit(payout);
       if (submitted.status === 'REJECTED') return this.fail(platformId, row.id, submitted.failureReason);
-      await withTx(this.deps.db, (trx) => checkpoint(trx, { ...payload, submitted: true }));
+      // One conditional UPDATE on its own: nothing else commits with it, so no BEGIN/COMMIT around it.
+      await checkpoint(this.deps.db, { ...payload, submitted: true });
     }
     const platformNow = await this.deps.platformClock.now(platformId);
     const due = row.expected_settlement_at ?? platformNow;
