@@ -8,6 +8,8 @@ export interface FakeVasp {
   signing: Secp256k1Key;
   chainPem: string;
   lnurlp: (url: URL) => Promise<{ status: number; body: string }>;
+  /** Its answer to a pay request at `/payreq` (default 404). */
+  payreq: (body: string) => Promise<{ status: number; body: string }>;
   server: Server;
 }
 
@@ -27,6 +29,7 @@ export async function startFakeVasp(): Promise<FakeVasp> {
     signing: initial.key,
     chainPem: initial.chainPem,
     lnurlp: async (url: URL) => signedLnurlpAnswer(url, state.signing),
+    payreq: async (_body: string) => ({ status: 404, body: '{}' }),
   } as FakeVasp;
   const server = createServer((req, res) => {
     const url = new URL(req.url!, `http://${req.headers.host}`);
@@ -40,6 +43,18 @@ export async function startFakeVasp(): Promise<FakeVasp> {
         res.statusCode = status;
         res.setHeader('content-type', 'application/json');
         res.end(body);
+      });
+      return;
+    }
+    if (url.pathname === '/payreq' && req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        void state.payreq(Buffer.concat(chunks).toString()).then(({ status, body }) => {
+          res.statusCode = status;
+          res.setHeader('content-type', 'application/json');
+          res.end(body);
+        });
       });
       return;
     }

@@ -286,7 +286,7 @@ describe('refusals (spec §7), on create and through immediatelyExecute', () => 
     expectEnvelope(await quote(p, { ...body(1_000), destination: toAccount(wallet, 'ACH') }), 400, 'INVALID_INPUT');
   });
 
-  it('QUOTE_NOT_FOUND for an unknown, malformed or another platform’s quote; UMA destinations are 501; reading needs no TRANSACT, writing does', async () => {
+  it('QUOTE_NOT_FOUND for an unknown, malformed or another platform’s quote; a UMA destination needs its lookupId (test/http/uma.test.ts pays one); reading needs no TRANSACT, writing does', async () => {
     const { p, usd, eur } = await world();
     const q = (await quote(p, { source: fromAccount(usd.id), destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1000 })).json() as Quote;
     const other = await ctx.newPlatform();
@@ -294,7 +294,7 @@ describe('refusals (spec §7), on create and through immediatelyExecute', () => 
       expectEnvelope(await call(other, 'GET', `/quotes/${id}`), 404, 'QUOTE_NOT_FOUND');
       expectEnvelope(await execute(other, id), 404, 'QUOTE_NOT_FOUND');
     }
-    expectEnvelope(await quote(p, { source: fromAccount(usd.id), destination: { destinationType: 'UMA_ADDRESS', umaAddress: '$bob@uma.example.com' }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1000 }), 501, 'NOT_IMPLEMENTED');
+    expectEnvelope(await quote(p, { source: fromAccount(usd.id), destination: { destinationType: 'UMA_ADDRESS', umaAddress: '$bob@uma.example.com' }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1000 }), 400, 'INVALID_INPUT');
     expectEnvelope(await quote(p, { source: fromAccount(formatId('InternalAccount', '019542f5-b3e7-7d02-8000-000000000001')), destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1000 }), 404, 'REFERENCE_NOT_FOUND');
     const viewer = await ctx.newToken(p, ['VIEW']);
     expect((await call(viewer, 'GET', `/quotes/${q.id}`)).statusCode).toBe(200);

@@ -1,5 +1,6 @@
 import {
   getPayRequest,
+  getPostTransactionCallback,
   getSignedLnurlpRequestUrl,
   InMemoryNonceValidator,
   KycStatus,
@@ -9,12 +10,17 @@ import {
   verifyPayReqResponseSignature,
 } from '@uma-sdk/core';
 import bolt11 from 'bolt11';
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { builtInRates, ExchangeRates } from '../../src/modules/rates/index.js';
 import { findUmaLookup } from '../../src/modules/uma/index.js';
+import { msatsPerMinorUnit } from '../../src/modules/uma/rates.js';
 import { issueCertificate, newSecp256k1Key, toPem, type Secp256k1Key } from '../../src/modules/uma/certificates.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { fakeChain, signedLnurlpAnswer, startFakeVasp, type FakeVasp } from '../helpers/uma.js';
+import { expectLedgerConsistent } from '../helpers/ledger.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * Two Corridors, each its own VASP on its own port (`127.0.0.1:<port>` is its UMA domain; the
@@ -28,6 +34,8 @@ let domainB: string;
 let alice: { id: string; umaAddress: string };
 let fake: FakeVasp;
 let bob: { id: string; umaAddress: string };
+/** Platform B's webhook endpoint: it decides B's incoming payments (approves unless a test says otherwise). */
+let hooksB: WebhookReceiver;
 
 type Body = Record<string, unknown>;
 
@@ -63,6 +71,8 @@ beforeAll(async () => {
   alice = await customer(a, a.platform, 'alice', { currencies: ['EUR'] });
   bob = await customer(b, b.platform, 'bob', { currencies: ['MXN'] });
   fake = await startFakeVasp();
+  hooksB = await WebhookReceiver.start();
+  expect((await call(b, b.platform, 'PATCH', '/config', { webhookEndpoint: hooksB.url })).statusCode).toBe(200);
 }, 300_000);
 
 // The SDK stamps the messages it builds with the system time; the manual clocks that judge them
@@ -70,9 +80,11 @@ beforeAll(async () => {
 beforeEach(() => {
   a.clock.set(new Date());
   b.clock.set(new Date());
+  hooksB.answer = () => ({ status: 200, body: '{}' });
 });
 
 afterAll(async () => {
+  await hooksB?.close();
   await new Promise((resolve) => fake?.server.close(resolve));
   await a?.close();
   await b?.close();
@@ -108,8 +120,9 @@ describe('GET /receiver/uma/{receiverUmaAddress} between two Corridors', () => {
         { name: 'NATIONALITY', mandatory: false },
       ]),
     });
-    // EUR → MXN at the sandbox reference prices (1 BTC = 92,000 EUR = 1,800,000 MXN).
-    expect(body.supportedCurrencies[0].estimatedExchangeRate).toBeCloseTo(1_800_000 / 92_000, 6);
+    // EUR → MXN at the rates module's mid-market rates (both sides price BTC from the same sandbox table).
+    const snapshot = await new ExchangeRates({ db: a.handle.db, clock: a.clock, sandbox: builtInRates }).snapshot('sandbox');
+    expect(body.supportedCurrencies[0].estimatedExchangeRate).toBeCloseTo(Number(snapshot.perUsd.MXN) / Number(snapshot.perUsd.EUR), 6);
     expect(body.lookupId).toMatch(/^Lookup:[0-9a-f-]{36}$/);
     const stored = await a.handle.db.selectFrom('uma_lookups').selectAll().where('id', '=', body.lookupId.slice('Lookup:'.length)).executeTakeFirstOrThrow();
     expect(stored.receiver_uma_address).toBe(bob.umaAddress.toLowerCase());
@@ -444,7 +457,7 @@ describe('POST /uma/payreq/{user}: the pay request', () => {
   async function bKeys() {
     return PubKeyResponse.fromJson((await b.app.inject({ method: 'GET', url: '/.well-known/lnurlpubkey' })).body);
   }
-  async function payRequest(overrides: { amount?: number; currency?: string; payerData?: Body } = {}) {
+  async function payRequest(overrides: { amount?: number; currency?: string; payerData?: Body; requestedPayeeData?: Body } = {}) {
     const keys = await bKeys();
     return getPayRequest({
       receiverEncryptionPubKey: keys.getEncryptionPubKey(),
@@ -457,6 +470,7 @@ describe('POST /uma/payreq/{user}: the pay request', () => {
       umaMajorVersion: 1,
       trInfo: JSON.stringify({ name: 'Alice' }),
       payerData: (overrides.payerData ?? { name: 'Alice Sender' }) as never,
+      ...(overrides.requestedPayeeData ? { requestedPayeeData: overrides.requestedPayeeData as never } : {}),
     });
   }
   const post = (body: string) =>
@@ -472,7 +486,9 @@ describe('POST /uma/payreq/{user}: the pay request', () => {
     const response = await post(request.toJsonString());
     expect(response.statusCode, response.body).toBe(200);
     const answer = PayReqResponse.fromJson(response.body);
-    const multiplier = 100_000_000_000 / (1_800_000 * 100);
+    // B's rates module prices the conversion: msats per centavo at its current window's mid rates.
+    const snapshot = await new ExchangeRates({ db: b.handle.db, clock: b.clock, sandbox: builtInRates }).snapshot('sandbox');
+    const multiplier = msatsPerMinorUnit(snapshot, 'MXN')!;
     const expectedMsats = Math.round(50_000 * multiplier);
     expect(answer.converted).toMatchObject({ amount: 50_000, currencyCode: 'MXN', decimals: 2, fee: 0 });
     const invoice = bolt11.decode(answer.pr, { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] });
@@ -504,4 +520,228 @@ describe('POST /uma/payreq/{user}: the pay request', () => {
     expectEnvelope(await post((await payRequest({ payerData: {} })).toJsonString()), 400, 'MISSING_REQUIRED_UMA_PARAMETERS');
     expectEnvelope(await post('{"amount": "x"}'), 400, 'INVALID_REQUEST_FORMAT');
   });
+
+  const bobBalance = async () => {
+    const accounts = (await call(b, b.platform, 'GET', `/customers/internal-accounts?customerId=${bob.id}&currency=MXN`)).json() as { data: Body[] };
+    return (accounts.data[0]!.balance as { amount: number }).amount;
+  };
+  const payInvoice = (invoice: string) =>
+    b.app.inject({ method: 'POST', url: '/uma/lightning/pay', headers: { host: domainB, 'content-type': 'application/json' }, payload: { invoice } });
+  const transactionOf = async (invoice: string) => {
+    const hash = bolt11.decode(invoice, { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }).tagsObject.payment_hash!;
+    const row = await b.handle.db.selectFrom('uma_incoming_payments').selectAll().where('payment_hash', '=', hash).executeTakeFirstOrThrow();
+    return `Transaction:${row.transaction_id}`;
+  };
+
+  it("asks B's platform first (INCOMING_PAYMENT.PENDING with the requested payee fields) and answers its receiverCustomerInfo as payee data", async () => {
+    hooksB.answer = () => ({ status: 200, body: JSON.stringify({ receiverCustomerInfo: { FULL_NAME: 'Bob Receiver' } }) });
+    const before = hooksB.of('INCOMING_PAYMENT.PENDING').length;
+    const response = await post((await payRequest({ requestedPayeeData: { name: { mandatory: true }, compliance: { mandatory: true }, identifier: { mandatory: true } } })).toJsonString());
+    expect(response.statusCode, response.body).toBe(200);
+    const asked = hooksB.of('INCOMING_PAYMENT.PENDING').slice(before);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.body.data).toMatchObject({
+      status: 'PENDING',
+      type: 'INCOMING',
+      source: { sourceType: 'UMA_ADDRESS', umaAddress: `$alice@${fake.domain}` },
+      receivedAmount: { amount: 50_000, currency: { code: 'MXN' } },
+      counterpartyInformation: { name: 'Alice Sender', identifier: `$alice@${fake.domain}` },
+      requestedReceiverCustomerInfoFields: [{ name: 'FULL_NAME', mandatory: true }],
+    });
+    const answer = PayReqResponse.fromJson(response.body);
+    expect(answer.payeeData).toMatchObject({ identifier: bob.umaAddress.toLowerCase(), name: 'Bob Receiver' });
+  });
+
+  it("B's platform refusing (its 403): SENDER_NOT_ACCEPTED, 422 MISSING_REQUIRED_UMA_PARAMETERS with its fields, no answer SERVICE_SWITCH_ERROR — no invoice, nothing credited", async () => {
+    const balance = await bobBalance();
+    hooksB.answer = () => ({ status: 403, body: '{"reason":"RISK"}' });
+    expect(expectEnvelope(await post((await payRequest()).toJsonString()), 400, 'SENDER_NOT_ACCEPTED').details).toEqual({ reason: 'RISK' });
+    hooksB.answer = () => ({ status: 422, body: '{"requiredFields":["NATIONALITY"]}' });
+    expect(expectEnvelope(await post((await payRequest()).toJsonString()), 400, 'MISSING_REQUIRED_UMA_PARAMETERS').details).toEqual({ requiredFields: ['NATIONALITY'] });
+    hooksB.answer = () => ({ status: 500 });
+    expectEnvelope(await post((await payRequest()).toJsonString()), 500, 'SERVICE_SWITCH_ERROR');
+    const failed = await b.handle.db.selectFrom('transactions').select(['status', 'failure_reason']).where('type', '=', 'INCOMING').orderBy('id', 'desc').limit(3).execute();
+    expect(failed.map((t) => [t.status, t.failure_reason])).toEqual([
+      ['FAILED', 'PAYMENT_APPROVAL_WEBHOOK_ERROR'],
+      ['FAILED', 'PAY_REQUEST_FAILED'],
+      ['REJECTED', 'COMPLIANCE_REJECTED'],
+    ]);
+    expect(await bobBalance()).toBe(balance);
+  });
+
+  it('paying the invoice at the node credits Bob once and releases the preimage of its payment hash', async () => {
+    const balance = await bobBalance();
+    const answer = PayReqResponse.fromJson((await post((await payRequest()).toJsonString())).body);
+    const transactionId = await transactionOf(answer.pr);
+    expect((await call(b, b.platform, 'GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'PENDING' });
+    const paid = await payInvoice(answer.pr);
+    expect(paid.statusCode, paid.body).toBe(200);
+    const { preimage } = paid.json() as { preimage: string };
+    const hash = bolt11.decode(answer.pr, { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] }).tagsObject.payment_hash;
+    expect(createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex')).toBe(hash);
+    expect(await bobBalance()).toBe(balance + 50_000);
+    expect((await call(b, b.platform, 'GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'COMPLETED', receivedAmount: { amount: 50_000 } });
+    // Paying again proves the payment again and moves nothing.
+    expect((await payInvoice(answer.pr)).json()).toEqual({ preimage });
+    expect(await bobBalance()).toBe(balance + 50_000);
+    await expectLedgerConsistent(b.handle.db);
+  });
+
+  it('an expired invoice is refused 409 and its transaction fails QUOTE_EXPIRED; an unknown one is 404', async () => {
+    const balance = await bobBalance();
+    const answer = PayReqResponse.fromJson((await post((await payRequest()).toJsonString())).body);
+    b.clock.advance(601_000);
+    // The expiry job fails the unpaid payment without anyone presenting the invoice.
+    while ((await b.jobs.runDue(50)) > 0);
+    expect((await call(b, b.platform, 'GET', `/transactions/${await transactionOf(answer.pr)}`)).json()).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXPIRED' });
+    expectEnvelope(await payInvoice(answer.pr), 409, 'CONFLICT');
+    // Presented after expiry before the job ran, it expires then. (The SDK signs with the system time.)
+    b.clock.set(new Date());
+    const late = PayReqResponse.fromJson((await post((await payRequest()).toJsonString())).body);
+    b.clock.advance(601_000);
+    expectEnvelope(await payInvoice(late.pr), 409, 'CONFLICT');
+    expect((await call(b, b.platform, 'GET', `/transactions/${await transactionOf(late.pr)}`)).json()).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXPIRED' });
+    expectEnvelope(await payInvoice('lnbcrt1nothing'), 404, 'REFERENCE_NOT_FOUND');
+    expect(await bobBalance()).toBe(balance);
+    await expectLedgerConsistent(b.handle.db);
+  });
+
+  it("the sender's post-transaction callback (UMAD-07) is checked: signed by the sending VASP, fresh, once", async () => {
+    const answer = PayReqResponse.fromJson((await post((await payRequest()).toJsonString())).body);
+    const callbackUrl = new URL(answer.payeeData!.compliance!.utxoCallback as string);
+    expect(callbackUrl.host).toBe(domainB);
+    const send = (body: unknown) => b.app.inject({ method: 'POST', url: callbackUrl.pathname, headers: { host: domainB }, payload: body as object });
+    const callback = JSON.parse(JSON.stringify(await getPostTransactionCallback({ utxos: [], vaspDomain: fake.domain, signingPrivateKey: fake.signing.privateKey })));
+    expectEnvelope(await send({ ...callback, signature: callback.signature.replace(/^../, '00') }), 401, 'INVALID_SIGNATURE');
+    expect((await send(callback)).statusCode).toBe(200);
+    expectEnvelope(await send(callback), 400, 'INVALID_NONCE');
+    const stale = JSON.parse(JSON.stringify(await getPostTransactionCallback({ utxos: [], vaspDomain: fake.domain, signingPrivateKey: fake.signing.privateKey })));
+    b.clock.advance(3_600_000);
+    expectEnvelope(await send(stale), 400, 'INVALID_TIMESTAMP');
+    expectEnvelope(await send({ ...stale, vaspDomain: domainA }), 401, 'INVALID_SIGNATURE');
+  });
 });
+
+describe('paying a UMA address: a quote on a lookupId, executed, both ledgers move', () => {
+  const consent = () => ({ acceptedAt: a.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' });
+  let anna: { id: string; umaAddress: string; accountId: string };
+  const balanceOf = async (ctx: TestContext, p: TestPlatform, customerId: string, code: string) => {
+    const accounts = (await call(ctx, p, 'GET', `/customers/internal-accounts?customerId=${customerId}&currency=${code}`)).json() as { data: Body[] };
+    return { id: accounts.data[0]!.id as string, available: (accounts.data[0]!.balance as { amount: number }).amount };
+  };
+  const quoteTo = async (address: string, extra: Body = {}) => {
+    const looked = await lookup(address, `customerId=${anna.id}`);
+    expect(looked.statusCode, looked.body).toBe(200);
+    return call(a, a.platform, 'POST', '/quotes', {
+      lookupId: looked.json().lookupId,
+      source: { sourceType: 'ACCOUNT', accountId: anna.accountId },
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: address, currency: 'MXN' },
+      lockedCurrencySide: 'RECEIVING',
+      lockedCurrencyAmount: 50_000,
+      ...extra,
+    });
+  };
+  const drain = async (ctx: TestContext) => {
+    for (let i = 0; i < 50; i++) if ((await ctx.jobs.runDue(50)) === 0) return;
+    throw new Error('jobs kept coming');
+  };
+
+  beforeAll(async () => {
+    const created = await customer(a, a.platform, 'anna', { currencies: ['EUR'], endUserTermsConsent: consent() });
+    const account = await balanceOf(a, a.platform, created.id, 'EUR');
+    expect((await call(a, a.platform, 'POST', `/sandbox/internal-accounts/${account.id}/fund`, { amount: 1_000_000 })).statusCode).toBe(200);
+    anna = { ...created, accountId: account.id };
+  });
+
+  it('EUR at A to MXN at B: the pay request prices the quote, the invoice is paid at execution, A debits Anna and B credits Bob', async () => {
+    const annaBefore = (await balanceOf(a, a.platform, anna.id, 'EUR')).available;
+    const bobBefore = (await balanceOf(b, b.platform, bob.id, 'MXN')).available;
+    const asked = hooksB.of('INCOMING_PAYMENT.PENDING').length;
+    const quoted = await quoteTo(bob.umaAddress);
+    expect(quoted.statusCode, quoted.body).toBe(201);
+    const quote = quoted.json();
+    expect(quote).toMatchObject({
+      status: 'PENDING',
+      sendingCurrency: { code: 'EUR' },
+      receivingCurrency: { code: 'MXN' },
+      totalReceivingAmount: 50_000,
+      feesIncluded: 0,
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: bob.umaAddress, currency: 'MXN' },
+      rateDetails: { counterpartyFixedFee: 0 },
+    });
+    // B's platform was asked about the payment when the pay request arrived.
+    expect(hooksB.of('INCOMING_PAYMENT.PENDING')).toHaveLength(asked + 1);
+    // The sender pays the invoice's value at A's rate: 50,000 centavos in EUR cents, rounded up.
+    const snapshot = await new ExchangeRates({ db: a.handle.db, clock: a.clock, sandbox: builtInRates }).snapshot('sandbox');
+    const expectedCents = Math.ceil((50_000 * msatsPerMinorUnit(snapshot, 'MXN')!) / msatsPerMinorUnit(snapshot, 'EUR')!);
+    expect(Math.abs(quote.totalSendingAmount - expectedCents)).toBeLessThanOrEqual(1);
+
+    const executed = await call(a, a.platform, 'POST', `/quotes/${quote.id}/execute`, {});
+    expect(executed.statusCode, executed.body).toBe(200);
+    await drain(a);
+    // Handed to the Lightning leg: B settled the invoice and credited Bob; A waits for the rail's settlement time.
+    const incoming = await b.handle.db.selectFrom('transactions').selectAll().where('type', '=', 'INCOMING').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
+    expect(incoming).toMatchObject({ status: 'COMPLETED', receiving_currency: 'MXN' });
+    expect((await balanceOf(b, b.platform, bob.id, 'MXN')).available).toBe(bobBefore + 50_000);
+    a.clock.advance(61_000);
+    await drain(a);
+    const sent = (await call(a, a.platform, 'GET', `/transactions/${quote.transactionId}`)).json();
+    expect(sent).toMatchObject({ type: 'OUTGOING', status: 'COMPLETED', destination: { destinationType: 'UMA_ADDRESS', umaAddress: bob.umaAddress }, receivedAmount: { amount: 50_000 } });
+    expect((await balanceOf(a, a.platform, anna.id, 'EUR')).available).toBe(annaBefore - quote.totalSendingAmount);
+    // The post-transaction callback reached B, signed by A.
+    const paid = await b.handle.db.selectFrom('uma_incoming_payments').selectAll().where('transaction_id', '=', incoming.id).executeTakeFirstOrThrow();
+    expect(paid.status).toBe('COMPLETED');
+    expect(paid.sender_confirmed_at).not.toBeNull();
+    const events = await a.handle.db.selectFrom('events').select('type').where('resource_id', '=', quote.transactionId).orderBy('id').execute();
+    expect(events.map((e) => e.type)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
+    await expectLedgerConsistent(a.handle.db);
+    await expectLedgerConsistent(b.handle.db);
+  });
+
+  it('needs the lookupId, for the same address and sender; B refusing is INVALID_RECEIVER with its code; nothing moves', async () => {
+    const annaBefore = (await balanceOf(a, a.platform, anna.id, 'EUR')).available;
+    const body = { source: { sourceType: 'ACCOUNT', accountId: anna.accountId }, destination: { destinationType: 'UMA_ADDRESS', umaAddress: bob.umaAddress }, lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 50_000 };
+    expectEnvelope(await call(a, a.platform, 'POST', '/quotes', body), 400, 'INVALID_INPUT');
+    expectEnvelope(await call(a, a.platform, 'POST', '/quotes', { ...body, lookupId: 'Lookup:00000000-0000-7000-8000-000000000000' }), 404, 'LOOKUP_REQUEST_NOT_FOUND');
+    const looked = (await lookup(bob.umaAddress, `customerId=${anna.id}`)).json();
+    const other = await customer(b, b.platform, `other-${Date.now()}`, { currencies: ['MXN'] });
+    expectEnvelope(await call(a, a.platform, 'POST', '/quotes', { ...body, lookupId: looked.lookupId, destination: { destinationType: 'UMA_ADDRESS', umaAddress: other.umaAddress } }), 400, 'INVALID_RECEIVER');
+    expectEnvelope(await quoteTo(bob.umaAddress, { lockedCurrencyAmount: 5 }), 400, 'AMOUNT_OUT_OF_RANGE');
+    hooksB.answer = () => ({ status: 403, body: '{"reason":"RISK"}' });
+    const refused = expectEnvelope(await quoteTo(bob.umaAddress), 400, 'INVALID_RECEIVER');
+    expect(refused.details).toMatchObject({ counterpartyStatus: 400, counterpartyCode: 'SENDER_NOT_ACCEPTED' });
+    expect((await balanceOf(a, a.platform, anna.id, 'EUR')).available).toBe(annaBefore);
+    await expectLedgerConsistent(a.handle.db);
+  });
+
+  it('an answer that is not a pay-request response is PARSE_PAYREQ_RESPONSE_ERROR; one that does not hold together INVALID_PAYREQ_RESPONSE', async () => {
+    const receiver = `$carol@${fake.domain}`;
+    fake.lnurlp = async (url) => {
+      const answer = await signedLnurlpAnswer(url, fake.signing);
+      return { ...answer, body: answer.body.replace(/"PHP"/, '"MXN"') };
+    };
+    fake.payreq = async () => ({ status: 200, body: '{"hello":"world"}' });
+    try {
+      // UMA's lnurlp signature covers the receiver's identity and nonce, not the currencies: the edited answer still verifies.
+      const looked = await lookup(receiver, `customerId=${anna.id}`);
+      expect(looked.statusCode, looked.body).toBe(200);
+      const body = {
+        lookupId: looked.json().lookupId,
+        source: { sourceType: 'ACCOUNT', accountId: anna.accountId },
+        destination: { destinationType: 'UMA_ADDRESS', umaAddress: receiver, currency: 'MXN' },
+        lockedCurrencySide: 'RECEIVING',
+        lockedCurrencyAmount: 50_000,
+      };
+      expectEnvelope(await call(a, a.platform, 'POST', '/quotes', body), 400, 'PARSE_PAYREQ_RESPONSE_ERROR');
+      // A plain LNURL answer (an invoice, no UMA conversion or payee compliance data).
+      fake.payreq = async () => ({ status: 200, body: JSON.stringify({ pr: 'lnbcrt1invoice', routes: [] }) });
+      expectEnvelope(await call(a, a.platform, 'POST', '/quotes', body), 400, 'INVALID_PAYREQ_RESPONSE');
+      fake.payreq = async () => ({ status: 500, body: '{"code":"BOOM"}' });
+      expectEnvelope(await call(a, a.platform, 'POST', '/quotes', body), 400, 'QUOTE_REQUEST_FAILED');
+    } finally {
+      fake.lnurlp = async (url) => signedLnurlpAnswer(url, fake.signing);
+      fake.payreq = async () => ({ status: 404, body: '{}' });
+    }
+  });
+});
+

@@ -105,3 +105,15 @@ export async function selectAccounts(db: DbOrTx, platformId: string, ids: readon
 export async function updateAccount(db: DbOrTx, id: string, changes: Partial<InternalAccountRow>): Promise<InternalAccountRow> {
   return db.updateTable('internal_accounts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
+
+export async function selectActiveFiatAccount(db: DbOrTx, platformId: string, customerId: string, currency: string): Promise<InternalAccountRow | undefined> {
+  return db
+    .selectFrom('internal_accounts')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .where('currency', '=', currency)
+    .where('type', '=', 'INTERNAL_FIAT')
+    .where('status', '=', 'ACTIVE')
+    .executeTakeFirst();
+}

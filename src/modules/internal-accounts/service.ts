@@ -17,6 +17,7 @@ import {
   listCustomerAccounts,
   listPlatformAccounts,
   selectAccounts,
+  selectActiveFiatAccount,
   updateAccount,
   type InternalAccountRow,
   type InternalAccountType,
@@ -286,4 +287,10 @@ export async function findInternalAccountRow(db: DbOrTx, platformUuid: string, i
   const uuid = parseId('InternalAccount', id);
   if (!uuid) return undefined;
   return (await selectAccounts(db, platformUuid, [uuid]))[0];
+}
+
+/** The customer's ACTIVE fiat account in `currency`, where a payment to the customer is credited; undefined when it has none. */
+export async function findCustomerAccountIn(db: DbOrTx, platformUuid: string, customerUuid: string, currency: string): Promise<InternalAccountRef | undefined> {
+  const row = await selectActiveFiatAccount(db, platformUuid, customerUuid, currency);
+  return row && { id: formatId('InternalAccount', row.id), uuid: row.id, customerUuid: row.customer_id, type: row.type, currency: row.currency, status: row.status };
 }

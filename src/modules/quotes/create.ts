@@ -12,6 +12,7 @@ import { BOOK_TRANSFER, convertDown, corridorRate, formatRate, NETWORKS, priceRe
 import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import type { QuoteRequest } from './schemas.js';
+import type { UmaQuote } from '../uma/index.js';
 import { toQuote } from './views.js';
 
 const NETWORK_CURRENCIES: Record<string, readonly string[]> = {
@@ -91,9 +92,7 @@ async function resolveSource(trx: Tx, platformId: string, body: QuoteRequest): P
 
 async function resolveDestination(trx: Tx, platformId: string, body: QuoteRequest): Promise<ResolvedDestination> {
   const destination = body.destination;
-  if (destination.destinationType === 'UMA_ADDRESS') {
-    throw new AppError('NOT_IMPLEMENTED', 'Payments to UMA addresses are not available yet; pay an ACCOUNT destination.');
-  }
+  if (destination.destinationType === 'UMA_ADDRESS') throw new Error('UMA destinations are quoted by createUmaQuote');
   if (parseId('ExternalAccount', destination.accountId)) {
     const account = await findExternalAccount(trx, platformId, destination.accountId);
     let routeName: string;
@@ -163,9 +162,10 @@ export async function createQuote(
   caller: Caller,
   body: QuoteRequest,
   // Read before the transaction opens, so a request never waits for a second connection while holding one.
-  prefetched: Prefetched & { config: PlatformConfig },
+  prefetched: Prefetched & { config: PlatformConfig; uma?: UmaQuote },
 ): Promise<StoredResponse> {
   const { platformId } = caller;
+  if (prefetched.uma) return createUmaQuote(trx, deps, caller, body, { ...prefetched, uma: prefetched.uma });
   const source = await resolveSource(trx, platformId, body);
   if (body.immediatelyExecute && source.accountType === 'EMBEDDED_WALLET') {
     throw field('immediatelyExecute', 'is not available for EMBEDDED_WALLET sources: create the quote, then execute it with the wallet’s Service-Wallet-Signature');
@@ -308,3 +308,112 @@ export async function createQuote(
   return { statusCode: 201, body: toQuote(row, 'PENDING') };
 }
 
+
+/** How long a quote to a UMA address holds: well inside the receiver's invoice expiry (600 s), as instant rails. */
+const UMA_QUOTE_SECONDS = 120;
+
+/**
+ * Before the quote's transaction opens (an HTTP exchange with another VASP must not hold a
+ * connection): a UMA_ADDRESS destination is priced by a pay request to the receiver's VASP on
+ * the `lookupId` of GET /receiver/uma/{address}. Undefined for any other destination.
+ */
+export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: QuoteRequest): Promise<UmaQuote | undefined> {
+  const destination = body.destination;
+  if (destination.destinationType !== 'UMA_ADDRESS') return undefined;
+  if (!body.lookupId) throw field('lookupId', 'is required to pay a UMA address: look the receiver up first (GET /receiver/uma/{receiverUmaAddress})');
+  let sendingCurrency: string;
+  if (body.source.sourceType === 'REALTIME_FUNDING') {
+    sendingCurrency = body.source.currency;
+  } else {
+    const account = await findInternalAccount(deps.db, caller.platformId, body.source.accountId);
+    if (!account) {
+      if (parseId('ExternalAccount', body.source.accountId)) throw field('source.accountId', 'a UMA payment is sent from an internal account or real-time funding');
+      throw notFound(body.source.accountId);
+    }
+    sendingCurrency = account.currency;
+  }
+  return deps.uma.quote({
+    platformId: caller.platformId,
+    environment: caller.environment,
+    lookupId: body.lookupId,
+    umaAddress: destination.umaAddress,
+    ...(destination.currency ? { currency: destination.currency } : {}),
+    sendingCurrency,
+    lockedSide: body.lockedCurrencySide,
+    lockedAmount: BigInt(body.lockedCurrencyAmount),
+  });
+}
+
+/**
+ * A quote to a UMA address: the receiver's VASP converted (its multiplier and fee, in
+ * `rateDetails.counterparty*`) and issued the invoice; the sender pays the invoice's value at
+ * Corridor's mid rate for the Lightning leg (`gridApiMultiplier`), with no Corridor fee on UMA
+ * payments. The invoice is kept for the execution (uma's `uma_outgoing_payments`).
+ */
+async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: QuoteRequest, prefetched: Prefetched & { config: PlatformConfig; uma: UmaQuote }): Promise<StoredResponse> {
+  const { platformId } = caller;
+  const { uma, config, snapshot } = prefetched;
+  const source = await resolveSource(trx, platformId, body);
+  if (source.customerUuid !== uma.customerUuid) throw field('lookupId', 'was made for another sender than the source’s customer');
+  await checkSender(trx, platformId, uma.customerUuid);
+  const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', 'source');
+  const total = uma.sentAmount;
+  const min = BigInt(sendingConfig.minAmount);
+  const max = BigInt(sendingConfig.maxAmount);
+  if (total > MAX_POSTING_AMOUNT || uma.receivedAmount > MAX_POSTING_AMOUNT || total < min || total > max) {
+    throw new AppError('AMOUNT_OUT_OF_RANGE', `The total sending amount ${total} is outside the platform's range for ${source.currency}: ${min}–${max} minor units.`, {
+      details: { totalSendingAmount: Number(total), minAmount: Number(min), maxAmount: Number(max), currency: source.currency },
+    });
+  }
+  const sizeLimit = limitIn(deps.config.quoteLimits.maxTransaction, [`${source.currency}:${uma.receivingCurrency}`, source.currency], source.currency, snapshot);
+  if (total > sizeLimit) {
+    throw new AppError('TRANSACTION_SIZE_LIMIT_EXCEEDED', `The total sending amount ${total} is above the single-transaction maximum of ${sizeLimit} ${source.currency} minor units for this corridor.`, {
+      details: { totalSendingAmount: Number(total), limit: Number(sizeLimit), currency: source.currency, corridor: `${source.currency}:${uma.receivingCurrency}` },
+    });
+  }
+  const createdAt = deps.clock.now();
+  const id = uuidv7(createdAt.getTime());
+  const row: QuoteRow = {
+    id,
+    platform_id: platformId,
+    customer_id: uma.customerUuid,
+    source: body.source as Record<string, unknown>,
+    destination: { ...body.destination, currency: uma.receivingCurrency },
+    source_kind: source.kind,
+    source_account_id: source.accountUuid,
+    source_account_type: source.accountType,
+    destination_kind: 'UMA_ADDRESS',
+    destination_account_id: null,
+    payment_rail: 'UMA',
+    sending_currency: source.currency,
+    receiving_currency: uma.receivingCurrency,
+    locked_side: body.lockedCurrencySide,
+    locked_amount: BigInt(body.lockedCurrencyAmount),
+    sent_amount: total,
+    service_fees: 0n,
+    platform_fees: 0n,
+    total_sending_amount: total,
+    received_amount: uma.receivedAmount,
+    exchange_rate: uma.exchangeRate,
+    rate_details: uma.rateDetails,
+    rate_window_start: snapshot.windowStart,
+    payment_instructions: paymentInstructionsFor(source, body, prefetched.now),
+    signed_request_id: null,
+    lookup_id: body.lookupId ?? null,
+    description: body.description ?? null,
+    remittance_information: body.remittanceInformation ?? null,
+    purpose_of_payment: body.purposeOfPayment ?? null,
+    sender_customer_info: body.senderCustomerInfo ?? null,
+    transaction_id: uuidv7(createdAt.getTime()),
+    expires_at: new Date(prefetched.now.getTime() + UMA_QUOTE_SECONDS * 1000),
+    executed_at: null,
+    created_at: createdAt,
+  };
+  await insertQuote(trx, row);
+  await deps.uma.record(trx, platformId, id, row.transaction_id, uma);
+  if (body.immediatelyExecute) {
+    const executed = await executeLocked(trx, deps, row, prefetched);
+    return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
+  }
+  return { statusCode: 201, body: toQuote(row, 'PENDING') };
+}

@@ -9,6 +9,7 @@ import { formatId } from '../../platform/ids.js';
 import type { PlatformConfigCache } from '../config/index.js';
 import { corridorRate, fromUsdMinor, type ExchangeRates, type RateSnapshot } from '../rates/index.js';
 import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
+import type { UmaSender } from '../uma/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
 import { addDailyVolume, claimQuote, findQuote, markExecuted, type QuoteRow } from './repo.js';
 import type { QuoteDestination, QuoteSource } from './schemas.js';
@@ -34,6 +35,8 @@ export interface QuoteDeps {
   payments: OutgoingPayments;
   walletAuth: WalletAuth;
   signed: SignedRequests;
+  /** The sending VASP: pay requests for UMA_ADDRESS destinations. */
+  uma: Pick<UmaSender, 'quote' | 'record'>;
 }
 
 export interface Caller {

@@ -12,8 +12,9 @@ interface QuotesTable {
   source_kind: 'INTERNAL_ACCOUNT' | 'EXTERNAL_ACCOUNT' | 'REALTIME_FUNDING';
   source_account_id: string | null;
   source_account_type: string | null;
-  destination_kind: 'INTERNAL_ACCOUNT' | 'EXTERNAL_ACCOUNT';
-  destination_account_id: string;
+  destination_kind: 'INTERNAL_ACCOUNT' | 'EXTERNAL_ACCOUNT' | 'UMA_ADDRESS';
+  /** Null for a UMA address: the receiving VASP holds the account. */
+  destination_account_id: string | null;
   payment_rail: string | null;
   sending_currency: string;
   receiving_currency: string;

@@ -4,7 +4,7 @@ import { formatId, parseId } from '../../platform/ids.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import { sendOutcome, walletSignature } from '../wallet-auth/index.js';
-import { createQuote } from './create.js';
+import { createQuote, prefetchUmaQuote } from './create.js';
 import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
 import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
 
@@ -30,7 +30,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       description:
         'Prices a transfer from an account (internal, or an external account money can be pulled from) or from just-in-time funding (REALTIME_FUNDING: the quote carries paymentInstructions) to an account: ' +
         'the rate, every fee and both amounts are fixed now and never recomputed. Lock the SENDING side (what the sender pays, fees included) or the RECEIVING side (what arrives). ' +
-        'Same-currency transfers work at rate 1. `immediatelyExecute: true` also executes it (not for EMBEDDED_WALLET sources). Send `Idempotency-Key` to make retries safe.',
+        'Same-currency transfers work at rate 1. To a UMA address: `destination.destinationType: UMA_ADDRESS` with the `lookupId` of GET /receiver/uma/{receiverUmaAddress}; the receiver’s VASP is asked over UMA and its conversion priced (docs/uma.md). `immediatelyExecute: true` also executes it (not for EMBEDDED_WALLET sources). Send `Idempotency-Key` to make retries safe.',
       idempotencyKey: true,
       body: QuoteRequest,
       response: { 201: Quote, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 501, 503) },
@@ -38,7 +38,10 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
       const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
-      return sendWrite(deps, request, reply, (trx) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config }), { idempotent: true });
+      const uma = await prefetchUmaQuote(deps, request.principal, request.body);
+      return sendWrite(deps, request, reply, (trx) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
+        idempotent: true,
+      });
     },
   });
 

@@ -67,7 +67,7 @@ const FixedFee = Type.Object(
 
 export const QuoteRequest = Type.Object(
   {
-    lookupId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'From a receiver lookup; needed for UMA destinations (not built yet).' })),
+    lookupId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'The lookupId of GET /receiver/uma/{receiverUmaAddress}; required for UMA_ADDRESS destinations.' })),
     source: QuoteSource,
     destination: QuoteDestination,
     lockedCurrencySide: StringEnum(['SENDING', 'RECEIVING'], {

@@ -8,10 +8,11 @@ import type { ModuleDeps } from '../../platform/module.js';
 import type { OffsetPlatformClock } from '../../platform/platform-clock.js';
 import { parseId } from '../../platform/ids.js';
 import { loadQuote } from '../quotes/index.js';
-import { SandboxSendRequest, Transaction, type Payments } from '../transactions/index.js';
-import { ClockAdvanceRequest, SandboxClock } from './schemas.js';
+import { IncomingTransaction, SandboxSendRequest, Transaction, type IncomingPayments, type Payments } from '../transactions/index.js';
+import { ClockAdvanceRequest, SandboxClock, SandboxRefundParams, SandboxUmaReceiveRequest } from './schemas.js';
+import { simulateUmaReceive } from './uma-receive.js';
 
-export type SandboxRouteDeps = ModuleDeps & { payments: Payments; platformClock: OffsetPlatformClock };
+export type SandboxRouteDeps = ModuleDeps & { payments: Payments; incomingPayments: IncomingPayments; platformClock: OffsetPlatformClock };
 
 function sandboxOnly(request: FastifyRequest, what: string): void {
   if (request.principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', `${what} is only available to sandbox platforms.`);
@@ -53,6 +54,48 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
         },
         { idempotent: true },
       );
+    },
+  });
+
+  app.post('/sandbox/uma/receive', {
+    schema: {
+      operationId: 'sandboxReceive',
+      tags,
+      summary: 'Simulate a UMA payment to a customer (sandbox)',
+      description:
+        'A sender at an outside VASP (`senderUmaAddress`) pays the customer named by `receiverUmaAddress` or `customerId` `receivingCurrencyAmount` of `receivingCurrencyCode`. ' +
+        'An INCOMING transaction is opened PENDING and the platform is asked through the approval webhook (INCOMING_PAYMENT.PENDING: 200 approve, 403 reject, 422 more information, ' +
+        '202 then `POST /transactions/{id}/approve|reject` within 5 s). Approved, the amount is credited to the customer’s account in that currency (COMPLETED); otherwise the transaction ends ' +
+        'REJECTED or FAILED with its reason. Answers the transaction once decided. Sandbox platforms only (403 otherwise).',
+      body: SandboxUmaReceiveRequest,
+      response: { 200: IncomingTransaction, ...errorResponses(400, 401, 403, 404, 500) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request) => {
+      sandboxOnly(request, 'Sandbox UMA receive');
+      return simulateUmaReceive(deps.db, deps.incomingPayments, request.principal.platformId, request.body);
+    },
+  });
+
+  app.post('/sandbox/transactions/:transactionId/refund', {
+    schema: {
+      operationId: 'sandboxRefundIncomingPayment',
+      tags,
+      summary: 'Return a completed incoming payment to its sender (sandbox)',
+      description:
+        'Simulates the return of a COMPLETED incoming payment (a compliance return by the operator): INCOMING_PAYMENT.REFUND_PENDING now, then the credit is reversed — the transaction ends REFUNDED ' +
+        'with INCOMING_PAYMENT.REFUND_COMPLETED — or, when the customer’s available balance no longer covers it, nothing moves and INCOMING_PAYMENT.REFUND_FAILED is sent. ' +
+        'Any other transaction, or one whose refund is under way: 409 CONFLICT. Sandbox platforms only (403 otherwise).',
+      params: SandboxRefundParams,
+      response: { 200: IncomingTransaction, ...errorResponses(401, 403, 404, 409, 500) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request, reply) => {
+      sandboxOnly(request, 'Sandbox refund');
+      return sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 200,
+        body: await deps.incomingPayments.startRefund(trx, request.principal.platformId, request.params.transactionId),
+      }));
     },
   });
 

@@ -11,3 +11,4 @@ export { RAILS, railCarries, settlementSecondsOf, type RailSpec } from './rails.
 export { INCOMING_PAYMENT_EVENTS, OUTGOING_PAYMENT_EVENTS, SandboxSendRequest, Transaction, IncomingTransaction, OutgoingTransaction } from './schemas.js';
 export { toTransaction } from './views.js';
 export { IllegalTransition, TRANSACTION_STATUSES, type TransactionStatus } from './status.js';
+export { IncomingPayments, INCOMING_APPROVAL_CONSUMER, INCOMING_REFUND_JOB, type IncomingPaymentInput, type IncomingPaymentsDeps } from './incoming.js';

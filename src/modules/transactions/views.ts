@@ -22,6 +22,11 @@ function refundOf(row: TransactionRow) {
   };
 }
 
+function counterpartyOf(row: TransactionRow) {
+  const info = (row.rate_details as { counterpartyInformation?: Record<string, unknown> } | null)?.counterpartyInformation;
+  return info ? { counterpartyInformation: info } : {};
+}
+
 /** A stored transaction as the API shows it (UPSTREAM §5.4). */
 export function toTransaction(row: TransactionRow): Transaction {
   const common = {
@@ -51,6 +56,8 @@ export function toTransaction(row: TransactionRow): Transaction {
       source: row.source as IncomingTransaction['source'],
       sentAmount: amountOf(row.sent_amount, row.sending_currency),
       receivedAmount: amountOf(row.received_amount, row.receiving_currency),
+      // An incoming payment keeps what the payer told about itself (UMA payer data) in rate_details.
+      ...counterpartyOf(row),
       ...(row.failure_reason ? { failureReason: row.failure_reason as IncomingTransaction['failureReason'] } : {}),
     } as IncomingTransaction;
   }

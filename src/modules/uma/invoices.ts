@@ -1,7 +1,7 @@
 import bolt11 from 'bolt11';
 import { createHash, createHmac, hkdfSync } from 'node:crypto';
 
-const NETWORKS = {
+export const NETWORKS = {
   // BOLT 11 prefixes: lnbc (mainnet) for production platforms, lnbcrt (regtest) for sandbox ones.
   production: { bech32: 'bc', pubKeyHash: 0x00, scriptHash: 0x05, validWitnessVersions: [0, 1] },
   sandbox: { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] },

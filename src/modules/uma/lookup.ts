@@ -17,6 +17,7 @@ import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
 import { findCustomer, findCustomerByUmaAddress } from '../customers/index.js';
+import type { ExchangeRates } from '../rates/index.js';
 import type { Resolver } from '../webhooks/index.js';
 import { requireUmaAddress } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
@@ -34,6 +35,7 @@ export interface LookupDeps {
   config: Config;
   keys: VaspKeySource;
   resolver: Resolver;
+  rates: ExchangeRates;
 }
 
 async function senderOf(deps: LookupDeps, platformId: string, query: LookupQuery) {
@@ -107,9 +109,10 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
   const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, receiver.domain);
   await verifySigned(nonces, (validator) => verifyUmaLnurlpResponseSignature(response, keys, validator), 'lnurlp response');
 
-  const senderCurrency = (sender.currencies ?? []).find((code) => msatsPerMinorUnit(code) !== undefined) ??
-    config.supported_currencies.map((c) => c.currencyCode).find((code) => msatsPerMinorUnit(code) !== undefined) ?? 'USD';
-  const senderMsatsPerUnit = msatsPerMinorUnit(senderCurrency)! * 10 ** currency(senderCurrency).decimals;
+  const snapshot = await deps.rates.snapshot(principal.environment);
+  const senderCurrency = (sender.currencies ?? []).find((code) => msatsPerMinorUnit(snapshot, code) !== undefined) ??
+    config.supported_currencies.map((c) => c.currencyCode).find((code) => msatsPerMinorUnit(snapshot, code) !== undefined) ?? 'USD';
+  const senderMsatsPerUnit = msatsPerMinorUnit(snapshot, senderCurrency)! * 10 ** currency(senderCurrency).decimals;
   const currencies = response.currencies
     // What another VASP sends is only offered when it is something Corridor can quote on.
     .filter(

@@ -17,16 +17,21 @@ import type { Clock } from '../../platform/clock.js';
 import { currency } from '../../platform/currencies.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
-import { uuidv7 } from '../../platform/ids.js';
-import { getConfigRow, platformsWithUmaDomain, type PlatformCurrencyConfig } from '../config/index.js';
+import { formatId, uuidv7 } from '../../platform/ids.js';
+import { withTx } from '../../platform/db/tx.js';
+import { enqueueJob } from '../../platform/jobs.js';
+import { INVOICE_EXPIRY_JOB } from './lightning.js';
+import { CUSTOMER_INFO_FIELDS, getConfigRow, platformsWithUmaDomain, type PlatformCurrencyConfig } from '../config/index.js';
 import { findCustomerByUmaAddress } from '../customers/index.js';
 import { platformEnvironment, type Environment } from '../platforms/index.js';
-import type { Resolver } from '../webhooks/index.js';
+import type { ExchangeRates, RateSnapshot } from '../rates/index.js';
+import type { IncomingPayments } from '../transactions/index.js';
+import type { ApprovalDecision, Resolver } from '../webhooks/index.js';
 import { isLocalDomain, parseUmaAddress, vaspOrigin, type UmaAddress } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { INVOICE_EXPIRY_SECONDS, type IssuedInvoice, type LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
-import { fieldToPayerDataKey } from './payer-data.js';
+import { fieldToPayerDataKey, payerDataKeyToField } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { insertIncomingPayment } from './repo.js';
 import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
@@ -38,6 +43,8 @@ export interface ReceivingDeps {
   keys: VaspKeySource;
   node: LightningNode;
   resolver: Resolver;
+  incomingPayments: IncomingPayments;
+  rates: ExchangeRates;
 }
 
 interface Receiver {
@@ -51,17 +58,20 @@ interface Receiver {
 }
 
 /** The customer `$user@host` names: of a platform whose umaDomain is `host`. */
-async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: string): Promise<Receiver> {
+async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: string, senderDomain?: string): Promise<Receiver> {
   const address = parseUmaAddress(`${userPart.startsWith('$') ? userPart : `$${userPart}`}@${host}`);
   if (!address) throw new AppError('UMA_NOT_FOUND', `No receiver ${userPart} at ${host}.`);
   for (const platformId of await platformsWithUmaDomain(deps.db, address.domain)) {
     const customer = await findCustomerByUmaAddress(deps.db, platformId, address.address);
     if (!customer) continue;
     const config = await getConfigRow(deps.db, platformId);
-    const offered = incomingCurrencies(config.supported_currencies, customer.currencies);
+    const environment = await platformEnvironment(deps.db, platformId);
+    // Refused senders are refused before anything is priced.
+    if (senderDomain !== undefined) acceptSender(environment, senderDomain);
+    const offered = incomingCurrencies(await deps.rates.snapshot(environment), config.supported_currencies, customer.currencies);
     return {
       platformId,
-      environment: await platformEnvironment(deps.db, platformId),
+      environment,
       customerId: customer.id,
       address,
       kycStatus: customer.review_status === 'APPROVED' ? KycStatus.Verified : customer.review_status === 'PENDING' ? KycStatus.Pending : KycStatus.NotVerified,
@@ -75,12 +85,23 @@ async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: stri
   throw new AppError('UMA_NOT_FOUND', `No receiver ${address.address}.`);
 }
 
+/** Whether `$user@host` is someone's, without pricing anything: UMA_NOT_FOUND otherwise. */
+async function resolveReceiverPlatform(deps: ReceivingDeps, host: string, userPart: string): Promise<void> {
+  const address = parseUmaAddress(`${userPart.startsWith('$') ? userPart : `$${userPart}`}@${host}`);
+  if (address) {
+    for (const platformId of await platformsWithUmaDomain(deps.db, address.domain)) {
+      if (await findCustomerByUmaAddress(deps.db, platformId, address.address)) return;
+    }
+  }
+  throw new AppError('UMA_NOT_FOUND', `No receiver ${userPart} at ${host}.`);
+}
+
 /** What the receiver takes: the platform's currencies enabled for INCOMING, narrowed to the customer's own, that the Lightning leg converts. */
-function incomingCurrencies(configs: PlatformCurrencyConfig[], customerCurrencies: string[] | null) {
+function incomingCurrencies(snapshot: RateSnapshot, configs: PlatformCurrencyConfig[], customerCurrencies: string[] | null) {
   return configs
     .filter((c) => c.enabledTransactionTypes.includes('INCOMING') && (!customerCurrencies?.length || customerCurrencies.includes(c.currencyCode)))
     .flatMap((c) => {
-      const multiplier = msatsPerMinorUnit(c.currencyCode);
+      const multiplier = msatsPerMinorUnit(snapshot, c.currencyCode);
       return multiplier === undefined ? [] : [{ config: c, multiplier }];
     });
 }
@@ -98,8 +119,8 @@ function payerDataOptions(configs: PlatformCurrencyConfig[]): CounterPartyDataOp
 }
 
 /** Production receivers take payments only from VASPs on the public internet, whose keys are served over https. */
-function acceptSender(receiver: Receiver, vaspDomain: string): void {
-  if (receiver.environment === 'production' && isLocalDomain(vaspDomain)) {
+function acceptSender(environment: Environment, vaspDomain: string): void {
+  if (environment === 'production' && isLocalDomain(vaspDomain)) {
     throw new AppError('SENDER_NOT_ACCEPTED', `A production receiver does not accept payments from ${vaspDomain}, a local VASP.`, { details: { vaspDomain } });
   }
 }
@@ -135,9 +156,8 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
     throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'An UMA lnurlp request carries signature, vaspDomain, nonce, timestamp and umaVersion.');
   }
   const userPart = decodeURIComponent(url.pathname.split('/')[3] ?? '');
-  const receiver = await resolveReceiver(deps, url.host, userPart);
   if (!parseUmaAddress(`$x@${query.vaspDomain}`)) throw new AppError('INVALID_REQUEST_FORMAT', 'vaspDomain is not a domain.');
-  acceptSender(receiver, query.vaspDomain);
+  const receiver = await resolveReceiver(deps, url.host, userPart, query.vaspDomain);
   // A stale request is refused before the sender's keys are fetched for it.
   checkTimestamp(query.timestamp.getTime() / 1000, deps.clock, deps.config.uma.timestampWindowSeconds);
 
@@ -174,7 +194,8 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
  * crediting the receiver when it settles belongs to the incoming-payments flow.
  */
 export async function answerPayRequest(deps: ReceivingDeps, host: string, userPart: string, body: unknown): Promise<Record<string, unknown>> {
-  const receiver = await resolveReceiver(deps, host, userPart);
+  // The receiver must exist before the request is read (an unknown one is UMA_NOT_FOUND whatever the body).
+  await resolveReceiverPlatform(deps, host, userPart);
   let request: PayRequest;
   try {
     request = PayRequest.parse(body ?? {});
@@ -184,7 +205,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   if (!request.isUma()) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'An UMA pay request carries payerData.compliance and convert.');
   const payer = parseUmaAddress(request.payerData.identifier ?? '');
   if (!payer) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'payerData.identifier must be the sender\'s UMA address.');
-  acceptSender(receiver, payer.domain);
+  const receiver = await resolveReceiver(deps, host, userPart, payer.domain);
   checkTimestamp(request.payerData.compliance?.signatureTimestamp ?? Number.NaN, deps.clock, deps.config.uma.timestampWindowSeconds);
 
   const offered = receiver.currencies.find((c) => c.code === request.receivingCurrencyCode);
@@ -216,6 +237,30 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   );
   await verifySigned(nonces, (validator) => verifyPayReqSignature(request, senderKeys, validator), 'pay request');
 
+  // The receiving platform decides (INCOMING_PAYMENT.PENDING): the INCOMING transaction is
+  // opened, the payer's request for payee data passed on as requested fields, and the invoice
+  // issued only once approved.
+  const { compliance: _compliance, ...told } = request.payerData as Record<string, unknown>;
+  const opened = await withTx(deps.db, (trx) =>
+    deps.incomingPayments.open(trx, {
+      platformId: receiver.platformId,
+      customerId: formatId('Customer', receiver.customerId),
+      senderUmaAddress: payer.address,
+      receiverUmaAddress: receiver.address.address,
+      currency: offered.code,
+      amount: BigInt(receivingAmount),
+      counterpartyInformation: told,
+      arrived: false,
+    }),
+  );
+  const requested = Object.entries(request.requestedPayeeData ?? {}).flatMap(([key, option]) => {
+    const field = key === 'compliance' || key === 'identifier' ? undefined : payerDataKeyToField(key, CUSTOMER_INFO_FIELDS);
+    return field ? [{ name: field, mandatory: Boolean(option?.mandatory) }] : [];
+  });
+  const decided = await deps.incomingPayments.askPlatform(opened, requested);
+  refuseUnlessApproved(decided.decision, receiver.address.address);
+  const payeeInfo = decided.decision.status === 'APPROVED' ? (decided.decision.receiverCustomerInfo ?? {}) : {};
+
   const paymentId = uuidv7(deps.clock.now().getTime());
   let issued: IssuedInvoice | undefined;
   const response = await getPayReqResponse({
@@ -232,28 +277,59 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     receivingCurrencyDecimals: offered.decimals,
     receiverChannelUtxos: [],
     receiverFeesMillisats: 0,
-    payeeData: { identifier: receiver.address.address },
+    utxoCallback: `${vaspOrigin(receiver.address.domain)}/uma/utxo-callback/${paymentId}`,
+    payeeData: {
+      identifier: receiver.address.address,
+      ...Object.fromEntries(Object.entries(payeeInfo).map(([field, value]) => [fieldToPayerDataKey(field), value])),
+    },
     receivingVaspPrivateKey: (await deps.keys()).signing.privateKey,
     payeeIdentifier: receiver.address.address,
   });
   const now = deps.clock.now();
-  await insertIncomingPayment(deps.db, {
-    platform_id: receiver.platformId,
-    id: paymentId,
-    customer_id: receiver.customerId,
-    receiver_uma_address: receiver.address.address,
-    sender_identifier: payer.address,
-    sender_vasp_domain: payer.domain,
-    currency_code: offered.code,
-    amount: BigInt(response.converted?.amount ?? receivingAmount),
-    amount_msats: BigInt(issued!.amountMsats),
-    fee_msats: 0n,
-    payment_hash: issued!.paymentHash,
-    invoice: issued!.invoice,
-    payer_data: request.payerData,
-    status: 'PENDING',
-    created_at: now,
-    expires_at: new Date(now.getTime() + INVOICE_EXPIRY_SECONDS * 1000),
+  const expiresAt = new Date(now.getTime() + INVOICE_EXPIRY_SECONDS * 1000);
+  await withTx(deps.db, async (trx) => {
+    await insertIncomingPayment(trx, {
+      platform_id: receiver.platformId,
+      id: paymentId,
+      customer_id: receiver.customerId,
+      receiver_uma_address: receiver.address.address,
+      sender_identifier: payer.address,
+      sender_vasp_domain: payer.domain,
+      currency_code: offered.code,
+      amount: BigInt(response.converted?.amount ?? receivingAmount),
+      amount_msats: BigInt(issued!.amountMsats),
+      fee_msats: 0n,
+      payment_hash: issued!.paymentHash,
+      invoice: issued!.invoice,
+      payer_data: request.payerData,
+      status: 'PENDING',
+      created_at: now,
+      expires_at: expiresAt,
+      transaction_id: opened.id,
+      sender_confirmed_at: null,
+    });
+    await enqueueJob(trx, deps.clock, { kind: INVOICE_EXPIRY_JOB, platformId: receiver.platformId, payload: { paymentId }, runAt: expiresAt });
   });
   return response.toJsonSchemaObject() as Record<string, unknown>;
+}
+
+/**
+ * The platform's refusal, told to the sending VASP in Corridor's envelope: rejected 403
+ * SENDER_NOT_ACCEPTED; more information wanted 400 MISSING_REQUIRED_UMA_PARAMETERS with the
+ * fields (send again with them); no usable answer in time 500 SERVICE_SWITCH_ERROR (the
+ * receiving side failed, not the request).
+ */
+function refuseUnlessApproved(decision: ApprovalDecision, receiver: string): void {
+  switch (decision.status) {
+    case 'APPROVED':
+      return;
+    case 'REJECTED':
+      throw new AppError('SENDER_NOT_ACCEPTED', `${receiver} does not accept this payment.`, { details: decision.reason ? { reason: decision.reason } : {} });
+    case 'INFO_REQUIRED':
+      throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', `${receiver} needs more about the payer: ${decision.requiredFields.join(', ') || 'unspecified'}.`, {
+        details: { requiredFields: decision.requiredFields },
+      });
+    default:
+      throw new AppError('SERVICE_SWITCH_ERROR', `${receiver}'s platform did not decide on the payment (${decision.status}).`, { details: { reason: decision.status } });
+  }
 }

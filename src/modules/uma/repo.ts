@@ -45,10 +45,29 @@ interface IncomingPaymentsTable {
   status: 'PENDING' | 'COMPLETED' | 'EXPIRED';
   created_at: Date;
   expires_at: Date;
+  transaction_id: string | null;
+  sender_confirmed_at: Date | null;
+}
+
+interface OutgoingPaymentsTable {
+  platform_id: string;
+  quote_id: string;
+  transaction_id: string | null;
+  receiver_uma_address: string;
+  counterparty_domain: string;
+  invoice: string;
+  payment_hash: string;
+  amount_msats: bigint;
+  receiving_currency: string;
+  received_amount: bigint;
+  post_transaction_callback: string | null;
+  preimage: string | null;
+  created_at: Date;
 }
 
 declare module '../../platform/db/database.js' {
   interface Database {
+    uma_outgoing_payments: OutgoingPaymentsTable;
     uma_vasp_keys: VaspKeysTable;
     uma_nonces: NoncesTable;
     uma_lookups: LookupsTable;
@@ -59,6 +78,7 @@ declare module '../../platform/db/database.js' {
 export type VaspKeysRow = Selectable<VaspKeysTable>;
 export type LookupRow = Selectable<LookupsTable>;
 export type IncomingPaymentRow = Selectable<IncomingPaymentsTable>;
+export type OutgoingPaymentRow = Selectable<OutgoingPaymentsTable>;
 
 export async function findVaspKeys(db: DbOrTx): Promise<VaspKeysRow | undefined> {
   return db.selectFrom('uma_vasp_keys').selectAll().where('id', '=', 'default').executeTakeFirst();
@@ -111,4 +131,35 @@ export async function insertIncomingPayment(db: DbOrTx, row: IncomingPaymentRow)
 
 export async function findIncomingPayment(db: DbOrTx, platformId: string, id: string): Promise<IncomingPaymentRow | undefined> {
   return db.selectFrom('uma_incoming_payments').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findIncomingPaymentByHash(db: DbOrTx, paymentHash: string, options: { forUpdate?: boolean } = {}): Promise<IncomingPaymentRow | undefined> {
+  let query = db.selectFrom('uma_incoming_payments').selectAll().where('payment_hash', '=', paymentHash);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/** By the payment id alone: the UTXO callback URL names it, whichever platform it is for. */
+export async function findIncomingPaymentById(db: DbOrTx, id: string): Promise<IncomingPaymentRow | undefined> {
+  return db.selectFrom('uma_incoming_payments').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function setIncomingPaymentStatus(db: DbOrTx, platformId: string, id: string, status: IncomingPaymentRow['status']): Promise<void> {
+  await db.updateTable('uma_incoming_payments').set({ status }).where('platform_id', '=', platformId).where('id', '=', id).execute();
+}
+
+export async function markSenderConfirmed(db: DbOrTx, platformId: string, id: string, at: Date): Promise<void> {
+  await db.updateTable('uma_incoming_payments').set({ sender_confirmed_at: at }).where('platform_id', '=', platformId).where('id', '=', id).where('sender_confirmed_at', 'is', null).execute();
+}
+
+export async function insertOutgoingPayment(db: DbOrTx, row: OutgoingPaymentRow): Promise<void> {
+  await db.insertInto('uma_outgoing_payments').values(row).execute();
+}
+
+export async function findOutgoingPaymentByTransaction(db: DbOrTx, platformId: string, transactionId: string): Promise<OutgoingPaymentRow | undefined> {
+  return db.selectFrom('uma_outgoing_payments').selectAll().where('platform_id', '=', platformId).where('transaction_id', '=', transactionId).executeTakeFirst();
+}
+
+export async function setOutgoingPreimage(db: DbOrTx, platformId: string, quoteId: string, preimage: string): Promise<void> {
+  await db.updateTable('uma_outgoing_payments').set({ preimage }).where('platform_id', '=', platformId).where('quote_id', '=', quoteId).execute();
 }

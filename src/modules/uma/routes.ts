@@ -4,7 +4,10 @@ import Type from 'typebox';
 import { AppError } from '../../platform/errors.js';
 import { errorResponses, PathParam } from '../../platform/http/schemas.js';
 import type { ModuleDeps } from '../../platform/module.js';
+import type { ExchangeRates } from '../rates/index.js';
+import type { IncomingPayments } from '../transactions/index.js';
 import type { Resolver } from '../webhooks/index.js';
+import { expireUnpaidInvoice, INVOICE_EXPIRY_JOB, receivePostTransactionCallback, settleInvoice } from './lightning.js';
 import type { LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
 import { lookupReceiver } from './lookup.js';
@@ -15,7 +18,12 @@ export interface UmaRouteDeps extends ModuleDeps {
   keys: VaspKeySource;
   node: LightningNode;
   resolver: Resolver;
+  incomingPayments: IncomingPayments;
+  rates: ExchangeRates;
 }
+
+const PayInvoiceBody = Type.Object({ invoice: Type.String({ minLength: 1, maxLength: 4096 }) });
+const PaymentParams = Type.Object({ paymentId: PathParam(Type.String({ format: 'uuid' }), 'REFERENCE_NOT_FOUND', 'payment') });
 
 const UserParams = Type.Object({ user: PathParam(Type.String({ minLength: 1, maxLength: 70 }), 'UMA_NOT_FOUND', 'receiver') });
 
@@ -26,6 +34,7 @@ const UserParams = Type.Object({ user: PathParam(Type.String({ minLength: 1, max
  */
 export function registerUmaWellKnownRoutes(app: FastifyInstance, deps: UmaRouteDeps): void {
   const hidden = { hide: true } as const;
+  deps.jobs.register(INVOICE_EXPIRY_JOB, (job) => expireUnpaidInvoice(deps, job));
 
   app.get('/.well-known/lnurlpubkey', { schema: hidden, config: { auth: false } }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=3600');
@@ -48,6 +57,15 @@ export function registerUmaWellKnownRoutes(app: FastifyInstance, deps: UmaRouteD
     reply.header('cache-control', 'no-store');
     return answerPayRequest(deps, request.host, user, request.body);
   });
+
+  // The simulated Lightning node (invoices.ts, lightning.ts): another Corridor pays an invoice here and gets its preimage.
+  app.post('/uma/lightning/pay', { schema: { ...hidden, body: PayInvoiceBody }, config: { auth: false } }, async (request) =>
+    settleInvoice(deps, (request.body as { invoice: string }).invoice),
+  );
+
+  app.post('/uma/utxo-callback/:paymentId', { schema: { ...hidden, params: PaymentParams }, config: { auth: false } }, async (request) =>
+    receivePostTransactionCallback(deps, (request.params as { paymentId: string }).paymentId, request.body),
+  );
 }
 
 export const umaRoutes: FastifyPluginAsyncTypebox<UmaRouteDeps> = async (app, deps) => {
