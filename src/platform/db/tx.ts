@@ -12,9 +12,8 @@ interface TxState {
   afterCommit: Array<(db: Db) => void>;
 }
 
+/** The state of each open transaction opened by `withTx`. */
 const states = new WeakMap<object, TxState>();
-
-/** Work to do once a transaction opened by `withTx` has committed, by transaction. */
 
 /**
  * Runs `hook` (with the root handle) once the transaction `trx` commits; answers false, and
