@@ -10,7 +10,7 @@ import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, reseal
 import { directoryRoutes } from './modules/directories/index.js';
 import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
-import { quoteRoutes } from './modules/quotes/index.js';
+import { quoteRoutes, releaseDailyVolume } from './modules/quotes/index.js';
 import { transferRoutes } from './modules/transfers/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
 import { receiverRoutes } from './modules/receivers/index.js';
@@ -204,9 +204,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   };
 
   const authenticator = new TokenAuthenticator(deps.handle, deps.config.cacheTtlMs);
-  await authenticator.start();
   const configCache = new PlatformConfigCache(deps.handle, deps.config.cacheTtlMs);
-  await configCache.start();
 
   const enclave = options.enclave ?? new LocalEnclave(masterKey);
   const messages =
@@ -253,7 +251,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     metrics,
     ...(options.webhookResolver ? { resolver: options.webhookResolver } : {}),
   });
-  await webhooks.start();
+  // Each opens its LISTEN connection: at once rather than one after another (start-up time).
+  await Promise.all([authenticator.start(), configCache.start(), webhooks.start()]);
   app.decorate('webhooks', webhooks);
   const rates = new ExchangeRates({
     db: deps.db,
@@ -275,6 +274,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       sandbox: umaSender.rails(new SandboxRails(), 'sandbox'),
       ...(options.railProvider ? { production: options.railProvider } : railsUrl ? { production: new HttpRails({ ...deps.config.rails, url: railsUrl }) } : {}),
     },
+    // A payment that ended before money left the sender gives its quote's daily volume back.
+    endedUnspent: releaseDailyVolume,
   });
   app.decorate('payments', payments);
   const incomingPayments = new IncomingPayments({ db: deps.db, clock: deps.clock, platformClock, ledger, jobs: deps.jobs, approvals: webhooks.approvals });

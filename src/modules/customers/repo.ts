@@ -93,6 +93,8 @@ declare module '../../platform/db/database.js' {
 }
 
 export type ImportRow = Selectable<CustomerImportJobsTable>;
+/** A job without its file: what reports need (the file is up to 10 MB, and polled every few hundred ms). */
+export type ImportStatusRow = Omit<ImportRow, 'csv'>;
 
 export type CustomerRow = Selectable<CustomersTable>;
 
@@ -340,6 +342,15 @@ export async function insertImport(db: DbOrTx, row: ImportRow): Promise<void> {
 
 export async function findImport(db: DbOrTx, platformId: string, id: string) {
   return db.selectFrom('customer_import_jobs').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findImportStatus(db: DbOrTx, platformId: string, id: string): Promise<ImportStatusRow | undefined> {
+  return db
+    .selectFrom('customer_import_jobs')
+    .select(['id', 'platform_id', 'status', 'total', 'processed', 'successful', 'failed', 'errors', 'created_at', 'updated_at', 'completed_at'])
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /**

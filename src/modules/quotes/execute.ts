@@ -130,21 +130,24 @@ export async function executeLocked(
   options: Pick<OutgoingPaymentInput, 'recordAs'> = {},
 ): Promise<StoredResponse> {
   if (row.executed_at) throw alreadyExecuted(row);
-  await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
-  return executeTaken(trx, deps, row, prefetched, options);
+  return executeTaken(trx, deps, row, prefetched, { ...options, claimed: false });
 }
 
-/** The execution of a quote this transaction has locked and marked executed (claimQuote or markExecuted). */
+/**
+ * The execution of a quote this transaction has locked. `claimed`: claimQuote has already marked
+ * it executed (and set its volume day); otherwise it is marked here.
+ */
 async function executeTaken(
   trx: Tx,
   deps: QuoteDeps,
   row: QuoteRow,
   { snapshot, now }: Prefetched,
-  options: Pick<OutgoingPaymentInput, 'recordAs'> = {},
+  { claimed, ...options }: Pick<OutgoingPaymentInput, 'recordAs'> & { claimed: boolean },
 ): Promise<StoredResponse> {
   const input = { ...paymentInput(row), ...options };
   if (row.expires_at <= now) {
     await deps.payments.recordExpiredPayment(trx, input);
+    if (!claimed) await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
     return {
       statusCode: 409,
       body: envelope('CONFLICT', `Quote ${input.quoteId} expired at ${row.expires_at.toISOString()}; its transaction is recorded EXPIRED. Request a new quote.`, {
@@ -155,11 +158,13 @@ async function executeTaken(
     };
   }
   // The daily volume is a customer's (spec §8); the platform's own transfers have none to count.
+  let volumeDay: string | null = null;
   if (row.customer_id) {
     const customerId = row.customer_id;
     const currency = row.sending_currency;
     const limit = limitIn(deps.config.quoteLimits.dailyVolume, [currency], currency, snapshot);
     const day = now.toISOString().slice(0, 10);
+    volumeDay = day;
     const added = await addDailyVolume(trx, { platformId: row.platform_id, customerId, day, currency }, BigInt(row.total_sending_amount), limit);
     if (!added) {
       throw new AppError('DAILY_VOLUME_LIMIT_EXCEEDED', `This transfer would take the customer past its daily volume limit of ${limit} ${currency} minor units for ${day} (UTC).`, {
@@ -168,6 +173,7 @@ async function executeTaken(
     }
   }
   const transaction = await deps.payments.startOutgoingPayment(trx, input);
+  if (!claimed) await markExecuted(trx, row.platform_id, row.id, deps.clock.now(), volumeDay);
   return { statusCode: 200, body: toQuote({ ...row, executed_at: now }, quoteStatus(row, transaction.status, now)) };
 }
 
@@ -179,14 +185,21 @@ export async function loadQuote(db: DbOrTx, platformId: string, quoteUuid: strin
 
 /** POST /quotes/{id}/execute for account sources that need no wallet signature. */
 export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string, prefetched: Prefetched): Promise<StoredResponse> {
-  // Locked and marked in one round trip; every refusal below rolls the mark back.
-  const claim = await claimQuote(trx, caller.platformId, quoteUuid, deps.clock.now());
+  // Locked and marked in one round trip (with the day its volume is counted in); every refusal below rolls the mark back.
+  const claim = await claimQuote(trx, caller.platformId, quoteUuid, deps.clock.now(), prefetched.now);
   if (!claim) throw new AppError('QUOTE_NOT_FOUND', `Quote ${formatId('Quote', quoteUuid)} was not found.`);
-  if (claim.row.source_account_type === 'EMBEDDED_WALLET') {
+  const row = claim.row;
+  if (row.source_kind === 'REALTIME_FUNDING') {
+    // Upstream's execute takes internal-account and pull-capable sources only; this quote's payment opened at creation.
+    throw new AppError('INVALID_INPUT', `Quote ${formatId('Quote', row.id)} is funded in real time and is not executed: its payment opened when it was created and waits for the money sent to its paymentInstructions (POST /sandbox/send on sandbox).`, {
+      details: { reason: 'REALTIME_FUNDING_NOT_EXECUTABLE', quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
+    });
+  }
+  if (row.source_account_type === 'EMBEDDED_WALLET') {
     throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header: the stamp of an active session over the quote’s payloadToSign.');
   }
-  if (claim.alreadyExecuted) throw alreadyExecuted(claim.row);
-  return executeTaken(trx, deps, claim.row, prefetched);
+  if (claim.alreadyExecuted) throw alreadyExecuted(row);
+  return executeTaken(trx, deps, row, prefetched, { claimed: true });
 }
 
 export async function readQuote(deps: QuoteDeps, caller: Caller, quoteUuid: string) {

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
@@ -38,6 +38,8 @@ interface QuotesTable {
   transaction_id: string;
   expires_at: Date;
   executed_at: Date | null;
+  /** The platform's UTC day (YYYY-MM-DD) whose daily volume the execution was counted in; null when not counted or given back (drivers read a date as a string or a Date). */
+  volume_day: ColumnType<string | Date | null, string | null, string | null>;
   created_at: Date;
 }
 
@@ -61,7 +63,8 @@ export type QuoteRow = Selectable<QuotesTable>;
 const JSON_COLUMNS = ['source', 'destination', 'rate_details', 'payment_instructions', 'sender_customer_info'] as const;
 
 export async function insertQuote(db: DbOrTx, row: QuoteRow): Promise<void> {
-  await db.insertInto('quotes').values(withJsonColumns(row, JSON_COLUMNS)).execute();
+  // A new quote has counted no volume yet.
+  await db.insertInto('quotes').values(withJsonColumns({ ...row, volume_day: null }, JSON_COLUMNS)).execute();
 }
 
 /** The platform's quote; `forUpdate` serialises its executions (one wins, the others see it executed). */
@@ -73,13 +76,24 @@ export async function findQuote(db: DbOrTx, platformId: string, id: string, opti
 
 /**
  * Takes the quote for execution in one statement: locks it (concurrent executions wait, then
- * see it taken) and sets `executed_at` unless it was already set. Answers the quote as it is
- * now and whether it had been executed before; the mark rolls back with a failed execution.
+ * see it taken) and sets `executed_at` unless it was already set, with `volume_day` (the day of
+ * `platformNow`) when the execution will count the customer's daily volume: a customer's quote
+ * not yet expired at `platformNow` (executeTaken's rule). Answers the quote as it is now and
+ * whether it had been executed before; the mark rolls back with a failed execution.
  */
-export async function claimQuote(db: DbOrTx, platformId: string, id: string, at: Date): Promise<{ row: QuoteRow; alreadyExecuted: boolean } | undefined> {
+export async function claimQuote(
+  db: DbOrTx,
+  platformId: string,
+  id: string,
+  at: Date,
+  platformNow: Date,
+): Promise<{ row: QuoteRow; alreadyExecuted: boolean } | undefined> {
+  const day = platformNow.toISOString().slice(0, 10);
   // FOR UPDATE in the subquery: after waiting for another execution, it reads that one's committed mark.
   const { rows } = await sql<QuoteRow & { prior_executed_at: Date | null }>`
-    update quotes q set executed_at = coalesce(prior.executed_at, ${at}::timestamptz)
+    update quotes q set executed_at = coalesce(prior.executed_at, ${at}::timestamptz),
+      volume_day = case when prior.executed_at is null and q.customer_id is not null and q.expires_at > ${platformNow}::timestamptz
+                        then ${day}::date else q.volume_day end
     from (select id, executed_at from quotes where platform_id = ${platformId} and id = ${id} for update) prior
     where q.id = prior.id
     returning q.*, prior.executed_at as prior_executed_at`.execute(db);
@@ -89,8 +103,21 @@ export async function claimQuote(db: DbOrTx, platformId: string, id: string, at:
   return { row, alreadyExecuted: prior !== null };
 }
 
-export async function markExecuted(db: DbOrTx, platformId: string, id: string, at: Date): Promise<void> {
-  await db.updateTable('quotes').set({ executed_at: at }).where('platform_id', '=', platformId).where('id', '=', id).execute();
+/** `volumeDay`: the day whose daily volume the execution was counted in (releaseDailyVolume gives it back). */
+export async function markExecuted(db: DbOrTx, platformId: string, id: string, at: Date, volumeDay: string | null = null): Promise<void> {
+  await db.updateTable('quotes').set({ executed_at: at, volume_day: volumeDay }).where('platform_id', '=', platformId).where('id', '=', id).execute();
+}
+
+/**
+ * Gives a quote's counted volume back to the day it was counted in, once: the payment ended
+ * before any money left the sender. One conditional statement pair in the caller's transaction.
+ */
+export async function releaseDailyVolume(db: DbOrTx, platformId: string, quoteId: string): Promise<void> {
+  await sql`update daily_volumes d set amount = d.amount - q.total_sending_amount
+    from quotes q
+    where q.platform_id = ${platformId} and q.id = ${quoteId} and q.volume_day is not null
+      and d.platform_id = q.platform_id and d.customer_id = q.customer_id and d.day = q.volume_day and d.currency = q.sending_currency`.execute(db);
+  await db.updateTable('quotes').set({ volume_day: null }).where('platform_id', '=', platformId).where('id', '=', quoteId).execute();
 }
 
 /**
