@@ -53,7 +53,8 @@ import { validatorCompiler } from './platform/http/validation.js';
 import { AppError } from './platform/errors.js';
 import { uuidv7 } from './platform/ids.js';
 import { withJwksOverrides } from './platform/oidc-issuers.js';
-import { OffsetPlatformClock } from './platform/platform-clock.js';
+import { NotifiedCache } from './platform/cache.js';
+import { OffsetPlatformClock, PLATFORM_CLOCK_CHANNEL } from './platform/platform-clock.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
@@ -234,7 +235,9 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   // The one writer of balances; modules that move money get it from here.
   const ledger = createAccountsLedger(deps.clock);
   // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
-  const platformClock = new OffsetPlatformClock(deps.db, deps.clock);
+  const clockOffsets = new NotifiedCache<number>(deps.handle, PLATFORM_CLOCK_CHANNEL, deps.config.cacheTtlMs);
+  await clockOffsets.start();
+  const platformClock = new OffsetPlatformClock(deps.db, deps.clock, clockOffsets);
   const webhooks = new Webhooks({
     handle: deps.handle,
     clock: deps.clock,

@@ -18,6 +18,7 @@ import {
   insertTransaction,
   statusesByQuote,
   updateTransaction,
+  type NewTransactionRow,
   type TransactionChanges,
   type TransactionRow,
 } from './repo.js';
@@ -124,7 +125,7 @@ export class Payments {
   }
 
   /** Postings of a payment's hold: the sender's total to the payout (through FX across currencies) and to the fee accounts. */
-  private postings(row: TransactionRow, from: LedgerAccountRef): Posting[] {
+  private postings(row: TransactionRow | NewTransactionRow, from: LedgerAccountRef): Posting[] {
     const send = row.sending_currency;
     const receive = row.receiving_currency;
     const rail = row.payment_rail!;
@@ -149,7 +150,7 @@ export class Payments {
     return postings;
   }
 
-  private sourceAccount(row: TransactionRow): LedgerAccountRef {
+  private sourceAccount(row: TransactionRow | NewTransactionRow): LedgerAccountRef {
     if (row.source_account_id) return { kind: 'INTERNAL_ACCOUNT', id: row.source_account_id };
     const source = row.source as { sourceType: string };
     // A pull from the customer's external account, or money the platform paid in (REALTIME_FUNDING).
@@ -157,7 +158,7 @@ export class Payments {
   }
 
   /** Places the hold; an internal account without the available balance is refused (and the caller's transaction aborted). */
-  private async hold(trx: DbOrTx, row: TransactionRow): Promise<string> {
+  private async hold(trx: DbOrTx, row: TransactionRow | NewTransactionRow): Promise<string> {
     try {
       const held = await this.deps.ledger.hold(trx, {
         platformId: row.platform_id,
@@ -178,6 +179,11 @@ export class Payments {
   }
 
   private async rowFor(trx: DbOrTx, input: OutgoingPaymentInput, status: TransactionStatus, failureReason: OutgoingFailureReason | null): Promise<TransactionRow> {
+    return this.insertRow(trx, input, await this.newRow(trx, input, status, failureReason));
+  }
+
+  /** The row of a new payment, not yet written. */
+  private async newRow(trx: DbOrTx, input: OutgoingPaymentInput, status: TransactionStatus, failureReason: OutgoingFailureReason | null): Promise<NewTransactionRow> {
     const uuid = idOrFail('Transaction', input.transactionId);
     const customer = input.customerId ? await customerTypeOf(trx, input.platformId, input.customerId) : null;
     const environment = await platformEnvironment(trx, input.platformId);
@@ -211,8 +217,7 @@ export class Payments {
         : { destinationType: 'UMA_ADDRESS', umaAddress: input.destination.umaAddress, currency: input.receivingCurrency };
     const type = input.recordAs ?? 'OUTGOING';
     assertTransition(type, null, status);
-    try {
-      return await insertTransaction(trx, {
+    return {
         platform_id: input.platformId,
         id: uuid,
         quote_id: idOrFail('Quote', input.quoteId),
@@ -255,7 +260,13 @@ export class Payments {
         refund_settled_at: null,
         created_at: now,
         updated_at: now,
-      });
+    };
+  }
+
+  /** Writes a new payment's row: one per quote. */
+  private async insertRow(trx: DbOrTx, input: OutgoingPaymentInput, row: NewTransactionRow): Promise<TransactionRow> {
+    try {
+      return await insertTransaction(trx, row);
     } catch (error) {
       const e = error as { code?: string; constraint?: string; message?: string };
       if (e.code === '23505') throw new AppError('CONFLICT', `Quote ${input.quoteId} has already been executed.`);
@@ -285,14 +296,12 @@ export class Payments {
     if (!book && !this.railsOf(environment)) {
       throw new AppError('NOT_IMPLEMENTED', 'No payment rail provider is configured for production payments (CORRIDOR_RAILS_URL); nothing was moved.');
     }
-    let row = await this.rowFor(trx, input, 'PENDING', null);
-    if (input.source.sourceType === 'ACCOUNT') {
-      const holdId = await this.hold(trx, row);
-      row = (await updateTransaction(trx, row.platform_id, row.id, 'PENDING', { hold_id: holdId }, row.created_at))!;
-      await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id } });
-    } else if (input.fundingDeadline) {
-      await this.awaitFunding(trx, row, input.fundingDeadline);
-    }
+    const fresh = await this.newRow(trx, input, 'PENDING', null);
+    // From an account the hold comes first, so the row is written once, with it.
+    if (input.source.sourceType === 'ACCOUNT') fresh.hold_id = await this.hold(trx, fresh);
+    const row = await this.insertRow(trx, input, fresh);
+    if (row.hold_id) await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id } });
+    else if (input.fundingDeadline) await this.awaitFunding(trx, row, input.fundingDeadline);
     await this.emit(trx, row, ['OUTGOING_PAYMENT.PENDING']);
     return toTransaction(row);
   }
@@ -379,7 +388,8 @@ export class Payments {
     if (!payload.submitted) {
       const submitted = await rails.submit(payout);
       if (submitted.status === 'REJECTED') return this.fail(platformId, row.id, submitted.failureReason);
-      await withTx(this.deps.db, (trx) => checkpoint(trx, { ...payload, submitted: true }));
+      // One conditional UPDATE on its own: nothing else commits with it, so no BEGIN/COMMIT around it.
+      await checkpoint(this.deps.db, { ...payload, submitted: true });
     }
     const platformNow = await this.deps.platformClock.now(platformId);
     const due = row.expected_settlement_at ?? platformNow;
