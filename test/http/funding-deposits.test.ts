@@ -172,15 +172,24 @@ describe('production: the rail provider’s deposit feed', () => {
 
       const d1 = { id: 'dep-1', reference, currency: 'USD', amount: '5000', rail: 'WIRE', sender: { accountHolderName: 'Acme Treasury', bankName: 'Example Bank' } };
       const stray = { id: 'dep-stray', reference: 'CDRNOSUCHREF0000', currency: 'USD', amount: '42', rail: 'ACH' };
-      answer = (cursor) => (cursor === null ? { status: 200, body: { deposits: [d1, stray], nextCursor: 'c1' } } : { status: 200, body: { deposits: [], nextCursor: cursor } });
+      // Real money never credits a sandbox platform's simulated instructions.
+      const sandbox = await prod.newPlatform();
+      const sandboxOwn = ((await call(prod, sandbox, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
+      const toSandbox = { ...d1, id: 'dep-sandbox', reference: (sandboxOwn.fundingPaymentInstructions as Instruction[])[0]!.accountOrWalletInfo.reference };
+      answer = (cursor) => (cursor === null ? { status: 200, body: { deposits: [d1, stray, toSandbox], nextCursor: 'c1' } } : { status: 200, body: { deposits: [], nextCursor: cursor } });
       await drainJobs(prod);
       expect(seen[0]).toMatchObject({ path: '/rails/deposits/list', auth: 'Bearer rail-secret', body: { cursor: null } });
       expect(await balance()).toBe(5000);
       const [tx] = await incoming();
       expect(tx).toMatchObject({ type: 'INCOMING', status: 'COMPLETED', source: { sourceType: 'REALTIME_FUNDING', paymentRail: 'WIRE', accountHolderName: 'Acme Treasury' }, destination: { accountId: own.id } });
       expect(await eventTypes(prod, tx!.id as string)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
-      const unmatched = await prod.handle.db.selectFrom('unmatched_deposits').selectAll().execute();
-      expect(unmatched).toMatchObject([{ deposit_id: 'dep-stray', reason: 'UNKNOWN_REFERENCE', reference: 'CDRNOSUCHREF0000', rail: 'ACH' }]);
+      const unmatched = await prod.handle.db.selectFrom('unmatched_deposits').selectAll().orderBy('deposit_id').execute();
+      expect(unmatched).toMatchObject([
+        { deposit_id: 'dep-sandbox', reason: 'UNKNOWN_REFERENCE' },
+        { deposit_id: 'dep-stray', reason: 'UNKNOWN_REFERENCE', reference: 'CDRNOSUCHREF0000', rail: 'ACH' },
+      ]);
+      const sandboxAfter = ((await call(prod, sandbox, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
+      expect(sandboxAfter.balance.amount).toBe(0);
       expect(await queuedPolls()).toBe(1);
 
       // The next poll resumes from the stored cursor; the provider repeats dep-1 (credited once) and reports dep-2.
@@ -193,7 +202,7 @@ describe('production: the rail provider’s deposit feed', () => {
       expect(seen.at(-1)!.body).toEqual({ cursor: 'c1' });
       expect(await balance()).toBe(5250);
       expect((await incoming()).length).toBe(2);
-      expect((await prod.handle.db.selectFrom('unmatched_deposits').selectAll().execute()).length).toBe(1);
+      expect((await prod.handle.db.selectFrom('unmatched_deposits').selectAll().execute()).length).toBe(2);
 
       // A provider failure or an answer outside the contract moves nothing; the cursor stays and the job comes back.
       for (const bad of [{ status: 500, body: {} }, { status: 200, body: { deposits: [{ ...d1, id: 'dep-3', amount: '-5' }], nextCursor: 'c3' } }, { status: 200, body: { deposits: 'x' } }]) {

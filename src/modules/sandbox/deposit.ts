@@ -25,7 +25,7 @@ export async function simulateDeposit(trx: Tx, deposits: FundingDeposits, platfo
   const amount = BigInt(body.amount);
   let outcome;
   try {
-    outcome = await deposits.receive(trx, { depositId: body.depositId ?? `sandbox-${randomUUID()}`, reference: body.reference, currency, amount, rail, ...(body.sender ? { sender: body.sender } : {}) }, platformId);
+    outcome = await deposits.receive(trx, { depositId: body.depositId ?? `sandbox-${randomUUID()}`, reference: body.reference, currency, amount, rail, ...(body.sender ? { sender: body.sender } : {}) }, { platformId });
   } catch (error) {
     if (error instanceof LedgerError && error.reason === 'BALANCE_LIMIT') throw new AppError('AMOUNT_OUT_OF_RANGE', 'The account cannot hold more than 9007199254740991 minor units.');
     throw error;

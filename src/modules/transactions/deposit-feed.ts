@@ -125,7 +125,7 @@ export class DepositFeed {
   private async take(trx: Tx, deposit: ReportedDeposit): Promise<void> {
     let outcome: DepositOutcome;
     try {
-      outcome = await inSavepoint(trx, 'funding_deposit', () => this.deps.deposits.receive(trx, deposit));
+      outcome = await inSavepoint(trx, 'funding_deposit', () => this.deps.deposits.receive(trx, deposit, 'production'));
     } catch (error) {
       if (!(error instanceof LedgerError && error.reason === 'BALANCE_LIMIT')) throw error;
       outcome = { credited: false, reason: 'BALANCE_LIMIT' };

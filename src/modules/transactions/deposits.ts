@@ -96,13 +96,15 @@ export class FundingDeposits {
 
   /**
    * Credits the account the deposit's reference names, in the caller's transaction, or answers
-   * why nothing was credited. `platformId` limits the search to one platform (the sandbox); the
-   * provider's feed searches every platform (references and addresses are unique). A ledger
-   * error (BALANCE_LIMIT) is thrown: the caller decides what it means.
+   * why nothing was credited. `scope`: one platform's accounts (the sandbox's simulation), or
+   * every production platform's (the provider's feed: references and addresses are unique, and
+   * real money never credits a sandbox platform's simulated instructions). A ledger error
+   * (BALANCE_LIMIT) is thrown: the caller decides what it means.
    */
-  async receive(trx: Tx, deposit: ReportedDeposit, platformId?: string): Promise<DepositOutcome> {
-    const account = await findAccountByDepositReference(trx, deposit.reference, platformId);
+  async receive(trx: Tx, deposit: ReportedDeposit, scope: { platformId: string } | 'production'): Promise<DepositOutcome> {
+    const account = await findAccountByDepositReference(trx, deposit.reference, scope === 'production' ? undefined : scope.platformId);
     if (!account) return { credited: false, reason: 'UNKNOWN_REFERENCE' };
+    if (scope === 'production' && (await platformEnvironment(trx, account.platform_id)) !== 'production') return { credited: false, reason: 'UNKNOWN_REFERENCE' };
     const previous = await this.creditedBefore(trx, account.platform_id, deposit.depositId);
     if (previous) return { credited: true, transaction: previous, repeated: true };
     if (account.status !== 'ACTIVE') return { credited: false, reason: 'ACCOUNT_NOT_ACTIVE', account };
