@@ -336,6 +336,8 @@ async function main(): Promise<void> {
           windowSeconds: 3 * duration,
           seed: Number(process.env.BENCH_SOAK_SEED ?? 1_000),
           target: Number(process.env.BENCH_SOAK_TARGET ?? 15_000),
+          serverPid: corridor.pid,
+          warmupSeconds: Number(process.env.BENCH_SOAK_WARMUP ?? 3 * duration),
         }),
       );
     }

@@ -11,15 +11,34 @@ import { migrate } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
 import { JobWorker } from './platform/jobs.js';
 
-export async function openAndMigrate(config: Config, logger: Logger): Promise<DbHandle> {
+/**
+ * Milliseconds since the process started at the end of each start-up phase, logged with the
+ * "listening" line: where a slow start goes, without a profiler.
+ */
+export class StartupPhases {
+  private readonly marks: Record<string, number> = {};
+
+  mark(phase: string): void {
+    this.marks[phase] = Math.round(performance.now());
+  }
+
+  elapsed(): Record<string, number> {
+    return { ...this.marks };
+  }
+}
+
+export async function openAndMigrate(config: Config, logger: Logger, phases: StartupPhases = new StartupPhases()): Promise<DbHandle> {
   if (!config.databaseUrl) {
     logger.info({ dataDir: config.dataDir }, 'opening the embedded database (PGlite); the first open of a new data directory takes several seconds');
   }
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  phases.mark('database opened');
   const applied = await migrate(handle.db);
+  phases.mark('migrations checked');
   if (applied.length) logger.info({ applied }, 'migrations applied');
   // The shipped directory file, when newer than the database's: idempotent, one loader wins across processes.
   const directories = await loadShippedDirectories(handle.db, systemClock);
+  phases.mark('directories checked');
   if (directories.loaded) logger.info({ version: directories.version, previous: directories.previousVersion }, 'directories loaded');
   return handle;
 }
@@ -48,16 +67,20 @@ function firstRunBanner(config: Config, clientId: string, secret: string, platfo
  * whose secret was printed by a process that then exited.
  */
 export async function startServer(loaded: Config): Promise<{ app: App; stop: () => Promise<void> }> {
+  const phases = new StartupPhases();
+  phases.mark('modules loaded');
   const config: Config = { ...loaded, masterKey: loadMasterKey(loaded.masterKey, loaded.dataDir, loaded.databaseUrl !== undefined) };
   const logger = createLogger(config.logLevel);
-  const handle = await openAndMigrate(config, logger);
+  const handle = await openAndMigrate(config, logger, phases);
   const clock = systemClock;
 
   const jobs = new JobWorker(handle.db, clock, logger, config.jobs.concurrency);
   let app: App;
   try {
     app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });
+    phases.mark('app built');
     await app.listen({ port: config.port, host: config.host });
+    phases.mark('listening');
   } catch (error) {
     await handle.close();
     throw error;
@@ -67,10 +90,12 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   if (created) {
     process.stdout.write(`${firstRunBanner(config, created.token.token.clientId, created.token.clientSecret, created.platform.id)}\n`);
   }
+  phases.mark('first platform checked');
   if (config.jobs.enabled) await jobs.start(config.jobs.pollMs, (channel, onMessage) => handle.listen(channel, onMessage));
+  phases.mark('job worker started');
 
   logger.info(
-    { engine: handle.engine, data: handle.location, baseUrl: `${config.publicUrl}${BASE_PATH}`, docs: `${config.publicUrl}/docs` },
+    { engine: handle.engine, data: handle.location, startupMs: phases.elapsed(), baseUrl: `${config.publicUrl}${BASE_PATH}`, docs: `${config.publicUrl}/docs` },
     `Corridor listening on ${config.publicUrl}${BASE_PATH} (${handle.location})`,
   );
 

@@ -1,4 +1,5 @@
-import countries from 'i18n-iso-countries';
+// The library without its ~80 locale files (its Node entry registers every language): only the codes are used.
+import countries from 'i18n-iso-countries/index.js';
 
 /**
  * ISO 3166-1 alpha-2 codes, upper case, from i18n-iso-countries (kept in step with the

@@ -188,7 +188,7 @@ describe('path ids (B10)', () => {
             ? 'TOKEN_NOT_FOUND'
             : path.startsWith('/invitations/')
               ? 'INVITATION_NOT_FOUND'
-              : path.startsWith('/transactions/')
+              : path.startsWith('/transactions/') || path.startsWith('/sandbox/transactions/')
                 ? 'TRANSACTION_NOT_FOUND'
                 : path.startsWith('/quotes/')
                   ? 'QUOTE_NOT_FOUND'

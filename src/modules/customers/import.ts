@@ -14,12 +14,14 @@ import {
   abandonImport,
   countImportBatch,
   findImport,
+  findImportStatus,
   finishImport,
   insertImport,
   insertImportErrors,
   listImportErrors,
   type ImportError,
   type ImportRow,
+  type ImportStatusRow,
 } from './repo.js';
 import { CustomerCreateRequest, type CustomerCreate } from './schemas.js';
 import { createCustomer, createCustomers, type CallerContext, type CreateOutcome } from './create-update.js';
@@ -53,7 +55,7 @@ export interface ImportJob {
 const validateRow = compileBodySchema(CustomerCreateRequest as object);
 
 /** The job as reported (API, webhooks): every value that came from the file is neutralised against formula injection. */
-async function toImportJob(db: DbOrTx, row: ImportRow): Promise<ImportJob> {
+async function toImportJob(db: DbOrTx, row: ImportStatusRow): Promise<ImportJob> {
   return {
     id: formatId('Job', row.id),
     status: row.status,
@@ -115,9 +117,9 @@ export async function startImport(trx: Tx, clock: Clock, caller: CallerContext, 
   return { jobId: formatId('Job', id), status: 'PENDING' };
 }
 
-async function loadImport(db: DbOrTx, platformId: string, jobId: string): Promise<ImportRow> {
+async function loadImport(db: DbOrTx, platformId: string, jobId: string): Promise<ImportStatusRow> {
   const uuid = parseId('Job', jobId);
-  const row = uuid && (await findImport(db, platformId, uuid));
+  const row = uuid && (await findImportStatus(db, platformId, uuid));
   if (!row) throw new AppError('BULK_UPLOAD_JOB_NOT_FOUND', `Bulk upload job ${jobId} was not found.`);
   return row;
 }
@@ -173,11 +175,25 @@ function prepareRow(header: string[], record: CsvRecord, now: Date): { request: 
 
 class ImportTakenOver extends Error {}
 
+type PreparedRow = { record: CsvRecord } & ReturnType<typeof prepareRow>;
+
+/** Validates a batch's rows (synchronous work), giving the event loop to the API's requests every few rows. */
+async function prepareBatch(header: string[], batch: CsvRecord[], now: Date): Promise<PreparedRow[]> {
+  const prepared: PreparedRow[] = [];
+  for (const record of batch) {
+    prepared.push({ record, ...prepareRow(header, record, now) });
+    if (prepared.length % VALIDATE_SLICE_ROWS === 0) await setImmediate();
+  }
+  return prepared;
+}
+
 /**
  * Creates the customers of the file's rows, IMPORT_BATCH_ROWS per transaction: every row is
  * validated on its own (a bad row never blocks the others), the valid ones are created together
  * (falling back to one savepoint per row if the database refuses the batch), and the batch's
- * customers, progress, errors and the job's checkpoint commit together. A crash resumes after the last committed batch; a row
+ * customers, progress, errors and the job's checkpoint commit together. The next batch is read
+ * and validated while the database writes the current one (the transactions themselves run one
+ * after another, in file order). A crash resumes after the last committed batch; a row
  * is counted once even if two workers hold the job (`processed` must still be the batch's
  * start). A row whose platformCustomerId already exists fails with 409 CONFLICT, so uploading
  * the same file again creates no duplicates.
@@ -198,16 +214,10 @@ export async function runImport(
   let processed = job.processed;
   let batch: CsvRecord[] = [];
 
-  const commit = async () => {
+  const commit = async (prepared: PreparedRow[]) => {
     const start = processed;
     await withTx(db, async (trx) => {
       const errors: ImportError[] = [];
-      const prepared: Array<{ record: CsvRecord } & ReturnType<typeof prepareRow>> = [];
-      for (const record of batch) {
-        prepared.push({ record, ...prepareRow(header, record, clock.now()) });
-        // Validation is synchronous: give the event loop to the API's requests every few rows.
-        if (prepared.length % VALIDATE_SLICE_ROWS === 0) await setImmediate();
-      }
       const valid = prepared.filter((row) => !row.error);
       let successful = 0;
       for (const row of prepared) if (row.error) errors.push(rowError(row.record, row.correlationId, row.error));
@@ -246,8 +256,18 @@ export async function runImport(
       if (!(await countImportBatch(trx, platformId, job.id, start, { successful, errors }, clock.now()))) throw new ImportTakenOver();
       await checkpoint(trx, payload);
     });
-    processed += batch.length;
+    processed += prepared.length;
+  };
+
+  /** The batch being written, if any: the next one is validated meanwhile, and committed after it. */
+  let writing: Promise<void> | undefined;
+  const hand = async () => {
+    const prepared = await prepareBatch(header, batch, clock.now());
     batch = [];
+    await writing;
+    writing = commit(prepared);
+    // Awaited before the next batch is handed over (or at the end); until then a failure waits there.
+    writing.catch(() => {});
   };
 
   try {
@@ -259,12 +279,15 @@ export async function runImport(
       }
       if (index++ < processed) continue;
       batch.push(record);
-      if (batch.length === IMPORT_BATCH_ROWS) await commit();
+      if (batch.length === IMPORT_BATCH_ROWS) await hand();
     }
-    if (batch.length) await commit();
+    if (batch.length) await hand();
+    await writing;
   } catch (error) {
     // Another worker took the job over after our lease ran out; it carries on from its row.
     if (error instanceof ImportTakenOver) return;
+    // Leave no transaction running behind a failure of reading or validating.
+    await writing?.catch(() => {});
     throw error;
   }
   await withTx(db, async (trx) => {

@@ -2,7 +2,7 @@ import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { findCustomer, listCustomers as listCustomerRows, type CustomerRow } from './repo.js';
+import { findCustomer, findCustomerAnswer, listCustomers as listCustomerRows, type CustomerAnswerRow, type CustomerRow } from './repo.js';
 import type { BeneficialOwner, Customer, CustomerListQuery, CustomerType } from './schemas.js';
 
 // Reading customers: the response shape, point and list reads, and the live-customer lookups
@@ -20,7 +20,7 @@ export function withoutTaxId(profile: Record<string, unknown>): Record<string, u
   return { ...profile, businessInfo: rest };
 }
 
-export function toCustomer(row: CustomerRow): Customer {
+export function toCustomer(row: CustomerAnswerRow): Customer {
   const profile = withoutTaxId(row.profile as Record<string, unknown>);
   return {
     id: formatId('Customer', row.id),
@@ -67,7 +67,7 @@ export async function loadLive(db: DbOrTx, platformId: string, customerId: strin
 
 export async function getCustomer(db: DbOrTx, platformId: string, customerId: string): Promise<Customer> {
   const uuid = parseId('Customer', customerId);
-  const row = uuid && (await findCustomer(db, platformId, uuid));
+  const row = uuid && (await findCustomerAnswer(db, platformId, uuid));
   if (!row) throw notFound(customerId);
   return toCustomer(row);
 }

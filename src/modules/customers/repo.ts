@@ -2,7 +2,8 @@ import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
-import { platformRowCount } from '../../platform/db/row-counts.js';
+import { compiledOnce } from '../../platform/db/compiled-once.js';
+import { platformRowCount, platformRowCountExpression } from '../../platform/db/row-counts.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
 
@@ -92,8 +93,36 @@ declare module '../../platform/db/database.js' {
 }
 
 export type ImportRow = Selectable<CustomerImportJobsTable>;
+/** A job without its file: what reports need (the file is up to 10 MB, and polled every few hundred ms). */
+export type ImportStatusRow = Omit<ImportRow, 'csv'>;
 
 export type CustomerRow = Selectable<CustomersTable>;
+
+/**
+ * The columns a customer answer is made of (reads.ts toCustomer). The read paths (GET by id and
+ * the list) select these only: not the sealed identifier, its key version or the verification
+ * times, which the driver would otherwise parse on every row of every read for nothing.
+ */
+const ANSWER_COLUMNS = [
+  'id',
+  'platform_customer_id',
+  'customer_type',
+  'review_status',
+  'region',
+  'currencies',
+  'email',
+  'phone_number',
+  'uma_address',
+  'profile',
+  'terms_version',
+  'terms_accepted_at',
+  'terms_ip_address',
+  'terms_acceptance_method',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+] as const satisfies ReadonlyArray<keyof CustomersTable>;
+export type CustomerAnswerRow = Pick<CustomerRow, (typeof ANSWER_COLUMNS)[number]>;
 
 /** Names of the partial unique indexes, so a violation can be told apart. */
 export const UNIQUE_PLATFORM_CUSTOMER_ID = 'customers_platform_customer_id_live';
@@ -149,6 +178,15 @@ export async function findCustomer(db: DbOrTx, platformId: string, id: string, o
   let query = db.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
   if (options.forUpdate) query = query.forUpdate();
   return query.executeTakeFirst();
+}
+
+const customerAnswerById = compiledOnce((db, platformId: string, id: string) =>
+  db.selectFrom('customers').select(ANSWER_COLUMNS).where('platform_id', '=', platformId).where('id', '=', id),
+);
+
+/** One customer as GET /customers/{id} answers it (deleted ones too). */
+export async function findCustomerAnswer(db: DbOrTx, platformId: string, id: string): Promise<CustomerAnswerRow | undefined> {
+  return (await customerAnswerById(db, platformId, id))[0];
 }
 
 export async function updateCustomer(db: DbOrTx, platformId: string, id: string, changes: Partial<CustomerRow>): Promise<CustomerRow> {
@@ -243,28 +281,44 @@ function filtered(db: DbOrTx, platformId: string, f: CustomerFilters) {
 
 const ABOVE_EVERY_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
-export async function listCustomers(db: DbOrTx, platformId: string, filters: CustomerFilters, page: PageRequest) {
-  let query = filtered(db, platformId, filters).selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+export async function listCustomers(
+  db: DbOrTx,
+  platformId: string,
+  filters: CustomerFilters,
+  page: PageRequest,
+): Promise<{ rows: CustomerAnswerRow[]; totalCount: number | undefined }> {
+  let query = filtered(db, platformId, filters).select(ANSWER_COLUMNS).orderBy('id', 'desc').limit(page.limit + 1);
   // The first page too is "below a cursor", one above every id: it states the id bound that lets
   // a page of live customers use its own index (migration 0009).
   query = query.where('id', '<', page.after ?? ABOVE_EVERY_ID);
-  const [rows, totalCount] = await Promise.all([query.execute(), countCustomers(db, platformId, filters)]);
+  const count = countOf(filters);
+  if (count === 'index') {
+    const [rows, { n }] = await Promise.all([
+      query.execute(),
+      filtered(db, platformId, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, totalCount: Number(n) };
+  }
+  if (count === undefined) return { rows: await query.execute(), totalCount: undefined };
+  // The kept count rides in the page's own statement (evaluated once, beside every row): one
+  // round trip per list instead of two, and the count of the same snapshot as the page. An empty
+  // page carries no row to ride on, so it asks for the count on its own.
+  const rows = await query.select(platformRowCountExpression('customers', platformId, count).as('total_count')).execute();
+  const totalCount = rows.length > 0 ? Number(rows[0]!.total_count ?? 0) : await platformRowCount(db, 'customers', platformId, count);
   return { rows, totalCount };
 }
 
 /**
- * `totalCount` only where it costs the same whatever the number of customers (README): the
- * kept count when nothing but deletion narrows the list, a count over the index when the list is
- * narrowed to one platformCustomerId or UMA address, and none for other filters.
+ * Where `totalCount` comes from, only where it costs the same whatever the number of customers
+ * (README): the kept count (`live` or `total`) when nothing but deletion narrows the list, a count
+ * over the index when the list is narrowed to one platformCustomerId or UMA address, and none
+ * (undefined) for other filters.
  */
-async function countCustomers(db: DbOrTx, platformId: string, f: CustomerFilters): Promise<number | undefined> {
-  if (f.platformCustomerId !== undefined || f.umaAddress) {
-    const { n } = await filtered(db, platformId, f).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    return Number(n);
-  }
+function countOf(f: CustomerFilters): 'live' | 'total' | 'index' | undefined {
+  if (f.platformCustomerId !== undefined || f.umaAddress) return 'index';
   const range = f.timeRange;
   if (f.customerType || f.region || f.currency || range.createdAfter || range.createdBefore || range.updatedAfter || range.updatedBefore) return undefined;
-  return platformRowCount(db, 'customers', platformId, f.includeDeleted ? 'total' : 'live');
+  return f.includeDeleted ? 'total' : 'live';
 }
 
 export async function findSettings(db: DbOrTx, platformId: string) {
@@ -288,6 +342,15 @@ export async function insertImport(db: DbOrTx, row: ImportRow): Promise<void> {
 
 export async function findImport(db: DbOrTx, platformId: string, id: string) {
   return db.selectFrom('customer_import_jobs').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findImportStatus(db: DbOrTx, platformId: string, id: string): Promise<ImportStatusRow | undefined> {
+  return db
+    .selectFrom('customer_import_jobs')
+    .select(['id', 'platform_id', 'status', 'total', 'processed', 'successful', 'failed', 'errors', 'created_at', 'updated_at', 'completed_at'])
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /**

@@ -106,8 +106,9 @@ export async function loadDirectories(db: Db, clock: Clock, file: DirectoryFile,
  * replaces it.
  */
 export async function loadShippedDirectories(db: Db, clock: Clock): Promise<LoadResult> {
-  const file = await readDirectoryFile(SHIPPED_DIRECTORY_FILE);
-  const current = await loadedVersion(db);
-  if (current.version >= file.version) return { loaded: false, version: current.version, previousVersion: current.version };
-  return loadDirectories(db, clock, file, 'shipped');
+  const [text, current] = await Promise.all([readFile(SHIPPED_DIRECTORY_FILE, 'utf8'), loadedVersion(db)]);
+  // The whole file is checked only when it is to be loaded: on every other start its version is all that is read.
+  const shippedVersion = (JSON.parse(text) as { version?: unknown }).version;
+  if (typeof shippedVersion === 'number' && current.version >= shippedVersion) return { loaded: false, version: current.version, previousVersion: current.version };
+  return loadDirectories(db, clock, parseDirectoryFile(text), 'shipped');
 }

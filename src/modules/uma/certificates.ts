@@ -1,25 +1,14 @@
-import { ecdsaWithSHA256 } from '@peculiar/asn1-ecc';
-import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
-import {
-  AttributeTypeAndValue,
-  AttributeValue,
-  BasicConstraints,
-  Certificate,
-  Extension,
-  Extensions,
-  id_ce_basicConstraints,
-  id_ce_keyUsage,
-  KeyUsage,
-  KeyUsageFlags,
-  Name,
-  RelativeDistinguishedName,
-  SubjectPublicKeyInfo,
-  TBSCertificate,
-  Validity,
-  Version,
-} from '@peculiar/asn1-x509';
+import type * as Asn1Ecc from '@peculiar/asn1-ecc';
+import type * as Asn1Schema from '@peculiar/asn1-schema';
+import type * as Asn1X509 from '@peculiar/asn1-x509';
 import { createECDH, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
 import { AppError } from '../../platform/errors.js';
+import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
+
+// The ASN.1 libraries only issue Corridor's own certificates (a new key pair): loaded then, not at every start.
+const asn1Ecc = loadOnFirstUse<typeof Asn1Ecc>('@peculiar/asn1-ecc');
+const asn1Schema = loadOnFirstUse<typeof Asn1Schema>('@peculiar/asn1-schema');
+const asn1X509 = loadOnFirstUse<typeof Asn1X509>('@peculiar/asn1-x509');
 
 /** A secp256k1 key pair: UMA signs with ECDSA over secp256k1 and encrypts with ECIES on the same curve. */
 export interface Secp256k1Key {
@@ -49,7 +38,8 @@ export function newSecp256k1Key(): Secp256k1Key {
   return secp256k1Key(Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url'));
 }
 
-function name(commonName: string): Name {
+function name(commonName: string): Asn1X509.Name {
+  const { AttributeTypeAndValue, AttributeValue, Name, RelativeDistinguishedName } = asn1X509();
   return new Name([new RelativeDistinguishedName([new AttributeTypeAndValue({ type: '2.5.4.3', value: new AttributeValue({ utf8String: commonName }) })])]);
 }
 
@@ -65,6 +55,9 @@ export interface CertificateSpec {
 
 /** One X.509 v3 certificate, ECDSA-SHA256, DER; the ASN.1 is built by @peculiar/asn1-x509 and signed by node:crypto. */
 export function issueCertificate(spec: CertificateSpec): Buffer {
+  const { ecdsaWithSHA256 } = asn1Ecc();
+  const { AsnConvert, OctetString } = asn1Schema();
+  const { BasicConstraints, Certificate, Extension, Extensions, id_ce_basicConstraints, id_ce_keyUsage, KeyUsage, KeyUsageFlags, SubjectPublicKeyInfo, TBSCertificate, Validity, Version } = asn1X509();
   const keyUsage = spec.ca ? KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign : KeyUsageFlags.digitalSignature | KeyUsageFlags.keyAgreement;
   const tbs = new TBSCertificate({
     version: Version.v3,

@@ -1,5 +1,9 @@
-import bolt11 from 'bolt11';
+import type bolt11Module from 'bolt11';
 import { createHash, createHmac, hkdfSync } from 'node:crypto';
+import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
+
+// bolt11 brings bitcoinjs-lib and lodash (some 170 modules): loaded on the first invoice, not at start-up.
+export const bolt11 = loadOnFirstUse<typeof bolt11Module>('bolt11');
 
 export const NETWORKS = {
   // BOLT 11 prefixes: lnbc (mainnet) for production platforms, lnbcrt (regtest) for sandbox ones.
@@ -35,7 +39,7 @@ export class LightningNode {
   /** `descriptionHashOf` is what LUD-06 commits to: the LNURL metadata (plus payer data, LUD-18). */
   issue(paymentId: string, amountMsats: number, descriptionHashOf: string, now: Date, environment: 'sandbox' | 'production'): IssuedInvoice {
     const paymentHash = createHash('sha256').update(this.preimage(paymentId)).digest('hex');
-    const unsigned = bolt11.encode({
+    const unsigned = bolt11().encode({
       network: NETWORKS[environment],
       millisatoshis: String(amountMsats),
       timestamp: Math.floor(now.getTime() / 1000),
@@ -47,6 +51,6 @@ export class LightningNode {
         { tagName: 'min_final_cltv_expiry', data: 144 },
       ],
     });
-    return { invoice: bolt11.sign(unsigned, this.nodeKey).paymentRequest!, paymentHash, amountMsats };
+    return { invoice: bolt11().sign(unsigned, this.nodeKey).paymentRequest!, paymentHash, amountMsats };
   }
 }

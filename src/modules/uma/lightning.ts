@@ -1,5 +1,4 @@
 import { parsePostTransactionCallback, verifyPostTransactionCallbackSignature, type PostTransactionCallback } from '@uma-sdk/core';
-import bolt11 from 'bolt11';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
@@ -10,7 +9,7 @@ import { platformEnvironment } from '../platforms/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
 import type { Resolver } from '../webhooks/index.js';
 import { counterpartyKeys } from './counterparty.js';
-import { NETWORKS, type LightningNode } from './invoices.js';
+import { bolt11, NETWORKS, type LightningNode } from './invoices.js';
 import { findIncomingPayment, findIncomingPaymentByHash, findIncomingPaymentById, markSenderConfirmed, setIncomingPaymentStatus } from './repo.js';
 import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
 
@@ -29,7 +28,7 @@ export interface NodeDeps {
 export function paymentHashOf(invoice: string): string | undefined {
   for (const network of [NETWORKS.sandbox, NETWORKS.production]) {
     try {
-      const decoded = bolt11.decode(invoice, network);
+      const decoded = bolt11().decode(invoice, network);
       const hash = decoded.tagsObject.payment_hash;
       if (hash) return hash;
     } catch {

@@ -1,5 +1,5 @@
 import { getPayRequest, getPostTransactionCallback, KycStatus, PayReqResponse, verifyPayReqResponseSignature } from '@uma-sdk/core';
-import bolt11 from 'bolt11';
+import type bolt11Module from 'bolt11';
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
@@ -15,7 +15,7 @@ import type { Resolver } from '../webhooks/index.js';
 import { requireUmaAddress, vaspOrigin } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { vaspRequest } from './http-client.js';
-import { NETWORKS } from './invoices.js';
+import { bolt11, NETWORKS } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
 import { findUmaLookup } from './lookup.js';
 import { msatsPerMinorUnit } from './rates.js';
@@ -190,9 +190,9 @@ export class UmaSender {
       'pay-request response',
     );
 
-    let decoded: ReturnType<typeof bolt11.decode>;
+    let decoded: ReturnType<typeof bolt11Module.decode>;
     try {
-      decoded = bolt11.decode(response.pr, NETWORKS[request.environment]);
+      decoded = bolt11().decode(response.pr, NETWORKS[request.environment]);
     } catch {
       throw invalid('carries no BOLT 11 invoice of this network');
     }

@@ -1,7 +1,11 @@
 import { sha256Hex } from '../../platform/crypto/encoding.js';
-import { compactVerify, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, type JWTPayload } from 'jose';
+import type { createRemoteJWKSet, JWTPayload } from 'jose';
 import { AppError } from '../../platform/errors.js';
 import { KNOWN_OIDC_ISSUERS, knownOidcIssuer, type KnownOidcIssuer } from '../../platform/oidc-issuers.js';
+
+/** jose (some 45 modules) is imported on the first OIDC login, not at start-up. */
+let joseModule: Promise<typeof import('jose')> | undefined;
+const jose = () => (joseModule ??= import('jose'));
 
 /** Spec §4.4 / §8: a token may be at most this old when it arrives. */
 export const MAX_TOKEN_AGE_MS = 60_000;
@@ -70,9 +74,10 @@ export class OidcVerifier {
     return { issuer: known?.issuer ?? entry.issuer, jwksUri, audiences: entry.audiences };
   }
 
-  private keySet(uri: string) {
+  private async keySet(uri: string) {
     let set = this.keySets.get(uri);
     if (!set) {
+      const { createRemoteJWKSet } = await jose();
       set = createRemoteJWKSet(new URL(uri), {
         cooldownDuration: this.options.cooldownMs,
         cacheMaxAge: this.options.cacheMaxAgeMs,
@@ -84,7 +89,8 @@ export class OidcVerifier {
   }
 
   /** The token's claims, if it is JWT-shaped (400 INVALID_INPUT otherwise). */
-  decode(token: string): JWTPayload {
+  private async decode(token: string): Promise<JWTPayload> {
+    const { decodeJwt, decodeProtectedHeader } = await jose();
     const parts = token.split('.');
     if (parts.length !== 3 || parts.some((p) => !/^[A-Za-z0-9_-]*$/.test(p)) || !parts[0] || !parts[1]) {
       throw malformed('expected three base64url segments');
@@ -102,12 +108,13 @@ export class OidcVerifier {
    * single use are the caller's to check, against the credential and the database.
    */
   async verify(token: string, input: { trusted: TrustedIssuer[]; now: Date; checkSignature: boolean }): Promise<{ claims: JWTPayload; identity: OidcIdentity }> {
-    const claims = this.decode(token);
+    const claims = await this.decode(token);
     const issuer = this.resolve(claims.iss, input.trusted);
     if (!issuer) throw oidcRejected('issuer', `issuer ${JSON.stringify(claims.iss ?? null)} is not trusted by this platform (embeddedWalletConfig.oidcIssuers)`);
     if (input.checkSignature) {
+      const { compactVerify, errors: joseErrors } = await jose();
       try {
-        await compactVerify(token, this.keySet(issuer.jwksUri), { algorithms: SIGNING_ALGORITHMS });
+        await compactVerify(token, await this.keySet(issuer.jwksUri), { algorithms: SIGNING_ALGORITHMS });
       } catch (error) {
         if (error instanceof joseErrors.JWKSTimeout || (error instanceof Error && /fetch|network|ECONNREFUSED/i.test(error.message))) {
           throw new AppError('SERVICE_UNAVAILABLE', `The issuer's JWKS could not be fetched from ${issuer.jwksUri}. Retry later.`);

@@ -72,7 +72,6 @@ export class Webhooks {
   }
 
   async start(): Promise<void> {
-    await this.keys.start();
-    await this.approvals.start();
+    await Promise.all([this.keys.start(), this.approvals.start()]);
   }
 }

@@ -1,4 +1,4 @@
-import { Aes256Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from '@hpke/core';
+import type { CipherSuite } from '@hpke/core';
 import type { KeyObject } from 'node:crypto';
 import { p256PrivateScalar, p256PublicUncompressed, parseP256PublicKey } from './p256.js';
 
@@ -11,7 +11,10 @@ import { p256PrivateScalar, p256PublicUncompressed, parseP256PublicKey } from '.
 
 export class HpkeError extends Error {}
 
-const SUITE = new CipherSuite({ kem: new DhkemP256HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() });
+/** @hpke/core (some 45 modules) is imported on the first seal or open, not at start-up. */
+let suite: Promise<CipherSuite> | undefined;
+const cipherSuite = () =>
+  (suite ??= import('@hpke/core').then(({ Aes256Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 }) => new CipherSuite({ kem: new DhkemP256HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() })));
 const INFO = new TextEncoder().encode('turnkey_hpke');
 
 /** A copy as a standalone ArrayBuffer (a Buffer may be a view into a shared pool). */
@@ -25,6 +28,7 @@ export async function hpkeSeal(plaintext: Buffer, recipientPublic: Buffer): Prom
   } catch (error) {
     throw new HpkeError(`invalid recipient public key: ${(error as Error).message}`);
   }
+  const SUITE = await cipherSuite();
   const sender = await SUITE.createSenderContext({ recipientPublicKey: await SUITE.kem.deserializePublicKey(bytes(recipient)), info: INFO });
   const encapped = Buffer.from(sender.enc);
   const ciphertext = Buffer.from(await sender.seal(bytes(plaintext), bytes(Buffer.concat([encapped, recipient]))));
@@ -35,6 +39,7 @@ export async function hpkeOpen(input: { encapped: Buffer; ciphertext: Buffer; re
   const { encapped, ciphertext, recipientPrivate } = input;
   if (encapped.length !== 65 || encapped[0] !== 0x04) throw new HpkeError('encapsulated key must be a 65-byte uncompressed point');
   if (ciphertext.length < 16) throw new HpkeError('ciphertext is shorter than the authentication tag');
+  const SUITE = await cipherSuite();
   try {
     const recipientKey = await SUITE.kem.deserializePrivateKey(bytes(p256PrivateScalar(recipientPrivate)));
     const context = await SUITE.createRecipientContext({ recipientKey, enc: bytes(encapped), info: INFO });

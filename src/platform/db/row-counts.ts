@@ -7,6 +7,11 @@ import type { DbOrTx } from './database.js';
  * the size of the table. `live` leaves out soft-deleted rows (deleted_at set). A table is counted
  * once its migration attaches the triggers (see customers).
  */
+/** The same count as a scalar subquery, to select beside other columns in one statement. */
+export function platformRowCountExpression(table: string, platformId: string, which: 'live' | 'total') {
+  return sql<string | number | bigint | null>`(select sum(${sql.ref(which)}) from platform_row_counts where platform_id = ${platformId} and table_name = ${table})`;
+}
+
 export async function platformRowCount(db: DbOrTx, table: string, platformId: string, which: 'live' | 'total'): Promise<number> {
   const column = sql.ref(which);
   const { rows } = await sql<{ n: string | number | bigint | null }>`

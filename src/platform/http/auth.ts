@@ -46,8 +46,7 @@ export function grants(held: readonly Permission[], needed: Permission): boolean
   return needed === 'VIEW' || held.includes(needed);
 }
 
-function requiredPermission(request: FastifyRequest): Permission {
-  const configured = request.routeOptions.config.permission;
+function requiredPermission(request: FastifyRequest, configured: Permission | undefined): Permission {
   if (configured) return configured;
   return request.method === 'GET' || request.method === 'HEAD' ? 'VIEW' : 'MANAGE';
 }
@@ -56,11 +55,13 @@ function requiredPermission(request: FastifyRequest): Permission {
 export function registerBasicAuth(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.auth === false || !request.routeOptions.url) return;
+    // request.routeOptions builds a new object on every read: once per request.
+    const route = request.routeOptions;
+    if (route.config.auth === false || !route.url) return;
     const credentials = parseBasic(request.headers.authorization);
     const principal = credentials && (await authenticator.authenticate(credentials.username, credentials.secret));
     if (!principal) throw unauthorized();
-    const needed = requiredPermission(request);
+    const needed = requiredPermission(request, route.config.permission);
     if (!grants(principal.permissions, needed)) {
       throw new AppError('FORBIDDEN', `This API token lacks the ${needed} permission.`, { details: { requiredPermission: needed } });
     }

@@ -119,25 +119,27 @@ export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes)
     closing = true;
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Synchronous hooks (done callbacks): they run on every request, and an async hook costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     if (closing) {
       reply.header('connection', 'close');
-      throw new AppError('SERVICE_UNAVAILABLE', 'This Corridor process is shutting down; retry the request.');
+      return done(new AppError('SERVICE_UNAVAILABLE', 'This Corridor process is shutting down; retry the request.'));
     }
     if (request.url.length > MAX_URI_BYTES) {
-      throw new AppError('URI_TOO_LONG', `The request target is longer than ${MAX_URI_BYTES} bytes.`);
+      return done(new AppError('URI_TOO_LONG', `The request target is longer than ${MAX_URI_BYTES} bytes.`));
     }
-    if (request.is404) throw unroutable(routes, request.method, request.url.split('?')[0]!);
+    if (request.is404) return done(unroutable(routes, request.method, request.url.split('?')[0]!));
+    done();
   });
 
   // Responses that did not pass through the error handler (a stored outcome replayed, a plugin's
   // own error) still get the retry hint.
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     const status = reply.statusCode;
     if (status >= 400 && !reply.hasHeader('x-should-retry')) {
       reply.headers(retryHeaders(status, undefined, reply.getHeaders() as Record<string, unknown>));
     }
-    return payload;
+    done(null, payload);
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {

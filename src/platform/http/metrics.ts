@@ -1,5 +1,3 @@
-import type { FastifyInstance } from 'fastify';
-
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 interface Series {
@@ -93,12 +91,6 @@ export class HttpMetrics {
     s.count++;
     s.sum += seconds;
     for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) s.buckets[i]!++;
-  }
-
-  register(app: FastifyInstance): void {
-    app.addHook('onResponse', async (request, reply) => {
-      this.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
-    });
   }
 
   render(gauges: Array<{ name: string; help: string; values: Array<{ labels: string; value: number }> }>): string {

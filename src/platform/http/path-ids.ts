@@ -37,8 +37,8 @@ export function registerPathIds(app: FastifyInstance): void {
       throw new Error(`${String(route.method)} ${route.url}: declare path parameter ${missing.join(', ')} with IdParam() or PathParam() in schema.params`);
     }
   });
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', (request, _reply, done) => {
     const attached = request.validationError as FastifyError | undefined;
-    if (attached?.validationContext === 'params') throw attached;
+    done(attached?.validationContext === 'params' ? attached : undefined);
   });
 }

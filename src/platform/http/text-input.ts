@@ -67,8 +67,9 @@ function undecodableQuery(url: string): FieldError[] {
  * (`receiveForm`). A JSON body that is not valid UTF-8 is refused by the JSON parser (app.ts).
  */
 export function registerTextChecks(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request: FastifyRequest) => {
+  // Synchronous (a done callback): it runs on every request, and an async hook costs a promise per request.
+  app.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
     const errors = [...undecodableQuery(request.url), ...unstorableText(request.query), ...unstorableText(request.body)];
-    if (errors.length > 0) throw invalidInput(errors, 'The request has text that cannot be accepted.');
+    done(errors.length > 0 ? invalidInput(errors, 'The request has text that cannot be accepted.') : undefined);
   });
 }

@@ -1,0 +1,66 @@
+import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection, type Driver } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { compiledOnce } from '../../src/platform/db/compiled-once.js';
+import type { Database, DbOrTx } from '../../src/platform/db/database.js';
+
+/** A Kysely that records what it is asked to run and answers one row echoing the parameters. */
+function recorder(): { db: DbOrTx; sent: CompiledQuery[] } {
+  const sent: CompiledQuery[] = [];
+  const connection: DatabaseConnection = {
+    async executeQuery<R>(query: CompiledQuery) {
+      sent.push(query);
+      return { rows: [{ parameters: query.parameters } as R] };
+    },
+    // eslint-disable-next-line require-yield
+    async *streamQuery() {
+      throw new Error('not used');
+    },
+  };
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => connection,
+    beginTransaction: async () => {},
+    commitTransaction: async () => {},
+    rollbackTransaction: async () => {},
+    releaseConnection: async () => {},
+    destroy: async () => {},
+  };
+  const db = new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (k) => new PostgresIntrospector(k),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+  return { db, sent };
+}
+
+describe('compiledOnce', () => {
+  it('runs the statement built once with each call’s values, in the places the builder used them', async () => {
+    const { db, sent } = recorder();
+    let builds = 0;
+    // Arguments used in the opposite order to their declaration, so a positional mix-up shows.
+    const byIdAndPlatform = compiledOnce((q, platformId: string, id: string) => {
+      builds++;
+      return q.selectFrom('customers').select('id').where('id', '=', id).where('platform_id', '=', platformId);
+    });
+    await byIdAndPlatform(db, 'platform-a', 'customer-1');
+    await byIdAndPlatform(db, 'platform-b', 'customer-2');
+    expect(builds).toBe(1);
+    expect(sent.map((q) => q.sql)).toEqual([
+      'select "id" from "customers" where "id" = $1 and "platform_id" = $2',
+      'select "id" from "customers" where "id" = $1 and "platform_id" = $2',
+    ]);
+    expect(sent.map((q) => q.parameters)).toEqual([
+      ['customer-1', 'platform-a'],
+      ['customer-2', 'platform-b'],
+    ]);
+  });
+
+  it('refuses a query with a parameter that is not one of its arguments', async () => {
+    const { db } = recorder();
+    const withConstant = compiledOnce((q, id: string) => q.selectFrom('customers').select('id').where('id', '=', id).where('customer_type', '=', 'BUSINESS'));
+    await expect(withConstant(db, 'customer-1')).rejects.toThrow(/each parameter must be one of the 1 arguments/);
+  });
+});
