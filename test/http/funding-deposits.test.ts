@@ -92,6 +92,15 @@ describe('POST /sandbox/deposits', () => {
     expect(await balances(ctx, q, bob.customerId)).toEqual({ available: 50, total: 50 });
   });
 
+  it('the same deposit reported five times at once credits once', async () => {
+    const p = await ctx.newPlatform();
+    const ann = await customerAccount(p);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => deposit(p, { reference: ann.reference, amount: 400, depositId: 'rtp-race' })));
+    for (const answer of answers) expect(answer.statusCode, answer.body).toBe(200);
+    expect(new Set(answers.map((a) => (a.json() as Json).id)).size).toBe(1);
+    expect(await balances(ctx, p, ann.customerId)).toEqual({ available: 400, total: 400 });
+  });
+
   it('credits the platform’s own account and crypto deposit addresses (rail = the network)', async () => {
     const p = await ctx.newPlatform();
     const usdc = { currencyCode: 'USDC', minAmount: 1, maxAmount: 1000, requiredCounterpartyFields: [], enabledTransactionTypes: ['OUTGOING'] };
