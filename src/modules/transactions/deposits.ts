@@ -1,5 +1,6 @@
 import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { recordEvents } from '../../platform/outbox.js';
 import { customerTypeOf } from '../customers/index.js';
@@ -109,6 +110,16 @@ export class FundingDeposits {
     if (previous) return { credited: true, transaction: previous, repeated: true };
     if (account.status !== 'ACTIVE') return { credited: false, reason: 'ACCOUNT_NOT_ACTIVE', account };
     if (deposit.currency !== account.currency) return { credited: false, reason: 'CURRENCY_MISMATCH', account };
+    let customer: { uuid: string; platformCustomerId: string } | undefined;
+    if (account.customer_id) {
+      try {
+        customer = await customerTypeOf(trx, account.platform_id, formatId('Customer', account.customer_id));
+      } catch (error) {
+        // The owner was deleted while its account stayed open: nobody to credit.
+        if (error instanceof AppError) return { credited: false, reason: 'ACCOUNT_NOT_ACTIVE', account };
+        throw error;
+      }
+    }
 
     const now = this.deps.clock.now();
     const id = uuidv7(now.getTime());
@@ -122,7 +133,7 @@ export class FundingDeposits {
       // Reported twice at once: the other report committed its credit while this one waited on the key.
       return { credited: true, transaction: (await this.creditedBefore(trx, account.platform_id, deposit.depositId))!, repeated: true };
     }
-    return { credited: true, transaction: await this.credit(trx, account, deposit, id, now), repeated: false };
+    return { credited: true, transaction: await this.credit(trx, account, customer, deposit, id, now), repeated: false };
   }
 
   private async creditedBefore(db: DbOrTx, platformId: string, depositId: string): Promise<TransactionRow | undefined> {
@@ -130,9 +141,15 @@ export class FundingDeposits {
     return row ? findTransaction(db, platformId, row.transaction_id) : undefined;
   }
 
-  private async credit(trx: Tx, account: InternalAccountRow, deposit: ReportedDeposit, id: string, now: Date): Promise<TransactionRow> {
+  private async credit(
+    trx: Tx,
+    account: InternalAccountRow,
+    customer: { uuid: string; platformCustomerId: string } | undefined,
+    deposit: ReportedDeposit,
+    id: string,
+    now: Date,
+  ): Promise<TransactionRow> {
     const platformId = account.platform_id;
-    const customer = account.customer_id ? await customerTypeOf(trx, platformId, formatId('Customer', account.customer_id)) : undefined;
     const { transactionHash, ...bankSide } = deposit.sender ?? {};
     assertTransition('INCOMING', null, 'PENDING');
     const opened = await insertTransaction(trx, {
