@@ -185,7 +185,7 @@ describe('production: the rail provider’s deposit feed', () => {
       const sandbox = await prod.newPlatform();
       const sandboxOwn = ((await call(prod, sandbox, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
       const toSandbox = { ...d1, id: 'dep-sandbox', reference: (sandboxOwn.fundingPaymentInstructions as Instruction[])[0]!.accountOrWalletInfo.reference };
-      answer = (cursor) => (cursor === null ? { status: 200, body: { deposits: [d1, stray, toSandbox], nextCursor: 'c1' } } : { status: 200, body: { deposits: [], nextCursor: cursor } });
+      answer = (cursor) => (cursor === null ? { status: 200, body: { deposits: [d1, stray, toSandbox, { ...d1, id: 'dep-eur', currency: 'EUR' }], nextCursor: 'c1' } } : { status: 200, body: { deposits: [], nextCursor: cursor } });
       await drainJobs(prod);
       expect(seen[0]).toMatchObject({ path: '/rails/deposits/list', auth: 'Bearer rail-secret', body: { cursor: null } });
       expect(await balance()).toBe(5000);
@@ -194,6 +194,7 @@ describe('production: the rail provider’s deposit feed', () => {
       expect(await eventTypes(prod, tx!.id as string)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
       const unmatched = await prod.handle.db.selectFrom('unmatched_deposits').selectAll().orderBy('deposit_id').execute();
       expect(unmatched).toMatchObject([
+        { deposit_id: 'dep-eur', reason: 'CURRENCY_MISMATCH', account_id: (own.id as string).slice('InternalAccount:'.length), platform_id: p.uuid },
         { deposit_id: 'dep-sandbox', reason: 'UNKNOWN_REFERENCE' },
         { deposit_id: 'dep-stray', reason: 'UNKNOWN_REFERENCE', reference: 'CDRNOSUCHREF0000', rail: 'ACH' },
       ]);
@@ -211,10 +212,14 @@ describe('production: the rail provider’s deposit feed', () => {
       expect(seen.at(-1)!.body).toEqual({ cursor: 'c1' });
       expect(await balance()).toBe(5250);
       expect((await incoming()).length).toBe(2);
-      expect((await prod.handle.db.selectFrom('unmatched_deposits').selectAll().execute()).length).toBe(2);
+      expect((await prod.handle.db.selectFrom('unmatched_deposits').selectAll().execute()).length).toBe(3);
 
       // A provider failure or an answer outside the contract moves nothing; the cursor stays and the job comes back.
-      for (const bad of [{ status: 500, body: {} }, { status: 200, body: { deposits: [{ ...d1, id: 'dep-3', amount: '-5' }], nextCursor: 'c3' } }, { status: 200, body: { deposits: 'x' } }]) {
+      for (const bad of [{ status: 500, body: {} }, { status: 200, body: { deposits: [{ ...d1, id: 'dep-3', amount: '-5' }], nextCursor: 'c3' } }, { status: 200, body: { deposits: 'x' } },
+        // Past the contract's bounds: more than 100 deposits, more than 1 MiB.
+        { status: 200, body: { deposits: Array.from({ length: 101 }, (_, i) => ({ ...d1, id: `bulk-${i}` })), nextCursor: 'c3' } },
+        { status: 200, body: { deposits: [], nextCursor: 'c3', padding: 'x'.repeat(1024 * 1024) } },
+      ]) {
         answer = () => bad;
         prod.clock.advance(DEPOSIT_POLL_INTERVAL_MS);
         await drainJobs(prod);
