@@ -10,7 +10,7 @@ import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, reseal
 import { directoryRoutes } from './modules/directories/index.js';
 import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
-import { quoteRoutes } from './modules/quotes/index.js';
+import { quoteRoutes, releaseDailyVolume } from './modules/quotes/index.js';
 import { transferRoutes } from './modules/transfers/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
 import { receiverRoutes } from './modules/receivers/index.js';
@@ -275,6 +275,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       sandbox: umaSender.rails(new SandboxRails(), 'sandbox'),
       ...(productionRails ? { production: productionRails } : {}),
     },
+    // A payment that ended before money left the sender gives its quote's daily volume back.
+    endedUnspent: releaseDailyVolume,
   });
   app.decorate('payments', payments);
   const incomingPayments = new IncomingPayments({ db: deps.db, clock: deps.clock, platformClock, ledger, jobs: deps.jobs, approvals: webhooks.approvals });

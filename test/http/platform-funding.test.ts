@@ -90,11 +90,15 @@ describe('the platform’s own transfers (no sending customer)', () => {
   it('REALTIME_FUNDING without a customer: the platform pays in and the payment settles from that money', async () => {
     const p = await ctx.newPlatform();
     const eur = await payee(ctx, p, 'EUR_ACCOUNT');
-    const notExecuted = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000 })).json() as Json;
-    expectEnvelope(await call(ctx, p, 'POST', '/sandbox/send', { quoteId: notExecuted.id, currencyCode: 'USD' }), 409, 'CONFLICT');
-    const created = await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000, immediatelyExecute: true });
+    // An account-funded quote never executed has no payment waiting for money.
+    const own = await platformUsdAccount(ctx, p);
+    const fromAccount = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'ACCOUNT', accountId: own.id }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000 })).json() as Json;
+    expectEnvelope(await call(ctx, p, 'POST', '/sandbox/send', { quoteId: fromAccount.id, currencyCode: 'USD' }), 409, 'CONFLICT');
+    // A REALTIME_FUNDING quote's payment opens when it is created: no execution, no immediatelyExecute needed.
+    const created = await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 30_000 });
     expect(created.statusCode, created.body).toBe(201);
     const q = created.json() as Json;
+    expect(q.status).toBe('PENDING');
     expect(await transaction(ctx, p, q.transactionId as string)).toMatchObject({ status: 'PENDING', source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' } });
     const sent = await call(ctx, p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' });
     expect(sent.statusCode, sent.body).toBe(200);
@@ -110,7 +114,7 @@ describe('the platform’s own transfers (no sending customer)', () => {
 });
 
 describe('REALTIME_FUNDING expiry (the platform’s clock)', () => {
-  it('an executed quote nobody pays ends EXPIRED (QUOTE_EXPIRED) when the window passes; another platform’s is untouched', async () => {
+  it('a quote nobody pays ends EXPIRED (QUOTE_EXPIRED) when the window passes; another platform’s is untouched', async () => {
     const p = await ctx.newPlatform();
     const other = await ctx.newPlatform();
     const start = async (platform: TestPlatform) => {
@@ -122,7 +126,7 @@ describe('REALTIME_FUNDING expiry (the platform’s clock)', () => {
       });
       expect(sender.statusCode, sender.body).toBe(201);
       const eur = await payee(ctx, platform, 'EUR_ACCOUNT');
-      const created = await call(ctx, platform, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: (sender.json() as Json).id }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000, immediatelyExecute: true });
+      const created = await call(ctx, platform, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: (sender.json() as Json).id }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000 });
       expect(created.statusCode, created.body).toBe(201);
       return created.json() as Json;
     };
@@ -151,10 +155,30 @@ describe('REALTIME_FUNDING expiry (the platform’s clock)', () => {
     await expectLedgerConsistent(ctx.handle.db);
   });
 
+  it('money sent after expiresAt is refused even before the expiry job has run (the platform’s clock), and the payment still expires', async () => {
+    const p = await ctx.newPlatform();
+    const eur = await payee(ctx, p, 'EUR_ACCOUNT');
+    const q = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000 })).json() as Json;
+    const lifetime = (Date.parse(q.expiresAt as string) - ctx.clock.now().getTime()) / 1000;
+    // The clock moves, but no job runs in between: the transaction is still PENDING when the money comes.
+    expect((await call(ctx, p, 'POST', '/sandbox/clock/advance', { seconds: lifetime })).statusCode).toBe(200);
+    expect(await transaction(ctx, p, q.transactionId as string)).toMatchObject({ status: 'PENDING' });
+    const late = expectEnvelope(await call(ctx, p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' }), 409, 'CONFLICT');
+    expect(late.details).toEqual({ reason: 'QUOTE_EXPIRED', quoteId: q.id, transactionId: q.transactionId });
+    expect((await accountBalance(ctx.handle.db, p.uuid, { kind: 'SANDBOX_FUNDING', currency: 'USD' })).total).toBe(0n);
+    await drainJobs(ctx);
+    expect(await transaction(ctx, p, q.transactionId as string)).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
+    expect(((await call(ctx, p, 'GET', `/quotes/${q.id}`)).json() as Json).status).toBe('EXPIRED');
+    expect(await eventTypes(ctx, q.transactionId as string)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.EXPIRED']);
+    // Executing it is no way around: a REALTIME_FUNDING quote is never executed.
+    expectEnvelope(await call(ctx, p, 'POST', `/quotes/${q.id}/execute`), 400, 'INVALID_INPUT');
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
   it('a funded payment does not expire', async () => {
     const p = await ctx.newPlatform();
     const eur = await payee(ctx, p, 'EUR_ACCOUNT');
-    const q = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000, immediatelyExecute: true })).json() as Json;
+    const q = (await call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000 })).json() as Json;
     expect((await call(ctx, p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' })).statusCode).toBe(200);
     expect((await call(ctx, p, 'POST', '/sandbox/clock/advance', { seconds: 600 })).statusCode).toBe(200);
     await drainJobs(ctx);
@@ -177,13 +201,16 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
         '/rails/payouts/status': { status: 'COMPLETED' },
         '/rails/deposits/status': deposits[body.reference as string] ?? { status: 'PENDING' },
         '/rails/deposits/return': { status: 'RETURNED' },
+        // Any rate will do: the quote below only needs production rates to exist.
+        '/rates': { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, '0.92'])) },
       };
       response.setHeader('content-type', 'application/json');
       response.end(JSON.stringify(answers[request.url!]));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/rails`;
-    const prod = await createTestContext({ env: { CORRIDOR_RAILS_URL: url, CORRIDOR_RAILS_TOKEN: 'rail-secret' } });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = `${base}/rails`;
+    const prod = await createTestContext({ env: { CORRIDOR_RAILS_URL: url, CORRIDOR_RAILS_TOKEN: 'rail-secret', CORRIDOR_RATES_URL: `${base}/rates` } });
     try {
       const p = await prod.newPlatform('production');
       const customer = await fundedCustomer(prod, p, 0);
@@ -231,6 +258,23 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       // The deposits came from Corridor's collection account and left on the payout rail, or went back.
       expect((await accountBalance(prod.handle.db, p.uuid, { kind: 'SETTLEMENT', rail: 'COLLECTION', currency: 'USD' })).total).toBe(-10_075n);
       expect((await accountBalance(prod.handle.db, p.uuid, { kind: 'SETTLEMENT', rail: 'REALTIME_FUNDING', currency: 'USD' })).total).toBe(0n);
+      await expectLedgerConsistent(prod.handle.db);
+
+      // Through POST /quotes: creating the quote starts the deposit polling (no execution), and the reported deposit pays it.
+      const eur = await payee(prod, p, 'EUR_ACCOUNT');
+      const created = await call(prod, p, 'POST', '/quotes', { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000 });
+      expect(created.statusCode, created.body).toBe(201);
+      const q = created.json() as Json;
+      expect(q.status).toBe('PENDING');
+      const reference = (q.paymentInstructions as Array<{ accountOrWalletInfo: Json }>)[0]!.accountOrWalletInfo.reference as string;
+      await drainJobs(prod);
+      expect(seen.filter((s) => s.path === '/rails/deposits/status' && s.body.quoteId === q.id).map((s) => s.body)).toEqual([expect.objectContaining({ reference, amount: '20000' })]);
+      expectEnvelope(await call(prod, p, 'POST', `/quotes/${q.id}/execute`), 400, 'INVALID_INPUT');
+      deposits[reference] = { status: 'RECEIVED', amount: '20000' };
+      prod.clock.advance(10_000);
+      await drainJobs(prod);
+      expect(await transaction(prod, p, q.transactionId as string)).toMatchObject({ status: 'PROCESSING' });
+      expect(((await call(prod, p, 'GET', `/quotes/${q.id}`)).json() as Json).status).toBe('PROCESSING');
       await expectLedgerConsistent(prod.handle.db);
     } finally {
       await prod.close();

@@ -169,14 +169,40 @@ describe('POST /quotes, GET /quotes/{id}', () => {
     expect(usdc.paymentInstructions!.map((i) => i.accountOrWalletInfo.accountType)).toEqual(['SOLANA_WALLET']);
     expectEnvelope(await quote(p, { source: { sourceType: 'REALTIME_FUNDING', currency: 'USDC' }, destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 100 }), 400, 'INVALID_INPUT');
     expectEnvelope(await quote(p, { source: { sourceType: 'REALTIME_FUNDING', currency: 'USDC', cryptoNetwork: 'TRON' }, destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 100 }), 400, 'INVALID_INPUT');
-    // Executing records the payment; nothing is held until the platform pays in.
-    const executed = await execute(p, q.id);
-    expect(executed.statusCode, executed.body).toBe(200);
-    expect((executed.json() as Quote).status).toBe('PROCESSING');
+    // Creating it opened its payment: PENDING, nothing held until the platform pays in; the quote waits PENDING.
+    expect(q.status).toBe('PENDING');
+    expect((await call(p, 'GET', `/transactions/${q.transactionId}`)).json()).toMatchObject({ status: 'PENDING', quoteId: q.id, source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' } });
+    // It is paid, not executed (upstream's execute takes account sources only): 400, whatever the key, and nothing changes.
+    for (const headers of [{}, { 'idempotency-key': `rt-${q.id}` }] as Array<Record<string, string>>) {
+      const refused = expectEnvelope(await execute(p, q.id, headers), 400, 'INVALID_INPUT');
+      expect(refused.details).toEqual({ reason: 'REALTIME_FUNDING_NOT_EXECUTABLE', quoteId: q.id, transactionId: q.transactionId });
+    }
+    expect((await call(p, 'GET', `/quotes/${q.id}`)).json()).toEqual(q);
     // The platform pays in (sandbox), and the payment goes on from that money.
     const sent = await call(p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' });
     expect(sent.statusCode, sent.body).toBe(200);
     expect(sent.json()).toMatchObject({ id: q.transactionId, quoteId: q.id, sentAmount: { amount: 20_000 - q.feesIncluded } });
+    await drainJobs(ctx);
+    expect(((await call(p, 'GET', `/quotes/${q.id}`)).json() as Quote).status).toBe('PROCESSING');
+    expectEnvelope(await execute(p, q.id), 400, 'INVALID_INPUT');
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('REALTIME_FUNDING with immediatelyExecute: the same as plain creation (201, PENDING, its payment waiting)', async () => {
+    const { p, sender, eur } = await world(0);
+    const body = { source: { sourceType: 'REALTIME_FUNDING', currency: 'USD', customerId: sender.id }, destination: toAccount(eur), lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 10_000 };
+    const plain = (await quote(p, body)).json() as Quote;
+    const created = await quote(p, { ...body, immediatelyExecute: true });
+    expect(created.statusCode, created.body).toBe(201);
+    const q = created.json() as Quote;
+    const price = (one: Quote) => ({ status: one.status, total: one.totalSendingAmount, received: one.totalReceivingAmount, fees: one.feesIncluded, rate: one.exchangeRate, instructions: one.paymentInstructions!.length });
+    expect(price(q)).toEqual({ ...price(plain), status: 'PENDING' });
+    expect(plain.status).toBe('PENDING');
+    for (const one of [plain, q]) expect((await call(p, 'GET', `/transactions/${one.transactionId}`)).json()).toMatchObject({ status: 'PENDING' });
+    const sent = await call(p, 'POST', '/sandbox/send', { quoteId: q.id, currencyCode: 'USD' });
+    expect(sent.statusCode, sent.body).toBe(200);
+    await drainJobs(ctx);
+    expect(((await call(p, 'GET', `/quotes/${q.id}`)).json() as Quote).status).toBe('PROCESSING');
     await expectLedgerConsistent(ctx.handle.db);
   });
 
@@ -391,6 +417,65 @@ describe('POST /quotes/{id}/execute', () => {
     expect((await quote(p, body(40_000, { immediatelyExecute: true }))).statusCode).toBe(201);
     ctx.clock.advance(24 * 3600_000);
     expect((await quote(p, body(40_001, { immediatelyExecute: true }))).statusCode).toBe(201);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('gives the daily volume back when a payment ends before money left the sender (cancelled, paid the wrong amount, expired unpaid); keeps it once money left', async () => {
+    const p = await ctx.newPlatform();
+    expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);
+    const sender = await customer(p);
+    const eurAccount = sender.accounts.find((a) => a.currency === 'EUR')!;
+    await fund(p, eurAccount.id, 1_000_000);
+    const payee = await externalAccount(p, 'EUR_ACCOUNT');
+    // Summed over days: what the customer has counted, whatever UTC day the test runs in.
+    const counted = async () => {
+      const row = await ctx.handle.db.selectFrom('daily_volumes').select((eb) => eb.fn.sum<string>('amount').as('total')).where('platform_id', '=', p.uuid).executeTakeFirstOrThrow();
+      return Number(row.total ?? 0);
+    };
+    const fromEur = (amount: number, extra: Body = {}) => ({ source: fromAccount(eurAccount.id), destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount, ...extra });
+    const realtime = (amount: number) => ({ source: { sourceType: 'REALTIME_FUNDING', currency: 'EUR', customerId: sender.id }, destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount });
+
+    // Cancelled while PENDING (the hold released): the whole limit is free again at once.
+    const held = (await quote(p, fromEur(100_000, { immediatelyExecute: true }))).json() as Quote;
+    expect(await counted()).toBe(100_000);
+    expectEnvelope(await quote(p, fromEur(1_000, { immediatelyExecute: true })), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
+    expect((await call(p, 'POST', `/transactions/${held.transactionId}/cancel`)).statusCode).toBe(200);
+    expect(await counted()).toBe(0);
+
+    // Paid in with another amount: FUNDING_AMOUNT_MISMATCH, the money returned, the volume too.
+    const mismatched = (await quote(p, realtime(100_000))).json() as Quote;
+    expect(await counted()).toBe(100_000);
+    expect(((await call(p, 'POST', '/sandbox/send', { quoteId: mismatched.id, currencyCode: 'EUR', currencyAmount: 99_999 })).json() as Body).failureReason).toBe('FUNDING_AMOUNT_MISMATCH');
+    expect(await counted()).toBe(0);
+
+    // Money that left and came back (the rail refused the payout after the debit) stays counted: the transfer was made.
+    const refused = (await quote(p, { ...fromEur(10_905, { immediatelyExecute: true }), lockedCurrencySide: 'RECEIVING' })).json() as Quote;
+    await drainJobs(ctx);
+    expect((await call(p, 'GET', `/transactions/${refused.transactionId}`)).json()).toMatchObject({ status: 'FAILED', failureReason: 'ACCOUNT_INVALID', refund: { status: 'COMPLETED' } });
+    expect(await counted()).toBe(refused.totalSendingAmount);
+
+    // Expired unpaid: given back when the expiry job ends it.
+    const unpaid = (await quote(p, realtime(50_000))).json() as Quote;
+    expect(await counted()).toBe(refused.totalSendingAmount + 50_000);
+    expect((await call(p, 'POST', '/sandbox/clock/advance', { seconds: 600 })).statusCode).toBe(200);
+    await drainJobs(ctx);
+    expect((await call(p, 'GET', `/transactions/${unpaid.transactionId}`)).json()).toMatchObject({ status: 'EXPIRED' });
+    expect(await counted()).toBe(refused.totalSendingAmount);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('a REALTIME_FUNDING quote counts toward the daily volume when it is created (its payment opens then): 429 past the limit, nothing written', async () => {
+    const p = await ctx.newPlatform();
+    expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);
+    const sender = await customer(p);
+    const payee = await externalAccount(p, 'EUR_ACCOUNT');
+    const body = (amount: number) => ({ source: { sourceType: 'REALTIME_FUNDING', currency: 'EUR', customerId: sender.id }, destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount });
+    expect((await quote(p, body(60_000))).statusCode).toBe(201);
+    const before = await ctx.handle.db.selectFrom('transactions').select((eb) => eb.fn.countAll<string>().as('n')).where('platform_id', '=', p.uuid).executeTakeFirstOrThrow();
+    expectEnvelope(await quote(p, body(40_001)), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
+    const after = await ctx.handle.db.selectFrom('transactions').select((eb) => eb.fn.countAll<string>().as('n')).where('platform_id', '=', p.uuid).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+    expect((await quote(p, body(40_000))).statusCode).toBe(201);
     await expectLedgerConsistent(ctx.handle.db);
   });
 });

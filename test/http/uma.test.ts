@@ -698,6 +698,25 @@ describe('paying a UMA address: a quote on a lookupId, executed, both ledgers mo
     await expectLedgerConsistent(b.handle.db);
   });
 
+  it('REALTIME_FUNDING to a UMA address: the payment opens at creation (no execution), the platform pays in, B credits Bob', async () => {
+    const bobBefore = (await balanceOf(b, b.platform, bob.id, 'MXN')).available;
+    const quoted = await quoteTo(bob.umaAddress, { source: { sourceType: 'REALTIME_FUNDING', currency: 'EUR', customerId: anna.id } });
+    expect(quoted.statusCode, quoted.body).toBe(201);
+    const quote = quoted.json();
+    expect(quote.status).toBe('PENDING');
+    expect((await call(a, a.platform, 'GET', `/transactions/${quote.transactionId}`)).json()).toMatchObject({ status: 'PENDING', source: { sourceType: 'REALTIME_FUNDING' } });
+    expectEnvelope(await call(a, a.platform, 'POST', `/quotes/${quote.id}/execute`, {}), 400, 'INVALID_INPUT');
+    const sent = await call(a, a.platform, 'POST', '/sandbox/send', { quoteId: quote.id, currencyCode: 'EUR' });
+    expect(sent.statusCode, sent.body).toBe(200);
+    await drain(a);
+    expect((await balanceOf(b, b.platform, bob.id, 'MXN')).available).toBe(bobBefore + 50_000);
+    a.clock.advance(61_000);
+    await drain(a);
+    expect((await call(a, a.platform, 'GET', `/transactions/${quote.transactionId}`)).json()).toMatchObject({ status: 'COMPLETED' });
+    await expectLedgerConsistent(a.handle.db);
+    await expectLedgerConsistent(b.handle.db);
+  });
+
   it('needs the lookupId, for the same address and sender; B refusing is INVALID_RECEIVER with its code; nothing moves', async () => {
     const annaBefore = (await balanceOf(a, a.platform, anna.id, 'EUR')).available;
     const body = { source: { sourceType: 'ACCOUNT', accountId: anna.accountId }, destination: { destinationType: 'UMA_ADDRESS', umaAddress: bob.umaAddress }, lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 50_000 };

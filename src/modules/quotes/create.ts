@@ -298,10 +298,14 @@ export async function createQuote(
     transaction_id: uuidv7(createdAt.getTime()),
     expires_at: new Date(now.getTime() + destination.route.quoteExpirySeconds * 1000),
     executed_at: null,
+    volume_day: null,
     created_at: createdAt,
   };
   await insertQuote(trx, row);
-  if (body.immediatelyExecute) {
+  // A REALTIME_FUNDING quote is paid by the platform sending money to its paymentInstructions, not
+  // executed (upstream's execute takes account sources only): its payment opens now and waits for
+  // that money until expiresAt. `immediatelyExecute` changes nothing for it.
+  if (body.immediatelyExecute || source.kind === 'REALTIME_FUNDING') {
     const executed = await executeLocked(trx, deps, row, prefetched);
     return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
   }
@@ -407,11 +411,13 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
     transaction_id: uuidv7(createdAt.getTime()),
     expires_at: new Date(prefetched.now.getTime() + UMA_QUOTE_SECONDS * 1000),
     executed_at: null,
+    volume_day: null,
     created_at: createdAt,
   };
   await insertQuote(trx, row);
   await deps.uma.record(trx, platformId, id, row.transaction_id, uma);
-  if (body.immediatelyExecute) {
+  // REALTIME_FUNDING is paid, not executed: its payment opens now (as for account destinations above).
+  if (body.immediatelyExecute || source.kind === 'REALTIME_FUNDING') {
     const executed = await executeLocked(trx, deps, row, prefetched);
     return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
   }

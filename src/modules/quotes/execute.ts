@@ -141,11 +141,13 @@ export async function executeLocked(
     };
   }
   // The daily volume is a customer's (spec §8); the platform's own transfers have none to count.
+  let volumeDay: string | null = null;
   if (row.customer_id) {
     const customerId = row.customer_id;
     const currency = row.sending_currency;
     const limit = limitIn(deps.config.quoteLimits.dailyVolume, [currency], currency, snapshot);
     const day = now.toISOString().slice(0, 10);
+    volumeDay = day;
     const added = await addDailyVolume(trx, { platformId: row.platform_id, customerId, day, currency }, BigInt(row.total_sending_amount), limit);
     if (!added) {
       throw new AppError('DAILY_VOLUME_LIMIT_EXCEEDED', `This transfer would take the customer past its daily volume limit of ${limit} ${currency} minor units for ${day} (UTC).`, {
@@ -154,7 +156,7 @@ export async function executeLocked(
     }
   }
   const transaction = await deps.payments.startOutgoingPayment(trx, input);
-  await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
+  await markExecuted(trx, row.platform_id, row.id, deps.clock.now(), volumeDay);
   return { statusCode: 200, body: toQuote({ ...row, executed_at: now }, quoteStatus(row, transaction.status, now)) };
 }
 
@@ -167,6 +169,12 @@ export async function loadQuote(db: DbOrTx, platformId: string, quoteUuid: strin
 /** POST /quotes/{id}/execute for account sources that need no wallet signature. */
 export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string, prefetched: Prefetched): Promise<StoredResponse> {
   const row = await loadQuote(trx, caller.platformId, quoteUuid, { forUpdate: true });
+  if (row.source_kind === 'REALTIME_FUNDING') {
+    // Upstream's execute takes internal-account and pull-capable sources only; this quote's payment opened at creation.
+    throw new AppError('INVALID_INPUT', `Quote ${formatId('Quote', row.id)} is funded in real time and is not executed: its payment opened when it was created and waits for the money sent to its paymentInstructions (POST /sandbox/send on sandbox).`, {
+      details: { reason: 'REALTIME_FUNDING_NOT_EXECUTABLE', quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
+    });
+  }
   if (row.source_account_type === 'EMBEDDED_WALLET') {
     throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header: the stamp of an active session over the quote’s payloadToSign.');
   }

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
@@ -38,6 +38,8 @@ interface QuotesTable {
   transaction_id: string;
   expires_at: Date;
   executed_at: Date | null;
+  /** The platform's UTC day (YYYY-MM-DD) whose daily volume the execution was counted in; null when not counted or given back (drivers read a date as a string or a Date). */
+  volume_day: ColumnType<string | Date | null, string | null, string | null>;
   created_at: Date;
 }
 
@@ -61,7 +63,8 @@ export type QuoteRow = Selectable<QuotesTable>;
 const JSON_COLUMNS = ['source', 'destination', 'rate_details', 'payment_instructions', 'sender_customer_info'] as const;
 
 export async function insertQuote(db: DbOrTx, row: QuoteRow): Promise<void> {
-  await db.insertInto('quotes').values(withJsonColumns(row, JSON_COLUMNS)).execute();
+  // A new quote has counted no volume yet.
+  await db.insertInto('quotes').values(withJsonColumns({ ...row, volume_day: null }, JSON_COLUMNS)).execute();
 }
 
 /** The platform's quote; `forUpdate` serialises its executions (one wins, the others see it executed). */
@@ -71,8 +74,21 @@ export async function findQuote(db: DbOrTx, platformId: string, id: string, opti
   return query.executeTakeFirst();
 }
 
-export async function markExecuted(db: DbOrTx, platformId: string, id: string, at: Date): Promise<void> {
-  await db.updateTable('quotes').set({ executed_at: at }).where('platform_id', '=', platformId).where('id', '=', id).execute();
+/** `volumeDay`: the day whose daily volume the execution was counted in (releaseDailyVolume gives it back). */
+export async function markExecuted(db: DbOrTx, platformId: string, id: string, at: Date, volumeDay: string | null = null): Promise<void> {
+  await db.updateTable('quotes').set({ executed_at: at, volume_day: volumeDay }).where('platform_id', '=', platformId).where('id', '=', id).execute();
+}
+
+/**
+ * Gives a quote's counted volume back to the day it was counted in, once: the payment ended
+ * before any money left the sender. One conditional statement pair in the caller's transaction.
+ */
+export async function releaseDailyVolume(db: DbOrTx, platformId: string, quoteId: string): Promise<void> {
+  await sql`update daily_volumes d set amount = d.amount - q.total_sending_amount
+    from quotes q
+    where q.platform_id = ${platformId} and q.id = ${quoteId} and q.volume_day is not null
+      and d.platform_id = q.platform_id and d.customer_id = q.customer_id and d.day = q.volume_day and d.currency = q.sending_currency`.execute(db);
+  await db.updateTable('quotes').set({ volume_day: null }).where('platform_id', '=', platformId).where('id', '=', quoteId).execute();
 }
 
 /**

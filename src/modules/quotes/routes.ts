@@ -28,9 +28,9 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       tags,
       summary: 'Create a quote',
       description:
-        'Prices a transfer from an account (internal, or an external account money can be pulled from) or from just-in-time funding (REALTIME_FUNDING: the quote carries paymentInstructions) to an account: ' +
+        'Prices a transfer from an account (internal, or an external account money can be pulled from) or from just-in-time funding (REALTIME_FUNDING: the quote carries paymentInstructions, and its payment opens now and waits for that money until expiresAt; it is never executed) to an account: ' +
         'the rate, every fee and both amounts are fixed now and never recomputed. Lock the SENDING side (what the sender pays, fees included) or the RECEIVING side (what arrives). ' +
-        'Same-currency transfers work at rate 1. To a UMA address: `destination.destinationType: UMA_ADDRESS` with the `lookupId` of GET /receiver/uma/{receiverUmaAddress}; the receiver’s VASP is asked over UMA and its conversion priced (docs/uma.md). `immediatelyExecute: true` also executes it (not for EMBEDDED_WALLET sources). Send `Idempotency-Key` to make retries safe.',
+        'Same-currency transfers work at rate 1. To a UMA address: `destination.destinationType: UMA_ADDRESS` with the `lookupId` of GET /receiver/uma/{receiverUmaAddress}; the receiver’s VASP is asked over UMA and its conversion priced (docs/uma.md). `immediatelyExecute: true` also executes it (not for EMBEDDED_WALLET sources; no difference for REALTIME_FUNDING). Send `Idempotency-Key` to make retries safe.',
       idempotencyKey: true,
       body: QuoteRequest,
       response: { 201: Quote, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 501, 503) },
@@ -50,7 +50,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       operationId: 'getQuote',
       tags,
       summary: 'Get a quote',
-      description: 'The quote as created, with its status: PENDING until executed or expired, then its transaction’s (PROCESSING, COMPLETED, FAILED, EXPIRED).',
+      description: 'The quote as created, with its status: PENDING until executed or expired (REALTIME_FUNDING: until its money went to the rail), then its transaction’s (PROCESSING, COMPLETED, FAILED, EXPIRED).',
       params: QuoteParams,
       response: { 200: Quote, ...errorResponses(401, 404, 500) },
     },
@@ -64,6 +64,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       summary: 'Execute a quote',
       description:
         'Starts the transfer at the quote’s fixed price, exactly once: a second execution is 409, an expired quote is 409 (`details.reason: QUOTE_EXPIRED`) and its transaction is recorded EXPIRED. ' +
+        'Account sources only: a REALTIME_FUNDING quote is paid through its paymentInstructions, not executed (400, `details.reason: REALTIME_FUNDING_NOT_EXECUTABLE`). ' +
         'From an internal account the total is held at once (available balance drops). From an EMBEDDED_WALLET the request needs `Service-Wallet-Signature` (or `Grid-Wallet-Signature`): ' +
         'the stamp of an active session of the wallet over the quote’s `paymentInstructions[].accountOrWalletInfo.payloadToSign`; re-sending the identical signed request answers the same outcome. ' +
         'Send `Idempotency-Key` to make retries safe.',

@@ -15,11 +15,14 @@ type QuoteStatus = Quote['status'];
 /**
  * A quote's status is its transaction's, seen from the quote (MONEY-CONTRACT.md): not executed
  * → PENDING, or EXPIRED once past expiresAt; executed → PROCESSING until the transaction ends
- * COMPLETED, FAILED or EXPIRED.
+ * COMPLETED, FAILED or EXPIRED. A REALTIME_FUNDING quote stays PENDING while its payment is
+ * (waiting for the platform's money), and is PROCESSING once the money went to the rail.
  */
-export function quoteStatus(row: Pick<QuoteRow, 'expires_at'>, transaction: TransactionStatus | undefined, platformNow: Date): QuoteStatus {
+export function quoteStatus(row: Pick<QuoteRow, 'expires_at' | 'source_kind'>, transaction: TransactionStatus | undefined, platformNow: Date): QuoteStatus {
   if (!transaction) return row.expires_at <= platformNow ? 'EXPIRED' : 'PENDING';
   switch (transaction) {
+    case 'PENDING':
+      return row.source_kind === 'REALTIME_FUNDING' ? 'PENDING' : 'PROCESSING';
     case 'COMPLETED':
       return 'COMPLETED';
     case 'FAILED':

@@ -29,7 +29,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       tags,
       summary: 'Pay a REALTIME_FUNDING quote’s instructions (sandbox)',
       description:
-        'Simulates the platform paying in the money of an executed REALTIME_FUNDING quote (created with `immediatelyExecute`, or executed; otherwise 409). The quote’s total sending amount (the default) funds the payment, which then goes to its rail; ' +
+        'Simulates the platform paying in the money of a REALTIME_FUNDING quote, whose payment waits from the quote’s creation until its `expiresAt` (the platform’s clock; later, or a quote of another source, is 409). The quote’s total sending amount (the default) funds the payment, which then goes to its rail; ' +
         'any other amount fails it with FUNDING_AMOUNT_MISMATCH and the money is returned (`refund`). Answers the transaction. Sandbox platforms only (403 otherwise).',
       body: SandboxSendRequest,
       response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
@@ -48,9 +48,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
             return { statusCode: 200, body: await deps.payments.fundFromSandbox(trx, platformId, quoteId, currencyCode, currencyAmount === undefined ? undefined : BigInt(currencyAmount)) };
           } catch (error) {
             if (!(error instanceof AppError && error.code === 'QUOTE_NOT_FOUND')) throw error;
-            // No payment waits: a quote that exists was never executed (409); loadQuote answers 404 for one that does not.
+            // No payment waits: a quote that exists is an account-funded one never executed (a REALTIME_FUNDING quote's payment opens at creation); loadQuote answers 404 for one that does not.
             await loadQuote(trx, platformId, parseId('Quote', quoteId)!);
-            throw new AppError('CONFLICT', `Quote ${quoteId} has not been executed, so no payment waits for its funds: create it with immediatelyExecute, or execute it first.`);
+            throw new AppError('CONFLICT', `Quote ${quoteId} is not funded in real time and no payment of it waits for funds: an account-funded quote is paid by executing it.`);
           }
         },
         { idempotent: true },

@@ -128,6 +128,7 @@ export class IncomingPayments {
       hold_id: null,
       funding_id: null,
       funded_amount: input.arrived ? input.amount : null,
+      funding_deadline: null,
       expected_settlement_at: null,
       settled_at: null,
       receipt_delivery_confirmed_at: null,

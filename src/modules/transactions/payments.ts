@@ -86,6 +86,12 @@ export interface PaymentsDeps {
   logger: Logger;
   /** Simulated rails for sandbox platforms; the configured provider (if any) for production ones. */
   rails: { sandbox: RailProvider; production?: RailProvider };
+  /**
+   * Runs in the payment's database transaction when it ends before any money left the sender
+   * (expired unpaid, cancelled while PENDING, paid in with the wrong amount): app.ts gives the
+   * quote's daily volume back (modules/quotes README).
+   */
+  endedUnspent?: (trx: DbOrTx, platformId: string, quoteUuid: string) => Promise<void>;
 }
 
 const ref = (uuid: string, step: string) => `transaction:${uuid}:${step}`;
@@ -236,6 +242,7 @@ export class Payments {
         hold_id: null,
         funding_id: null,
         funded_amount: null,
+        funding_deadline: input.fundingDeadline ?? null,
         expected_settlement_at: status === 'EXPIRED' ? null : expected,
         settled_at: null,
         receipt_delivery_confirmed_at: null,
@@ -300,6 +307,11 @@ export class Payments {
     const uuids = quoteIds.map((id) => parseId('Quote', id)).filter((u): u is string => Boolean(u));
     const rows = await statusesByQuote(db, platformId, uuids);
     return new Map(rows.map((r) => [formatId('Quote', r.quote_id!), r.status]));
+  }
+
+  /** The payment ended before any money left the sender (PaymentsDeps.endedUnspent). */
+  private async unspent(trx: DbOrTx, row: TransactionRow): Promise<void> {
+    if (row.quote_id && this.deps.endedUnspent) await this.deps.endedUnspent(trx, row.platform_id, row.quote_id);
   }
 
   /** Moves a locked row through the status machine, conditional on the status it was read in. */
@@ -450,6 +462,7 @@ export class Payments {
         : {}),
     });
     await this.emit(trx, cancelled, moved ? ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED'] : ['OUTGOING_PAYMENT.FAILED']);
+    await this.unspent(trx, cancelled);
     return toTransaction(cancelled);
   }
 
@@ -463,16 +476,24 @@ export class Payments {
   }
 
   /**
-   * POST /sandbox/send: the platform pays a REALTIME_FUNDING quote's instructions. The money
-   * arrives from the sandbox's outside world (SANDBOX_FUNDING); `fund` does the rest.
+   * POST /sandbox/send: the platform pays a REALTIME_FUNDING quote's instructions before the
+   * payment's funding deadline (the quote's expiresAt, the platform's clock). The money arrives
+   * from the sandbox's outside world (SANDBOX_FUNDING); `fund` does the rest.
    */
   async fundFromSandbox(trx: Tx, platformId: string, quoteId: string, currencyCode: string, amount: bigint | undefined): Promise<TransactionView> {
     const quoteUuid = parseId('Quote', quoteId);
     const row = quoteUuid ? await findTransactionByQuote(trx, platformId, quoteUuid, { forUpdate: true }) : undefined;
-    if (!row) throw new AppError('QUOTE_NOT_FOUND', `No executed quote ${quoteId} waits for funds.`);
+    if (!row) throw new AppError('QUOTE_NOT_FOUND', `No payment of quote ${quoteId} waits for funds.`);
     const source = row.source as { sourceType: string };
     if (source.sourceType !== 'REALTIME_FUNDING') throw new AppError('CONFLICT', `Quote ${quoteId} is not funded in real time: its source is ${source.sourceType}.`);
     if (row.status !== 'PENDING' || row.funding_id) throw new AppError('CONFLICT', `The payment of quote ${quoteId} is ${row.status} and takes no more funds.`);
+    // Past the deadline the payment is as good as EXPIRED, even before the expiry job has recorded it: same answer.
+    const deadline = row.funding_deadline;
+    if (deadline && (await this.deps.platformClock.now(platformId, trx)) >= deadline) {
+      throw new AppError('CONFLICT', `Quote ${quoteId} expired at ${deadline.toISOString()}: its payment takes no more funds.`, {
+        details: { reason: 'QUOTE_EXPIRED', quoteId, transactionId: formatId('Transaction', row.id) },
+      });
+    }
     if (currencyCode !== row.sending_currency) {
       throw invalidInput([{ field: 'currencyCode', message: `the quote is paid in ${row.sending_currency}` }]);
     }
@@ -507,6 +528,7 @@ export class Payments {
         refund_settled_at: at,
       });
       await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
+      await this.unspent(trx, failed);
       return failed;
     }
     const holdId = await this.hold(trx, funded);
@@ -584,6 +606,7 @@ export class Payments {
       if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
       const expired = await this.transition(trx, locked, 'EXPIRED', { failure_reason: 'QUOTE_EXPIRED' });
       await this.emit(trx, expired, ['OUTGOING_PAYMENT.EXPIRED']);
+      await this.unspent(trx, expired);
     });
   }
 

@@ -40,6 +40,8 @@ interface TransactionsTable {
   hold_id: string | null;
   funding_id: string | null;
   funded_amount: NullableAmount;
+  /** REALTIME_FUNDING: the platform's time by which the money must arrive (the quote's expiresAt). */
+  funding_deadline: Date | null;
   expected_settlement_at: Date | null;
   settled_at: Date | null;
   receipt_delivery_confirmed_at: Date | null;
