@@ -74,6 +74,8 @@ export const RETURN_DEPOSIT_JOB = 'payments.return-deposit';
 const DEPOSIT_POLL_MS = 10_000;
 /** A settlement job waits (RetryJobAt) for its due time and for a slow provider: it must not run out of attempts doing so. */
 const SETTLE_MAX_ATTEMPTS = 1_000;
+/** A deposit return is retried with backoff (capped at an hour) for about two days, then REFUND_FAILED. */
+const RETURN_MAX_ATTEMPTS = 48;
 /** How soon a provider that still answers PENDING is asked again. */
 const PROVIDER_POLL_MS = 60_000;
 
@@ -409,8 +411,27 @@ export class Payments {
   private async returnFunding(trx: DbOrTx, row: TransactionRow, fundingId: string): Promise<void> {
     await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: fundingId, reference: ref(row.id, 'funding-return') });
     if (row.environment === 'production') {
-      await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: SETTLE_MAX_ATTEMPTS });
+      await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: RETURN_MAX_ATTEMPTS });
     }
+  }
+
+  /**
+   * The refund of money that left the sender, as the transaction records it. The ledger returns it
+   * at once, so it is COMPLETED, except a production deposit: that money is back with the payer only
+   * when the provider has sent it (`payments.return-deposit`), so it stays PENDING until then.
+   */
+  private async refundOf(
+    trx: DbOrTx,
+    row: TransactionRow,
+    reference: string,
+    reason: 'TRANSACTION_FAILED' | 'USER_CANCELLATION',
+  ): Promise<{ changes: TransactionChanges; event: 'OUTGOING_PAYMENT.REFUND_PENDING' | 'OUTGOING_PAYMENT.REFUND_COMPLETED' }> {
+    const at = await this.deps.platformClock.now(row.platform_id, trx);
+    const viaProvider = row.environment === 'production' && row.funding_id !== null;
+    return {
+      changes: { refund_reference: reference, refund_status: viaProvider ? 'PENDING' : 'COMPLETED', refund_reason: reason, refund_initiated_at: at, refund_settled_at: viaProvider ? null : at },
+      event: viaProvider ? 'OUTGOING_PAYMENT.REFUND_PENDING' : 'OUTGOING_PAYMENT.REFUND_COMPLETED',
+    };
   }
 
   /** A payment in PROCESSING that the rail refused or returned: FAILED, its debit refunded, in one transaction. */
@@ -419,16 +440,9 @@ export class Payments {
       const row = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
       if (!row || row.status !== 'PROCESSING') return;
       await this.refundDebit(trx, row);
-      const at = await this.deps.platformClock.now(platformId, trx);
-      const failed = await this.transition(trx, row, 'FAILED', {
-        failure_reason: reason,
-        refund_reference: ref(row.id, 'refund'),
-        refund_status: 'COMPLETED',
-        refund_reason: 'TRANSACTION_FAILED',
-        refund_initiated_at: at,
-        refund_settled_at: at,
-      });
-      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
+      const refund = await this.refundOf(trx, row, ref(row.id, 'refund'), 'TRANSACTION_FAILED');
+      const failed = await this.transition(trx, row, 'FAILED', { failure_reason: reason, ...refund.changes });
+      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
     });
   }
 
@@ -454,14 +468,9 @@ export class Payments {
     }
     const moved = Boolean(row.hold_id || row.funding_id);
     await this.refundDebit(trx, row);
-    const at = await this.deps.platformClock.now(platformId, trx);
-    const cancelled = await this.transition(trx, row, 'FAILED', {
-      failure_reason: 'QUOTE_EXECUTION_FAILED',
-      ...(moved
-        ? { refund_reference: ref(row.id, 'cancel'), refund_status: 'COMPLETED', refund_reason: 'USER_CANCELLATION', refund_initiated_at: at, refund_settled_at: at }
-        : {}),
-    });
-    await this.emit(trx, cancelled, moved ? ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED'] : ['OUTGOING_PAYMENT.FAILED']);
+    const refund = moved ? await this.refundOf(trx, row, ref(row.id, 'cancel'), 'USER_CANCELLATION') : undefined;
+    const cancelled = await this.transition(trx, row, 'FAILED', { failure_reason: 'QUOTE_EXECUTION_FAILED', ...refund?.changes });
+    await this.emit(trx, cancelled, refund ? ['OUTGOING_PAYMENT.FAILED', refund.event] : ['OUTGOING_PAYMENT.FAILED']);
     await this.unspent(trx, cancelled);
     return toTransaction(cancelled);
   }
@@ -518,16 +527,9 @@ export class Payments {
     const funded = (await updateTransaction(trx, platformId, row.id, 'PENDING', { funding_id: arrival.id, funded_amount: paid }, this.deps.clock.now()))!;
     if (paid !== BigInt(row.total_sending_amount)) {
       await this.returnFunding(trx, funded, arrival.id);
-      const at = await this.deps.platformClock.now(platformId, trx);
-      const failed = await this.transition(trx, funded, 'FAILED', {
-        failure_reason: 'FUNDING_AMOUNT_MISMATCH',
-        refund_reference: ref(row.id, 'funding-return'),
-        refund_status: 'COMPLETED',
-        refund_reason: 'TRANSACTION_FAILED',
-        refund_initiated_at: at,
-        refund_settled_at: at,
-      });
-      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
+      const refund = await this.refundOf(trx, funded, ref(row.id, 'funding-return'), 'TRANSACTION_FAILED');
+      const failed = await this.transition(trx, funded, 'FAILED', { failure_reason: 'FUNDING_AMOUNT_MISMATCH', ...refund.changes });
+      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
       await this.unspent(trx, failed);
       return failed;
     }
@@ -610,14 +612,36 @@ export class Payments {
     });
   }
 
-  /** Sends a returned production deposit back through the provider; retried until it answers RETURNED. */
+  /**
+   * Sends a returned production deposit back through the provider, retried with backoff; its
+   * answer settles the refund (REFUND_COMPLETED). When the last attempt fails too, the refund is
+   * FAILED (REFUND_FAILED): the money sits on the rail's settlement account for the operator.
+   */
   private async onReturnDeposit(job: Job): Promise<void> {
     const { transactionId } = job.payload as { transactionId: string };
     const row = await findTransaction(this.deps.db, job.platform_id!, transactionId);
-    if (!row || row.funded_amount === null) return;
-    const rails = this.railsOf('production');
-    if (!rails) throw new Error(`no rail provider to return the deposit of ${row.id}`);
-    await rails.returnDeposit(this.expectedDeposit(row), BigInt(row.funded_amount));
+    if (!row || row.funded_amount === null || row.refund_status !== 'PENDING') return;
+    try {
+      const rails = this.railsOf('production');
+      if (!rails) throw new Error(`no rail provider to return the deposit of ${row.id}`);
+      await rails.returnDeposit(this.expectedDeposit(row), BigInt(row.funded_amount));
+    } catch (error) {
+      if (job.attempts < job.max_attempts) throw error;
+      this.deps.logger.error({ transactionId: formatId('Transaction', row.id), err: error }, 'deposit return failed for good');
+      await this.settleRefund(row, 'FAILED');
+      return;
+    }
+    await this.settleRefund(row, 'COMPLETED');
+  }
+
+  private async settleRefund(row: TransactionRow, outcome: 'COMPLETED' | 'FAILED'): Promise<void> {
+    await withTx(this.deps.db, async (trx) => {
+      const locked = await findTransaction(trx, row.platform_id, row.id, { forUpdate: true });
+      if (!locked || locked.refund_status !== 'PENDING') return;
+      const at = await this.deps.platformClock.now(row.platform_id, trx);
+      const settled = (await updateTransaction(trx, row.platform_id, row.id, locked.status, { refund_status: outcome, refund_settled_at: at }, this.deps.clock.now()))!;
+      await this.emit(trx, settled, [outcome === 'COMPLETED' ? 'OUTGOING_PAYMENT.REFUND_COMPLETED' : 'OUTGOING_PAYMENT.REFUND_FAILED']);
+    });
   }
 }
 
