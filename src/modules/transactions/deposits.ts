@@ -191,6 +191,7 @@ export class FundingDeposits {
       hold_id: null,
       funding_id: null,
       funded_amount: deposit.amount,
+      funding_deadline: null,
       expected_settlement_at: null,
       settled_at: null,
       receipt_delivery_confirmed_at: null,
