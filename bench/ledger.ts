@@ -7,11 +7,12 @@
  * client's one-statement transaction `UPDATE … SET n = n + 1` on a private row. The two take
  * turns in three rounds each. Afterwards the ledger invariants are verified for the bench platform.
  */
+import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { createAccountsLedger } from '../src/modules/internal-accounts/index.js';
 import { Ledger, verifyLedger, type LedgerAccountRef, type VerifyReport } from '../src/modules/ledger/index.js';
 import { systemClock } from '../src/platform/clock.js';
-import { openDatabase } from '../src/platform/db/database.js';
+import { openDatabase, type Db } from '../src/platform/db/database.js';
 import { withTx } from '../src/platform/db/tx.js';
 
 export const LEDGER_CLIENTS = 32;
@@ -35,10 +36,32 @@ interface Throughput {
   errors: number;
   /** CPU time of this (client) process per operation, µs: what the Node side costs. */
   cpuMicros: number;
+  /** CPU time of the PostgreSQL backends serving the bench's pool per operation, µs (Linux, local server only). */
+  serverCpuMicros?: number;
+}
+
+/** The bench pool's connections name themselves, so their PostgreSQL backends can be found. */
+const APPLICATION_NAME = 'corridor-bench-ledger';
+
+/** CPU time (µs) used so far by each PostgreSQL backend of the bench's pool, read from /proc; empty elsewhere. */
+async function backendCpu(db: Db): Promise<Map<number, number>> {
+  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${APPLICATION_NAME}`.execute(db);
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      // Fields 14 and 15 of /proc/<pid>/stat (after the command in parentheses): user and system time in clock ticks (100 Hz).
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10_000);
+    } catch {
+      return new Map();
+    }
+  }
+  return cpu;
 }
 
 /** Runs `clients` loops of `work(client)` for `seconds`; answers operations/s and latency percentiles. */
-async function loop(clients: number, seconds: number, work: (client: number, i: number) => Promise<void>): Promise<Throughput> {
+async function loop(db: Db, clients: number, seconds: number, work: (client: number, i: number) => Promise<void>): Promise<Throughput> {
+  const serverBefore = await backendCpu(db);
   const latencies: number[] = [];
   let errors = 0;
   const started = performance.now();
@@ -58,6 +81,9 @@ async function loop(clients: number, seconds: number, work: (client: number, i: 
     }),
   );
   const used = process.cpuUsage(cpu);
+  const serverAfter = await backendCpu(db);
+  let serverUsed = 0;
+  for (const [pid, micros] of serverAfter) serverUsed += micros - (serverBefore.get(pid) ?? micros);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
   return {
@@ -66,6 +92,7 @@ async function loop(clients: number, seconds: number, work: (client: number, i: 
     p99: at(0.99),
     errors,
     cpuMicros: (used.user + used.system) / Math.max(1, latencies.length),
+    ...(serverAfter.size > 0 ? { serverCpuMicros: serverUsed / Math.max(1, latencies.length) } : {}),
   };
 }
 
@@ -79,6 +106,7 @@ function combine(rounds: Throughput[]): Throughput {
     p99: Math.max(...rounds.map((r) => r.p99)),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
     cpuMicros: rounds.reduce((sum, r) => sum + r.cpuMicros, 0) / rounds.length,
+    ...(rounds.every((r) => r.serverCpuMicros !== undefined) ? { serverCpuMicros: rounds.reduce((sum, r) => sum + r.serverCpuMicros!, 0) / rounds.length } : {}),
   };
 }
 
@@ -102,7 +130,9 @@ export async function ledgerScenario(options: {
   const accounts: Array<[string, string]> = [];
   for (let c = 0; c < LEDGER_CLIENTS; c++) accounts.push([await openAccount(options.call, 2 * c), await openAccount(options.call, 2 * c + 1)]);
 
-  const handle = await openDatabase({ databaseUrl: options.databaseUrl, poolSize: LEDGER_CLIENTS });
+  const url = new URL(options.databaseUrl);
+  url.searchParams.set('application_name', APPLICATION_NAME);
+  const handle = await openDatabase({ databaseUrl: url.toString(), poolSize: LEDGER_CLIENTS });
   const db = handle.db;
   const withEvents = createAccountsLedger(systemClock, { hotAccountShards: options.shards });
   const bare = new Ledger({ clock: systemClock, hotAccountShards: options.shards, onInternalBalancesChanged: async () => {} });
@@ -127,16 +157,16 @@ export async function ledgerScenario(options: {
     await sql`insert into bench_ceiling select c, 0 from generate_series(0, ${LEDGER_CLIENTS - 1}::integer) c on conflict do nothing`.execute(db);
     const bump = (client: number) => withTx(db, (trx) => sql`update bench_ceiling set n = n + 1 where client = ${client}`.execute(trx)).then(() => undefined);
 
-    await loop(LEDGER_CLIENTS, options.warmup, (client) => bump(client));
-    await loop(LEDGER_CLIENTS, options.warmup, (client, i) => transfer(bare, client, i, `${phase}w`));
+    await loop(db, LEDGER_CLIENTS, options.warmup, (client) => bump(client));
+    await loop(db, LEDGER_CLIENTS, options.warmup, (client, i) => transfer(bare, client, i, `${phase}w`));
     // The three take turns, so a change in the machine's load touches them alike.
     const ceilings: Throughput[] = [];
     const bares: Throughput[] = [];
     const evented: Throughput[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      ceilings.push(await loop(LEDGER_CLIENTS, options.duration / ROUNDS, (client) => bump(client)));
-      bares.push(await loop(LEDGER_CLIENTS, options.duration / ROUNDS, (client, i) => transfer(bare, client, i, `${phase}r${round}`)));
-      evented.push(await loop(LEDGER_CLIENTS, options.duration / ROUNDS, (client, i) => transfer(withEvents, client, i, `${phase}e${round}`)));
+      ceilings.push(await loop(db, LEDGER_CLIENTS, options.duration / ROUNDS, (client) => bump(client)));
+      bares.push(await loop(db, LEDGER_CLIENTS, options.duration / ROUNDS, (client, i) => transfer(bare, client, i, `${phase}r${round}`)));
+      evented.push(await loop(db, LEDGER_CLIENTS, options.duration / ROUNDS, (client, i) => transfer(withEvents, client, i, `${phase}e${round}`)));
     }
     const ceiling = combine(ceilings);
     const transfers = combine(bares);

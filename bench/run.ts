@@ -411,7 +411,7 @@ function printLedger(result: LedgerBenchResult, quotes?: { rps: number; p50: num
   const { transfers, withEvents, ceiling, verify } = result;
   const ratio = (transfers.rps / ceiling.rps) * 100;
   const rowOf = (name: string, r: typeof transfers) =>
-    `  ${name.padEnd(58)} ${r.rps.toFixed(0).padStart(7)}/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  client CPU ${r.cpuMicros.toFixed(0).padStart(4)} µs/op  errors ${r.errors}`;
+    `  ${name.padEnd(58)} ${r.rps.toFixed(0).padStart(7)}/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  client CPU ${r.cpuMicros.toFixed(0).padStart(4)} µs/op${r.serverCpuMicros === undefined ? '' : `  PostgreSQL CPU ${r.serverCpuMicros.toFixed(0).padStart(4)} µs/op`}  errors ${r.errors}`;
   process.stdout.write(
     [
       '',

@@ -23,6 +23,8 @@ import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes 
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
 import {
+  DepositFeed,
+  FundingDeposits,
   HttpRails,
   INCOMING_PAYMENT_EVENTS,
   OUTGOING_PAYMENT_EVENTS,
@@ -30,6 +32,7 @@ import {
   Payments,
   SandboxRails,
   transactionRoutes,
+  type DepositSource,
   type RailProvider,
 } from './modules/transactions/index.js';
 import { EventCatalogue, systemResolver, webhookRoutes, Webhooks, type Resolver } from './modules/webhooks/index.js';
@@ -53,7 +56,8 @@ import { validatorCompiler } from './platform/http/validation.js';
 import { AppError } from './platform/errors.js';
 import { uuidv7 } from './platform/ids.js';
 import { withJwksOverrides } from './platform/oidc-issuers.js';
-import { OffsetPlatformClock } from './platform/platform-clock.js';
+import { NotifiedCache } from './platform/cache.js';
+import { OffsetPlatformClock, PLATFORM_CLOCK_CHANNEL } from './platform/platform-clock.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 
@@ -234,7 +238,9 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   // The one writer of balances; modules that move money get it from here.
   const ledger = createAccountsLedger(deps.clock);
   // Every platform-owned time rule reads the platform's clock: sandbox platforms can move theirs forward.
-  const platformClock = new OffsetPlatformClock(deps.db, deps.clock);
+  const clockOffsets = new NotifiedCache<number>(deps.handle, PLATFORM_CLOCK_CHANNEL, deps.config.cacheTtlMs);
+  await clockOffsets.start();
+  const platformClock = new OffsetPlatformClock(deps.db, deps.clock, clockOffsets);
   const webhooks = new Webhooks({
     handle: deps.handle,
     clock: deps.clock,
@@ -260,6 +266,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   // The sending VASP: pay requests for quotes to UMA addresses, and the Lightning leg of sandbox payouts to them.
   const umaSender = new UmaSender({ db: deps.db, clock: deps.clock, config: deps.config, keys: uma.keys, resolver: uma.resolver, rates });
   const railsUrl = deps.config.rails.url;
+  const productionRails = options.railProvider ?? (railsUrl ? new HttpRails({ ...deps.config.rails, url: railsUrl }) : undefined);
   const payments = new Payments({
     db: deps.db,
     clock: deps.clock,
@@ -269,7 +276,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     logger: deps.logger,
     rails: {
       sandbox: umaSender.rails(new SandboxRails(), 'sandbox'),
-      ...(options.railProvider ? { production: options.railProvider } : railsUrl ? { production: new HttpRails({ ...deps.config.rails, url: railsUrl }) } : {}),
+      ...(productionRails ? { production: productionRails } : {}),
     },
     // A payment that ended before money left the sender gives its quote's daily volume back.
     endedUnspent: releaseDailyVolume,
@@ -277,6 +284,11 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   app.decorate('payments', payments);
   const incomingPayments = new IncomingPayments({ db: deps.db, clock: deps.clock, platformClock, ledger, jobs: deps.jobs, approvals: webhooks.approvals });
   app.decorate('incomingPayments', incomingPayments);
+  const deposits = new FundingDeposits({ clock: deps.clock, platformClock, ledger });
+  // Production deposits to funding instructions come from the rail provider's feed, when it has one.
+  if (productionRails && 'listDeposits' in productionRails) {
+    await new DepositFeed({ db: deps.db, clock: deps.clock, jobs: deps.jobs, logger: deps.logger, deposits, source: productionRails as RailProvider & DepositSource }).start();
+  }
   registerUmaWellKnownRoutes(app, { ...deps, ...uma, incomingPayments, rates });
 
   // One intake of uploaded documents for POST /documents and the hosted verification page.
@@ -307,7 +319,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(receiverRoutes, { ...deps, rates });
       await api.register(withdrawalFeeRoutes, { ...deps, feeModels: { sandbox: sandboxFeeModel, production: options.withdrawalFees ?? noProductionModel } });
       await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });
-      await api.register(sandboxRoutes, { ...deps, payments, incomingPayments, platformClock });
+      await api.register(sandboxRoutes, { ...deps, payments, incomingPayments, deposits, platformClock });
       if (options.extraRoutes) await api.register(options.extraRoutes);
     },
     { prefix: BASE_PATH },

@@ -15,6 +15,8 @@ export interface Config {
   publicUrl: string;
   /** How long a process may cache verified API tokens and platform configs (changes evict at once, everywhere). */
   cacheTtlMs: number;
+  /** PostgreSQL connections of the process's pool (requests and jobs share it). */
+  dbPoolSize: number;
   /** Background work: whether this process runs it, how often an idle worker polls, how many jobs it runs at once. */
   jobs: { enabled: boolean; pollMs: number; concurrency: number };
   webhooks: {
@@ -205,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     publicUrl,
     cacheTtlMs: integer(env, 'CORRIDOR_CACHE_TTL_MS', 60_000, 0, 3_600_000),
+    dbPoolSize: integer(env, 'CORRIDOR_DB_POOL_SIZE', 10, 1, 1000),
     jobs: {
       enabled: bool(env, 'CORRIDOR_JOBS', true),
       pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000),

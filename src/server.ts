@@ -31,7 +31,7 @@ export async function openAndMigrate(config: Config, logger: Logger, phases: Sta
   if (!config.databaseUrl) {
     logger.info({ dataDir: config.dataDir }, 'opening the embedded database (PGlite); the first open of a new data directory takes several seconds');
   }
-  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
   phases.mark('database opened');
   const applied = await migrate(handle.db);
   phases.mark('migrations checked');

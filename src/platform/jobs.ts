@@ -2,6 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Db, DbHandle, DbOrTx } from './db/database.js';
+import { afterCommit, deferInsert } from './db/tx.js';
 import { uuidv7 } from './ids.js';
 
 interface JobsTable {
@@ -58,7 +59,8 @@ export async function enqueueJobs(trx: DbOrTx, clock: Clock, specs: EnqueueSpec[
     created_at: now,
     updated_at: now,
   }));
-  await trx.insertInto('jobs').values(rows).execute();
+  // Inside withTx the rows go in with the transaction's other deferred rows, just before COMMIT.
+  if (!deferInsert(trx, 'jobs', rows)) await trx.insertInto('jobs').values(rows).execute();
   if (rows.some((r) => r.run_at <= now)) await wakeWorkers(trx);
   return rows.map((r) => r.id);
 }
@@ -106,9 +108,30 @@ export type WorkSource = () => Promise<number>;
 /** The channel on which committed work wakes idle workers in every process. */
 const WAKE_CHANNEL = 'corridor_work';
 
-/** Wakes every process's worker when the caller's transaction commits (NOTIFY is transactional). */
+/**
+ * Wakes every process's worker once the caller's transaction has committed. The NOTIFY is sent
+ * after the commit, on its own, not inside the transaction: PostgreSQL serialises the commits of
+ * all transactions that NOTIFY (a cluster-wide lock held through each one's WAL flush), which
+ * capped every money-moving request at a few hundred commits/s (bench/README.md). A wake-up is
+ * only a hint (workers poll too), so losing one to a crash right after the commit delays work by
+ * at most one poll interval. Wake-ups of one event-loop turn share one NOTIFY.
+ */
 export async function wakeWorkers(db: DbOrTx): Promise<void> {
+  if (afterCommit(db, notifyWake)) return;
   await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db);
+}
+
+/** Root handles with a wake-up NOTIFY queued for this event-loop turn. */
+const wakeQueued = new WeakSet<Db>();
+
+function notifyWake(db: Db): void {
+  if (wakeQueued.has(db)) return;
+  wakeQueued.add(db);
+  setImmediate(() => {
+    wakeQueued.delete(db);
+    // A failed hint (the pool closing at shutdown) costs at most one poll interval of delay.
+    sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db).catch(() => {});
+  });
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Clock, PlatformClock } from './clock.js';
 import type { Db, DbOrTx } from './db/database.js';
+import { notifyChanged, type NotifiedCache } from './cache.js';
+import { afterCommit } from './db/tx.js';
 import { wakeWorkers } from './jobs.js';
 
 interface PlatformClockOffsetsTable {
@@ -15,6 +17,9 @@ declare module './db/database.js' {
   }
 }
 
+/** The channel on which an advanced clock evicts its platform's offset from every process's cache. */
+export const PLATFORM_CLOCK_CHANNEL = 'corridor_platform_clock';
+
 /** Longest single move of a test clock: a year. */
 export const MAX_ADVANCE_SECONDS = 366 * 86_400;
 
@@ -27,6 +32,12 @@ export class OffsetPlatformClock implements PlatformClock {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    /**
+     * Offsets by platform, kept in every process and evicted on change (`PLATFORM_CLOCK_CHANNEL`):
+     * every quote, execution and settlement step reads its platform's time, and offsets change
+     * only when a sandbox clock is advanced. Without one, each reading is a query.
+     */
+    private readonly offsets?: NotifiedCache<number>,
   ) {}
 
   async now(platformId: string, db: DbOrTx = this.db): Promise<Date> {
@@ -35,8 +46,12 @@ export class OffsetPlatformClock implements PlatformClock {
   }
 
   async offsetMs(db: DbOrTx, platformId: string): Promise<number> {
+    const cached = this.offsets?.get(platformId);
+    if (cached !== undefined) return cached;
     const row = await db.selectFrom('platform_clock_offsets').select('offset_ms').where('platform_id', '=', platformId).executeTakeFirst();
-    return row ? Number(row.offset_ms) : 0;
+    const offset = row ? Number(row.offset_ms) : 0;
+    this.offsets?.set(platformId, offset);
+    return offset;
   }
 
   /**
@@ -56,6 +71,13 @@ export class OffsetPlatformClock implements PlatformClock {
       .executeTakeFirstOrThrow();
     await sql`update jobs set run_at = run_at - ${ms} * interval '1 millisecond' where platform_id = ${platformId} and status = 'queued'`.execute(trx);
     await wakeWorkers(trx);
+    // Every process forgets the old offset when this commits; this one also at once (no wait for its own NOTIFY).
+    await notifyChanged(trx, PLATFORM_CLOCK_CHANNEL, platformId);
+    const offsets = this.offsets;
+    if (offsets) {
+      offsets.evict(platformId);
+      afterCommit(trx, () => offsets.evict(platformId));
+    }
     const offsetMs = Number(row.offset_ms);
     return { now: new Date(at.getTime() + offsetMs), offsetMs };
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import { eventCatalogue } from '../../src/app.js';
 import type { OutgoingPaymentInput, TransactionView } from '../../src/modules/transactions/index.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { uuidv7 } from '../../src/platform/ids.js';
@@ -67,6 +68,18 @@ export function startPayment(ctx: TestContext, input: OutgoingPaymentInput): Pro
 export async function drainJobs(ctx: TestContext): Promise<void> {
   for (let i = 0; i < 50; i++) if ((await ctx.jobs.runDue(50)) === 0) return;
   throw new Error('jobs kept coming');
+}
+
+/**
+ * Every payment event recorded so far matches its catalogue schema (the payload integrators
+ * generate receivers from); answers the types seen, so a test can show which it covered.
+ */
+export async function expectPaymentEventsMatchCatalogue(ctx: TestContext): Promise<Set<string>> {
+  const catalogue = eventCatalogue();
+  const rows = await ctx.handle.db.selectFrom('events').select(['type', 'data']).where((eb) => eb.or([eb('type', 'like', 'OUTGOING_PAYMENT.%'), eb('type', 'like', 'INCOMING_PAYMENT.%')])).execute();
+  const invalid = rows.map((row) => ({ type: row.type, result: catalogue.validate(row.type, row.data) })).filter((r) => !r.result.valid);
+  expect(invalid).toEqual([]);
+  return new Set(rows.map((row) => row.type));
 }
 
 export async function eventTypes(ctx: TestContext, transactionId: string): Promise<string[]> {

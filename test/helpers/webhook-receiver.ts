@@ -1,6 +1,9 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Kysely } from 'kysely';
+import { expect } from 'vitest';
+import type { Database } from '../../src/platform/db/database.js';
 
 export interface Envelope {
   id: string;
@@ -83,4 +86,19 @@ export class WebhookReceiver {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/**
+ * Resolves once Corridor has read the receiver's 202 to the approval question about
+ * `transactionId` and opened the platform's window (the row's deadline shortened from the
+ * latest possible one to answer + window). A test that moves a clock before then would move
+ * the window's start with it, and the question would never time out.
+ */
+export async function untilApprovalWindowOpen(db: Kysely<Database>, transactionId: string, windowMs: number): Promise<void> {
+  await expect
+    .poll(async () => {
+      const row = await db.selectFrom('webhook_approvals').select(['deadline', 'created_at']).where('transaction_id', '=', transactionId).executeTakeFirst();
+      return row ? row.deadline.getTime() - row.created_at.getTime() : undefined;
+    })
+    .toBeLessThanOrEqual(windowMs);
 }

@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_WINDOW_MS } from '../../src/modules/webhooks/index.js';
 import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { balances, call, drainJobs, eventTypes, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
-import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { balances, call, drainJobs, eventTypes, expectPaymentEventsMatchCatalogue, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
+import { untilApprovalWindowOpen, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * Incoming payments through POST /sandbox/uma/receive: the approval round trip decides, the
@@ -15,7 +15,19 @@ let receiver: WebhookReceiver;
 beforeAll(async () => {
   ctx = await createTestContext();
 });
-afterAll(() => ctx.close());
+afterAll(async () => {
+  // Every INCOMING_PAYMENT event these flows recorded matches the catalogue (the refunds' included);
+  // PENDING is the approval question, sent by the round trip, which checks it against the catalogue itself.
+  const seen = await expectPaymentEventsMatchCatalogue(ctx);
+  expect([...seen].filter((t) => t.startsWith('INCOMING_PAYMENT.')).sort()).toEqual([
+    'INCOMING_PAYMENT.COMPLETED',
+    'INCOMING_PAYMENT.FAILED',
+    'INCOMING_PAYMENT.REFUND_COMPLETED',
+    'INCOMING_PAYMENT.REFUND_FAILED',
+    'INCOMING_PAYMENT.REFUND_PENDING',
+  ]);
+  await ctx.close();
+});
 afterEach(async () => {
   await receiver?.close();
   await expectLedgerConsistent(ctx.handle.db);
@@ -140,6 +152,7 @@ describe('POST /sandbox/uma/receive', () => {
     const timing = receive(p, sent(bob));
     await expect.poll(() => receiver.of('INCOMING_PAYMENT.PENDING').length).toBe(2);
     const second = receiver.of('INCOMING_PAYMENT.PENDING')[1]!.body.data!.id as string;
+    await untilApprovalWindowOpen(ctx.handle.db, second, APPROVAL_WINDOW_MS);
     ctx.clock.advance(APPROVAL_WINDOW_MS);
     expect((await timing).json()).toMatchObject({ id: second, status: 'FAILED', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' });
     expectEnvelope(await call(ctx, p, 'POST', `/transactions/${second}/approve`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');

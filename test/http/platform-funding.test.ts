@@ -6,7 +6,7 @@ import { accountBalance } from '../../src/modules/ledger/index.js';
 import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { call, drainJobs, eventTypes, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
+import { call, drainJobs, eventTypes, expectPaymentEventsMatchCatalogue, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
 
 // Issue 15: transfers of the platform's own money (no sending customer), and REALTIME_FUNDING
 // money arriving (sandbox send, a production provider's deposit) or not arriving (expiry).
@@ -196,6 +196,11 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       for await (const chunk of request) text += chunk;
       const body = JSON.parse(text) as Json;
       seen.push({ path: request.url!, body, auth: request.headers.authorization });
+      if (request.url === '/rails/deposits/return' && body.reference === 'CDRBOUNCE00000E') {
+        response.statusCode = 500;
+        response.end();
+        return;
+      }
       const answers: Record<string, Json> = {
         '/rails/payouts': { status: 'ACCEPTED' },
         '/rails/payouts/status': { status: 'COMPLETED' },
@@ -243,6 +248,8 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       expect(funded).toMatchObject({ status: 'PROCESSING', expectedSettlementAt: new Date(prod.clock.now().getTime() + 5_000).toISOString() });
       expect(await transaction(prod, p, short.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'FUNDING_AMOUNT_MISMATCH', refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' } });
       expect(seen.filter((s) => s.path === '/rails/deposits/return').map((s) => s.body)).toEqual([expect.objectContaining({ transactionId: short.transactionId, reference: 'CDRSHORT000000B', amount: '10000' })]);
+      // The money is back with the payer once the provider has sent it: REFUND_PENDING, then REFUND_COMPLETED.
+      expect(await eventTypes(prod, short.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_PENDING', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
       expect(await transaction(prod, p, unpaid.transactionId)).toMatchObject({ status: 'PENDING' });
 
       prod.clock.advance(60_000);
@@ -275,6 +282,24 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       await drainJobs(prod);
       expect(await transaction(prod, p, q.transactionId as string)).toMatchObject({ status: 'PROCESSING' });
       expect(((await call(prod, p, 'GET', `/quotes/${q.id}`)).json() as Json).status).toBe('PROCESSING');
+      await expectLedgerConsistent(prod.handle.db);
+
+      // A deposit the provider cannot send back: retried for about two days, then the refund is FAILED.
+      const bounced = realtime('CDRBOUNCE00000E', { fundingDeadline: new Date(prod.clock.now().getTime() + 60_000) });
+      await startPayment(prod, bounced);
+      deposits.CDRBOUNCE00000E = { status: 'RECEIVED', amount: '1' };
+      prod.clock.advance(10_000);
+      await drainJobs(prod);
+      expect(await transaction(prod, p, bounced.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'FUNDING_AMOUNT_MISMATCH', refund: { status: 'PENDING' } });
+      for (let hour = 0; hour < 100; hour++) {
+        prod.clock.advance(3_600_000);
+        await drainJobs(prod);
+      }
+      expect(seen.filter((s) => s.path === '/rails/deposits/return' && s.body.reference === 'CDRBOUNCE00000E')).toHaveLength(48);
+      expect(await transaction(prod, p, bounced.transactionId)).toMatchObject({ status: 'FAILED', refund: { status: 'FAILED' } });
+      expect((await eventTypes(prod, bounced.transactionId)).slice(-2)).toEqual(['OUTGOING_PAYMENT.REFUND_PENDING', 'OUTGOING_PAYMENT.REFUND_FAILED']);
+      // Their payloads, like every payment event of this platform, match the catalogue.
+      expect([...(await expectPaymentEventsMatchCatalogue(prod))]).toEqual(expect.arrayContaining(['OUTGOING_PAYMENT.REFUND_PENDING', 'OUTGOING_PAYMENT.REFUND_COMPLETED', 'OUTGOING_PAYMENT.REFUND_FAILED']));
       await expectLedgerConsistent(prod.handle.db);
     } finally {
       await prod.close();

@@ -7,7 +7,7 @@ import { withTx } from '../../src/platform/db/tx.js';
 import { IdParam } from '../../src/platform/http/schemas.js';
 import { newId } from '../../src/platform/ids.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { untilApprovalWindowOpen, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * A test-only consumer of the approval round trip, standing in for the UMA module (which asks)
@@ -177,6 +177,7 @@ describe('incoming-payment approval round trip', () => {
     const asked = question(p);
     const waiting = ctx.app.webhooks.approvals.request(asked);
     await expect.poll(() => approvalWebhooks().length).toBe(1);
+    await untilApprovalWindowOpen(ctx.handle.db, asked.transactionId, APPROVAL_WINDOW_MS);
     ctx.clock.advance(APPROVAL_WINDOW_MS);
     const decided = await waiting;
     expect(decided).toMatchObject({ via: 'DEADLINE', decision: { status: 'TIMED_OUT' } });
@@ -210,6 +211,8 @@ describe('incoming-payment approval round trip', () => {
     const waiting = ctx.app.webhooks.approvals.request(asked);
     const otherWaiting = ctx.app.webhooks.approvals.request(otherAsked);
     await expect.poll(() => approvalWebhooks().length).toBe(2);
+    await untilApprovalWindowOpen(ctx.handle.db, asked.transactionId, APPROVAL_WINDOW_MS);
+    await untilApprovalWindowOpen(ctx.handle.db, otherAsked.transactionId, APPROVAL_WINDOW_MS);
     // The shared clock stands still: only p's own time passes the window.
     const startedAt = ctx.clock.now().getTime();
     expect((await call(p, 'POST', '/sandbox/clock/advance', { seconds: APPROVAL_WINDOW_MS / 1000 })).statusCode).toBe(200);

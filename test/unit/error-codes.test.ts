@@ -20,12 +20,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
  */
 const NOT_BUILT: Record<string, ErrorCode[]> = {
   'quotes and transactions': [
-    'QUOTE_REQUEST_FAILED',
     'COUNTERPARTY_NOT_ALLOWED',
     'VELOCITY_LIMIT_EXCEEDED',
   ],
   SCA: ['SCA_SESSION_REQUIRED', 'ACCOUNT_LOCKED'],
-  UMA: ['INVALID_PAYREQ_RESPONSE', 'INVALID_RECEIVER', 'PARSE_PAYREQ_RESPONSE_ERROR', 'SERVICE_SWITCH_ERROR'],
   cards: ['CARDHOLDER_KYC_NOT_APPROVED'],
   stablecoins: [
     'STABLECOIN_PROVIDER_ACCOUNT_INVALID',
@@ -45,10 +43,10 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     INVITATIONS_NOT_CONFIGURED: 'test/http/invitations.test.ts',
     INVALID_UMA_ADDRESS: 'test/http/invitations.test.ts',
     INVITATION_CANCELLED: 'test/http/invitations.test.ts',
-    QUOTE_REQUEST_FAILED: 'quotes and transactions',
-    INVALID_PAYREQ_RESPONSE: 'UMA',
-    INVALID_RECEIVER: 'UMA',
-    PARSE_PAYREQ_RESPONSE_ERROR: 'UMA',
+    QUOTE_REQUEST_FAILED: 'test/http/uma.test.ts',
+    INVALID_PAYREQ_RESPONSE: 'test/http/uma.test.ts',
+    INVALID_RECEIVER: 'test/http/uma.test.ts',
+    PARSE_PAYREQ_RESPONSE_ERROR: 'test/http/uma.test.ts',
     CERT_CHAIN_INVALID: 'test/http/uma.test.ts',
     CERT_CHAIN_EXPIRED: 'test/http/uma.test.ts',
     INVALID_PUBKEY_FORMAT: 'test/http/uma.test.ts',
@@ -104,7 +102,7 @@ const SPEC_SECTION_7: Record<string, Record<string, string>> = {
     STABLECOIN_PROVIDER_ACCOUNT_NOT_FOUND: 'stablecoins',
   },
   '7.4': { DOCUMENT_REJECTED: 'test/http/documents.test.ts' },
-  '7.5': { SERVICE_SWITCH_ERROR: 'UMA', INTERNAL_ERROR: 'test/http/errors.test.ts' },
+  '7.5': { SERVICE_SWITCH_ERROR: 'test/http/uma.test.ts', INTERNAL_ERROR: 'test/http/errors.test.ts' },
   '7.6': {
     SCA_SESSION_REQUIRED: 'SCA',
     ACCOUNT_LOCKED: 'SCA',

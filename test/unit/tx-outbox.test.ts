@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
-import { withTx } from '../../src/platform/db/tx.js';
+import { afterCommit, inSavepoint, withTx } from '../../src/platform/db/tx.js';
 import { enqueueJob } from '../../src/platform/jobs.js';
 import { recordEvent } from '../../src/platform/outbox.js';
 import { createPlatform } from '../../src/modules/platforms/service.js';
@@ -69,5 +69,53 @@ describe('outbox', () => {
     expect(events[0]!.data).toEqual({ a: 1 });
     const jobs = await handle.db.selectFrom('jobs').select('id').where('kind', '=', 'test.outbox').execute();
     expect(jobs.map((j) => j.id)).toEqual([committed.job]);
+  });
+});
+
+describe('deferred outbox writes', () => {
+  it('drops the events and jobs of a savepoint that rolled back, and keeps the rest in order', async () => {
+    await withTx(handle.db, async (trx) => {
+      await recordEvent(trx, clock, { platformId, type: 'TEST.DEFER_KEPT_1', resourceId: 'Test:3', data: {} });
+      await expect(
+        inSavepoint(trx, 'undone', async () => {
+          await recordEvent(trx, clock, { platformId, type: 'TEST.DEFER_UNDONE', resourceId: 'Test:4', data: {} });
+          await enqueueJob(trx, clock, { kind: 'test.deferred.undone', payload: {} });
+          throw new Error('the step failed after writing its event');
+        }),
+      ).rejects.toThrow('the step failed');
+      await inSavepoint(trx, 'kept', () => recordEvent(trx, clock, { platformId, type: 'TEST.DEFER_KEPT_2', resourceId: 'Test:5', data: {} }));
+      await enqueueJob(trx, clock, { kind: 'test.deferred.kept', payload: { n: 1 } });
+    });
+    const events = await handle.db.selectFrom('events').select(['type']).where('platform_id', '=', platformId).where('type', 'like', 'TEST.DEFER%').orderBy('id').execute();
+    expect(events.map((e) => e.type)).toEqual(['TEST.DEFER_KEPT_1', 'TEST.DEFER_KEPT_2']);
+    const jobs = await handle.db.selectFrom('jobs').select(['kind', 'payload']).where('kind', 'like', 'test.deferred.%').execute();
+    expect(jobs).toEqual([{ kind: 'test.deferred.kept', payload: { n: 1 } }]);
+  });
+
+  it('writes a transaction’s events and jobs only as it commits, and runs after-commit hooks only on commit', async () => {
+    const statements: string[] = [];
+    const hooks: string[] = [];
+    await withTx(handle.db, async (trx) => {
+      await recordEvent(trx, clock, { platformId, type: 'TEST.ONE_STATEMENT', resourceId: 'Test:6', data: {} });
+      await enqueueJob(trx, clock, { kind: 'test.one.statement', payload: {} });
+      // Nothing is written yet: the rows wait for the end of the transaction.
+      const seen = await trx.selectFrom('events').select('id').where('type', '=', 'TEST.ONE_STATEMENT').execute();
+      statements.push(`before commit: ${seen.length}`);
+      expect(afterCommit(trx, () => hooks.push('committed'))).toBe(true);
+    });
+    expect(statements).toEqual(['before commit: 0']);
+    expect(hooks).toEqual(['committed']);
+    expect(await handle.db.selectFrom('events').select('id').where('type', '=', 'TEST.ONE_STATEMENT').execute()).toHaveLength(1);
+    expect(await handle.db.selectFrom('jobs').select('id').where('kind', '=', 'test.one.statement').execute()).toHaveLength(1);
+
+    await expect(
+      withTx(handle.db, async (trx) => {
+        afterCommit(trx, () => hooks.push('rolled back'));
+        throw new Error('nothing commits');
+      }),
+    ).rejects.toThrow('nothing commits');
+    expect(hooks).toEqual(['committed']);
+    // Outside withTx there is no transaction to wait for: nothing is deferred.
+    expect(afterCommit(handle.db, () => hooks.push('never'))).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
@@ -116,4 +116,27 @@ export async function selectActiveFiatAccount(db: DbOrTx, platformId: string, cu
     .where('type', '=', 'INTERNAL_FIAT')
     .where('status', '=', 'ACTIVE')
     .executeTakeFirst();
+}
+
+/**
+ * The account a deposit is for: the bank reference it carried (`funding_reference`, compared
+ * without case, spaces or hyphens, which banks add or drop), or a deposit address / Lightning
+ * invoice of its instructions (exact: addresses are case-sensitive; the GIN index of 0027 finds
+ * them). `platformId` narrows it to one platform's accounts (the sandbox).
+ */
+export async function findAccountByDepositReference(db: DbOrTx, reference: string, platformId?: string): Promise<InternalAccountRow | undefined> {
+  const bankReference = reference.replace(/[\s-]/g, '').toUpperCase();
+  const holds = (info: Record<string, string>) => JSON.stringify([{ accountOrWalletInfo: info }]);
+  let query = db
+    .selectFrom('internal_accounts')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        eb('funding_reference', '=', bankReference),
+        eb(sql`funding_payment_instructions`, '@>', sql`${holds({ address: reference })}::jsonb`),
+        eb(sql`funding_payment_instructions`, '@>', sql`${holds({ invoice: reference })}::jsonb`),
+      ]),
+    );
+  if (platformId) query = query.where('platform_id', '=', platformId);
+  return query.limit(1).executeTakeFirst();
 }

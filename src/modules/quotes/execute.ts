@@ -11,7 +11,7 @@ import { corridorRate, fromUsdMinor, type ExchangeRates, type RateSnapshot } fro
 import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
 import type { UmaSender } from '../uma/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
-import { addDailyVolume, findQuote, markExecuted, type QuoteRow } from './repo.js';
+import { addDailyVolume, claimQuote, findQuote, markExecuted, type QuoteRow } from './repo.js';
 import type { QuoteDestination, QuoteSource } from './schemas.js';
 import { quoteStatus, toQuote } from './views.js';
 
@@ -114,23 +114,40 @@ export async function prefetch(deps: QuoteDeps, caller: Caller): Promise<Prefetc
   return { snapshot, now };
 }
 
+function alreadyExecuted(row: QuoteRow): AppError {
+  return new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
+    details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
+  });
+}
+
+/** Executes a quote whose row the caller has locked (FOR UPDATE) and not yet marked executed. */
 export async function executeLocked(
   trx: Tx,
   deps: QuoteDeps,
   row: QuoteRow,
-  { snapshot, now }: Prefetched,
+  prefetched: Prefetched,
   // The deprecated transfer-in records its payment as INCOMING (money entering an internal account).
   options: Pick<OutgoingPaymentInput, 'recordAs'> = {},
 ): Promise<StoredResponse> {
-  if (row.executed_at) {
-    throw new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
-      details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
-    });
-  }
+  if (row.executed_at) throw alreadyExecuted(row);
+  return executeTaken(trx, deps, row, prefetched, { ...options, claimed: false });
+}
+
+/**
+ * The execution of a quote this transaction has locked. `claimed`: claimQuote has already marked
+ * it executed (and set its volume day); otherwise it is marked here.
+ */
+async function executeTaken(
+  trx: Tx,
+  deps: QuoteDeps,
+  row: QuoteRow,
+  { snapshot, now }: Prefetched,
+  { claimed, ...options }: Pick<OutgoingPaymentInput, 'recordAs'> & { claimed: boolean },
+): Promise<StoredResponse> {
   const input = { ...paymentInput(row), ...options };
   if (row.expires_at <= now) {
     await deps.payments.recordExpiredPayment(trx, input);
-    await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
+    if (!claimed) await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
     return {
       statusCode: 409,
       body: envelope('CONFLICT', `Quote ${input.quoteId} expired at ${row.expires_at.toISOString()}; its transaction is recorded EXPIRED. Request a new quote.`, {
@@ -156,7 +173,7 @@ export async function executeLocked(
     }
   }
   const transaction = await deps.payments.startOutgoingPayment(trx, input);
-  await markExecuted(trx, row.platform_id, row.id, deps.clock.now(), volumeDay);
+  if (!claimed) await markExecuted(trx, row.platform_id, row.id, deps.clock.now(), volumeDay);
   return { statusCode: 200, body: toQuote({ ...row, executed_at: now }, quoteStatus(row, transaction.status, now)) };
 }
 
@@ -168,7 +185,10 @@ export async function loadQuote(db: DbOrTx, platformId: string, quoteUuid: strin
 
 /** POST /quotes/{id}/execute for account sources that need no wallet signature. */
 export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string, prefetched: Prefetched): Promise<StoredResponse> {
-  const row = await loadQuote(trx, caller.platformId, quoteUuid, { forUpdate: true });
+  // Locked and marked in one round trip (with the day its volume is counted in); every refusal below rolls the mark back.
+  const claim = await claimQuote(trx, caller.platformId, quoteUuid, deps.clock.now(), prefetched.now);
+  if (!claim) throw new AppError('QUOTE_NOT_FOUND', `Quote ${formatId('Quote', quoteUuid)} was not found.`);
+  const row = claim.row;
   if (row.source_kind === 'REALTIME_FUNDING') {
     // Upstream's execute takes internal-account and pull-capable sources only; this quote's payment opened at creation.
     throw new AppError('INVALID_INPUT', `Quote ${formatId('Quote', row.id)} is funded in real time and is not executed: its payment opened when it was created and waits for the money sent to its paymentInstructions (POST /sandbox/send on sandbox).`, {
@@ -178,7 +198,8 @@ export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quo
   if (row.source_account_type === 'EMBEDDED_WALLET') {
     throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header: the stamp of an active session over the quote’s payloadToSign.');
   }
-  return executeLocked(trx, deps, row, prefetched);
+  if (claim.alreadyExecuted) throw alreadyExecuted(row);
+  return executeTaken(trx, deps, row, prefetched, { claimed: true });
 }
 
 export async function readQuote(deps: QuoteDeps, caller: Caller, quoteUuid: string) {

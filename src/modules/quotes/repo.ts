@@ -74,6 +74,35 @@ export async function findQuote(db: DbOrTx, platformId: string, id: string, opti
   return query.executeTakeFirst();
 }
 
+/**
+ * Takes the quote for execution in one statement: locks it (concurrent executions wait, then
+ * see it taken) and sets `executed_at` unless it was already set, with `volume_day` (the day of
+ * `platformNow`) when the execution will count the customer's daily volume: a customer's quote
+ * not yet expired at `platformNow` (executeTaken's rule). Answers the quote as it is now and
+ * whether it had been executed before; the mark rolls back with a failed execution.
+ */
+export async function claimQuote(
+  db: DbOrTx,
+  platformId: string,
+  id: string,
+  at: Date,
+  platformNow: Date,
+): Promise<{ row: QuoteRow; alreadyExecuted: boolean } | undefined> {
+  const day = platformNow.toISOString().slice(0, 10);
+  // FOR UPDATE in the subquery: after waiting for another execution, it reads that one's committed mark.
+  const { rows } = await sql<QuoteRow & { prior_executed_at: Date | null }>`
+    update quotes q set executed_at = coalesce(prior.executed_at, ${at}::timestamptz),
+      volume_day = case when prior.executed_at is null and q.customer_id is not null and q.expires_at > ${platformNow}::timestamptz
+                        then ${day}::date else q.volume_day end
+    from (select id, executed_at from quotes where platform_id = ${platformId} and id = ${id} for update) prior
+    where q.id = prior.id
+    returning q.*, prior.executed_at as prior_executed_at`.execute(db);
+  const found = rows[0];
+  if (!found) return undefined;
+  const { prior_executed_at: prior, ...row } = found;
+  return { row, alreadyExecuted: prior !== null };
+}
+
 /** `volumeDay`: the day whose daily volume the execution was counted in (releaseDailyVolume gives it back). */
 export async function markExecuted(db: DbOrTx, platformId: string, id: string, at: Date, volumeDay: string | null = null): Promise<void> {
   await db.updateTable('quotes').set({ executed_at: at, volume_day: volumeDay }).where('platform_id', '=', platformId).where('id', '=', id).execute();

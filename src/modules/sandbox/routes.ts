@@ -8,11 +8,12 @@ import type { ModuleDeps } from '../../platform/module.js';
 import type { OffsetPlatformClock } from '../../platform/platform-clock.js';
 import { parseId } from '../../platform/ids.js';
 import { loadQuote } from '../quotes/index.js';
-import { IncomingTransaction, SandboxSendRequest, Transaction, type IncomingPayments, type Payments } from '../transactions/index.js';
-import { ClockAdvanceRequest, SandboxClock, SandboxRefundParams, SandboxUmaReceiveRequest } from './schemas.js';
+import { IncomingTransaction, SandboxSendRequest, Transaction, type FundingDeposits, type IncomingPayments, type Payments } from '../transactions/index.js';
+import { simulateDeposit } from './deposit.js';
+import { ClockAdvanceRequest, SandboxClock, SandboxDepositRequest, SandboxRefundParams, SandboxUmaReceiveRequest } from './schemas.js';
 import { simulateUmaReceive } from './uma-receive.js';
 
-export type SandboxRouteDeps = ModuleDeps & { payments: Payments; incomingPayments: IncomingPayments; platformClock: OffsetPlatformClock };
+export type SandboxRouteDeps = ModuleDeps & { payments: Payments; incomingPayments: IncomingPayments; deposits: FundingDeposits; platformClock: OffsetPlatformClock };
 
 function sandboxOnly(request: FastifyRequest, what: string): void {
   if (request.principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', `${what} is only available to sandbox platforms.`);
@@ -74,6 +75,26 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
     handler: async (request) => {
       sandboxOnly(request, 'Sandbox UMA receive');
       return simulateUmaReceive(deps.db, deps.incomingPayments, request.principal.platformId, request.body);
+    },
+  });
+
+  app.post('/sandbox/deposits', {
+    schema: {
+      operationId: 'sandboxDeposit',
+      tags,
+      summary: 'Simulate a deposit to an account’s funding instructions (sandbox)',
+      description:
+        'A bank (or wallet) pays `amount` to the funding instructions whose `reference` (or deposit address) is given. As in production, an INCOMING transaction is opened and the account credited at once ' +
+        '(a deposit is informational: no approval round trip), with INCOMING_PAYMENT.PENDING, INCOMING_PAYMENT.COMPLETED and INTERNAL_ACCOUNT.BALANCE_UPDATED. Answers the transaction. ' +
+        'The same `depositId` again answers the same transaction and credits nothing more (409 if its reference, amount or currency differ). No instructions with that reference: 404 REFERENCE_NOT_FOUND; ' +
+        'another currency than the account’s: 400 INVALID_CURRENCY; account not ACTIVE: 409. Sandbox platforms only (403 otherwise).',
+      body: SandboxDepositRequest,
+      response: { 200: IncomingTransaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
+    },
+    config: { permission: 'TRANSACT' },
+    handler: async (request, reply) => {
+      sandboxOnly(request, 'Sandbox deposits');
+      return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 200, body: await simulateDeposit(trx, deps.deposits, request.principal.platformId, request.body) }), { idempotent: true });
     },
   });
 

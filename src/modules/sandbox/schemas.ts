@@ -28,3 +28,41 @@ export const SandboxUmaReceiveRequest = Type.Object(
 export type SandboxUmaReceiveRequest = Static<typeof SandboxUmaReceiveRequest>;
 
 export const SandboxRefundParams = Type.Object({ transactionId: IdParam('Transaction', 'TRANSACTION_NOT_FOUND') });
+
+const SenderText = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 256, description }));
+
+export const SandboxDepositRequest = Type.Object(
+  {
+    reference: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'The `reference` of an internal account’s bank funding instructions, or the `address` (or Lightning `invoice`) of its crypto instructions.',
+      examples: ['CDR7K2M9Q4T8V1XZ'],
+    }),
+    amount: MinorAmount({ minimum: 1, maximum: 100_000_000_000, description: 'What arrives, in minor units of the account’s currency.' }),
+    currency: Type.Optional(CurrencyCode({ description: 'The currency sent; default the account’s. Another currency than the account’s is 400 INVALID_CURRENCY.' })),
+    depositId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'The rail’s id of the deposit: the same id again answers the first transaction and credits nothing more. Default: a new one.' }),
+    ),
+    rail: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Z][A-Z0-9_]*$', description: 'The rail it arrives on: one of the instructions’ `paymentRails`, or the network of a deposit address (SOLANA, BITCOIN, LIGHTNING, …). Default: the first.' }),
+    ),
+    sender: Type.Optional(
+      Type.Object(
+        {
+          accountHolderName: SenderText('Who sent it.'),
+          accountIdentifier: SenderText('The sending account (number, IBAN, address).'),
+          bankName: SenderText('The sending bank.'),
+          bankIdentifier: SenderText('The sending bank’s identifier (routing number, BIC).'),
+          endToEndId: SenderText('The payment’s end-to-end id.'),
+          traceNumber: SenderText('The payment’s trace number.'),
+          remittanceInformation: SenderText('The remittance information it carried.'),
+          transactionHash: SenderText('Crypto deposits: the on-chain transaction.'),
+        },
+        { additionalProperties: false, description: 'The sending bank or wallet, as far as the rail tells; shown in the transaction’s `source`.' },
+      ),
+    ),
+  },
+  { additionalProperties: false, title: 'SandboxDepositRequest' },
+);
+export type SandboxDepositRequest = Static<typeof SandboxDepositRequest>;

@@ -18,6 +18,7 @@ import {
   insertTransaction,
   statusesByQuote,
   updateTransaction,
+  type NewTransactionRow,
   type TransactionChanges,
   type TransactionRow,
 } from './repo.js';
@@ -74,6 +75,8 @@ export const RETURN_DEPOSIT_JOB = 'payments.return-deposit';
 const DEPOSIT_POLL_MS = 10_000;
 /** A settlement job waits (RetryJobAt) for its due time and for a slow provider: it must not run out of attempts doing so. */
 const SETTLE_MAX_ATTEMPTS = 1_000;
+/** A deposit return is retried with backoff (capped at an hour) for about two days, then REFUND_FAILED. */
+const RETURN_MAX_ATTEMPTS = 48;
 /** How soon a provider that still answers PENDING is asked again. */
 const PROVIDER_POLL_MS = 60_000;
 
@@ -122,7 +125,7 @@ export class Payments {
   }
 
   /** Postings of a payment's hold: the sender's total to the payout (through FX across currencies) and to the fee accounts. */
-  private postings(row: TransactionRow, from: LedgerAccountRef): Posting[] {
+  private postings(row: TransactionRow | NewTransactionRow, from: LedgerAccountRef): Posting[] {
     const send = row.sending_currency;
     const receive = row.receiving_currency;
     const rail = row.payment_rail!;
@@ -147,7 +150,7 @@ export class Payments {
     return postings;
   }
 
-  private sourceAccount(row: TransactionRow): LedgerAccountRef {
+  private sourceAccount(row: TransactionRow | NewTransactionRow): LedgerAccountRef {
     if (row.source_account_id) return { kind: 'INTERNAL_ACCOUNT', id: row.source_account_id };
     const source = row.source as { sourceType: string };
     // A pull from the customer's external account, or money the platform paid in (REALTIME_FUNDING).
@@ -155,7 +158,7 @@ export class Payments {
   }
 
   /** Places the hold; an internal account without the available balance is refused (and the caller's transaction aborted). */
-  private async hold(trx: DbOrTx, row: TransactionRow): Promise<string> {
+  private async hold(trx: DbOrTx, row: TransactionRow | NewTransactionRow): Promise<string> {
     try {
       const held = await this.deps.ledger.hold(trx, {
         platformId: row.platform_id,
@@ -176,6 +179,11 @@ export class Payments {
   }
 
   private async rowFor(trx: DbOrTx, input: OutgoingPaymentInput, status: TransactionStatus, failureReason: OutgoingFailureReason | null): Promise<TransactionRow> {
+    return this.insertRow(trx, input, await this.newRow(trx, input, status, failureReason));
+  }
+
+  /** The row of a new payment, not yet written. */
+  private async newRow(trx: DbOrTx, input: OutgoingPaymentInput, status: TransactionStatus, failureReason: OutgoingFailureReason | null): Promise<NewTransactionRow> {
     const uuid = idOrFail('Transaction', input.transactionId);
     const customer = input.customerId ? await customerTypeOf(trx, input.platformId, input.customerId) : null;
     const environment = await platformEnvironment(trx, input.platformId);
@@ -209,8 +217,7 @@ export class Payments {
         : { destinationType: 'UMA_ADDRESS', umaAddress: input.destination.umaAddress, currency: input.receivingCurrency };
     const type = input.recordAs ?? 'OUTGOING';
     assertTransition(type, null, status);
-    try {
-      return await insertTransaction(trx, {
+    return {
         platform_id: input.platformId,
         id: uuid,
         quote_id: idOrFail('Quote', input.quoteId),
@@ -253,7 +260,13 @@ export class Payments {
         refund_settled_at: null,
         created_at: now,
         updated_at: now,
-      });
+    };
+  }
+
+  /** Writes a new payment's row: one per quote. */
+  private async insertRow(trx: DbOrTx, input: OutgoingPaymentInput, row: NewTransactionRow): Promise<TransactionRow> {
+    try {
+      return await insertTransaction(trx, row);
     } catch (error) {
       const e = error as { code?: string; constraint?: string; message?: string };
       if (e.code === '23505') throw new AppError('CONFLICT', `Quote ${input.quoteId} has already been executed.`);
@@ -283,14 +296,12 @@ export class Payments {
     if (!book && !this.railsOf(environment)) {
       throw new AppError('NOT_IMPLEMENTED', 'No payment rail provider is configured for production payments (CORRIDOR_RAILS_URL); nothing was moved.');
     }
-    let row = await this.rowFor(trx, input, 'PENDING', null);
-    if (input.source.sourceType === 'ACCOUNT') {
-      const holdId = await this.hold(trx, row);
-      row = (await updateTransaction(trx, row.platform_id, row.id, 'PENDING', { hold_id: holdId }, row.created_at))!;
-      await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id } });
-    } else if (input.fundingDeadline) {
-      await this.awaitFunding(trx, row, input.fundingDeadline);
-    }
+    const fresh = await this.newRow(trx, input, 'PENDING', null);
+    // From an account the hold comes first, so the row is written once, with it.
+    if (input.source.sourceType === 'ACCOUNT') fresh.hold_id = await this.hold(trx, fresh);
+    const row = await this.insertRow(trx, input, fresh);
+    if (row.hold_id) await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id } });
+    else if (input.fundingDeadline) await this.awaitFunding(trx, row, input.fundingDeadline);
     await this.emit(trx, row, ['OUTGOING_PAYMENT.PENDING']);
     return toTransaction(row);
   }
@@ -377,7 +388,8 @@ export class Payments {
     if (!payload.submitted) {
       const submitted = await rails.submit(payout);
       if (submitted.status === 'REJECTED') return this.fail(platformId, row.id, submitted.failureReason);
-      await withTx(this.deps.db, (trx) => checkpoint(trx, { ...payload, submitted: true }));
+      // One conditional UPDATE on its own: nothing else commits with it, so no BEGIN/COMMIT around it.
+      await checkpoint(this.deps.db, { ...payload, submitted: true });
     }
     const platformNow = await this.deps.platformClock.now(platformId);
     const due = row.expected_settlement_at ?? platformNow;
@@ -409,8 +421,27 @@ export class Payments {
   private async returnFunding(trx: DbOrTx, row: TransactionRow, fundingId: string): Promise<void> {
     await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: fundingId, reference: ref(row.id, 'funding-return') });
     if (row.environment === 'production') {
-      await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: SETTLE_MAX_ATTEMPTS });
+      await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: RETURN_MAX_ATTEMPTS });
     }
+  }
+
+  /**
+   * The refund of money that left the sender, as the transaction records it. The ledger returns it
+   * at once, so it is COMPLETED, except a production deposit: that money is back with the payer only
+   * when the provider has sent it (`payments.return-deposit`), so it stays PENDING until then.
+   */
+  private async refundOf(
+    trx: DbOrTx,
+    row: TransactionRow,
+    reference: string,
+    reason: 'TRANSACTION_FAILED' | 'USER_CANCELLATION',
+  ): Promise<{ changes: TransactionChanges; event: 'OUTGOING_PAYMENT.REFUND_PENDING' | 'OUTGOING_PAYMENT.REFUND_COMPLETED' }> {
+    const at = await this.deps.platformClock.now(row.platform_id, trx);
+    const viaProvider = row.environment === 'production' && row.funding_id !== null;
+    return {
+      changes: { refund_reference: reference, refund_status: viaProvider ? 'PENDING' : 'COMPLETED', refund_reason: reason, refund_initiated_at: at, refund_settled_at: viaProvider ? null : at },
+      event: viaProvider ? 'OUTGOING_PAYMENT.REFUND_PENDING' : 'OUTGOING_PAYMENT.REFUND_COMPLETED',
+    };
   }
 
   /** A payment in PROCESSING that the rail refused or returned: FAILED, its debit refunded, in one transaction. */
@@ -419,16 +450,9 @@ export class Payments {
       const row = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
       if (!row || row.status !== 'PROCESSING') return;
       await this.refundDebit(trx, row);
-      const at = await this.deps.platformClock.now(platformId, trx);
-      const failed = await this.transition(trx, row, 'FAILED', {
-        failure_reason: reason,
-        refund_reference: ref(row.id, 'refund'),
-        refund_status: 'COMPLETED',
-        refund_reason: 'TRANSACTION_FAILED',
-        refund_initiated_at: at,
-        refund_settled_at: at,
-      });
-      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
+      const refund = await this.refundOf(trx, row, ref(row.id, 'refund'), 'TRANSACTION_FAILED');
+      const failed = await this.transition(trx, row, 'FAILED', { failure_reason: reason, ...refund.changes });
+      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
     });
   }
 
@@ -454,14 +478,9 @@ export class Payments {
     }
     const moved = Boolean(row.hold_id || row.funding_id);
     await this.refundDebit(trx, row);
-    const at = await this.deps.platformClock.now(platformId, trx);
-    const cancelled = await this.transition(trx, row, 'FAILED', {
-      failure_reason: 'QUOTE_EXECUTION_FAILED',
-      ...(moved
-        ? { refund_reference: ref(row.id, 'cancel'), refund_status: 'COMPLETED', refund_reason: 'USER_CANCELLATION', refund_initiated_at: at, refund_settled_at: at }
-        : {}),
-    });
-    await this.emit(trx, cancelled, moved ? ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED'] : ['OUTGOING_PAYMENT.FAILED']);
+    const refund = moved ? await this.refundOf(trx, row, ref(row.id, 'cancel'), 'USER_CANCELLATION') : undefined;
+    const cancelled = await this.transition(trx, row, 'FAILED', { failure_reason: 'QUOTE_EXECUTION_FAILED', ...refund?.changes });
+    await this.emit(trx, cancelled, refund ? ['OUTGOING_PAYMENT.FAILED', refund.event] : ['OUTGOING_PAYMENT.FAILED']);
     await this.unspent(trx, cancelled);
     return toTransaction(cancelled);
   }
@@ -518,16 +537,9 @@ export class Payments {
     const funded = (await updateTransaction(trx, platformId, row.id, 'PENDING', { funding_id: arrival.id, funded_amount: paid }, this.deps.clock.now()))!;
     if (paid !== BigInt(row.total_sending_amount)) {
       await this.returnFunding(trx, funded, arrival.id);
-      const at = await this.deps.platformClock.now(platformId, trx);
-      const failed = await this.transition(trx, funded, 'FAILED', {
-        failure_reason: 'FUNDING_AMOUNT_MISMATCH',
-        refund_reference: ref(row.id, 'funding-return'),
-        refund_status: 'COMPLETED',
-        refund_reason: 'TRANSACTION_FAILED',
-        refund_initiated_at: at,
-        refund_settled_at: at,
-      });
-      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', 'OUTGOING_PAYMENT.REFUND_COMPLETED']);
+      const refund = await this.refundOf(trx, funded, ref(row.id, 'funding-return'), 'TRANSACTION_FAILED');
+      const failed = await this.transition(trx, funded, 'FAILED', { failure_reason: 'FUNDING_AMOUNT_MISMATCH', ...refund.changes });
+      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
       await this.unspent(trx, failed);
       return failed;
     }
@@ -610,14 +622,36 @@ export class Payments {
     });
   }
 
-  /** Sends a returned production deposit back through the provider; retried until it answers RETURNED. */
+  /**
+   * Sends a returned production deposit back through the provider, retried with backoff; its
+   * answer settles the refund (REFUND_COMPLETED). When the last attempt fails too, the refund is
+   * FAILED (REFUND_FAILED): the money sits on the rail's settlement account for the operator.
+   */
   private async onReturnDeposit(job: Job): Promise<void> {
     const { transactionId } = job.payload as { transactionId: string };
     const row = await findTransaction(this.deps.db, job.platform_id!, transactionId);
-    if (!row || row.funded_amount === null) return;
-    const rails = this.railsOf('production');
-    if (!rails) throw new Error(`no rail provider to return the deposit of ${row.id}`);
-    await rails.returnDeposit(this.expectedDeposit(row), BigInt(row.funded_amount));
+    if (!row || row.funded_amount === null || row.refund_status !== 'PENDING') return;
+    try {
+      const rails = this.railsOf('production');
+      if (!rails) throw new Error(`no rail provider to return the deposit of ${row.id}`);
+      await rails.returnDeposit(this.expectedDeposit(row), BigInt(row.funded_amount));
+    } catch (error) {
+      if (job.attempts < job.max_attempts) throw error;
+      this.deps.logger.error({ transactionId: formatId('Transaction', row.id), err: error }, 'deposit return failed for good');
+      await this.settleRefund(row, 'FAILED');
+      return;
+    }
+    await this.settleRefund(row, 'COMPLETED');
+  }
+
+  private async settleRefund(row: TransactionRow, outcome: 'COMPLETED' | 'FAILED'): Promise<void> {
+    await withTx(this.deps.db, async (trx) => {
+      const locked = await findTransaction(trx, row.platform_id, row.id, { forUpdate: true });
+      if (!locked || locked.refund_status !== 'PENDING') return;
+      const at = await this.deps.platformClock.now(row.platform_id, trx);
+      const settled = (await updateTransaction(trx, row.platform_id, row.id, locked.status, { refund_status: outcome, refund_settled_at: at }, this.deps.clock.now()))!;
+      await this.emit(trx, settled, [outcome === 'COMPLETED' ? 'OUTGOING_PAYMENT.REFUND_COMPLETED' : 'OUTGOING_PAYMENT.REFUND_FAILED']);
+    });
   }
 }
 

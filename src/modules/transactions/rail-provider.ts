@@ -1,6 +1,7 @@
 import type { HttpProviderConfig } from '../../config.js';
 import { AppError } from '../../platform/errors.js';
 import { postToProvider } from '../../platform/provider-http.js';
+import type { DepositSender, ReportedDeposit } from './deposits.js';
 
 /**
  * What a rail can answer about a payout. `REJECTED` comes at submission, before any money left
@@ -55,6 +56,66 @@ export interface RailProvider {
   returnDeposit(expected: ExpectedDeposit, amount: bigint): Promise<void>;
 }
 
+/** One page of the deposits the provider received at accounts' funding instructions, oldest first. */
+export interface DepositPage {
+  deposits: ReportedDeposit[];
+  /** Where the next page starts; null: keep asking with the same cursor. */
+  nextCursor: string | null;
+}
+
+/** Deposits received at internal accounts' funding instructions, read as a feed from a cursor. */
+export interface DepositSource {
+  listDeposits(cursor: string | null): Promise<DepositPage>;
+}
+
+/** At most this many deposits per page; a longer page is outside the contract. */
+export const DEPOSIT_PAGE_LIMIT = 100;
+/** Bytes of a deposits page read at most: 100 deposits with every sender field filled stay well under it. */
+const MAX_PAGE_BYTES = 1024 * 1024;
+const SENDER_FIELDS = ['accountHolderName', 'accountIdentifier', 'bankName', 'bankIdentifier', 'endToEndId', 'traceNumber', 'remittanceInformation', 'transactionHash'] as const;
+
+const isText = (value: unknown, max: number): value is string => typeof value === 'string' && value.length >= 1 && value.length <= max;
+
+/** A deposit of the provider's page in the contract's shape, or undefined. */
+function reportedDeposit(value: unknown): ReportedDeposit | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const d = value as Record<string, unknown>;
+  if (!isText(d.id, 128) || !isText(d.reference, 256) || typeof d.currency !== 'string' || !/^[A-Z]{3,5}$/.test(d.currency)) return undefined;
+  if (typeof d.amount !== 'string' || !/^[1-9]\d{0,17}$/.test(d.amount) || typeof d.rail !== 'string' || !/^[A-Z][A-Z0-9_]{0,31}$/.test(d.rail)) return undefined;
+  let sender: DepositSender | undefined;
+  if (d.sender !== undefined && d.sender !== null) {
+    if (typeof d.sender !== 'object') return undefined;
+    const given = d.sender as Record<string, unknown>;
+    sender = {};
+    for (const field of SENDER_FIELDS) {
+      const text = given[field];
+      if (text === undefined || text === null) continue;
+      if (!isText(text, 256)) return undefined;
+      sender[field] = text;
+    }
+  }
+  return { depositId: d.id, reference: d.reference, currency: d.currency, amount: BigInt(d.amount), rail: d.rail, ...(sender ? { sender } : {}) };
+}
+
+/** Reads at most `max` bytes of the answer; a longer one is refused without reading the rest. */
+async function readCapped(response: Response, max: number): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      throw unavailable('the answer is too large');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /**
  * Sandbox outcomes, chosen by the last three digits of the sent amount (minor units), like
  * card-network test numbers. Deterministic: the same amount always ends the same way.
@@ -102,7 +163,7 @@ const MAX_ANSWER_BYTES = 16 * 1024;
  * (idempotent by `transactionId`), `POST {url}/payouts/status` asks how it ended. Bearer token,
  * a deadline per call; an unreachable, slow or malformed provider is 503, and the job retries.
  */
-export class HttpRails implements RailProvider {
+export class HttpRails implements RailProvider, DepositSource {
   constructor(private readonly config: HttpProviderConfig & { url: string }) {}
 
   private async post(path: string, body: unknown): Promise<{ status?: unknown; failureReason?: unknown; amount?: unknown } | null> {
@@ -140,6 +201,23 @@ export class HttpRails implements RailProvider {
       return { status: 'RECEIVED', amount: BigInt(answer.amount) };
     }
     throw unavailable('the deposit answer does not follow the contract');
+  }
+
+  /** `POST {url}/deposits/list {cursor}` → `{deposits: [{id, reference, currency, amount, rail, sender?}], nextCursor}` (docs/payments.md). */
+  async listDeposits(cursor: string | null): Promise<DepositPage> {
+    const response = await postToProvider({ ...this.config, url: `${this.config.url.replace(/\/$/, '')}/deposits/list` }, JSON.stringify({ cursor }), unavailable);
+    let answer: { deposits?: unknown; nextCursor?: unknown } | null;
+    try {
+      answer = JSON.parse(await readCapped(response, MAX_PAGE_BYTES)) as typeof answer;
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw unavailable('the answer is not JSON');
+    }
+    if (!answer || !Array.isArray(answer.deposits) || answer.deposits.length > DEPOSIT_PAGE_LIMIT) throw unavailable('the deposits page does not follow the contract');
+    if (answer.nextCursor !== null && answer.nextCursor !== undefined && !isText(answer.nextCursor, 1024)) throw unavailable('the deposits page has an unusable nextCursor');
+    const deposits = answer.deposits.map(reportedDeposit);
+    if (deposits.some((d) => d === undefined)) throw unavailable('a deposit does not follow the contract');
+    return { deposits: deposits as ReportedDeposit[], nextCursor: (answer.nextCursor as string | null | undefined) ?? null };
   }
 
   async returnDeposit(expected: ExpectedDeposit, amount: bigint): Promise<void> {

@@ -1,9 +1,79 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Db, DbOrTx, Tx } from './database.js';
 
 /** SQLSTATEs after which the whole transaction may simply be run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 5;
+
+/** What a transaction opened by `withTx` still has to do: rows to write before it commits, hooks after. */
+interface TxState {
+  /** Rows to insert just before COMMIT, in the order they were deferred (table by table). */
+  inserts: Array<{ table: string; row: Record<string, unknown> }>;
+  afterCommit: Array<(db: Db) => void>;
+}
+
+/** The state of each open transaction opened by `withTx`. */
+const states = new WeakMap<object, TxState>();
+
+/**
+ * Runs `hook` (with the root handle) once the transaction `trx` commits; answers false, and
+ * registers nothing, when `trx` is not a transaction opened by `withTx` (the root handle: each
+ * statement commits on its own). A rolled-back or retried transaction runs none of its hooks.
+ */
+export function afterCommit(trx: DbOrTx, hook: (db: Db) => void): boolean {
+  const state = states.get(trx);
+  if (!state) return false;
+  state.afterCommit.push(hook);
+  return true;
+}
+
+/**
+ * Inserts `rows` into `table` just before the transaction `trx` commits, together with every
+ * other deferred row in one statement, instead of one round trip each now: for append-only
+ * rows nothing in the transaction reads back (outbox events, jobs). Answers false, and defers
+ * nothing, when `trx` is not a transaction opened by `withTx`: the caller inserts them itself.
+ * Rows deferred inside a savepoint that rolls back (`inSavepoint`) are dropped with it.
+ */
+export function deferInsert(trx: DbOrTx, table: string, rows: ReadonlyArray<Record<string, unknown>>): boolean {
+  const state = states.get(trx);
+  if (!state) return false;
+  for (const row of rows) state.inserts.push({ table, row });
+  return true;
+}
+
+/** Rows of one deferred INSERT at most (PostgreSQL takes at most 65,535 parameters per statement). */
+const FLUSH_CHUNK = 1_000;
+
+/** Writes the deferred rows: one INSERT, or one statement of data-modifying CTEs for several tables. */
+async function flushInserts(trx: Tx, state: TxState): Promise<void> {
+  if (state.inserts.length === 0) return;
+  const byTable = new Map<string, Array<Record<string, unknown>>>();
+  for (const { table, row } of state.inserts) {
+    const rows = byTable.get(table);
+    if (rows) rows.push(row);
+    else byTable.set(table, [row]);
+  }
+  state.inserts = [];
+  // Tables are named by the platform's own callers (outbox, jobs), never by a request.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const untyped = trx as unknown as Kysely<any>;
+  const tables = [...byTable];
+  if (tables.some(([, rows]) => rows.length > FLUSH_CHUNK)) {
+    // A bulk transaction (an import): a few statements per table, as large as allowed.
+    for (const [table, rows] of tables) {
+      for (let i = 0; i < rows.length; i += FLUSH_CHUNK) await untyped.insertInto(table).values(rows.slice(i, i + FLUSH_CHUNK)).execute();
+    }
+    return;
+  }
+  const [lastTable, lastRows] = tables.pop()!;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let query: any = untyped;
+  tables.forEach(([table, rows], i) => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    query = query.with(`deferred_${i}`, (db: Kysely<any>) => db.insertInto(table).values(rows));
+  });
+  await query.insertInto(lastTable).values(lastRows).execute();
+}
 
 function isRetryable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -21,9 +91,17 @@ export async function withTx<T>(
   options: { isolation?: 'read committed' | 'repeatable read' | 'serializable' } = {},
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
+    const state: TxState = { inserts: [], afterCommit: [] };
     try {
       const builder = options.isolation ? db.transaction().setIsolationLevel(options.isolation) : db.transaction();
-      return await builder.execute(work);
+      const result = await builder.execute(async (trx) => {
+        states.set(trx, state);
+        const answer = await work(trx);
+        await flushInserts(trx, state);
+        return answer;
+      });
+      for (const hook of state.afterCommit) hook(db);
+      return result;
     } catch (error) {
       if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
       const delay = Math.random() * 10 * 2 ** attempt;
@@ -38,12 +116,15 @@ export async function withTx<T>(
  */
 export async function inSavepoint<T>(trx: DbOrTx, name: string, work: () => Promise<T>): Promise<T> {
   await sql.raw(`savepoint ${name}`).execute(trx);
+  const state = states.get(trx);
+  const deferred = state?.inserts.length ?? 0;
   try {
     const result = await work();
     await sql.raw(`release savepoint ${name}`).execute(trx);
     return result;
   } catch (error) {
     await sql.raw(`rollback to savepoint ${name}`).execute(trx);
+    if (state) state.inserts.length = deferred;
     throw error;
   }
 }
