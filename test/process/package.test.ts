@@ -80,6 +80,42 @@ describe('the packed package', () => {
       await expect(readFile(join(app, 'node_modules', tool, 'package.json'))).rejects.toThrow();
     }
 
+    // The bundled PDF worker parses: a readable PDF has no defect, a truncated one is refused
+    // (a worker that cannot load pdf-lib from the bundle would call every PDF unparseable).
+    const probe = join(app, 'pdf-probe.mjs');
+    await writeFile(
+      probe,
+      `import { Worker } from 'node:worker_threads';
+import { writeFile } from 'node:fs/promises';
+import { PDFDocument } from 'pdf-lib';
+const doc = await PDFDocument.create();
+doc.addPage();
+const bytes = await doc.save();
+await writeFile('good.pdf', bytes);
+await writeFile('cut.pdf', bytes.subarray(0, 40));
+const worker = new Worker(new URL('./node_modules/corridor/dist/pdf-worker.js', import.meta.url));
+const limits = { maxDecodedBytes: 50_000_000, maxInflationRatio: 100, inflationGraceBytes: 1_000_000 };
+const answers = new Map();
+let sent = false;
+worker.on('message', (m) => {
+  if (m === 'ready' && !sent) {
+    sent = true;
+    worker.postMessage({ id: 1, input: { filePath: 'good.pdf', limits } });
+    worker.postMessage({ id: 2, input: { filePath: 'cut.pdf', limits } });
+    return;
+  }
+  answers.set(m.id, m);
+  if (answers.size === 2) {
+    console.log(JSON.stringify([answers.get(1), answers.get(2)]));
+    void worker.terminate();
+  }
+});
+`,
+    );
+    const parsed = JSON.parse((await run(process.execPath, [probe], { cwd: app })).stdout) as Array<{ ok: boolean; output: unknown }>;
+    expect(parsed[0]).toEqual({ id: 1, ok: true, output: null });
+    expect(parsed[1]).toMatchObject({ id: 2, ok: true, output: expect.any(String) });
+
     if (database.env.DATABASE_URL) {
       const migrated = await run('npx', ['--no-install', 'corridor', 'migrate'], { cwd: app, env: { ...process.env, ...database.env, LOG_LEVEL: 'warn' } });
       expect(migrated.stdout).toContain('migrations are up to date');
