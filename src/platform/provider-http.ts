@@ -34,3 +34,25 @@ export async function postToProvider(
   }
   return response;
 }
+
+/**
+ * Reads at most `maxBytes` of a provider's answer: a longer one is refused with the caller's
+ * `unavailable` error as soon as it passes the cap, without reading (or holding) the rest.
+ */
+export async function readProviderAnswer(response: Response, maxBytes: number, unavailable: (reason: string) => AppError): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw unavailable(`the answer is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

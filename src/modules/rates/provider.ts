@@ -1,6 +1,6 @@
 import type { HttpProviderConfig } from '../../config.js';
 import { AppError } from '../../platform/errors.js';
-import { postToProvider } from '../../platform/provider-http.js';
+import { postToProvider, readProviderAnswer } from '../../platform/provider-http.js';
 import { BUILT_IN_RATES_AS_OF, BUILT_IN_RATES_PER_USD } from './table.js';
 
 /** Mid-market rates: units of each currency per one US dollar, as decimal strings. */
@@ -40,7 +40,7 @@ export class HttpRateProvider implements RateProvider {
 
   async fetch(currencies: readonly string[]): Promise<RateTable> {
     const response = await postToProvider(this.config, JSON.stringify({ base: 'USD', currencies }), unavailable);
-    const text = await readBounded(response);
+    const text = await readProviderAnswer(response, MAX_RESPONSE_BYTES, unavailable);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -63,20 +63,3 @@ export class HttpRateProvider implements RateProvider {
   }
 }
 
-async function readBounded(response: Response): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_RESPONSE_BYTES) {
-      await reader.cancel();
-      throw unavailable('the provider answered more than 256 KiB');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}

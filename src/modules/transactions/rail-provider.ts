@@ -1,6 +1,6 @@
 import type { HttpProviderConfig } from '../../config.js';
 import { AppError } from '../../platform/errors.js';
-import { postToProvider } from '../../platform/provider-http.js';
+import { postToProvider, readProviderAnswer } from '../../platform/provider-http.js';
 import type { DepositSender, ReportedDeposit } from './deposits.js';
 
 /**
@@ -97,25 +97,6 @@ function reportedDeposit(value: unknown): ReportedDeposit | undefined {
   return { depositId: d.id, reference: d.reference, currency: d.currency, amount: BigInt(d.amount), rail: d.rail, ...(sender ? { sender } : {}) };
 }
 
-/** Reads at most `max` bytes of the answer; a longer one is refused without reading the rest. */
-async function readCapped(response: Response, max: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      throw unavailable('the answer is too large');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /**
  * Sandbox outcomes, chosen by the last three digits of the sent amount (minor units), like
  * card-network test numbers. Deterministic: the same amount always ends the same way.
@@ -167,8 +148,8 @@ export class HttpRails implements RailProvider, DepositSource {
   constructor(private readonly config: HttpProviderConfig & { url: string }) {}
 
   private async post(path: string, body: unknown): Promise<{ status?: unknown; failureReason?: unknown; amount?: unknown } | null> {
-    const text = await (await postToProvider({ ...this.config, url: `${this.config.url.replace(/\/$/, '')}${path}` }, JSON.stringify(body), unavailable)).text();
-    if (text.length > MAX_ANSWER_BYTES) throw unavailable('the answer is too large');
+    const response = await postToProvider({ ...this.config, url: `${this.config.url.replace(/\/$/, '')}${path}` }, JSON.stringify(body), unavailable);
+    const text = await readProviderAnswer(response, MAX_ANSWER_BYTES, unavailable);
     try {
       return JSON.parse(text) as { status?: unknown } | null;
     } catch {
@@ -208,7 +189,7 @@ export class HttpRails implements RailProvider, DepositSource {
     const response = await postToProvider({ ...this.config, url: `${this.config.url.replace(/\/$/, '')}/deposits/list` }, JSON.stringify({ cursor }), unavailable);
     let answer: { deposits?: unknown; nextCursor?: unknown } | null;
     try {
-      answer = JSON.parse(await readCapped(response, MAX_PAGE_BYTES)) as typeof answer;
+      answer = JSON.parse(await readProviderAnswer(response, MAX_PAGE_BYTES, unavailable)) as typeof answer;
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw unavailable('the answer is not JSON');
