@@ -188,18 +188,7 @@ export class FundingDeposits {
       payment_rail: deposit.rail,
       // The reference the money travelled with: what the platform reconciles against.
       reconciliation_reference: deposit.reference,
-      hold_id: null,
-      funding_id: null,
       funded_amount: deposit.amount,
-      funding_deadline: null,
-      expected_settlement_at: null,
-      settled_at: null,
-      receipt_delivery_confirmed_at: null,
-      refund_reference: null,
-      refund_status: null,
-      refund_reason: null,
-      refund_initiated_at: null,
-      refund_settled_at: null,
       created_at: now,
       updated_at: now,
     });

@@ -11,7 +11,7 @@ import { LedgerError, type Ledger } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
 import type { DecidedApproval, IncomingPaymentApprovals, RequestedField } from '../webhooks/index.js';
 import { UMA_RAIL } from './rails.js';
-import { findTransaction, insertTransaction, updateTransaction, type TransactionChanges, type TransactionRow } from './repo.js';
+import { findTransaction, insertTransaction, reconciliationReferenceOf, updateTransaction, type TransactionChanges, type TransactionRow } from './repo.js';
 import type { IncomingTransaction } from './schemas.js';
 import { assertTransition, type TransactionStatus } from './status.js';
 import { toTransaction } from './views.js';
@@ -124,19 +124,8 @@ export class IncomingPayments {
       purpose_of_payment: null,
       payment_instructions: null,
       payment_rail: UMA_RAIL,
-      reconciliation_reference: `CRD-${id.replace(/-/g, '').slice(-16).toUpperCase()}`,
-      hold_id: null,
-      funding_id: null,
+      reconciliation_reference: reconciliationReferenceOf(id),
       funded_amount: input.arrived ? input.amount : null,
-      funding_deadline: null,
-      expected_settlement_at: null,
-      settled_at: null,
-      receipt_delivery_confirmed_at: null,
-      refund_reference: null,
-      refund_status: null,
-      refund_reason: null,
-      refund_initiated_at: null,
-      refund_settled_at: null,
       created_at: now,
       updated_at: now,
     });

@@ -18,7 +18,8 @@ import {
   insertTransaction,
   statusesByQuote,
   updateTransaction,
-  type NewTransactionRow,
+  reconciliationReferenceOf,
+  type TransactionRecord,
   type TransactionChanges,
   type TransactionRow,
 } from './repo.js';
@@ -125,7 +126,7 @@ export class Payments {
   }
 
   /** Postings of a payment's hold: the sender's total to the payout (through FX across currencies) and to the fee accounts. */
-  private postings(row: TransactionRow | NewTransactionRow, from: LedgerAccountRef): Posting[] {
+  private postings(row: TransactionRow | TransactionRecord, from: LedgerAccountRef): Posting[] {
     const send = row.sending_currency;
     const receive = row.receiving_currency;
     const rail = row.payment_rail!;
@@ -150,7 +151,7 @@ export class Payments {
     return postings;
   }
 
-  private sourceAccount(row: TransactionRow | NewTransactionRow): LedgerAccountRef {
+  private sourceAccount(row: TransactionRow | TransactionRecord): LedgerAccountRef {
     if (row.source_account_id) return { kind: 'INTERNAL_ACCOUNT', id: row.source_account_id };
     const source = row.source as { sourceType: string };
     // A pull from the customer's external account, or money the platform paid in (REALTIME_FUNDING).
@@ -158,7 +159,7 @@ export class Payments {
   }
 
   /** Places the hold; an internal account without the available balance is refused (and the caller's transaction aborted). */
-  private async hold(trx: DbOrTx, row: TransactionRow | NewTransactionRow): Promise<string> {
+  private async hold(trx: DbOrTx, row: TransactionRow | TransactionRecord): Promise<string> {
     try {
       const held = await this.deps.ledger.hold(trx, {
         platformId: row.platform_id,
@@ -183,7 +184,7 @@ export class Payments {
   }
 
   /** The row of a new payment, not yet written. */
-  private async newRow(trx: DbOrTx, input: OutgoingPaymentInput, status: TransactionStatus, failureReason: OutgoingFailureReason | null): Promise<NewTransactionRow> {
+  private async newRow(trx: DbOrTx, input: OutgoingPaymentInput, status: TransactionStatus, failureReason: OutgoingFailureReason | null): Promise<TransactionRecord> {
     const uuid = idOrFail('Transaction', input.transactionId);
     const customer = input.customerId ? await customerTypeOf(trx, input.platformId, input.customerId) : null;
     const environment = await platformEnvironment(trx, input.platformId);
@@ -245,26 +246,16 @@ export class Payments {
         purpose_of_payment: input.purposeOfPayment ?? null,
         payment_instructions: input.paymentInstructions ?? null,
         payment_rail: rail,
-        reconciliation_reference: `CRD-${uuid.replace(/-/g, '').slice(-16).toUpperCase()}`,
-        hold_id: null,
-        funding_id: null,
-        funded_amount: null,
+        reconciliation_reference: reconciliationReferenceOf(uuid),
         funding_deadline: input.fundingDeadline ?? null,
         expected_settlement_at: status === 'EXPIRED' ? null : expected,
-        settled_at: null,
-        receipt_delivery_confirmed_at: null,
-        refund_reference: null,
-        refund_status: null,
-        refund_reason: null,
-        refund_initiated_at: null,
-        refund_settled_at: null,
         created_at: now,
         updated_at: now,
     };
   }
 
   /** Writes a new payment's row: one per quote. */
-  private async insertRow(trx: DbOrTx, input: OutgoingPaymentInput, row: NewTransactionRow): Promise<TransactionRow> {
+  private async insertRow(trx: DbOrTx, input: OutgoingPaymentInput, row: TransactionRecord): Promise<TransactionRow> {
     try {
       return await insertTransaction(trx, row);
     } catch (error) {

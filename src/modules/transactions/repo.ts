@@ -67,10 +67,34 @@ const JSON_COLUMNS = ['source', 'destination', 'rate_details', 'payment_instruct
 
 export const UNIQUE_QUOTE = 'transactions_quote';
 
-export async function insertTransaction(db: DbOrTx, row: NewTransactionRow): Promise<TransactionRow> {
+/** Columns a transaction gains only later in its life (hold, funding, settlement, receipt, refund): unset when it is recorded. */
+const LATER_COLUMNS = {
+  hold_id: null,
+  funding_id: null,
+  funded_amount: null,
+  funding_deadline: null,
+  expected_settlement_at: null,
+  settled_at: null,
+  receipt_delivery_confirmed_at: null,
+  refund_reference: null,
+  refund_status: null,
+  refund_reason: null,
+  refund_initiated_at: null,
+  refund_settled_at: null,
+} as const satisfies Partial<NewTransactionRow>;
+
+/** A transaction as it is first recorded: every column, except those it only gains later, which may be named. */
+export type TransactionRecord = Omit<NewTransactionRow, keyof typeof LATER_COLUMNS> & Partial<Pick<NewTransactionRow, keyof typeof LATER_COLUMNS>>;
+
+/** The reference a platform reconciles a Corridor-made transaction by: the id's last 16 hex digits. */
+export function reconciliationReferenceOf(id: string): string {
+  return `CRD-${id.replace(/-/g, '').slice(-16).toUpperCase()}`;
+}
+
+export async function insertTransaction(db: DbOrTx, record: TransactionRecord): Promise<TransactionRow> {
   return db
     .insertInto('transactions')
-    .values(withJsonColumns(row, JSON_COLUMNS) as never)
+    .values(withJsonColumns({ ...LATER_COLUMNS, ...record }, JSON_COLUMNS) as never)
     .returningAll()
     .executeTakeFirstOrThrow();
 }
