@@ -290,11 +290,7 @@ export async function createQuote(
     rate_window_start: snapshot.windowStart,
     payment_instructions: paymentInstructions,
     signed_request_id: signedRequestId,
-    lookup_id: body.lookupId ?? null,
-    description: body.description ?? null,
-    remittance_information: body.remittanceInformation ?? null,
-    purpose_of_payment: body.purposeOfPayment ?? null,
-    sender_customer_info: body.senderCustomerInfo ?? null,
+    ...carriedFromRequest(body),
     transaction_id: uuidv7(createdAt.getTime()),
     expires_at: new Date(now.getTime() + destination.route.quoteExpirySeconds * 1000),
     executed_at: null,
@@ -302,9 +298,26 @@ export async function createQuote(
     created_at: createdAt,
   };
   await insertQuote(trx, row);
-  // A REALTIME_FUNDING quote is paid by the platform sending money to its paymentInstructions, not
-  // executed (upstream's execute takes account sources only): its payment opens now and waits for
-  // that money until expiresAt. `immediatelyExecute` changes nothing for it.
+  return openIfDue(trx, deps, row, body, source, prefetched);
+}
+
+/** What the request hands through to the quote unchanged. */
+function carriedFromRequest(body: QuoteRequest) {
+  return {
+    lookup_id: body.lookupId ?? null,
+    description: body.description ?? null,
+    remittance_information: body.remittanceInformation ?? null,
+    purpose_of_payment: body.purposeOfPayment ?? null,
+    sender_customer_info: body.senderCustomerInfo ?? null,
+  };
+}
+
+/**
+ * The answer to a stored quote. A REALTIME_FUNDING quote is paid by the platform sending money to
+ * its paymentInstructions, not executed (upstream's execute takes account sources only): its
+ * payment opens now and waits for that money until expiresAt, `immediatelyExecute` or not.
+ */
+async function openIfDue(trx: Tx, deps: QuoteDeps, row: QuoteRow, body: QuoteRequest, source: ResolvedSource, prefetched: Prefetched): Promise<StoredResponse> {
   if (body.immediatelyExecute || source.kind === 'REALTIME_FUNDING') {
     const executed = await executeLocked(trx, deps, row, prefetched);
     return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
@@ -403,11 +416,7 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
     rate_window_start: snapshot.windowStart,
     payment_instructions: paymentInstructionsFor(source, body, prefetched.now),
     signed_request_id: null,
-    lookup_id: body.lookupId ?? null,
-    description: body.description ?? null,
-    remittance_information: body.remittanceInformation ?? null,
-    purpose_of_payment: body.purposeOfPayment ?? null,
-    sender_customer_info: body.senderCustomerInfo ?? null,
+    ...carriedFromRequest(body),
     transaction_id: uuidv7(createdAt.getTime()),
     expires_at: new Date(prefetched.now.getTime() + UMA_QUOTE_SECONDS * 1000),
     executed_at: null,
@@ -416,10 +425,5 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
   };
   await insertQuote(trx, row);
   await deps.uma.record(trx, platformId, id, row.transaction_id, uma);
-  // REALTIME_FUNDING is paid, not executed: its payment opens now (as for account destinations above).
-  if (body.immediatelyExecute || source.kind === 'REALTIME_FUNDING') {
-    const executed = await executeLocked(trx, deps, row, prefetched);
-    return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
-  }
-  return { statusCode: 201, body: toQuote(row, 'PENDING') };
+  return openIfDue(trx, deps, row, body, source, prefetched);
 }
