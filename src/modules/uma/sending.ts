@@ -1,35 +1,24 @@
 import { getPayRequest, getPostTransactionCallback, KycStatus, PayReqResponse, verifyPayReqResponseSignature } from '@uma-sdk/core';
 import type bolt11Module from 'bolt11';
 import { createHash } from 'node:crypto';
-import type { Config } from '../../config.js';
-import type { Clock } from '../../platform/clock.js';
 import { currency } from '../../platform/currencies.js';
-import type { Db, DbOrTx } from '../../platform/db/database.js';
+import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { parseId } from '../../platform/ids.js';
 import { getConfigRow } from '../config/index.js';
 import { findCustomer } from '../customers/index.js';
-import type { ExchangeRates } from '../rates/index.js';
 import type { Payout, PayoutStatus, RailProvider, SubmitOutcome } from '../transactions/index.js';
-import type { Resolver } from '../webhooks/index.js';
 import { requireUmaAddress, vaspOrigin } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { vaspRequest } from './http-client.js';
 import { bolt11, NETWORKS } from './invoices.js';
-import type { VaspKeySource } from './keys.js';
-import { findUmaLookup } from './lookup.js';
+import { findUmaLookup, type LookupDeps } from './lookup.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { findOutgoingPaymentByTransaction, insertOutgoingPayment, setOutgoingPreimage, type OutgoingPaymentRow } from './repo.js';
 import { checkTimestamp, NonceCheck, verifySigned } from './verification.js';
 
-export interface UmaSenderDeps {
-  db: Db;
-  clock: Clock;
-  config: Config;
-  keys: VaspKeySource;
-  resolver: Resolver;
-  rates: ExchangeRates;
-}
+/** The sender needs what the lookup needs: our keys, the counterparty's, rates and the clock. */
+export type UmaSenderDeps = LookupDeps;
 
 export interface UmaQuoteRequest {
   platformId: string;
