@@ -206,12 +206,15 @@ describe('refund of an incoming payment', () => {
     expect(await eventTypes(ctx, tx.id)).toEqual(['INCOMING_PAYMENT.COMPLETED', 'INCOMING_PAYMENT.REFUND_PENDING', 'INCOMING_PAYMENT.REFUND_FAILED']);
   });
 
-  it('refuses outgoing payments, unknown ids and other platforms', async () => {
+  it('refuses outgoing payments, unknown ids, other platforms and production platforms', async () => {
     const p = await connectedPlatform();
     const alice = await fundedCustomer(ctx, p, 20_000);
     const outgoing = await startPayment(ctx, paymentInput(p, alice));
     expectEnvelope(await call(ctx, p, 'POST', `/sandbox/transactions/${outgoing.id}/refund`), 409, 'CONFLICT');
     const other = await ctx.newPlatform();
     expectEnvelope(await call(ctx, other, 'POST', `/sandbox/transactions/${outgoing.id}/refund`), 404, 'TRANSACTION_NOT_FOUND');
+    // A sandbox operation, like every other (upstream §5.8: 403 outside sandbox).
+    const production = await ctx.newPlatform('production');
+    expectEnvelope(await call(ctx, production, 'POST', `/sandbox/transactions/${outgoing.id}/refund`), 403, 'FORBIDDEN');
   });
 });
