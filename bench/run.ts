@@ -9,6 +9,7 @@
  * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50),
  * BENCH_ONLY (a regular expression: run only the scenarios whose name matches, plus the baseline),
  * BENCH_CPU_PROF (a directory: the Corridor server writes its V8 CPU profile there on exit).
+ * Each row also gives the server process's CPU time (user + system, from /proc) per request.
  * The CSV import scenario uploads a file of BENCH_CSV_ROWS rows (default 20,000), waits for the
  * job to finish, and meanwhile reads one customer from 8 paced loops (about 200 reads/s): it
  * reports rows/s and the latency of those reads during the import.
@@ -195,6 +196,17 @@ function resetPeakRss(pid: number): boolean {
   }
 }
 
+/** Linux: the process's CPU time so far (user + system), in microseconds; NaN elsewhere. */
+function cpuMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    // After the command: state is field 3, utime 14 and stime 15 (1-based, in clock ticks of 10 ms).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 function rssKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) : Number.NaN;
@@ -271,7 +283,7 @@ async function main(): Promise<void> {
   const notes: string[] = [];
   let ledger: LedgerBenchResult | undefined;
   let webhooks: WebhookBenchResult | undefined;
-  const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number; mbps?: number; rss?: { before: number; peak: number } }> = [];
+  const rows: Array<{ name: string; rps: number; p50: number; p99: number; errors: number; cpu?: number; mbps?: number; rss?: { before: number; peak: number } }> = [];
   try {
     for (const scenario of SCENARIOS.filter((s) => s.target === 'baseline' || !only || only.test(s.name))) {
       const port = scenario.target === 'baseline' ? basePort : corridorPort;
@@ -312,7 +324,10 @@ async function main(): Promise<void> {
       if (!scenario.burst) await run(url, scenario, headers, warmup, bodies);
       const rssBefore = rssKiB(corridor.pid!, 'VmRSS');
       const measuresPeak = bodies !== undefined && resetPeakRss(corridor.pid!);
+      const serverPid = scenario.target === 'baseline' ? baseline.pid! : corridor.pid!;
+      const cpuBefore = cpuMicros(serverPid);
       const result = await run(url, scenario, headers, duration, bodies);
+      const cpu = (cpuMicros(serverPid) - cpuBefore) / (result.requests.total || 1);
       const unexpected = Object.entries(result.statusCodeStats ?? {})
         .filter(([status]) => Number(status) !== scenario.expectStatus)
         .reduce((sum, [, stats]) => sum + (stats as { count: number }).count, 0);
@@ -323,6 +338,7 @@ async function main(): Promise<void> {
         p50: result.latency.p50,
         p99: result.latency.p99,
         errors: unexpected + result.errors,
+        cpu,
         ...(bodies ? { mbps: (rps * bodies.bytesPerRequest) / MiB } : {}),
         ...(measuresPeak ? { rss: { before: rssBefore, peak: rssKiB(corridor.pid!, 'VmHWM') } } : {}),
       });
@@ -369,7 +385,7 @@ async function main(): Promise<void> {
   }
 
   const baselineRps = rows[0]!.rps;
-  const header = ['scenario', 'req/s (flows/s)', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected', 'MB/s', 'RSS before → peak (MB)'];
+  const header = ['scenario', 'req/s (flows/s)', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected', 'server CPU µs/req', 'MB/s', 'RSS before → peak (MB)'];
   const table = rows.map((r) => [
     r.name,
     r.rps.toFixed(r.rps < 100 ? 1 : 0),
@@ -377,6 +393,7 @@ async function main(): Promise<void> {
     r.p99.toFixed(1),
     `${((r.rps / baselineRps) * 100).toFixed(1)}%`,
     String(r.errors),
+    r.cpu === undefined || Number.isNaN(r.cpu) ? '' : r.cpu.toFixed(0),
     r.mbps === undefined ? '' : r.mbps.toFixed(1),
     r.rss ? `${(r.rss.before / 1024).toFixed(0)} → ${(r.rss.peak / 1024).toFixed(0)} (+${((r.rss.peak - r.rss.before) / 1024).toFixed(0)})` : '',
   ]);

@@ -1,5 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
+import { DescribedOnceQuery } from './described-once.js';
 
 /**
  * Kysely's PostgreSQL driver sends every statement unnamed, so PostgreSQL parses and plans it
@@ -13,6 +14,8 @@ import type pg from 'pg';
  * table's columns, a prepared `select *` fails with "cached plan must not change result type":
  * the text then gets a new name (so every connection prepares it afresh), and a statement
  * outside a transaction is retried once; inside one it fails, and that connection is replaced.
+ * A connection asks PostgreSQL to describe a statement's rows once, not on every execution
+ * (described-once.ts).
  */
 const MAX_NAMED = 2_000;
 const isStalePlan = (error: unknown) =>
@@ -70,7 +73,11 @@ class NamedStatementClient implements PostgresPoolClient {
   private async named<R>(text: string, values: unknown[], mayRetry: boolean): Promise<PostgresQueryResult<R>> {
     const name = this.pool.nameFor(text);
     try {
-      return (await this.client.query(name ? { name, text, values } : { text, values })) as unknown as PostgresQueryResult<R>;
+      if (!name) return (await this.client.query({ text, values })) as unknown as PostgresQueryResult<R>;
+      return await new Promise<PostgresQueryResult<R>>((resolve, reject) => {
+        const query = new DescribedOnceQuery({ name, text, values }, (error, result) => (error ? reject(error) : resolve(result as unknown as PostgresQueryResult<R>)));
+        this.client.query(query as unknown as pg.Submittable);
+      });
     } catch (error) {
       if (!name || !isStalePlan(error)) throw error;
       this.pool.rename(text);

@@ -1,0 +1,106 @@
+import pg from 'pg';
+// pg's own conversion of parameter values (its package exports lib/*): the same Bind as pg sends.
+import pgUtils from 'pg/lib/utils.js';
+
+/**
+ * A named prepared statement that asks PostgreSQL to describe its rows once per connection.
+ * pg's Query sends Parse (first time), Bind, Describe, Execute, Sync; the Describe makes
+ * PostgreSQL send the row description (for a customer answer, 17 columns: some 530 bytes) with
+ * every execution, and pg parses it and looks up each column's type parser again each time —
+ * about a tenth of a point read's CPU in the driver (bench/README.md). A prepared statement's
+ * rows cannot change shape while it exists on a connection (PostgreSQL answers "cached plan must
+ * not change result type" instead, and named-statements.ts then prepares it under a new name),
+ * so the first execution's description is kept per connection and statement name, and later
+ * executions send Bind, Execute, Sync and read the rows with the kept fields and parsers.
+ */
+
+interface Description {
+  fields: unknown[];
+  parsers: unknown[] | undefined;
+  empty: Record<string, null> | null;
+}
+
+/** What this class reaches of pg's Query and Result (pg 8: lib/query.js, lib/result.js). */
+interface QueryInternals {
+  name?: string;
+  portal: string;
+  values?: unknown[];
+  binary?: boolean;
+  rows?: number;
+  callback?: unknown;
+  _accumulateRows: boolean;
+  _result: { fields: unknown[]; _parsers: unknown[] | undefined; _prebuiltEmptyResultObject: Record<string, null> | null };
+  _getRows(connection: PgConnection, rows?: number): void;
+  listeners(event: string): unknown[];
+}
+
+interface PgConnection {
+  parsedStatements: Record<string, string>;
+  bind(config: { portal: string; statement?: string; values?: unknown[]; binary?: boolean; valueMapper: (value: unknown) => unknown }): void;
+}
+
+const NO_ROWS: Description = { fields: [], parsers: undefined, empty: null };
+/** Per connection (pg's Connection object, gone with it), per statement name. */
+const descriptions = new WeakMap<object, Map<string, Description>>();
+
+type QueryMethods = {
+  submit(connection: PgConnection): Error | null;
+  prepare(connection: PgConnection): void;
+  handleRowDescription(msg: unknown): void;
+  handleCommandComplete(msg: unknown, connection: PgConnection): void;
+};
+const Base = pg.Query as unknown as new (config: pg.QueryConfig) => QueryMethods;
+
+export class DescribedOnceQuery extends Base {
+  private known: Map<string, Description> | undefined;
+  private description: Description | undefined;
+  private described = false;
+
+  constructor(config: pg.QueryConfig & { name: string }, callback: (error: Error | undefined, result: pg.QueryResult) => void) {
+    super({ ...config, callback } as pg.QueryConfig);
+  }
+
+  override submit(connection: PgConnection): Error | null {
+    let known = descriptions.get(connection);
+    if (!known) descriptions.set(connection, (known = new Map()));
+    this.known = known;
+    const self = this as unknown as QueryInternals;
+    // Only a statement this connection has parsed (pg's own bookkeeping) runs without Describe.
+    this.description = connection.parsedStatements[self.name!] !== undefined ? known.get(self.name!) : undefined;
+    return super.submit(connection);
+  }
+
+  override prepare(connection: PgConnection): void {
+    const description = this.description;
+    if (!description) return super.prepare(connection);
+    const self = this as unknown as QueryInternals;
+    try {
+      connection.bind({ portal: self.portal, statement: self.name, values: self.values, binary: self.binary, valueMapper: pgUtils.prepareValue });
+    } catch (error) {
+      // pg's Query does the same for a value it cannot convert (nothing was sent yet but Bind).
+      (connection as unknown as { sync(): void }).sync();
+      (this as unknown as { handleError(e: unknown, c: unknown): void }).handleError(error, connection);
+      return;
+    }
+    const result = self._result;
+    result.fields = description.fields;
+    result._parsers = description.parsers;
+    result._prebuiltEmptyResultObject = description.empty;
+    self._accumulateRows = Boolean(self.callback) || self.listeners('row').length === 0;
+    self._getRows(connection, self.rows);
+  }
+
+  override handleRowDescription(msg: unknown): void {
+    super.handleRowDescription(msg);
+    this.described = true;
+  }
+
+  override handleCommandComplete(msg: unknown, connection: PgConnection): void {
+    if (!this.description && this.known) {
+      const self = this as unknown as QueryInternals;
+      const { fields, _parsers, _prebuiltEmptyResultObject } = self._result;
+      this.known.set(self.name!, this.described ? { fields, parsers: _parsers, empty: _prebuiltEmptyResultObject } : NO_ROWS);
+    }
+    super.handleCommandComplete(msg, connection);
+  }
+}

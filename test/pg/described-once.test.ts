@@ -1,0 +1,66 @@
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DbHandle } from '../../src/platform/db/database.js';
+import { onPostgres, openTestDatabase } from '../helpers/context.js';
+
+/**
+ * Named statements describe their rows once per connection (platform/db/described-once.ts):
+ * later executions read rows with the kept description, and must read exactly what a described
+ * execution reads, through a pool of one connection so every execution reuses it.
+ */
+describe.runIf(onPostgres)('named statements described once per connection', () => {
+  let handle: DbHandle;
+  let drop: () => Promise<void>;
+  const describes: string[] = [];
+  const describe0 = (pg as unknown as { Connection: { prototype: { describe(msg: { name: string }): void } } }).Connection.prototype.describe;
+
+  beforeAll(async () => {
+    ({ handle, drop } = await openTestDatabase());
+    await sql`create table described (id int primary key, amount bigint, at timestamptz, doc jsonb, tags text[], note text)`.execute(handle.db);
+    await sql`insert into described values (1, 9007199254740993, '2025-01-02T03:04:05.678Z', '{"a":[1]}', '{x,y}', null), (2, -5, null, null, null, 'two')`.execute(handle.db);
+    (pg as unknown as { Connection: { prototype: { describe(msg: { name: string }): void } } }).Connection.prototype.describe = function (msg) {
+      describes.push(msg.name);
+      return describe0.call(this, msg);
+    };
+  });
+  afterAll(async () => {
+    (pg as unknown as { Connection: { prototype: { describe(msg: { name: string }): void } } }).Connection.prototype.describe = describe0;
+    await drop();
+  });
+
+  const byId = (id: number) => sql<{ id: number; amount: bigint; at: Date | null; doc: unknown; tags: string[] | null; note: string | null }>`
+    select id, amount, at, doc, tags, note from described where id = ${id}`.execute(handle.db);
+
+  it('reads the same rows, typed the same, when the description is kept', async () => {
+    describes.length = 0;
+    const first = await byId(1);
+    const runs = [];
+    for (let i = 0; i < 5; i++) runs.push(await byId(1));
+    for (const again of runs) expect(again.rows).toEqual(first.rows);
+    expect(first.rows[0]).toEqual({ id: 1, amount: 9007199254740993n, at: new Date('2025-01-02T03:04:05.678Z'), doc: { a: [1] }, tags: ['x', 'y'], note: null });
+    expect((await byId(2)).rows[0]).toEqual({ id: 2, amount: -5n, at: null, doc: null, tags: null, note: 'two' });
+    expect((await byId(3)).rows).toEqual([]);
+    // Ten pooled connections: each describes the statement at most once, not on every execution.
+    expect(describes.length).toBeLessThanOrEqual(10);
+    expect(describes.length).toBeGreaterThanOrEqual(1);
+    expect(describes.length).toBeLessThan(8);
+  });
+
+  it('statements without rows and failing executions leave the connection usable', async () => {
+    for (let i = 0; i < 3; i++) {
+      const update = await sql`update described set note = ${`n${i}`} where id = ${2}`.execute(handle.db);
+      expect(update.numAffectedRows).toBe(1n);
+    }
+    await expect(sql`select id from described where id = ${'not a number'}`.execute(handle.db)).rejects.toThrow(/invalid input syntax/);
+    await expect(sql`select id from described where id = ${'not a number'}`.execute(handle.db)).rejects.toThrow(/invalid input syntax/);
+    expect((await byId(2)).rows[0]!.note).toBe('n2');
+  });
+
+  it('a statement whose table changed shape is prepared afresh and read with its new description', async () => {
+    const all = () => sql<Record<string, unknown>>`select * from described where id = ${1}`.execute(handle.db);
+    for (let i = 0; i < 12; i++) expect(Object.keys((await all()).rows[0]!)).not.toContain('extra');
+    await sql`alter table described add column extra int default 7`.execute(handle.db);
+    for (let i = 0; i < 12; i++) expect((await all()).rows[0]!.extra).toBe(7);
+  });
+});
