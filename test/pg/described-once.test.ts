@@ -1,7 +1,9 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledOnce } from '../../src/platform/db/compiled-once.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
+import { withTx } from '../../src/platform/db/tx.js';
 import { onPostgres, openTestDatabase } from '../helpers/context.js';
 
 /**
@@ -62,5 +64,51 @@ describe.runIf(onPostgres)('named statements described once per connection', () 
     for (let i = 0; i < 12; i++) expect(Object.keys((await all()).rows[0]!)).not.toContain('extra');
     await sql`alter table described add column extra int default 7`.execute(handle.db);
     for (let i = 0; i < 12; i++) expect((await all()).rows[0]!.extra).toBe(7);
+  });
+});
+
+/** The shared pipelined connections for reads outside a transaction (platform/db/pipelined-reads.ts). */
+describe.runIf(onPostgres)('pipelined reads', () => {
+  let handle: DbHandle;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ handle, drop } = await openTestDatabase());
+    await sql`create table piped (id int primary key, label text, at timestamptz)`.execute(handle.db);
+    await sql`insert into piped select i, 'row ' || i, '2025-01-01T00:00:00Z'::timestamptz + i * interval '1 second' from generate_series(1, 300) as i`.execute(handle.db);
+  });
+  afterAll(() => drop());
+
+  const byId = compiledOnce((db, id: number) => (db as unknown as Kysely<{ piped: { id: number; label: string; at: Date } }>).selectFrom('piped').selectAll().where('id', '=', id));
+
+  it('answers each of many concurrent reads with its own rows, in one turn and over several', async () => {
+    const ids = Array.from({ length: 300 }, (_, i) => i + 1);
+    const rows = await Promise.all(ids.map((id) => byId(handle.db, id)));
+    rows.forEach((r, i) => expect(r).toEqual([{ id: i + 1, label: `row ${i + 1}`, at: new Date(Date.UTC(2025, 0, 1, 0, 0, i + 1)) }]));
+    const spread = await Promise.all(ids.map(async (id) => { await new Promise((r) => setTimeout(r, id % 7)); return byId(handle.db, id); }));
+    spread.forEach((r, i) => expect(r[0]!.id).toBe(i + 1));
+    expect(await byId(handle.db, 301)).toEqual([]);
+  });
+
+  it('a read that fails fails alone; reads inside a transaction use its connection', async () => {
+    const bad = compiledOnce((db, id: string) => (db as unknown as Kysely<{ piped: { id: number } }>).selectFrom('piped').select('id').where('id', '=', sql<number>`${id}::int`));
+    const [ok1, failed, ok2] = await Promise.allSettled([byId(handle.db, 1), bad(handle.db, 'x'), byId(handle.db, 2)]);
+    expect(ok1).toMatchObject({ status: 'fulfilled', value: [{ id: 1 }] });
+    expect(failed).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/invalid input syntax/) } });
+    expect(ok2).toMatchObject({ status: 'fulfilled', value: [{ id: 2 }] });
+    await withTx(handle.db, async (tx) => {
+      await sql`update piped set label = 'changed' where id = 3`.execute(tx);
+      expect((await byId(tx, 3))[0]!.label).toBe('changed');
+      expect((await byId(handle.db, 3))[0]!.label).toBe('row 3');
+    });
+    expect((await byId(handle.db, 3))[0]!.label).toBe('changed');
+  });
+
+  it('a read whose table changed shape is prepared afresh', async () => {
+    const all = compiledOnce((db, id: number) => (db as unknown as Kysely<{ piped: { id: number } }>).selectFrom('piped').selectAll().where('id', '=', id));
+    for (let i = 0; i < 6; i++) expect(Object.keys((await all(handle.db, 4))[0]!)).not.toContain('extra');
+    await sql`alter table piped add column extra int default 7`.execute(handle.db);
+    const after = await Promise.all(Array.from({ length: 6 }, () => all(handle.db, 4)));
+    for (const rows of after) expect((rows[0] as Record<string, unknown>).extra).toBe(7);
   });
 });

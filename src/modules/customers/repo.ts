@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
+import { runRead } from '../../platform/db/pipelined-reads.js';
 import { platformRowCount, platformRowCountExpression } from '../../platform/db/row-counts.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
@@ -303,7 +304,8 @@ export async function listCustomers(
   // The kept count rides in the page's own statement (evaluated once, beside every row): one
   // round trip per list instead of two, and the count of the same snapshot as the page. An empty
   // page carries no row to ride on, so it asks for the count on its own.
-  const rows = await query.select(platformRowCountExpression('customers', platformId, count).as('total_count')).execute();
+  // A short read of one page, run on the shared pipelined connections outside a transaction.
+  const rows = await runRead(db, query.select(platformRowCountExpression('customers', platformId, count).as('total_count')).compile());
   const totalCount = rows.length > 0 ? Number(rows[0]!.total_count ?? 0) : await platformRowCount(db, 'customers', platformId, count);
   return { rows, totalCount };
 }

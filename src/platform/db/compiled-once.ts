@@ -1,12 +1,14 @@
-import { createQueryId, type Compilable, type CompiledQuery } from 'kysely';
+import type { Compilable, CompiledQuery } from 'kysely';
 import type { DbOrTx } from './database.js';
+import { runRead } from './pipelined-reads.js';
 
 /**
  * A query the builder makes and compiles once, then runs with each call's values. For the reads
  * every request makes (GET by id): building the same statement afresh each time — immutable
  * query nodes, frozen and copied per `where`, then compiled to text — was about 8 % of a point
  * read's CPU (bench/README.md). Both engines compile with Kysely's PostgreSQL compiler, so the
- * text is the same whichever database runs it.
+ * text is the same whichever database runs it. Outside a transaction on PostgreSQL it runs on the
+ * shared pipelined connections (pipelined-reads.ts): such a statement is one short read.
  *
  * `build` is called once with stand-ins for its arguments; every parameter of the query it
  * builds must be one of them, used once (a where clause's value): that is where each call's
@@ -25,7 +27,6 @@ export function compiledOnce<Args extends unknown[], Row>(build: (db: DbOrTx, ..
       compiled = { query, argumentAt };
     }
     const { query, argumentAt } = compiled;
-    const result = await db.executeQuery<Row>({ ...query, parameters: argumentAt.map((index) => args[index]), queryId: createQueryId() });
-    return result.rows;
+    return runRead<Row>(db, { ...query, parameters: argumentAt.map((index) => args[index]) });
   };
 }

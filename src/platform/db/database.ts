@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { NamedStatementPool } from './named-statements.js';
+import { PipelinedReads, usePipelinedReads } from './pipelined-reads.js';
 import { PGliteDialect } from './pglite-dialect.js';
 
 /**
@@ -32,6 +33,8 @@ export interface DbHandle {
 }
 
 const INT8_OID = 20;
+/** Connections shared by the reads every request makes (pipelined-reads.ts), beside the pool. */
+const PIPELINED_READ_CONNECTIONS = 2;
 
 export interface OpenOptions {
   databaseUrl?: string;
@@ -61,7 +64,10 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on next use.
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new NamedStatementPool(pool) }) });
+  const named = new NamedStatementPool(pool);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named }) });
+  const reads = new PipelinedReads(clientConfig, named, PIPELINED_READ_CONNECTIONS);
+  usePipelinedReads(db, reads);
   const listeners: pg.Client[] = [];
   let closed = false;
   const url = new URL(databaseUrl);
@@ -94,6 +100,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
     async close() {
       closed = true;
       await Promise.all(listeners.map((c) => { c.removeAllListeners(); return c.end().catch(() => {}); }));
+      await reads.close();
       await db.destroy();
     },
   };

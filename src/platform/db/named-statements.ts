@@ -18,7 +18,7 @@ import { DescribedOnceQuery } from './described-once.js';
  * (described-once.ts).
  */
 const MAX_NAMED = 2_000;
-const isStalePlan = (error: unknown) =>
+export const isStalePlan = (error: unknown) =>
   (error as { code?: string }).code === '0A000' && /cached plan must not change result type/.test((error as Error).message);
 
 export class NamedStatementPool implements PostgresPool {

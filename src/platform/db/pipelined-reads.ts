@@ -1,0 +1,112 @@
+import { createQueryId, type CompiledQuery } from 'kysely';
+import pg from 'pg';
+import type { Db, DbOrTx } from './database.js';
+import { DescribedOnceQuery } from './described-once.js';
+import { isStalePlan, type NamedStatementPool } from './named-statements.js';
+
+/**
+ * The reads every request makes (a point read, a page of a list) outside any transaction, sent
+ * on a few connections shared by every request in pg's pipeline mode instead of one pooled
+ * connection each. A read on the pool is a socket write to PostgreSQL of its own, which on
+ * loopback wakes a backend per query; under load that write was the largest single cost of a
+ * point read (bench/README.md). Here the reads that the requests of one event-loop turn send are
+ * written to each connection at once (the socket is corked until `setImmediate`), PostgreSQL
+ * reads them in one go and answers them in order, and no pool checkout or release is paid.
+ *
+ * Only single statements that cannot hold a connection for long go here: a pipelined connection
+ * answers in order, so a slow statement would delay every read behind it. Each statement has its
+ * own Sync, so one that fails fails alone. Statements are named and described once, as on the
+ * pool (named-statements.ts, described-once.ts), with the same retry of a stale prepared
+ * statement. A connection that fails fails the reads in flight on it (as a pooled connection
+ * would) and is replaced on the next read.
+ */
+export class PipelinedReads {
+  private readonly clients: Array<pg.Client | undefined>;
+  private turn = 0;
+  private readonly corked = new Set<{ uncork(): void }>();
+  private closed = false;
+
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly names: NamedStatementPool,
+    connections: number,
+  ) {
+    this.clients = new Array<pg.Client | undefined>(connections).fill(undefined);
+  }
+
+  async query<R>(text: string, values: readonly unknown[]): Promise<R[]> {
+    try {
+      return await this.send<R>(text, values);
+    } catch (error) {
+      if (!isStalePlan(error)) throw error;
+      this.names.rename(text);
+      return this.send<R>(text, values);
+    }
+  }
+
+  private send<R>(text: string, values: readonly unknown[]): Promise<R[]> {
+    if (this.closed) return Promise.reject(new Error('the database is closed'));
+    const client = this.client();
+    this.corkUntilNextTurn(client);
+    const name = this.names.nameFor(text);
+    return new Promise<R[]>((resolve, reject) => {
+      const done = (error: Error | undefined, result: pg.QueryResult | undefined) => (error ? reject(error) : resolve(result!.rows as R[]));
+      if (name) client.query(new DescribedOnceQuery({ name, text, values: [...values] }, done) as unknown as pg.Submittable);
+      else client.query({ text, values: [...values] }).then((result) => done(undefined, result), (error: Error) => done(error, undefined));
+    });
+  }
+
+  /** The next connection in turn, opened (or replaced) when needed. */
+  private client(): pg.Client {
+    const slot = this.turn;
+    this.turn = (slot + 1) % this.clients.length;
+    const existing = this.clients[slot];
+    if (existing) return existing;
+    const client = new pg.Client({ ...this.config, pipeline: true });
+    const forget = () => {
+      if (this.clients[slot] === client) this.clients[slot] = undefined;
+    };
+    client.on('error', forget);
+    client.on('end', forget);
+    // Reads sent before the connection is ready wait in pg's queue; a failed connection fails them.
+    client.connect().catch(forget);
+    this.clients[slot] = client;
+    return client;
+  }
+
+  /** Holds the connection's writes until the event loop's next turn, so they go in one write. */
+  private corkUntilNextTurn(client: pg.Client): void {
+    const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+    if (this.corked.has(stream)) return;
+    if (this.corked.size === 0) setImmediate(() => this.uncorkAll());
+    stream.cork();
+    this.corked.add(stream);
+  }
+
+  private uncorkAll(): void {
+    for (const stream of this.corked) stream.uncork();
+    this.corked.clear();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.uncorkAll();
+    await Promise.all(this.clients.map((client) => client?.end().catch(() => {})));
+  }
+}
+
+const readers = new WeakMap<Db, PipelinedReads>();
+
+export function usePipelinedReads(db: Db, reads: PipelinedReads): void {
+  readers.set(db, reads);
+}
+
+/**
+ * Runs a compiled read: on the shared pipelined connections when `db` is the root handle of a
+ * PostgreSQL database, else (PGlite, or inside a transaction) as Kysely runs any statement.
+ */
+export async function runRead<Row>(db: DbOrTx, query: CompiledQuery<Row>): Promise<Row[]> {
+  const reads = readers.get(db as Db);
+  if (reads) return reads.query<Row>(query.sql, query.parameters);
+  return (await db.executeQuery<Row>({ ...query, queryId: createQueryId() })).rows;
+}
