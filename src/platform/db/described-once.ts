@@ -49,15 +49,17 @@ type QueryMethods = {
   handleRowDescription(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: PgConnection): void;
 };
-const Base = pg.Query as unknown as new (config: pg.QueryConfig) => QueryMethods;
+const Base = pg.Query as unknown as new (text: string, values: unknown[], callback: (error: Error | undefined, result: pg.QueryResult) => void) => QueryMethods;
 
 export class DescribedOnceQuery extends Base {
   private known: Map<string, Description> | undefined;
   private description: Description | undefined;
   private described = false;
 
-  constructor(config: pg.QueryConfig & { name: string }, callback: (error: Error | undefined, result: pg.QueryResult) => void) {
-    super({ ...config, callback } as pg.QueryConfig);
+  constructor(name: string, text: string, values: unknown[], callback: (error: Error | undefined, result: pg.QueryResult) => void) {
+    // Text, values and callback rather than a config object, which pg copies property by property.
+    super(text, values, callback);
+    (this as unknown as QueryInternals).name = name;
   }
 
   override submit(connection: PgConnection): Error | null {

@@ -75,7 +75,7 @@ class NamedStatementClient implements PostgresPoolClient {
     try {
       if (!name) return (await this.client.query({ text, values })) as unknown as PostgresQueryResult<R>;
       return await new Promise<PostgresQueryResult<R>>((resolve, reject) => {
-        const query = new DescribedOnceQuery({ name, text, values }, (error, result) => (error ? reject(error) : resolve(result as unknown as PostgresQueryResult<R>)));
+        const query = new DescribedOnceQuery(name, text, values, (error, result) => (error ? reject(error) : resolve(result as unknown as PostgresQueryResult<R>)));
         this.client.query(query as unknown as pg.Submittable);
       });
     } catch (error) {

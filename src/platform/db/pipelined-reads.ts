@@ -51,7 +51,7 @@ export class PipelinedReads {
     const name = this.names.nameFor(text);
     return new Promise<R[]>((resolve, reject) => {
       const done = (error: Error | undefined, result: pg.QueryResult | undefined) => (error ? reject(error) : resolve(result!.rows as R[]));
-      if (name) client.query(new DescribedOnceQuery({ name, text, values: [...values] }, done) as unknown as pg.Submittable);
+      if (name) client.query(new DescribedOnceQuery(name, text, values as unknown[], done) as unknown as pg.Submittable);
       else client.query({ text, values: [...values] }).then((result) => done(undefined, result), (error: Error) => done(error, undefined));
     });
   }
