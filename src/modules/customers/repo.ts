@@ -305,23 +305,23 @@ export async function listCustomers(
   filters: CustomerFilters,
   page: PageRequest,
 ): Promise<{ rows: CustomerAnswerRow[]; totalCount: number | undefined }> {
-  let query = filtered(db, platformId, filters).select(ANSWER_COLUMNS).orderBy('id', 'desc').limit(page.limit + 1);
   // The first page too is "below a cursor", one above every id: it states the id bound that lets
   // a page of live customers use its own index (migration 0009).
-  query = query.where('id', '<', page.after ?? ABOVE_EVERY_ID);
+  const below = page.after ?? ABOVE_EVERY_ID;
   const count = countOf(filters);
+  const pageQuery = () => filtered(db, platformId, filters).select(ANSWER_COLUMNS).orderBy('id', 'desc').limit(page.limit + 1).where('id', '<', below);
   if (count === 'index') {
     const [rows, { n }] = await Promise.all([
-      query.execute(),
+      pageQuery().execute(),
       filtered(db, platformId, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows, totalCount: Number(n) };
   }
-  if (count === undefined) return { rows: await query.execute(), totalCount: undefined };
+  if (count === undefined) return { rows: await pageQuery().execute(), totalCount: undefined };
   // The kept count rides in the page's own statement (evaluated once, beside every row): one
   // round trip per list instead of two, and the count of the same snapshot as the page. An empty
   // page carries no row to ride on, so it asks for the count on its own.
-  const rows = await keptCountPages[count](db, platformId, page.after ?? ABOVE_EVERY_ID, page.limit + 1, platformId, 'customers');
+  const rows = await keptCountPages[count](db, platformId, below, page.limit + 1, platformId, 'customers');
   const totalCount = rows.length > 0 ? Number(rows[0]!.total_count ?? 0) : await platformRowCount(db, 'customers', platformId, count);
   return { rows, totalCount };
 }
