@@ -1,3 +1,4 @@
+import * as nodeCrypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { NotifiedCache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
@@ -25,12 +26,15 @@ export interface CreatedToken {
   clientSecret: string;
 }
 
+const oneShotHash = (nodeCrypto as Partial<typeof nodeCrypto>).hash;
+
 /**
  * Secrets are 32 random bytes, so a single SHA-256 is enough to store them: there is nothing
  * to brute-force, and verifying costs microseconds on the hot path of every request.
  */
 function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  // The one-shot crypto.hash (Node ≥ 20.12) costs less than half of a Hash object, on every request.
+  return oneShotHash ? oneShotHash('sha256', secret, 'buffer') : createHash('sha256').update(secret, 'utf8').digest();
 }
 
 function toApiToken(row: LiveToken): ApiToken {
