@@ -3,6 +3,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compiledOnce } from '../../src/platform/db/compiled-once.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
+import { NamedStatementPool } from '../../src/platform/db/named-statements.js';
+import { PipelinedReads } from '../../src/platform/db/pipelined-reads.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { onPostgres, openTestDatabase } from '../helpers/context.js';
 
@@ -110,5 +112,26 @@ describe.runIf(onPostgres)('pipelined reads', () => {
     await sql`alter table piped add column extra int default 7`.execute(handle.db);
     const after = await Promise.all(Array.from({ length: 6 }, () => all(handle.db, 4)));
     for (const rows of after) expect((rows[0] as Record<string, unknown>).extra).toBe(7);
+  });
+});
+
+describe.runIf(onPostgres)('a pipelined read connection that dies', () => {
+  it('fails the reads in flight on it and is replaced for the next read', async () => {
+    const config = { connectionString: process.env.TEST_DATABASE_URL };
+    const pool = new pg.Pool(config);
+    const reads = new PipelinedReads(config, new NamedStatementPool(pool), 1);
+    try {
+      expect(await reads.query('select $1::int as x', [5])).toEqual([{ x: 5 }]);
+      const inFlight = await Promise.allSettled([
+        reads.query('select pg_terminate_backend(pg_backend_pid()) as k, $1::int as x', [1]),
+        reads.query('select $1::int as x', [6]),
+      ]);
+      expect(inFlight.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await reads.query('select $1::int as x', [7])).toEqual([{ x: 7 }]);
+    } finally {
+      await reads.close();
+      await pool.end();
+    }
   });
 });
