@@ -38,9 +38,10 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
       const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
-      const uma = await prefetchUmaQuote(deps, request.principal, request.body);
-      return sendWrite(deps, request, reply, (trx) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
+      return sendWrite(deps, request, reply, (trx, uma) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
         idempotent: true,
+        // To a UMA address the pay request reaches the receiver's VASP: a retry the key answers must not send it again.
+        prepare: () => prefetchUmaQuote(deps, request.principal, request.body),
       });
     },
   });

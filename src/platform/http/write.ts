@@ -2,18 +2,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db, Tx } from '../db/database.js';
 import { withTx } from '../db/tx.js';
-import { checkIdempotencyKey, requestFingerprint, runIdempotent, type StoredResponse } from '../idempotency.js';
+import { checkIdempotencyKey, requestFingerprint, runIdempotent, storedResponse, type StoredResponse } from '../idempotency.js';
 
 /**
  * One database transaction per writing request. With `idempotent`, an `Idempotency-Key`
  * header makes the write happen at most once: a replay returns the stored response with
  * `Idempotent-Replayed: true`, the same key with another body is 409.
  */
-export async function sendWrite(
+export async function sendWrite<Prepared = undefined>(
   deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
-  work: (trx: Tx) => Promise<StoredResponse>,
+  work: (trx: Tx, prepared: Prepared) => Promise<StoredResponse>,
   options: {
     idempotent?: boolean;
     /**
@@ -22,17 +22,33 @@ export async function sendWrite(
      * re-derive it instead).
      */
     present?: (body: unknown) => unknown;
+    /**
+     * Work outside the transaction whose result `work` takes (a call to another system). It is
+     * skipped when a stored response already answers the request's key, so a retry does not
+     * repeat it.
+     */
+    prepare?: () => Promise<Prepared>;
   } = {},
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   const key = options.idempotent && typeof header === 'string' ? checkIdempotencyKey(header) : undefined;
-  const result = await withTx(deps.db, async (trx) => {
-    if (!key) return { ...(await work(trx)), replayed: false };
-    const fingerprint = requestFingerprint(request.method, request.url.split('?')[0]!, request.body);
-    return runIdempotent(trx, deps.clock, { platformId: request.principal.platformId, key, fingerprint }, () => work(trx));
-  });
-  if (result.replayed) reply.header('idempotent-replayed', 'true');
-  reply.code(result.statusCode);
-  if (result.statusCode === 204) return reply.send();
-  return reply.send(options.present ? options.present(result.body) : result.body);
+  const scope = key ? { platformId: request.principal.platformId, key, fingerprint: requestFingerprint(request.method, request.url.split('?')[0]!, request.body) } : undefined;
+  const answer = (result: StoredResponse & { replayed: boolean }) => {
+    if (result.replayed) reply.header('idempotent-replayed', 'true');
+    reply.code(result.statusCode);
+    if (result.statusCode === 204) return reply.send();
+    return reply.send(options.present ? options.present(result.body) : result.body);
+  };
+  let prepared = undefined as Prepared;
+  if (options.prepare) {
+    const stored = scope ? await storedResponse(deps.db, scope) : undefined;
+    if (stored) return answer(stored);
+    prepared = await options.prepare();
+  }
+  return answer(
+    await withTx(deps.db, async (trx) => {
+      if (!scope) return { ...(await work(trx, prepared)), replayed: false };
+      return runIdempotent(trx, deps.clock, scope, () => work(trx, prepared));
+    }),
+  );
 }
