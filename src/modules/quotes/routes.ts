@@ -39,8 +39,10 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     handler: async (request, reply) => {
       const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
       const uma = await prefetchUmaQuote(deps, request.principal, request.body);
-      return sendWrite(deps, request, reply, (trx) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
+      // Without an Idempotency-Key a quote that is only stored is one INSERT: createQuote opens a transaction only when it writes more.
+      return sendWrite(deps, request, reply, (db) => createQuote(db, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
         idempotent: true,
+        transaction: 'when-needed',
       });
     },
   });

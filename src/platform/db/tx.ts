@@ -111,6 +111,15 @@ export async function withTx<T>(
 }
 
 /**
+ * Runs `work` in `db` when it already is a transaction, else in one of its own (`withTx`): for
+ * code handed the root handle by a caller that opens no transaction for a single write
+ * (`sendWrite`'s `transaction: 'when-needed'`), wherever it writes more than once.
+ */
+export function inTransaction<T>(db: DbOrTx, work: (trx: Tx) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db as Tx) : withTx(db as Db, work);
+}
+
+/**
  * Runs `work` inside a savepoint of the caller's transaction, so a failure undoes only what
  * `work` wrote and the transaction can go on (e.g. to record that the work failed).
  */
