@@ -69,8 +69,14 @@ export async function enqueueJobs(trx: DbOrTx, clock: Clock, specs: EnqueueSpec[
  * Saves a running job's progress: replaces its payload and renews its lease, in the caller's
  * transaction, so the progress commits exactly with the work it records. A job that dies after
  * a checkpoint is claimed again (once its lease runs out) with the saved payload.
+ *
+ * With `next`, the job is handed on: from that commit on it is a job of `next.kind` at its first
+ * attempt (of `next.maxAttempts`), still running under this worker's lease, and the handler goes
+ * on to do that kind's work itself; its outcome (done, retry, failure) is recorded as the new
+ * kind's. One job row carries a chain of steps (a payment's hand-over to the rail, then its
+ * settlement) without inserting and claiming a second job.
  */
-export type JobCheckpoint = (trx: DbOrTx, payload: unknown) => Promise<void>;
+export type JobCheckpoint = (trx: DbOrTx, payload: unknown, next?: { kind: string; maxAttempts?: number }) => Promise<void>;
 
 export type JobHandler = (job: Job, checkpoint: JobCheckpoint) => Promise<void>;
 
@@ -85,6 +91,8 @@ export class RetryJobAt extends Error {
   constructor(
     readonly at: Date,
     message: string,
+    /** Progress to save with the retry (a checkpoint in the same statement); absent: the payload stays. */
+    readonly options: { payload?: unknown } = {},
   ) {
     super(message);
     this.name = 'RetryJobAt';
@@ -321,47 +329,58 @@ export class JobWorker {
 
   private async runOne(job: Job): Promise<void> {
     const { handler } = this.handlers.get(job.kind)!;
-    const checkpoint: JobCheckpoint = async (trx, payload) => {
+    /** The job as the database holds it now: a checkpoint with `next` hands it on to another kind. */
+    const current = { kind: job.kind, attempts: job.attempts, maxAttempts: job.max_attempts };
+    const checkpoint: JobCheckpoint = async (trx, payload, next) => {
       const now = this.clock.now();
+      const handedOn = next && { kind: next.kind, attempts: 1, max_attempts: next.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
       const saved = await trx
         .updateTable('jobs')
-        .set({ payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now })
+        .set({ payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now, ...handedOn })
         .where('id', '=', job.id)
         .where('status', '=', 'running')
-        .where('attempts', '=', job.attempts)
+        .where('attempts', '=', current.attempts)
         .executeTakeFirst();
       if (Number(saved.numUpdatedRows) !== 1) throw new JobTakenOver(`job ${job.id} was taken over by another worker`);
+      if (handedOn) {
+        // Only once it has committed (a rolled-back hand-over leaves the job what it was).
+        const apply = () => Object.assign(current, { kind: handedOn.kind, attempts: handedOn.attempts, maxAttempts: handedOn.max_attempts });
+        if (!afterCommit(trx, apply)) apply();
+      }
     };
     try {
       await handler(job, checkpoint);
-      await this.finish(job, { status: 'done', last_error: null, locked_until: null });
+      await this.finish(job.id, current.attempts, { status: 'done', last_error: null, locked_until: null });
     } catch (error) {
       // The worker that took the job over carries on from the last checkpoint and records the outcome.
       if (error instanceof JobTakenOver) return;
       const message = error instanceof Error ? error.message : String(error);
-      const dead = job.attempts >= job.max_attempts;
-      const retryAt = error instanceof RetryJobAt ? error.at : new Date(this.clock.now().getTime() + backoffMs(job.attempts));
-      const fields = { jobId: job.id, kind: job.kind, attempts: job.attempts, dead, err: message };
+      const dead = current.attempts >= current.maxAttempts;
+      const retryAt = error instanceof RetryJobAt ? error.at : new Date(this.clock.now().getTime() + backoffMs(current.attempts));
+      const fields = { jobId: job.id, kind: current.kind, attempts: current.attempts, dead, err: message };
       // A handler with its own schedule expects to retry; only its final failure is a warning.
       if (error instanceof RetryJobAt && !dead) this.logger.info(fields, 'job will retry');
       else this.logger.warn(fields, 'job failed');
-      await this.finish(job, {
+      // Progress handed with the retry is saved with it, in the same statement (RetryJobAt options).
+      const progress = error instanceof RetryJobAt && error.options.payload !== undefined ? { payload: JSON.stringify(error.options.payload) } : {};
+      await this.finish(job.id, current.attempts, {
         status: dead ? 'dead' : 'queued',
         last_error: message.slice(0, 2000),
         locked_until: null,
         run_at: dead ? job.run_at : retryAt,
+        ...progress,
       }).catch((finishError: unknown) => this.logger.error({ jobId: job.id, err: finishError }, 'could not record a job failure'));
     }
   }
 
-  private async finish(job: Job, changes: Partial<Pick<JobsTable, 'status' | 'last_error' | 'locked_until' | 'run_at'>>): Promise<void> {
+  private async finish(id: string, attempts: number, changes: Partial<Pick<JobsTable, 'status' | 'last_error' | 'locked_until' | 'run_at'>> & { payload?: string }): Promise<void> {
     // Guarded by attempts: if our lease ran out and another worker took the job, its outcome wins.
     await this.db
       .updateTable('jobs')
       .set({ ...changes, updated_at: this.clock.now() })
-      .where('id', '=', job.id)
+      .where('id', '=', id)
       .where('status', '=', 'running')
-      .where('attempts', '=', job.attempts)
+      .where('attempts', '=', attempts)
       .execute();
   }
 
