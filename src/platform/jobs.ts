@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
@@ -122,24 +123,57 @@ const WAKE_CHANNEL = 'corridor_work';
  * all transactions that NOTIFY (a cluster-wide lock held through each one's WAL flush), which
  * capped every money-moving request at a few hundred commits/s (bench/README.md). A wake-up is
  * only a hint (workers poll too), so losing one to a crash right after the commit delays work by
- * at most one poll interval. Wake-ups of one event-loop turn share one NOTIFY.
+ * at most one poll interval.
+ *
+ * This process's started workers are woken directly, once per event-loop turn; the NOTIFY is for
+ * the other processes and goes out at most once per NOTIFY_INTERVAL_MS per database (the first at
+ * once, later ones folded into one at the end of the interval): a NOTIFY is a statement and a
+ * signal to every listening backend, and one per commit was about one statement per payment
+ * step. Workers ignore the NOTIFYs of their own process (its id is the payload).
  */
 export async function wakeWorkers(db: DbOrTx): Promise<void> {
-  if (afterCommit(db, notifyWake)) return;
-  await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db);
+  if (afterCommit(db, wakeAfterCommit)) return;
+  await sql`select pg_notify(${WAKE_CHANNEL}, ${PROCESS_WAKE_ID})`.execute(db);
+  wakeLocalWorkers();
 }
 
-/** Root handles with a wake-up NOTIFY queued for this event-loop turn. */
-const wakeQueued = new WeakSet<Db>();
+/** Identifies this process's NOTIFYs, which its own workers need not hear (they were woken directly). */
+const PROCESS_WAKE_ID = randomUUID();
+/** At most one wake-up NOTIFY per database this often (real time: it paces hints, no business time). */
+const NOTIFY_INTERVAL_MS = 10;
 
-function notifyWake(db: Db): void {
-  if (wakeQueued.has(db)) return;
-  wakeQueued.add(db);
+/** Wake-ups of this process's started workers (every database: a spurious wake-up costs one claim at most). */
+const localWorkers = new Set<() => void>();
+let localWakeQueued = false;
+
+function wakeLocalWorkers(): void {
+  if (localWakeQueued) return;
+  localWakeQueued = true;
   setImmediate(() => {
-    wakeQueued.delete(db);
-    // A failed hint (the pool closing at shutdown) costs at most one poll interval of delay.
-    sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db).catch(() => {});
+    localWakeQueued = false;
+    for (const wake of localWorkers) wake();
   });
+}
+
+/** Per root handle: when its last wake-up NOTIFY went out, and whether one waits for the end of the interval. */
+const notified = new WeakMap<Db, { at: number; pending: boolean }>();
+
+function wakeAfterCommit(db: Db): void {
+  wakeLocalWorkers();
+  const state = notified.get(db) ?? { at: Number.NEGATIVE_INFINITY, pending: false };
+  notified.set(db, state);
+  if (state.pending) return;
+  const send = () => {
+    state.pending = false;
+    state.at = performance.now();
+    // A failed hint (the pool closing at shutdown) costs at most one poll interval of delay.
+    sql`select pg_notify(${WAKE_CHANNEL}, ${PROCESS_WAKE_ID})`.execute(db).catch(() => {});
+  };
+  state.pending = true;
+  const wait = state.at + NOTIFY_INTERVAL_MS - performance.now();
+  // The first of a burst at the end of this event-loop turn (its other commits share it), the rest once the interval is over.
+  if (wait <= 0) setImmediate(send);
+  else setTimeout(send, wait).unref();
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;
@@ -185,9 +219,13 @@ export class JobWorker {
   private pumpAgain = false;
   /** Whether sources must run on the next round: new work was announced (NOTIFY, poll), not just a slot freed. */
   private sourcesDue = true;
+  /** Whether the next round also looks for expired leases (the poll does; a commit's wake-up cannot have made one). */
+  private leasesDue = true;
   private sourcesRanAt = Number.NEGATIVE_INFINITY;
   private sourcesTimer: NodeJS.Timeout | undefined;
   private stopped = true;
+  /** How commits in this process wake this worker (wakeWorkers), while it is started. */
+  private readonly wakeLocal = () => this.wake();
 
   constructor(
     private readonly db: Db,
@@ -210,7 +248,7 @@ export class JobWorker {
    */
   async runDue(limit = 10): Promise<number> {
     await this.runSources();
-    const started = await this.claimAndStart(limit);
+    const started = await this.claimAndStart(limit, true);
     await Promise.all(started);
     return started.length;
   }
@@ -266,8 +304,23 @@ export class JobWorker {
     else shares.delete(job.platform_id);
   }
 
-  /** Claims up to `free` due jobs, minus what platform shares forbid, and starts them. */
-  private async claimAndStart(free: number): Promise<Array<Promise<void>>> {
+  /**
+   * Claims up to `free` due jobs, minus what platform shares forbid, and starts them; with
+   * `expiredLeases`, then also running jobs whose worker's lease ran out (a worker died).
+   */
+  private async claimAndStart(free: number, expiredLeases = false): Promise<Array<Promise<void>>> {
+    const started = await this.claimAndStartWhere(free, 'due');
+    if (!expiredLeases) return started;
+    return [...started, ...(await this.claimAndStartWhere(free - started.length, 'expired'))];
+  }
+
+  /**
+   * One claim: `due` takes queued jobs whose time has come (jobs_due, a range of run_at: the
+   * jobs still waiting, e.g. every payment's settlement until its day, are never read);
+   * `expired` running jobs whose lease ran out (jobs_lease). Both conditions in one scan (an
+   * OR) read every waiting job on each claim.
+   */
+  private async claimAndStartWhere(free: number, which: 'due' | 'expired'): Promise<Array<Promise<void>>> {
     const kinds = [...this.handlers.keys()];
     if (kinds.length === 0 || free <= 0) return [];
     const now = this.clock.now();
@@ -292,7 +345,7 @@ export class JobWorker {
           from (
             select id, kind, platform_id, run_at from jobs
             where kind = any(${kinds})
-              and ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
+              and ${which === 'due' ? sql`status = 'queued' and run_at <= ${now}` : sql`status = 'running' and locked_until < ${now}`}
               ${full.length ? sql`and (platform_id is null or platform_id <> all(${full}::uuid[]))` : sql``}
             order by run_at
             limit ${free}
@@ -389,9 +442,10 @@ export class JobWorker {
    * work may exist; a freed slot alone does not, and the relay's empty look would cost a
    * transaction per finished job). Calls made while it runs fold into one more round.
    */
-  private wake(announced = true): void {
+  private wake(announced = true, expiredLeases = false): void {
     if (this.stopped) return;
     if (announced) this.sourcesDue = true;
+    if (expiredLeases) this.leasesDue = true;
     if (this.pumping) {
       this.pumpAgain = true;
       return;
@@ -401,7 +455,9 @@ export class JobWorker {
         do {
           this.pumpAgain = false;
           if (this.sourcesDue) await this.runSourcesPaced();
-          const started = await this.claimAndStart(this.concurrency - this.running.size);
+          const leases = this.leasesDue;
+          this.leasesDue = false;
+          const started = await this.claimAndStart(this.concurrency - this.running.size, leases);
           // A full batch suggests more is due; otherwise wait for a NOTIFY, a freed slot or the poll.
           if (started.length > 0 && this.running.size < this.concurrency) this.pumpAgain = true;
         } while (this.pumpAgain && !this.stopped);
@@ -434,10 +490,16 @@ export class JobWorker {
    */
   async start(pollMs: number, listen?: DbHandle['listen']): Promise<void> {
     this.stopped = false;
-    if (listen) await listen(WAKE_CHANNEL, () => this.wake());
+    localWorkers.add(this.wakeLocal);
+    // Another process's commits; this process's own wake this worker directly.
+    if (listen) {
+      await listen(WAKE_CHANNEL, (payload) => {
+        if (payload !== PROCESS_WAKE_ID) this.wake();
+      });
+    }
     const tick = () => {
       if (this.stopped) return;
-      this.wake();
+      this.wake(true, true);
       this.timer = setTimeout(tick, pollMs);
     };
     this.timer = setTimeout(tick, 0);
@@ -446,6 +508,7 @@ export class JobWorker {
   /** Stops claiming and waits for the jobs that are running to finish. */
   async stop(): Promise<void> {
     this.stopped = true;
+    localWorkers.delete(this.wakeLocal);
     clearTimeout(this.timer);
     clearTimeout(this.sourcesTimer);
     this.sourcesTimer = undefined;
