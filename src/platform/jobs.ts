@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Selectable } from 'kysely';
+import { sql, type QueryCreator, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Db, DbHandle, DbOrTx } from './db/database.js';
-import { afterCommit, deferInsert } from './db/tx.js';
+import { afterCommit, deferInsert, deferUpdate } from './db/tx.js';
 import { uuidv7 } from './ids.js';
 
 interface JobsTable {
@@ -387,14 +387,20 @@ export class JobWorker {
     const checkpoint: JobCheckpoint = async (trx, payload, next) => {
       const now = this.clock.now();
       const handedOn = next && { kind: next.kind, attempts: 1, max_attempts: next.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
-      const saved = await trx
-        .updateTable('jobs')
-        .set({ payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now, ...handedOn })
-        .where('id', '=', job.id)
-        .where('status', '=', 'running')
-        .where('attempts', '=', current.attempts)
-        .executeTakeFirst();
-      if (Number(saved.numUpdatedRows) !== 1) throw new JobTakenOver(`job ${job.id} was taken over by another worker`);
+      const attempts = current.attempts;
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const build = (db: QueryCreator<any>) =>
+        db
+          .updateTable('jobs')
+          .set({ payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now, ...handedOn })
+          .where('id', '=', job.id)
+          .where('status', '=', 'running')
+          .where('attempts', '=', attempts);
+      const check = (updated: bigint) => {
+        if (Number(updated) !== 1) throw new JobTakenOver(`job ${job.id} was taken over by another worker`);
+      };
+      // Inside withTx it runs just before COMMIT, in the statement that writes the transaction's events and jobs.
+      if (!deferUpdate(trx, { build, check })) check((await build(trx).executeTakeFirst()).numUpdatedRows);
       if (handedOn) {
         // Only once it has committed (a rolled-back hand-over leaves the job what it was).
         const apply = () => Object.assign(current, { kind: handedOn.kind, attempts: handedOn.attempts, maxAttempts: handedOn.max_attempts });
