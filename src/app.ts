@@ -28,6 +28,7 @@ import {
   HttpRails,
   INCOMING_PAYMENT_EVENTS,
   OUTGOING_PAYMENT_EVENTS,
+  TRANSACTION_SCHEMAS,
   IncomingPayments,
   Payments,
   SandboxRails,
@@ -67,7 +68,7 @@ export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
 }
 
 /** Schemas other schemas refer to by `$ref`: one OpenAPI component each. */
-const SHARED_SCHEMAS = [...ERROR_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS];
+const SHARED_SCHEMAS = [...ERROR_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS, ...TRANSACTION_SCHEMAS];
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
 

@@ -1,6 +1,6 @@
 import type { Clock } from './clock.js';
 import { canonicalJson, sha256Hex } from './crypto/encoding.js';
-import type { Tx } from './db/database.js';
+import type { DbOrTx, Tx } from './db/database.js';
 import { AppError, invalidInput } from './errors.js';
 
 interface IdempotencyKeysTable {
@@ -57,6 +57,31 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return sha256Hex(`${method} ${path}\n${canonicalJson(body)}`);
 }
 
+type Scope = { platformId: string; key: string; fingerprint: string };
+
+/**
+ * The response stored under the key, if there is one: 409 CONFLICT when the key was used with
+ * another request, or (retryable) while the first request with it is still in progress.
+ */
+export async function storedResponse(db: DbOrTx, scope: Scope): Promise<(StoredResponse & { replayed: true }) | undefined> {
+  const stored = await db
+    .selectFrom('idempotency_keys')
+    .select(['request_hash', 'status_code', 'response_body'])
+    .where('platform_id', '=', scope.platformId)
+    .where('key', '=', scope.key)
+    .executeTakeFirst();
+  if (!stored) return undefined;
+  if (stored.request_hash !== scope.fingerprint) {
+    throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request.', {
+      details: { idempotencyKey: scope.key },
+    });
+  }
+  if (stored.status_code === null) {
+    throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress.', { details: { idempotencyKey: scope.key }, retryable: true });
+  }
+  return { statusCode: stored.status_code, body: stored.response_body, replayed: true };
+}
+
 /**
  * Runs `work` at most once per (platform, key), inside the caller's transaction: the key, the
  * request's fingerprint and the response commit together with the change, so a replay after
@@ -66,7 +91,7 @@ export function requestFingerprint(method: string, path: string, body: unknown):
 export async function runIdempotent(
   trx: Tx,
   clock: Clock,
-  scope: { platformId: string; key: string; fingerprint: string },
+  scope: Scope,
   work: () => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   const inserted = await trx
@@ -83,21 +108,10 @@ export async function runIdempotent(
     .returning('key')
     .executeTakeFirst();
   if (!inserted) {
-    const stored = await trx
-      .selectFrom('idempotency_keys')
-      .select(['request_hash', 'status_code', 'response_body'])
-      .where('platform_id', '=', scope.platformId)
-      .where('key', '=', scope.key)
-      .executeTakeFirstOrThrow();
-    if (stored.request_hash !== scope.fingerprint) {
-      throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request.', {
-        details: { idempotencyKey: scope.key },
-      });
-    }
-    if (stored.status_code === null) {
-      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress.', { details: { idempotencyKey: scope.key }, retryable: true });
-    }
-    return { statusCode: stored.status_code, body: stored.response_body, replayed: true };
+    // The conflicting insert committed (it waited for it), so the row is there.
+    const stored = await storedResponse(trx, scope);
+    if (!stored) throw new Error(`idempotency key ${scope.key} conflicted but is not stored`);
+    return stored;
   }
   const response = await work();
   await trx

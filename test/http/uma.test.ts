@@ -698,6 +698,32 @@ describe('paying a UMA address: a quote on a lookupId, executed, both ledgers mo
     await expectLedgerConsistent(b.handle.db);
   });
 
+  it('a retry with the same Idempotency-Key replays the quote without sending the pay request again', async () => {
+    const looked = await lookup(bob.umaAddress, `customerId=${anna.id}`);
+    expect(looked.statusCode, looked.body).toBe(200);
+    const body = {
+      lookupId: looked.json().lookupId,
+      source: { sourceType: 'ACCOUNT', accountId: anna.accountId },
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: bob.umaAddress, currency: 'MXN' },
+      lockedCurrencySide: 'RECEIVING',
+      lockedCurrencyAmount: 50_000,
+    };
+    const send = (payload: Body) =>
+      a.app.inject({ method: 'POST', url: `${BASE}/quotes`, headers: { authorization: a.platform.auth, 'idempotency-key': `uma-retry-${anna.id}` }, payload });
+    const asked = hooksB.of('INCOMING_PAYMENT.PENDING').length;
+    const first = await send(body);
+    expect(first.statusCode, first.body).toBe(201);
+    expect(hooksB.of('INCOMING_PAYMENT.PENDING')).toHaveLength(asked + 1);
+    const again = await send(body);
+    expect(again.statusCode, again.body).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json().id).toBe(first.json().id);
+    // Another request under the same key is refused before anything reaches B.
+    expectEnvelope(await send({ ...body, lockedCurrencyAmount: 60_000 }), 409, 'CONFLICT');
+    expect(hooksB.of('INCOMING_PAYMENT.PENDING')).toHaveLength(asked + 1);
+    expect(await a.handle.db.selectFrom('quotes').select('id').where('id', '=', first.json().id.slice('Quote:'.length)).execute()).toHaveLength(1);
+  });
+
   it('REALTIME_FUNDING to a UMA address: the payment opens at creation (no execution), the platform pays in, B credits Bob', async () => {
     const bobBefore = (await balanceOf(b, b.platform, bob.id, 'MXN')).available;
     const quoted = await quoteTo(bob.umaAddress, { source: { sourceType: 'REALTIME_FUNDING', currency: 'EUR', customerId: anna.id } });

@@ -132,7 +132,7 @@ describe('durable jobs', () => {
   it('hands a job on to another kind in a transaction: its outcome is the new kind\'s; a retry saves the progress it carries', async () => {
     const worker = new JobWorker(handle.db, clock, logger);
     const events: string[] = [];
-    worker.register('test.first', async (j, checkpoint) => {
+    worker.register('test.first', async (_j, checkpoint) => {
       await withTx(handle.db, async (trx) => {
         await enqueueJob(trx, clock, { kind: 'test.unrelated', payload: null });
         await checkpoint(trx, { step: 2 }, { kind: 'test.second', maxAttempts: 5 });

@@ -8,7 +8,7 @@ export { transactionRoutes, type TransactionRouteDeps } from './routes.js';
 export { Payments, SETTLE_JOB, SUBMIT_JOB, type OutgoingPaymentInput, type PaymentsDeps, type TransactionView } from './payments.js';
 export { HttpRails, SandboxRails, SANDBOX_TRIGGERS, DEPOSIT_PAGE_LIMIT, type DepositPage, type DepositSource, type Payout, type PayoutStatus, type RailFailureReason, type RailProvider, type SubmitOutcome } from './rail-provider.js';
 export { RAILS, railCarries, settlementSecondsOf, type RailSpec } from './rails.js';
-export { INCOMING_PAYMENT_EVENTS, OUTGOING_PAYMENT_EVENTS, SandboxSendRequest, Transaction, IncomingTransaction, OutgoingTransaction } from './schemas.js';
+export { INCOMING_PAYMENT_EVENTS, OUTGOING_PAYMENT_EVENTS, SandboxSendRequest, Transaction, IncomingTransaction, OutgoingTransaction, TRANSACTION_SCHEMAS } from './schemas.js';
 export { toTransaction } from './views.js';
 export { IllegalTransition, TRANSACTION_STATUSES, type TransactionStatus } from './status.js';
 export { IncomingPayments, INCOMING_APPROVAL_CONSUMER, INCOMING_REFUND_JOB, type IncomingPaymentInput, type IncomingPaymentsDeps } from './incoming.js';

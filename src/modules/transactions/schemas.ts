@@ -144,7 +144,7 @@ const common = {
   fees: Type.Optional(Type.Integer({ format: 'int64', minimum: 0, description: 'Every fee in minor units of the sending currency, the platform’s included.' })),
 };
 
-export const OutgoingTransaction = Type.Object(
+const OutgoingTransactionShape = Type.Object(
   {
     ...common,
     status: StringEnum(OUTGOING_STATUSES),
@@ -161,11 +161,11 @@ export const OutgoingTransaction = Type.Object(
     expectedSettlementAt: Type.Optional(Nullable(DateTime())),
     settlementTimelineSeconds: Type.Optional(Nullable(Type.Integer())),
   },
-  { title: 'OutgoingTransaction' },
+  { $id: 'OutgoingTransaction', title: 'OutgoingTransaction' },
 );
-export type OutgoingTransaction = Static<typeof OutgoingTransaction>;
+export type OutgoingTransaction = Static<typeof OutgoingTransactionShape>;
 
-export const IncomingTransaction = Type.Object(
+const IncomingTransactionShape = Type.Object(
   {
     ...common,
     status: StringEnum(TRANSACTION_STATUSES),
@@ -175,12 +175,19 @@ export const IncomingTransaction = Type.Object(
     receivedAmount: CurrencyAmount,
     failureReason: Type.Optional(StringEnum(INCOMING_FAILURE_REASONS)),
   },
-  { title: 'IncomingTransaction' },
+  { $id: 'IncomingTransaction', title: 'IncomingTransaction' },
 );
-export type IncomingTransaction = Static<typeof IncomingTransaction>;
-
-export const Transaction = TaggedUnion('type', [OutgoingTransaction, IncomingTransaction], { title: 'Transaction' });
+export type IncomingTransaction = Static<typeof IncomingTransactionShape>;
 export type Transaction = OutgoingTransaction | IncomingTransaction;
+
+// Routes, lists and webhook payloads refer to the shapes by `$ref`, so each lives once in the
+// OpenAPI document (a client generator makes one type of each, not one per route).
+export const OutgoingTransaction = Type.Unsafe<OutgoingTransaction>({ $ref: 'OutgoingTransaction#' });
+export const IncomingTransaction = Type.Unsafe<IncomingTransaction>({ $ref: 'IncomingTransaction#' });
+const TransactionShape = TaggedUnion('type', [OutgoingTransaction, IncomingTransaction], { $id: 'Transaction', title: 'Transaction' });
+export const Transaction = Type.Unsafe<Transaction>({ $ref: 'Transaction#' });
+/** The app registers these once (`app.addSchema`): the components the refs above name. */
+export const TRANSACTION_SCHEMAS = [OutgoingTransactionShape, IncomingTransactionShape, TransactionShape];
 
 export const TransactionList = Type.Object(
   {
@@ -272,7 +279,7 @@ export const INCOMING_PAYMENT_EVENTS: EventGroup = {
     'the platform decides through `POST /transactions/{id}/approve` or `/reject` within 5 seconds. Other types are informational.',
   payload: Type.Object(
     {
-      ...IncomingTransaction.properties,
+      ...IncomingTransactionShape.properties,
       requestedReceiverCustomerInfoFields: Type.Optional(
         Type.Array(Type.Object({ name: StringEnum(CUSTOMER_INFO_FIELDS), mandatory: Type.Boolean() }), {
           description: 'INCOMING_PAYMENT.PENDING only: what the payer asks to know about the receiver. Approve with them in `receiverCustomerInfo`.',

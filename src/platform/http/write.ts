@@ -2,9 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db, DbOrTx, Tx } from '../db/database.js';
 import { withTx } from '../db/tx.js';
-import { checkIdempotencyKey, requestFingerprint, runIdempotent, type StoredResponse } from '../idempotency.js';
+import { checkIdempotencyKey, requestFingerprint, runIdempotent, storedResponse, type StoredResponse } from '../idempotency.js';
 
-interface WriteOptions {
+interface WriteOptions<Prepared> {
   idempotent?: boolean;
   /**
    * Turns the stored body into the one sent, on the first answer and on every replay: for a
@@ -12,6 +12,12 @@ interface WriteOptions {
    * re-derive it instead).
    */
   present?: (body: unknown) => unknown;
+  /**
+   * Work outside the transaction whose result `work` takes (a call to another system). It is
+   * skipped when a stored response already answers the request's key, so a retry does not
+   * repeat it.
+   */
+  prepare?: () => Promise<Prepared>;
 }
 
 /**
@@ -24,39 +30,49 @@ interface WriteOptions {
  * it opens its own (`inTransaction`) wherever it writes more than once. With a key, the
  * idempotency record and the write still commit together in one transaction.
  */
-export async function sendWrite(
+export async function sendWrite<Prepared = undefined>(
   deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
-  work: (trx: Tx) => Promise<StoredResponse>,
-  options?: WriteOptions & { transaction?: 'always' },
+  work: (trx: Tx, prepared: Prepared) => Promise<StoredResponse>,
+  options?: WriteOptions<Prepared> & { transaction?: 'always' },
 ): Promise<FastifyReply>;
-export async function sendWrite(
+export async function sendWrite<Prepared = undefined>(
   deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
-  work: (db: DbOrTx) => Promise<StoredResponse>,
-  options: WriteOptions & { transaction: 'when-needed' },
+  work: (db: DbOrTx, prepared: Prepared) => Promise<StoredResponse>,
+  options: WriteOptions<Prepared> & { transaction: 'when-needed' },
 ): Promise<FastifyReply>;
-export async function sendWrite(
+export async function sendWrite<Prepared = undefined>(
   deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
-  work: (db: Tx) => Promise<StoredResponse>,
-  options: WriteOptions & { transaction?: 'always' | 'when-needed' } = {},
+  work: (trx: Tx, prepared: Prepared) => Promise<StoredResponse>,
+  options: WriteOptions<Prepared> & { transaction?: 'always' | 'when-needed' } = {},
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   const key = options.idempotent && typeof header === 'string' ? checkIdempotencyKey(header) : undefined;
-  const result =
-    !key && options.transaction === 'when-needed'
-      ? { ...(await (work as (db: DbOrTx) => Promise<StoredResponse>)(deps.db)), replayed: false }
-      : await withTx(deps.db, async (trx) => {
-          if (!key) return { ...(await work(trx)), replayed: false };
-          const fingerprint = requestFingerprint(request.method, request.url.split('?')[0]!, request.body);
-          return runIdempotent(trx, deps.clock, { platformId: request.principal.platformId, key, fingerprint }, () => work(trx));
-        });
-  if (result.replayed) reply.header('idempotent-replayed', 'true');
-  reply.code(result.statusCode);
-  if (result.statusCode === 204) return reply.send();
-  return reply.send(options.present ? options.present(result.body) : result.body);
+  const scope = key ? { platformId: request.principal.platformId, key, fingerprint: requestFingerprint(request.method, request.url.split('?')[0]!, request.body) } : undefined;
+  const answer = (result: StoredResponse & { replayed: boolean }) => {
+    if (result.replayed) reply.header('idempotent-replayed', 'true');
+    reply.code(result.statusCode);
+    if (result.statusCode === 204) return reply.send();
+    return reply.send(options.present ? options.present(result.body) : result.body);
+  };
+  let prepared = undefined as Prepared;
+  if (options.prepare) {
+    const stored = scope ? await storedResponse(deps.db, scope) : undefined;
+    if (stored) return answer(stored);
+    prepared = await options.prepare();
+  }
+  if (!scope && options.transaction === 'when-needed') {
+    return answer({ ...(await (work as (db: DbOrTx, prepared: Prepared) => Promise<StoredResponse>)(deps.db, prepared)), replayed: false });
+  }
+  return answer(
+    await withTx(deps.db, async (trx) => {
+      if (!scope) return { ...(await work(trx, prepared)), replayed: false };
+      return runIdempotent(trx, deps.clock, scope, () => work(trx, prepared));
+    }),
+  );
 }
