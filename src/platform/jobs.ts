@@ -133,6 +133,13 @@ const WAKE_CHANNEL = 'corridor_work';
  */
 export async function wakeWorkers(db: DbOrTx): Promise<void> {
   if (afterCommit(db, wakeAfterCommit)) return;
+  if (db.isTransaction) {
+    // A transaction not opened by withTx: its commit cannot be hooked, so the NOTIFY goes with it
+    // and wakes every process at that commit, this one's workers included (no process id).
+    await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db);
+    return;
+  }
+  // The root handle: the write has committed already.
   await sql`select pg_notify(${WAKE_CHANNEL}, ${PROCESS_WAKE_ID})`.execute(db);
   wakeLocalWorkers();
 }
