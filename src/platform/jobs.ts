@@ -1,8 +1,9 @@
-import { sql, type Selectable } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { sql, type QueryCreator, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Db, DbHandle, DbOrTx } from './db/database.js';
-import { afterCommit, deferInsert } from './db/tx.js';
+import { afterCommit, deferInsert, deferUpdate } from './db/tx.js';
 import { uuidv7 } from './ids.js';
 
 interface JobsTable {
@@ -69,8 +70,14 @@ export async function enqueueJobs(trx: DbOrTx, clock: Clock, specs: EnqueueSpec[
  * Saves a running job's progress: replaces its payload and renews its lease, in the caller's
  * transaction, so the progress commits exactly with the work it records. A job that dies after
  * a checkpoint is claimed again (once its lease runs out) with the saved payload.
+ *
+ * With `next`, the job is handed on: from that commit on it is a job of `next.kind` at its first
+ * attempt (of `next.maxAttempts`), still running under this worker's lease, and the handler goes
+ * on to do that kind's work itself; its outcome (done, retry, failure) is recorded as the new
+ * kind's. One job row carries a chain of steps (a payment's hand-over to the rail, then its
+ * settlement) without inserting and claiming a second job.
  */
-export type JobCheckpoint = (trx: DbOrTx, payload: unknown) => Promise<void>;
+export type JobCheckpoint = (trx: DbOrTx, payload: unknown, next?: { kind: string; maxAttempts?: number }) => Promise<void>;
 
 export type JobHandler = (job: Job, checkpoint: JobCheckpoint) => Promise<void>;
 
@@ -85,6 +92,8 @@ export class RetryJobAt extends Error {
   constructor(
     readonly at: Date,
     message: string,
+    /** Progress to save with the retry (a checkpoint in the same statement); absent: the payload stays. */
+    readonly options: { payload?: unknown } = {},
   ) {
     super(message);
     this.name = 'RetryJobAt';
@@ -114,24 +123,64 @@ const WAKE_CHANNEL = 'corridor_work';
  * all transactions that NOTIFY (a cluster-wide lock held through each one's WAL flush), which
  * capped every money-moving request at a few hundred commits/s (bench/README.md). A wake-up is
  * only a hint (workers poll too), so losing one to a crash right after the commit delays work by
- * at most one poll interval. Wake-ups of one event-loop turn share one NOTIFY.
+ * at most one poll interval.
+ *
+ * This process's started workers are woken directly, once per event-loop turn; the NOTIFY is for
+ * the other processes and goes out at most once per NOTIFY_INTERVAL_MS per database (the first at
+ * once, later ones folded into one at the end of the interval): a NOTIFY is a statement and a
+ * signal to every listening backend, and one per commit was about one statement per payment
+ * step. Workers ignore the NOTIFYs of their own process (its id is the payload).
  */
 export async function wakeWorkers(db: DbOrTx): Promise<void> {
-  if (afterCommit(db, notifyWake)) return;
-  await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db);
+  if (afterCommit(db, wakeAfterCommit)) return;
+  if (db.isTransaction) {
+    // A transaction not opened by withTx: its commit cannot be hooked, so the NOTIFY goes with it
+    // and wakes every process at that commit, this one's workers included (no process id).
+    await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db);
+    return;
+  }
+  // The root handle: the write has committed already.
+  await sql`select pg_notify(${WAKE_CHANNEL}, ${PROCESS_WAKE_ID})`.execute(db);
+  wakeLocalWorkers();
 }
 
-/** Root handles with a wake-up NOTIFY queued for this event-loop turn. */
-const wakeQueued = new WeakSet<Db>();
+/** Identifies this process's NOTIFYs, which its own workers need not hear (they were woken directly). */
+const PROCESS_WAKE_ID = randomUUID();
+/** At most one wake-up NOTIFY per database this often (real time: it paces hints, no business time). */
+const NOTIFY_INTERVAL_MS = 10;
 
-function notifyWake(db: Db): void {
-  if (wakeQueued.has(db)) return;
-  wakeQueued.add(db);
+/** Wake-ups of this process's started workers (every database: a spurious wake-up costs one claim at most). */
+const localWorkers = new Set<() => void>();
+let localWakeQueued = false;
+
+function wakeLocalWorkers(): void {
+  if (localWakeQueued) return;
+  localWakeQueued = true;
   setImmediate(() => {
-    wakeQueued.delete(db);
-    // A failed hint (the pool closing at shutdown) costs at most one poll interval of delay.
-    sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db).catch(() => {});
+    localWakeQueued = false;
+    for (const wake of localWorkers) wake();
   });
+}
+
+/** Per root handle: when its last wake-up NOTIFY went out, and whether one waits for the end of the interval. */
+const notified = new WeakMap<Db, { at: number; pending: boolean }>();
+
+function wakeAfterCommit(db: Db): void {
+  wakeLocalWorkers();
+  const state = notified.get(db) ?? { at: Number.NEGATIVE_INFINITY, pending: false };
+  notified.set(db, state);
+  if (state.pending) return;
+  const send = () => {
+    state.pending = false;
+    state.at = performance.now();
+    // A failed hint (the pool closing at shutdown) costs at most one poll interval of delay.
+    sql`select pg_notify(${WAKE_CHANNEL}, ${PROCESS_WAKE_ID})`.execute(db).catch(() => {});
+  };
+  state.pending = true;
+  const wait = state.at + NOTIFY_INTERVAL_MS - performance.now();
+  // The first of a burst at the end of this event-loop turn (its other commits share it), the rest once the interval is over.
+  if (wait <= 0) setImmediate(send);
+  else setTimeout(send, wait).unref();
 }
 
 const DEFAULT_MAX_ATTEMPTS = 8;
@@ -177,9 +226,13 @@ export class JobWorker {
   private pumpAgain = false;
   /** Whether sources must run on the next round: new work was announced (NOTIFY, poll), not just a slot freed. */
   private sourcesDue = true;
+  /** Whether the next round also looks for expired leases (the poll does; a commit's wake-up cannot have made one). */
+  private leasesDue = true;
   private sourcesRanAt = Number.NEGATIVE_INFINITY;
   private sourcesTimer: NodeJS.Timeout | undefined;
   private stopped = true;
+  /** How commits in this process wake this worker (wakeWorkers), while it is started. */
+  private readonly wakeLocal = () => this.wake();
 
   constructor(
     private readonly db: Db,
@@ -202,7 +255,7 @@ export class JobWorker {
    */
   async runDue(limit = 10): Promise<number> {
     await this.runSources();
-    const started = await this.claimAndStart(limit);
+    const started = await this.claimAndStart(limit, true);
     await Promise.all(started);
     return started.length;
   }
@@ -258,8 +311,23 @@ export class JobWorker {
     else shares.delete(job.platform_id);
   }
 
-  /** Claims up to `free` due jobs, minus what platform shares forbid, and starts them. */
-  private async claimAndStart(free: number): Promise<Array<Promise<void>>> {
+  /**
+   * Claims up to `free` due jobs, minus what platform shares forbid, and starts them; with
+   * `expiredLeases`, then also running jobs whose worker's lease ran out (a worker died).
+   */
+  private async claimAndStart(free: number, expiredLeases = false): Promise<Array<Promise<void>>> {
+    const started = await this.claimAndStartWhere(free, 'due');
+    if (!expiredLeases) return started;
+    return [...started, ...(await this.claimAndStartWhere(free - started.length, 'expired'))];
+  }
+
+  /**
+   * One claim: `due` takes queued jobs whose time has come (jobs_due, a range of run_at: the
+   * jobs still waiting, e.g. every payment's settlement until its day, are never read);
+   * `expired` running jobs whose lease ran out (jobs_lease). Both conditions in one scan (an
+   * OR) read every waiting job on each claim.
+   */
+  private async claimAndStartWhere(free: number, which: 'due' | 'expired'): Promise<Array<Promise<void>>> {
     const kinds = [...this.handlers.keys()];
     if (kinds.length === 0 || free <= 0) return [];
     const now = this.clock.now();
@@ -284,7 +352,7 @@ export class JobWorker {
           from (
             select id, kind, platform_id, run_at from jobs
             where kind = any(${kinds})
-              and ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
+              and ${which === 'due' ? sql`status = 'queued' and run_at <= ${now}` : sql`status = 'running' and locked_until < ${now}`}
               ${full.length ? sql`and (platform_id is null or platform_id <> all(${full}::uuid[]))` : sql``}
             order by run_at
             limit ${free}
@@ -321,47 +389,64 @@ export class JobWorker {
 
   private async runOne(job: Job): Promise<void> {
     const { handler } = this.handlers.get(job.kind)!;
-    const checkpoint: JobCheckpoint = async (trx, payload) => {
+    /** The job as the database holds it now: a checkpoint with `next` hands it on to another kind. */
+    const current = { kind: job.kind, attempts: job.attempts, maxAttempts: job.max_attempts };
+    const checkpoint: JobCheckpoint = async (trx, payload, next) => {
       const now = this.clock.now();
-      const saved = await trx
-        .updateTable('jobs')
-        .set({ payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now })
-        .where('id', '=', job.id)
-        .where('status', '=', 'running')
-        .where('attempts', '=', job.attempts)
-        .executeTakeFirst();
-      if (Number(saved.numUpdatedRows) !== 1) throw new JobTakenOver(`job ${job.id} was taken over by another worker`);
+      const handedOn = next && { kind: next.kind, attempts: 1, max_attempts: next.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
+      const attempts = current.attempts;
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const build = (db: QueryCreator<any>) =>
+        db
+          .updateTable('jobs')
+          .set({ payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now, ...handedOn })
+          .where('id', '=', job.id)
+          .where('status', '=', 'running')
+          .where('attempts', '=', attempts);
+      const check = (updated: bigint) => {
+        if (Number(updated) !== 1) throw new JobTakenOver(`job ${job.id} was taken over by another worker`);
+      };
+      // Inside withTx it runs just before COMMIT, in the statement that writes the transaction's events and jobs.
+      if (!deferUpdate(trx, { build, check })) check((await build(trx).executeTakeFirst()).numUpdatedRows);
+      if (handedOn) {
+        // Only once it has committed (a rolled-back hand-over leaves the job what it was).
+        const apply = () => Object.assign(current, { kind: handedOn.kind, attempts: handedOn.attempts, maxAttempts: handedOn.max_attempts });
+        if (!afterCommit(trx, apply)) apply();
+      }
     };
     try {
       await handler(job, checkpoint);
-      await this.finish(job, { status: 'done', last_error: null, locked_until: null });
+      await this.finish(job.id, current.attempts, { status: 'done', last_error: null, locked_until: null });
     } catch (error) {
       // The worker that took the job over carries on from the last checkpoint and records the outcome.
       if (error instanceof JobTakenOver) return;
       const message = error instanceof Error ? error.message : String(error);
-      const dead = job.attempts >= job.max_attempts;
-      const retryAt = error instanceof RetryJobAt ? error.at : new Date(this.clock.now().getTime() + backoffMs(job.attempts));
-      const fields = { jobId: job.id, kind: job.kind, attempts: job.attempts, dead, err: message };
+      const dead = current.attempts >= current.maxAttempts;
+      const retryAt = error instanceof RetryJobAt ? error.at : new Date(this.clock.now().getTime() + backoffMs(current.attempts));
+      const fields = { jobId: job.id, kind: current.kind, attempts: current.attempts, dead, err: message };
       // A handler with its own schedule expects to retry; only its final failure is a warning.
       if (error instanceof RetryJobAt && !dead) this.logger.info(fields, 'job will retry');
       else this.logger.warn(fields, 'job failed');
-      await this.finish(job, {
+      // Progress handed with the retry is saved with it, in the same statement (RetryJobAt options).
+      const progress = error instanceof RetryJobAt && error.options.payload !== undefined ? { payload: JSON.stringify(error.options.payload) } : {};
+      await this.finish(job.id, current.attempts, {
         status: dead ? 'dead' : 'queued',
         last_error: message.slice(0, 2000),
         locked_until: null,
         run_at: dead ? job.run_at : retryAt,
+        ...progress,
       }).catch((finishError: unknown) => this.logger.error({ jobId: job.id, err: finishError }, 'could not record a job failure'));
     }
   }
 
-  private async finish(job: Job, changes: Partial<Pick<JobsTable, 'status' | 'last_error' | 'locked_until' | 'run_at'>>): Promise<void> {
+  private async finish(id: string, attempts: number, changes: Partial<Pick<JobsTable, 'status' | 'last_error' | 'locked_until' | 'run_at'>> & { payload?: string }): Promise<void> {
     // Guarded by attempts: if our lease ran out and another worker took the job, its outcome wins.
     await this.db
       .updateTable('jobs')
       .set({ ...changes, updated_at: this.clock.now() })
-      .where('id', '=', job.id)
+      .where('id', '=', id)
       .where('status', '=', 'running')
-      .where('attempts', '=', job.attempts)
+      .where('attempts', '=', attempts)
       .execute();
   }
 
@@ -370,9 +455,10 @@ export class JobWorker {
    * work may exist; a freed slot alone does not, and the relay's empty look would cost a
    * transaction per finished job). Calls made while it runs fold into one more round.
    */
-  private wake(announced = true): void {
+  private wake(announced = true, expiredLeases = false): void {
     if (this.stopped) return;
     if (announced) this.sourcesDue = true;
+    if (expiredLeases) this.leasesDue = true;
     if (this.pumping) {
       this.pumpAgain = true;
       return;
@@ -382,7 +468,9 @@ export class JobWorker {
         do {
           this.pumpAgain = false;
           if (this.sourcesDue) await this.runSourcesPaced();
-          const started = await this.claimAndStart(this.concurrency - this.running.size);
+          const leases = this.leasesDue;
+          this.leasesDue = false;
+          const started = await this.claimAndStart(this.concurrency - this.running.size, leases);
           // A full batch suggests more is due; otherwise wait for a NOTIFY, a freed slot or the poll.
           if (started.length > 0 && this.running.size < this.concurrency) this.pumpAgain = true;
         } while (this.pumpAgain && !this.stopped);
@@ -415,10 +503,16 @@ export class JobWorker {
    */
   async start(pollMs: number, listen?: DbHandle['listen']): Promise<void> {
     this.stopped = false;
-    if (listen) await listen(WAKE_CHANNEL, () => this.wake());
+    localWorkers.add(this.wakeLocal);
+    // Another process's commits; this process's own wake this worker directly.
+    if (listen) {
+      await listen(WAKE_CHANNEL, (payload) => {
+        if (payload !== PROCESS_WAKE_ID) this.wake();
+      });
+    }
     const tick = () => {
       if (this.stopped) return;
-      this.wake();
+      this.wake(true, true);
       this.timer = setTimeout(tick, pollMs);
     };
     this.timer = setTimeout(tick, 0);
@@ -427,6 +521,7 @@ export class JobWorker {
   /** Stops claiming and waits for the jobs that are running to finish. */
   async stop(): Promise<void> {
     this.stopped = true;
+    localWorkers.delete(this.wakeLocal);
     clearTimeout(this.timer);
     clearTimeout(this.sourcesTimer);
     this.sourcesTimer = undefined;

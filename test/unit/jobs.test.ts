@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
-import { backoffMs, enqueueJob, JobWorker } from '../../src/platform/jobs.js';
+import { backoffMs, enqueueJob, JobWorker, RetryJobAt } from '../../src/platform/jobs.js';
 import { openTestDatabase } from '../helpers/context.js';
 
 let handle: DbHandle;
@@ -127,6 +127,43 @@ describe('durable jobs', () => {
     });
     await worker.runDue();
     expect(await job(taken)).toMatchObject({ status: 'running', attempts: 2, payload: null, last_error: null });
+  });
+
+  it('hands a job on to another kind in a transaction: its outcome is the new kind\'s; a retry saves the progress it carries', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    const events: string[] = [];
+    worker.register('test.first', async (_j, checkpoint) => {
+      await withTx(handle.db, async (trx) => {
+        await enqueueJob(trx, clock, { kind: 'test.unrelated', payload: null });
+        await checkpoint(trx, { step: 2 }, { kind: 'test.second', maxAttempts: 5 });
+      });
+      events.push('handed on');
+      // Carries on as test.second and waits: the retry is test.second's first attempt, with the progress saved.
+      throw new RetryJobAt(new Date(clock.now().getTime() + 60_000), 'later', { payload: { step: 3 } });
+    });
+    worker.register('test.second', async (j) => {
+      events.push(`second ${JSON.stringify(j.payload)}`);
+    });
+    const id = await enqueueJob(handle.db, clock, { kind: 'test.first', payload: { step: 1 }, maxAttempts: 1 });
+    expect(await worker.runDue()).toBe(1);
+    expect(await job(id)).toMatchObject({ kind: 'test.second', status: 'queued', attempts: 1, max_attempts: 5, payload: { step: 3 }, last_error: 'later' });
+    const unrelated = await handle.db.selectFrom('jobs').select('kind').where('kind', '=', 'test.unrelated').execute();
+    expect(unrelated).toHaveLength(1);
+    clock.advance(60_000);
+    expect(await worker.runDue()).toBe(1);
+    expect(events).toEqual(['handed on', 'second {"step":3}']);
+    expect(await job(id)).toMatchObject({ kind: 'test.second', status: 'done', attempts: 2 });
+
+    // A hand-over that rolls back leaves the job what it was: its failure is counted against the first kind.
+    worker.register('test.rolled-back', async (_j, checkpoint) => {
+      await withTx(handle.db, async (trx) => {
+        await checkpoint(trx, { lost: true }, { kind: 'test.second', maxAttempts: 5 });
+        throw new Error('rolled back');
+      });
+    });
+    const back = await enqueueJob(handle.db, clock, { kind: 'test.rolled-back', payload: { kept: true }, maxAttempts: 1 });
+    expect(await worker.runDue()).toBe(1);
+    expect(await job(back)).toMatchObject({ kind: 'test.rolled-back', status: 'dead', attempts: 1, payload: { kept: true }, last_error: 'rolled back' });
   });
 
   it('computes backoff exponentially, capped at an hour', () => {

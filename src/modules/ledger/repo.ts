@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 
 export type LedgerAccountKind = 'INTERNAL_ACCOUNT' | 'PLATFORM_FEES' | 'SERVICE_FEES' | 'FX' | 'SETTLEMENT' | 'SANDBOX_FUNDING';
@@ -109,17 +109,26 @@ export interface ApplyResult {
 const SAFE_ELEMENT = /^[A-Za-z0-9_-]+$/;
 
 /**
- * A PostgreSQL array literal. The elements are ids, codes and decimal amounts the service has
- * already validated; the pattern check keeps anything that would need quoting out regardless.
+ * PostgreSQL array literals of the lines' fields. The elements are ids, codes and decimal amounts
+ * the service has already validated; the pattern check keeps anything that would need quoting
+ * out regardless.
  */
-function arrayLiteral(values: ReadonlyArray<string | null>): string {
-  return `{${values
-    .map((v) => {
-      if (v === null) return 'NULL';
-      if (!SAFE_ELEMENT.test(v)) throw new Error(`unsafe ledger array element ${JSON.stringify(v)}`);
-      return v;
-    })
-    .join(',')}}`;
+function lineArrays(lines: readonly Line[]): string[] {
+  const fields: string[][] = [[], [], [], [], [], []];
+  const add = (field: string[], v: string | null) => {
+    if (v === null) field.push('NULL');
+    else if (SAFE_ELEMENT.test(v)) field.push(v);
+    else throw new Error(`unsafe ledger array element ${JSON.stringify(v)}`);
+  };
+  for (const l of lines) {
+    add(fields[0]!, l.accountId);
+    add(fields[1]!, l.side);
+    add(fields[2]!, l.amount.toString());
+    add(fields[3]!, l.currency);
+    add(fields[4]!, l.kind);
+    add(fields[5]!, l.rail);
+  }
+  return fields.map((f) => `{${f.join(',')}}`);
 }
 
 interface ApplyRow {
@@ -133,15 +142,20 @@ interface ApplyRow {
   credits_pending: bigint | null;
 }
 
-/** One round trip: ledger_apply() (migration 0010) writes the transaction, its entries and balances. */
+/** The one statement every ledger write runs: its text is fixed, so it is built once, not per call. */
+const APPLY_SQL = `select * from ledger_apply($1::uuid, $2::uuid, $3, $4, $5::uuid, $6, $7, $8::jsonb, $9::timestamptz, $10::smallint,
+  $11::uuid[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[])`;
+
+/** One round trip: ledger_apply() (migrations 0010, 0023) writes the transaction, its entries and balances. */
 export async function applyTransaction(db: DbOrTx, call: ApplyCall): Promise<ApplyResult> {
-  const l = call.lines;
-  const { rows } = await sql<ApplyRow>`select * from ledger_apply(
-    ${call.platformId}::uuid, ${call.id}::uuid, ${call.reference}, ${call.kind}, ${call.target}::uuid, ${call.reverse},
-    ${call.fingerprint}, ${call.metadata === null ? null : JSON.stringify(call.metadata)}::jsonb, ${call.now}::timestamptz, ${call.shards}::smallint,
-    ${arrayLiteral(l.map((x) => x.accountId))}::uuid[], ${arrayLiteral(l.map((x) => x.side))}::text[],
-    ${arrayLiteral(l.map((x) => x.amount.toString()))}::bigint[], ${arrayLiteral(l.map((x) => x.currency))}::text[],
-    ${arrayLiteral(l.map((x) => x.kind))}::text[], ${arrayLiteral(l.map((x) => x.rail))}::text[])`.execute(db);
+  const [accounts, sides, amounts, currencies, kinds, rails] = lineArrays(call.lines);
+  const { rows } = await db.executeQuery<ApplyRow>(
+    CompiledQuery.raw(APPLY_SQL, [
+      call.platformId, call.id, call.reference, call.kind, call.target, call.reverse,
+      call.fingerprint, call.metadata === null ? null : JSON.stringify(call.metadata), call.now, call.shards,
+      accounts, sides, amounts, currencies, kinds, rails,
+    ]),
+  );
   const internalAccounts = new Map<string, BalanceSums>();
   for (const row of rows) {
     if (row.account_id === null) continue;

@@ -1,5 +1,6 @@
 import { CRYPTO_CURRENCY_CODES, minorUnits } from '../../platform/currencies.js';
-import type { Tx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { inTransaction } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import type { StoredResponse } from '../../platform/idempotency.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
@@ -50,14 +51,14 @@ interface ResolvedDestination {
 const field = (name: string, message: string) => invalidInput([{ field: name, message }]);
 const notFound = (id: string) => new AppError('REFERENCE_NOT_FOUND', `Account ${id} was not found.`);
 
-async function internalAccountOrFail(trx: Tx, platformId: string, accountId: string, at: string): Promise<InternalAccountRef> {
+async function internalAccountOrFail(trx: DbOrTx, platformId: string, accountId: string, at: string): Promise<InternalAccountRef> {
   const account = await findInternalAccount(trx, platformId, accountId);
   if (!account) throw notFound(accountId);
   if (account.status !== 'ACTIVE') throw field(at, `account ${accountId} is ${account.status}: only ACTIVE accounts move money`);
   return account;
 }
 
-async function resolveSource(trx: Tx, platformId: string, body: QuoteRequest): Promise<ResolvedSource> {
+async function resolveSource(trx: DbOrTx, platformId: string, body: QuoteRequest): Promise<ResolvedSource> {
   const source = body.source;
   const requested = source.customerId ? parseId('Customer', source.customerId)! : undefined;
   if (source.sourceType === 'REALTIME_FUNDING') {
@@ -90,7 +91,7 @@ async function resolveSource(trx: Tx, platformId: string, body: QuoteRequest): P
   };
 }
 
-async function resolveDestination(trx: Tx, platformId: string, body: QuoteRequest): Promise<ResolvedDestination> {
+async function resolveDestination(trx: DbOrTx, platformId: string, body: QuoteRequest): Promise<ResolvedDestination> {
   const destination = body.destination;
   if (destination.destinationType === 'UMA_ADDRESS') throw new Error('UMA destinations are quoted by createUmaQuote');
   if (parseId('ExternalAccount', destination.accountId)) {
@@ -127,7 +128,7 @@ function currencyConfig(config: PlatformConfig, code: string, direction: 'INCOMI
   return entry;
 }
 
-async function checkSender(trx: Tx, platformId: string, customerUuid: string): Promise<void> {
+async function checkSender(trx: DbOrTx, platformId: string, customerUuid: string): Promise<void> {
   const sender = await senderReadiness(trx, platformId, customerUuid);
   if (!sender) throw new AppError('USER_NOT_FOUND', `Customer ${formatId('Customer', customerUuid)} was not found.`);
   if (!sender.termsAccepted) {
@@ -154,10 +155,12 @@ function paymentInstructionsFor(source: ResolvedSource, body: QuoteRequest, now:
 /**
  * POST /quotes: every refusal before anything is written (module README, "Refusals"), then the
  * price fixed in the current rate window and the quote stored; `immediatelyExecute` executes it
- * in the same transaction.
+ * in the same transaction. `db` may be the root handle (no Idempotency-Key): a quote that is only
+ * stored is one INSERT and needs no transaction; one that also writes a wallet challenge, a UMA
+ * payment or its execution opens one (`inTransaction`).
  */
 export async function createQuote(
-  trx: Tx,
+  db: DbOrTx,
   deps: QuoteDeps,
   caller: Caller,
   body: QuoteRequest,
@@ -165,16 +168,17 @@ export async function createQuote(
   prefetched: Prefetched & { config: PlatformConfig; uma?: UmaQuote },
 ): Promise<StoredResponse> {
   const { platformId } = caller;
-  if (prefetched.uma) return createUmaQuote(trx, deps, caller, body, { ...prefetched, uma: prefetched.uma });
-  const source = await resolveSource(trx, platformId, body);
+  const uma = prefetched.uma;
+  if (uma) return inTransaction(db, (trx) => createUmaQuote(trx, deps, caller, body, { ...prefetched, uma }));
+  const source = await resolveSource(db, platformId, body);
   if (body.immediatelyExecute && source.accountType === 'EMBEDDED_WALLET') {
     throw field('immediatelyExecute', 'is not available for EMBEDDED_WALLET sources: create the quote, then execute it with the wallet’s Service-Wallet-Signature');
   }
-  const destination = await resolveDestination(trx, platformId, body);
+  const destination = await resolveDestination(db, platformId, body);
   if (source.accountId && source.accountId === destination.accountId) {
     throw new AppError('SELF_PAYMENT', 'The source and the destination are the same account.', { details: { accountId: destination.accountId } });
   }
-  if (source.customerUuid) await checkSender(trx, platformId, source.customerUuid);
+  if (source.customerUuid) await checkSender(db, platformId, source.customerUuid);
 
   const { config, snapshot } = prefetched;
   const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', 'source');
@@ -227,78 +231,85 @@ export async function createQuote(
   const createdAt = deps.clock.now();
   const id = uuidv7(createdAt.getTime());
   const quoteId = formatId('Quote', id);
-  let paymentInstructions = paymentInstructionsFor(source, body, now);
-  let signedRequestId: string | null = null;
-  if (source.accountType === 'EMBEDDED_WALLET') {
-    const challenge = await deps.walletAuth.wallets.issueFor(trx, {
-      platformId,
-      accountUuid: source.accountUuid!,
-      operation: QUOTE_EXECUTE_OPERATION,
-      targetId: quoteId,
-      body: {},
-      context: { environment: caller.environment },
-      type: 'ACTIVITY_TYPE_EXECUTE_QUOTE',
-      parameters: {
-        quoteId,
-        totalSendingAmount: String(priced.total),
-        sendingCurrency: source.currency,
-        receivingAmount: String(priced.received),
-        receivingCurrency: destination.currency,
-        destination: destination.accountId,
+  // Stored and nothing else written: one INSERT, no transaction needed.
+  const onlyStored = source.accountType !== 'EMBEDDED_WALLET' && !body.immediatelyExecute && source.kind !== 'REALTIME_FUNDING';
+  const store = async (trx: DbOrTx): Promise<QuoteRow> => {
+    let paymentInstructions = paymentInstructionsFor(source, body, now);
+    let signedRequestId: string | null = null;
+    if (source.accountType === 'EMBEDDED_WALLET') {
+      // Never onlyStored: `trx` is the transaction the quote is stored in.
+      const challenge = await inTransaction(trx, (wtx) => deps.walletAuth.wallets.issueFor(wtx, {
+        platformId,
+        accountUuid: source.accountUuid!,
+        operation: QUOTE_EXECUTE_OPERATION,
+        targetId: quoteId,
+        body: {},
+        context: { environment: caller.environment },
+        type: 'ACTIVITY_TYPE_EXECUTE_QUOTE',
+        parameters: {
+          quoteId,
+          totalSendingAmount: String(priced.total),
+          sendingCurrency: source.currency,
+          receivingAmount: String(priced.received),
+          receivingCurrency: destination.currency,
+          destination: destination.accountId,
+        },
+      }));
+      signedRequestId = parseId('Request', challenge.requestId)!;
+      paymentInstructions = [
+        {
+          instructionsNotes: 'Sign payloadToSign with an active session key of the wallet, then POST /quotes/{quoteId}/execute with the stamp in Service-Wallet-Signature.',
+          isPlatformAccount: false,
+          accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET', payloadToSign: challenge.payloadToSign },
+        },
+      ];
+    }
+    const rate = pricing.corridor.rate;
+    const row: QuoteRow = {
+      id,
+      platform_id: platformId,
+      customer_id: source.customerUuid,
+      source: body.source as Record<string, unknown>,
+      destination: { ...body.destination, ...(destination.kind === 'EXTERNAL_ACCOUNT' && destination.external!.kind === 'bank' ? { paymentRail: destination.routeName } : {}) },
+      source_kind: source.kind,
+      source_account_id: source.accountUuid,
+      source_account_type: source.accountType,
+      destination_kind: destination.kind,
+      destination_account_id: destination.accountUuid,
+      payment_rail: destination.routeName,
+      sending_currency: source.currency,
+      receiving_currency: destination.currency,
+      locked_side: body.lockedCurrencySide,
+      locked_amount: BigInt(body.lockedCurrencyAmount),
+      sent_amount: priced.sent,
+      service_fees: priced.serviceFee,
+      platform_fees: priced.platformFee,
+      total_sending_amount: priced.total,
+      received_amount: priced.received,
+      exchange_rate: formatRate(rate),
+      rate_details: {
+        counterpartyMultiplier: Number(formatRate(pricing.corridor.mid)),
+        counterpartyFixedFee: 0,
+        gridApiMultiplier: Number(formatRate(rate)),
+        gridApiFixedFee: Number(pricing.fees.serviceFixed),
+        gridApiVariableFeeRate: Number(pricing.fees.serviceBps) / 10_000,
+        gridApiVariableFeeAmount: Number(priced.serviceVariableFee),
       },
-    });
-    signedRequestId = parseId('Request', challenge.requestId)!;
-    paymentInstructions = [
-      {
-        instructionsNotes: 'Sign payloadToSign with an active session key of the wallet, then POST /quotes/{quoteId}/execute with the stamp in Service-Wallet-Signature.',
-        isPlatformAccount: false,
-        accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET', payloadToSign: challenge.payloadToSign },
-      },
-    ];
-  }
-  const rate = pricing.corridor.rate;
-  const row: QuoteRow = {
-    id,
-    platform_id: platformId,
-    customer_id: source.customerUuid,
-    source: body.source as Record<string, unknown>,
-    destination: { ...body.destination, ...(destination.kind === 'EXTERNAL_ACCOUNT' && destination.external!.kind === 'bank' ? { paymentRail: destination.routeName } : {}) },
-    source_kind: source.kind,
-    source_account_id: source.accountUuid,
-    source_account_type: source.accountType,
-    destination_kind: destination.kind,
-    destination_account_id: destination.accountUuid,
-    payment_rail: destination.routeName,
-    sending_currency: source.currency,
-    receiving_currency: destination.currency,
-    locked_side: body.lockedCurrencySide,
-    locked_amount: BigInt(body.lockedCurrencyAmount),
-    sent_amount: priced.sent,
-    service_fees: priced.serviceFee,
-    platform_fees: priced.platformFee,
-    total_sending_amount: priced.total,
-    received_amount: priced.received,
-    exchange_rate: formatRate(rate),
-    rate_details: {
-      counterpartyMultiplier: Number(formatRate(pricing.corridor.mid)),
-      counterpartyFixedFee: 0,
-      gridApiMultiplier: Number(formatRate(rate)),
-      gridApiFixedFee: Number(pricing.fees.serviceFixed),
-      gridApiVariableFeeRate: Number(pricing.fees.serviceBps) / 10_000,
-      gridApiVariableFeeAmount: Number(priced.serviceVariableFee),
-    },
-    rate_window_start: snapshot.windowStart,
-    payment_instructions: paymentInstructions,
-    signed_request_id: signedRequestId,
-    ...carriedFromRequest(body),
-    transaction_id: uuidv7(createdAt.getTime()),
-    expires_at: new Date(now.getTime() + destination.route.quoteExpirySeconds * 1000),
-    executed_at: null,
-    volume_day: null,
-    created_at: createdAt,
+      rate_window_start: snapshot.windowStart,
+      payment_instructions: paymentInstructions,
+      signed_request_id: signedRequestId,
+      ...carriedFromRequest(body),
+      transaction_id: uuidv7(createdAt.getTime()),
+      expires_at: new Date(now.getTime() + destination.route.quoteExpirySeconds * 1000),
+      executed_at: null,
+      volume_day: null,
+      created_at: createdAt,
+    };
+    await insertQuote(trx, row);
+    return row;
   };
-  await insertQuote(trx, row);
-  return openIfDue(trx, deps, row, body, source, prefetched);
+  if (onlyStored) return { statusCode: 201, body: toQuote(await store(db), 'PENDING') };
+  return inTransaction(db, async (trx) => openIfDue(trx, deps, await store(trx), body, source, prefetched));
 }
 
 /** What the request hands through to the quote unchanged. */

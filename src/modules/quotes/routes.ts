@@ -38,8 +38,10 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
       const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
-      return sendWrite(deps, request, reply, (trx, uma) => createQuote(trx, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
+      // Without an Idempotency-Key a quote that is only stored is one INSERT: createQuote opens a transaction only when it writes more.
+      return sendWrite(deps, request, reply, (db, uma) => createQuote(db, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
         idempotent: true,
+        transaction: 'when-needed',
         // To a UMA address the pay request reaches the receiver's VASP: a retry the key answers must not send it again.
         prepare: () => prefetchUmaQuote(deps, request.principal, request.body),
       });

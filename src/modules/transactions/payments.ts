@@ -67,6 +67,11 @@ export interface OutgoingPaymentInput {
 export type TransactionView = Transaction;
 
 export const SUBMIT_JOB = 'payments.submit';
+/** The settlement job's progress: whether the payout was handed to the rail. */
+interface SettlePayload {
+  transactionId: string;
+  submitted: boolean;
+}
 export const SETTLE_JOB = 'payments.settle';
 /** A REALTIME_FUNDING payment's wait for its money: asks the provider (production), expires it at the quote's deadline. */
 export const FUNDING_JOB = 'payments.await-funding';
@@ -115,7 +120,7 @@ function idOrFail(type: string, id: string): string {
  */
 export class Payments {
   constructor(private readonly deps: PaymentsDeps) {
-    deps.jobs.register(SUBMIT_JOB, (job) => this.onSubmit(job));
+    deps.jobs.register(SUBMIT_JOB, (job, checkpoint) => this.onSubmit(job, checkpoint));
     deps.jobs.register(SETTLE_JOB, (job, checkpoint) => this.onSettle(job, checkpoint));
     deps.jobs.register(FUNDING_JOB, (job) => this.onAwaitFunding(job));
     deps.jobs.register(RETURN_DEPOSIT_JOB, (job) => this.onReturnDeposit(job));
@@ -341,24 +346,24 @@ export class Payments {
 
   /**
    * The point of no return: the hold is posted (the sender is debited) and the payment is
-   * PROCESSING; the settlement job then hands it to the rail. Runs once: a repeat finds the
-   * transaction no longer PENDING.
+   * PROCESSING. In the same transaction the job is handed on as the payment's settlement job
+   * (`payments.settle`, SETTLE_MAX_ATTEMPTS), which it then runs at once with the row it holds:
+   * one job row, one claim and no re-read per payment instead of a second job. Runs once: a
+   * repeat finds the transaction no longer PENDING (a committed hand-over is a settlement job).
    */
-  private async onSubmit(job: Job): Promise<void> {
+  private async onSubmit(job: Job, checkpoint: JobCheckpoint): Promise<void> {
     const { transactionId } = job.payload as { transactionId: string };
-    await withTx(this.deps.db, async (trx) => {
+    const settlement: SettlePayload = { transactionId, submitted: false };
+    const processing = await withTx(this.deps.db, async (trx) => {
       const row = await findTransaction(trx, job.platform_id!, transactionId, { forUpdate: true });
-      if (!row || row.status !== 'PENDING' || !row.hold_id) return;
+      if (!row || row.status !== 'PENDING' || !row.hold_id) return undefined;
       await this.deps.ledger.postHold(trx, { platformId: row.platform_id, holdId: row.hold_id, reference: ref(row.id, 'post') });
       const processing = await this.transition(trx, row, 'PROCESSING');
-      await enqueueJob(trx, this.deps.clock, {
-        kind: SETTLE_JOB,
-        platformId: row.platform_id,
-        payload: { transactionId: row.id, submitted: false },
-        maxAttempts: SETTLE_MAX_ATTEMPTS,
-      });
+      await checkpoint(trx, settlement, { kind: SETTLE_JOB, maxAttempts: SETTLE_MAX_ATTEMPTS });
       await this.emit(trx, processing, ['OUTGOING_PAYMENT.PROCESSING']);
+      return processing;
     });
+    if (processing) await this.settle(processing, settlement, checkpoint);
   }
 
   /**
@@ -367,24 +372,35 @@ export class Payments {
    * FAILED with the debit refunded.
    */
   private async onSettle(job: Job, checkpoint: JobCheckpoint): Promise<void> {
-    const payload = job.payload as { transactionId: string; submitted: boolean };
-    const platformId = job.platform_id!;
-    const row = await findTransaction(this.deps.db, platformId, payload.transactionId);
-    if (!row || row.status !== 'PROCESSING') return;
+    const payload = job.payload as SettlePayload;
+    const row = await findTransaction(this.deps.db, job.platform_id!, payload.transactionId);
+    if (row) await this.settle(row, payload, checkpoint);
+  }
+
+  /** The settlement job's work on the payment as last read (`row`). */
+  private async settle(row: TransactionRow, payload: SettlePayload, checkpoint: JobCheckpoint): Promise<void> {
+    const platformId = row.platform_id;
+    if (row.status !== 'PROCESSING') return;
     // A book transfer was complete when its hold was posted: no rail to ask.
     if (row.payment_rail === BOOK_TRANSFER) return this.complete(platformId, row.id);
     const rails = this.railsOf(row.environment);
     if (!rails) throw new Error(`no rail provider for the ${row.environment} payment ${row.id}`);
     const payout = this.payout(row);
+    let handedToRail = false;
     if (!payload.submitted) {
       const submitted = await rails.submit(payout);
       if (submitted.status === 'REJECTED') return this.fail(platformId, row.id, submitted.failureReason);
-      // One conditional UPDATE on its own: nothing else commits with it, so no BEGIN/COMMIT around it.
-      await checkpoint(this.deps.db, { ...payload, submitted: true });
+      handedToRail = true;
     }
+    const progress: SettlePayload = { ...payload, submitted: true };
     const platformNow = await this.deps.platformClock.now(platformId);
     const due = row.expected_settlement_at ?? platformNow;
-    if (platformNow < due) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (due.getTime() - platformNow.getTime())), 'settles later');
+    if (platformNow < due) {
+      // The checkpoint rides on the retry: one conditional UPDATE records both.
+      throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (due.getTime() - platformNow.getTime())), 'settles later', handedToRail ? { payload: progress } : {});
+    }
+    // One conditional UPDATE on its own: nothing else commits with it, so no BEGIN/COMMIT around it.
+    if (handedToRail) await checkpoint(this.deps.db, progress);
     const status = await rails.status(payout);
     if (status.status === 'PENDING') throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + PROVIDER_POLL_MS), 'the rail has not settled yet');
     if (status.status === 'FAILED') return this.fail(platformId, row.id, status.failureReason);

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { Db, DbOrTx, Tx } from './database.js';
 
 /** SQLSTATEs after which the whole transaction may simply be run again. */
@@ -9,7 +9,20 @@ const MAX_ATTEMPTS = 5;
 interface TxState {
   /** Rows to insert just before COMMIT, in the order they were deferred (table by table). */
   inserts: Array<{ table: string; row: Record<string, unknown> }>;
+  /** One UPDATE to run with them (`deferUpdate`). */
+  update?: DeferredUpdate;
   afterCommit: Array<(db: Db) => void>;
+}
+
+/**
+ * An UPDATE run just before COMMIT in the statement that writes the deferred rows: `build` makes
+ * it on the statement's query creator, `check` is told how many rows it changed and may throw
+ * (the transaction then rolls back).
+ */
+export interface DeferredUpdate {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  build: (db: QueryCreator<any>) => { executeTakeFirst(): Promise<{ numUpdatedRows: bigint }> };
+  check: (updated: bigint) => void;
 }
 
 /** The state of each open transaction opened by `withTx`. */
@@ -41,12 +54,42 @@ export function deferInsert(trx: DbOrTx, table: string, rows: ReadonlyArray<Reco
   return true;
 }
 
+/**
+ * Runs `update` just before the transaction `trx` commits, in the one statement that writes its
+ * deferred rows (their INSERTs become data-modifying CTEs of the UPDATE): for an UPDATE nothing
+ * in the transaction depends on but its row count (a job's checkpoint). Answers false, and
+ * defers nothing, when `trx` is not a transaction opened by `withTx` or already defers an
+ * update: the caller runs it itself. Rolled back with a savepoint like a deferred row.
+ */
+export function deferUpdate(trx: DbOrTx, update: DeferredUpdate): boolean {
+  const state = states.get(trx);
+  if (!state || state.update) return false;
+  state.update = update;
+  return true;
+}
+
 /** Rows of one deferred INSERT at most (PostgreSQL takes at most 65,535 parameters per statement). */
 const FLUSH_CHUNK = 1_000;
 
-/** Writes the deferred rows: one INSERT, or one statement of data-modifying CTEs for several tables. */
+/**
+ * Writes the deferred rows and runs the deferred update: one INSERT, or one statement of
+ * data-modifying CTEs for several tables (and the UPDATE, when there is one, as its main part).
+ */
 async function flushInserts(trx: Tx, state: TxState): Promise<void> {
-  if (state.inserts.length === 0) return;
+  const update = state.update;
+  state.update = undefined;
+  // Tables are named by the platform's own callers (outbox, jobs), never by a request.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const untyped = trx as unknown as Kysely<any>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const runUpdate = async (db: QueryCreator<any>) => {
+    const result = await update!.build(db).executeTakeFirst();
+    update!.check(result.numUpdatedRows);
+  };
+  if (state.inserts.length === 0) {
+    if (update) await runUpdate(untyped);
+    return;
+  }
   const byTable = new Map<string, Array<Record<string, unknown>>>();
   for (const { table, row } of state.inserts) {
     const rows = byTable.get(table);
@@ -54,25 +97,24 @@ async function flushInserts(trx: Tx, state: TxState): Promise<void> {
     else byTable.set(table, [row]);
   }
   state.inserts = [];
-  // Tables are named by the platform's own callers (outbox, jobs), never by a request.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const untyped = trx as unknown as Kysely<any>;
   const tables = [...byTable];
   if (tables.some(([, rows]) => rows.length > FLUSH_CHUNK)) {
     // A bulk transaction (an import): a few statements per table, as large as allowed.
     for (const [table, rows] of tables) {
       for (let i = 0; i < rows.length; i += FLUSH_CHUNK) await untyped.insertInto(table).values(rows.slice(i, i + FLUSH_CHUNK)).execute();
     }
+    if (update) await runUpdate(untyped);
     return;
   }
-  const [lastTable, lastRows] = tables.pop()!;
+  const last = update ? undefined : tables.pop()!;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let query: any = untyped;
   tables.forEach(([table, rows], i) => {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     query = query.with(`deferred_${i}`, (db: Kysely<any>) => db.insertInto(table).values(rows));
   });
-  await query.insertInto(lastTable).values(lastRows).execute();
+  if (last) await query.insertInto(last[0]).values(last[1]).execute();
+  else await runUpdate(query);
 }
 
 function isRetryable(error: unknown): boolean {
@@ -111,6 +153,15 @@ export async function withTx<T>(
 }
 
 /**
+ * Runs `work` in `db` when it already is a transaction, else in one of its own (`withTx`): for
+ * code handed the root handle by a caller that opens no transaction for a single write
+ * (`sendWrite`'s `transaction: 'when-needed'`), wherever it writes more than once.
+ */
+export function inTransaction<T>(db: DbOrTx, work: (trx: Tx) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db as Tx) : withTx(db as Db, work);
+}
+
+/**
  * Runs `work` inside a savepoint of the caller's transaction, so a failure undoes only what
  * `work` wrote and the transaction can go on (e.g. to record that the work failed).
  */
@@ -118,13 +169,17 @@ export async function inSavepoint<T>(trx: DbOrTx, name: string, work: () => Prom
   await sql.raw(`savepoint ${name}`).execute(trx);
   const state = states.get(trx);
   const deferred = state?.inserts.length ?? 0;
+  const hadUpdate = state?.update !== undefined;
   try {
     const result = await work();
     await sql.raw(`release savepoint ${name}`).execute(trx);
     return result;
   } catch (error) {
     await sql.raw(`rollback to savepoint ${name}`).execute(trx);
-    if (state) state.inserts.length = deferred;
+    if (state) {
+      state.inserts.length = deferred;
+      if (!hadUpdate) state.update = undefined;
+    }
     throw error;
   }
 }

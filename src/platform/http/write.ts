@@ -1,34 +1,55 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
-import type { Db, Tx } from '../db/database.js';
+import type { Db, DbOrTx, Tx } from '../db/database.js';
 import { withTx } from '../db/tx.js';
 import { checkIdempotencyKey, requestFingerprint, runIdempotent, storedResponse, type StoredResponse } from '../idempotency.js';
+
+interface WriteOptions<Prepared> {
+  idempotent?: boolean;
+  /**
+   * Turns the stored body into the one sent, on the first answer and on every replay: for a
+   * response holding a secret the idempotency record must not keep (it stores what can
+   * re-derive it instead).
+   */
+  present?: (body: unknown) => unknown;
+  /**
+   * Work outside the transaction whose result `work` takes (a call to another system). It is
+   * skipped when a stored response already answers the request's key, so a retry does not
+   * repeat it.
+   */
+  prepare?: () => Promise<Prepared>;
+}
 
 /**
  * One database transaction per writing request. With `idempotent`, an `Idempotency-Key`
  * header makes the write happen at most once: a replay returns the stored response with
  * `Idempotent-Replayed: true`, the same key with another body is 409.
+ *
+ * `transaction: 'when-needed'`: without an Idempotency-Key, `work` is handed the root handle
+ * instead of a transaction (no BEGIN/COMMIT round trips for a request that writes one row):
+ * it opens its own (`inTransaction`) wherever it writes more than once. With a key, the
+ * idempotency record and the write still commit together in one transaction.
  */
 export async function sendWrite<Prepared = undefined>(
   deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
   work: (trx: Tx, prepared: Prepared) => Promise<StoredResponse>,
-  options: {
-    idempotent?: boolean;
-    /**
-     * Turns the stored body into the one sent, on the first answer and on every replay: for a
-     * response holding a secret the idempotency record must not keep (it stores what can
-     * re-derive it instead).
-     */
-    present?: (body: unknown) => unknown;
-    /**
-     * Work outside the transaction whose result `work` takes (a call to another system). It is
-     * skipped when a stored response already answers the request's key, so a retry does not
-     * repeat it.
-     */
-    prepare?: () => Promise<Prepared>;
-  } = {},
+  options?: WriteOptions<Prepared> & { transaction?: 'always' },
+): Promise<FastifyReply>;
+export async function sendWrite<Prepared = undefined>(
+  deps: { db: Db; clock: Clock },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: (db: DbOrTx, prepared: Prepared) => Promise<StoredResponse>,
+  options: WriteOptions<Prepared> & { transaction: 'when-needed' },
+): Promise<FastifyReply>;
+export async function sendWrite<Prepared = undefined>(
+  deps: { db: Db; clock: Clock },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: (trx: Tx, prepared: Prepared) => Promise<StoredResponse>,
+  options: WriteOptions<Prepared> & { transaction?: 'always' | 'when-needed' } = {},
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   const key = options.idempotent && typeof header === 'string' ? checkIdempotencyKey(header) : undefined;
@@ -44,6 +65,9 @@ export async function sendWrite<Prepared = undefined>(
     const stored = scope ? await storedResponse(deps.db, scope) : undefined;
     if (stored) return answer(stored);
     prepared = await options.prepare();
+  }
+  if (!scope && options.transaction === 'when-needed') {
+    return answer({ ...(await (work as (db: DbOrTx, prepared: Prepared) => Promise<StoredResponse>)(deps.db, prepared)), replayed: false });
   }
   return answer(
     await withTx(deps.db, async (trx) => {
