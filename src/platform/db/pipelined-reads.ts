@@ -1,6 +1,5 @@
-import { createQueryId, type CompiledQuery } from 'kysely';
+import { createQueryId, type CompiledQuery, type QueryResult } from 'kysely';
 import pg from 'pg';
-import type { Db, DbOrTx } from './database.js';
 import { DescribedOnceQuery } from './described-once.js';
 import { isStalePlan, type NamedStatementPool } from './named-statements.js';
 
@@ -95,9 +94,10 @@ export class PipelinedReads {
   }
 }
 
-const readers = new WeakMap<Db, PipelinedReads>();
+// Keyed by the root handle (database.ts's Db, which imports this file: named by shape here).
+const readers = new WeakMap<object, PipelinedReads>();
 
-export function usePipelinedReads(db: Db, reads: PipelinedReads): void {
+export function usePipelinedReads(db: object, reads: PipelinedReads): void {
   readers.set(db, reads);
 }
 
@@ -105,8 +105,8 @@ export function usePipelinedReads(db: Db, reads: PipelinedReads): void {
  * Runs a compiled read: on the shared pipelined connections when `db` is the root handle of a
  * PostgreSQL database, else (PGlite, or inside a transaction) as Kysely runs any statement.
  */
-export async function runRead<Row>(db: DbOrTx, query: CompiledQuery<Row>): Promise<Row[]> {
-  const reads = readers.get(db as Db);
+export async function runRead<Row>(db: { executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> }, query: CompiledQuery<Row>): Promise<Row[]> {
+  const reads = readers.get(db);
   if (reads) return reads.query<Row>(query.sql, query.parameters);
   return (await db.executeQuery<Row>({ ...query, queryId: createQueryId() })).rows;
 }
