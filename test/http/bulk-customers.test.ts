@@ -84,6 +84,34 @@ describe('POST /customers/bulk/csv', () => {
     expect(events.map((e) => e.type)).toEqual(['BULK_UPLOAD.COMPLETED']);
   });
 
+  it('with embedded wallets enabled, opens a wallet per imported customer with an e-mail: its EMAIL_OTP credential, and its secret from one job for the batch', async () => {
+    const p = await ctx.newPlatform();
+    const configured = await ctx.app.inject({ method: 'PATCH', url: `${BASE}/config`, headers: { authorization: p.auth }, payload: { embeddedWalletConfig: { appName: 'Bulk' } } });
+    expect(configured.statusCode, configured.body).toBe(200);
+    const rows = Array.from({ length: 30 }, (_, i) => `wallet-${i},INDIVIDUAL,Wallet Owner ${i},owner${i}@example.com`);
+    const accepted = await upload(p, ['platformCustomerId,customerType,fullName,email', ...rows, 'no-mail,INDIVIDUAL,No Mail,'].join('\n'));
+    expect(accepted.statusCode, accepted.body).toBe(202);
+    // The import, then the one job that makes the batch's wallet secrets.
+    while ((await ctx.jobs.runDue()) > 0);
+    expect((await job(p, (accepted.json() as { jobId: string }).jobId)).progress).toMatchObject({ successful: 31, failed: 0 });
+
+    const platformUuid = p.id.slice('Platform:'.length);
+    const wallets = await ctx.handle.db
+      .selectFrom('internal_accounts as a')
+      .innerJoin('customers as c', 'c.id', 'a.customer_id')
+      .leftJoin('auth_credentials as k', 'k.account_id', 'a.id')
+      .select(['a.id', 'c.email', 'k.type', 'k.nickname'])
+      .where('a.platform_id', '=', platformUuid)
+      .where('a.type', '=', 'EMBEDDED_WALLET')
+      .execute();
+    expect(wallets).toHaveLength(30);
+    for (const wallet of wallets) expect(wallet).toMatchObject({ type: 'EMAIL_OTP', nickname: wallet.email });
+    const secretJobs = await ctx.handle.db.selectFrom('jobs').select(['status']).where('platform_id', '=', platformUuid).where('kind', '=', 'wallet.create-secret').execute();
+    expect(secretJobs).toEqual([{ status: 'done' }]);
+    const sealed = await ctx.handle.db.selectFrom('wallets').select('account_id').where('platform_id', '=', platformUuid).execute();
+    expect(sealed.map((w) => w.account_id).sort()).toEqual(wallets.map((w) => w.id).sort());
+  });
+
   it('uploading the same file again creates no duplicates', async () => {
     const p = await ctx.newPlatform();
     const first = (await upload(p, FILE)).json() as { jobId: string };

@@ -9,7 +9,7 @@ import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { recordEvents } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
 import { internalAccountBalances, Ledger, LedgerError, openInternalLedgerAccounts, type Balance, type InternalAccountBalance } from '../ledger/index.js';
-import { initialiseWallet } from '../wallet-auth/index.js';
+import { initialiseWallets } from '../wallet-auth/index.js';
 import { fundingInstructions, newFundingReference } from './funding-instructions.js';
 import {
   insertAccountIfAbsent,
@@ -116,7 +116,12 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Ow
     trx,
     opened.map((row) => ({ id: row.id, platformId: platformUuid, currency: row.currency, now })),
   );
-  for (const row of opened) if (row.type === 'EMBEDDED_WALLET') await initialiseWallet(trx, clock, platformUuid, row.id, emails.get(row.id)!);
+  await initialiseWallets(
+    trx,
+    clock,
+    platformUuid,
+    opened.filter((row) => row.type === 'EMBEDDED_WALLET').map((row) => ({ accountId: row.id, email: emails.get(row.id)! })),
+  );
   await recordEvents(
     trx,
     clock,

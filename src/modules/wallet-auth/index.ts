@@ -10,4 +10,4 @@ export { walletAuthRoutes } from './routes.js';
 export { SignedRequestChallenge, WalletExportRequest, WalletExportResponse, WalletOperationProcessing } from './schemas.js';
 export { WalletAuth } from './service.js';
 export { SignedRequests } from './signed-retry.js';
-export { initialiseWallet } from './wallets.js';
+export { initialiseWallets } from './wallets.js';

@@ -116,6 +116,27 @@ export async function insertWallet(db: DbOrTx, row: WalletRow): Promise<void> {
   await db.insertInto('wallets').values(row).onConflict((oc) => oc.column('account_id').doNothing()).execute();
 }
 
+/** Rows per INSERT of the batch writers below (PostgreSQL takes at most 65,535 parameters per statement). */
+const ROWS_PER_INSERT = 1_000;
+
+/** Many wallets, a statement per thousand; a wallet that exists already keeps its secret. */
+export async function insertWallets(db: DbOrTx, rows: WalletRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    await db
+      .insertInto('wallets')
+      .values(rows.slice(i, i + ROWS_PER_INSERT))
+      .onConflict((oc) => oc.column('account_id').doNothing())
+      .execute();
+  }
+}
+
+/** Which of `accountIds` have a wallet secret already. */
+export async function accountsWithWallets(db: DbOrTx, accountIds: string[]): Promise<Set<string>> {
+  if (accountIds.length === 0) return new Set();
+  const rows = await db.selectFrom('wallets').select('account_id').where('account_id', 'in', accountIds).execute();
+  return new Set(rows.map((r) => r.account_id));
+}
+
 export async function findWallet(db: DbOrTx, accountId: string): Promise<WalletRow | undefined> {
   return db.selectFrom('wallets').selectAll().where('account_id', '=', accountId).executeTakeFirst();
 }
@@ -125,12 +146,18 @@ export async function findWallet(db: DbOrTx, accountId: string): Promise<WalletR
 export type NewCredential = Pick<CredentialRow, 'id' | 'platform_id' | 'account_id' | 'type' | 'nickname' | 'created_at' | 'updated_at'> &
   Partial<Pick<CredentialRow, 'webauthn_id' | 'details' | 'verified_at'>>;
 
+const credentialValues = (row: NewCredential) =>
+  ({ webauthn_id: null, verified_at: null, otp_failures: 0, otp_throttled_until: null, revoked_at: null, ...row, details: json(row.details ?? {}) as never }) as const;
+
 export async function insertCredential(db: DbOrTx, row: NewCredential): Promise<CredentialRow> {
-  return db
-    .insertInto('auth_credentials')
-    .values({ webauthn_id: null, verified_at: null, otp_failures: 0, otp_throttled_until: null, revoked_at: null, ...row, details: json(row.details ?? {}) as never })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return db.insertInto('auth_credentials').values(credentialValues(row)).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Many credentials, a statement per thousand (a bulk import opens a wallet per customer). */
+export async function insertCredentials(db: DbOrTx, rows: NewCredential[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    await db.insertInto('auth_credentials').values(rows.slice(i, i + ROWS_PER_INSERT).map(credentialValues)).execute();
+  }
 }
 
 export async function findCredential(db: DbOrTx, platformId: string, id: string, lock = false): Promise<CredentialRow | undefined> {

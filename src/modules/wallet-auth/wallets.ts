@@ -4,28 +4,33 @@ import { withTx } from '../../platform/db/tx.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs.js';
 import { loadWalletAccount, OPERATIONS, type WalletAuthDeps } from './context.js';
-import { findWallet, insertCredential, insertWallet, type SignedRequestRow, type WalletAccount } from './repo.js';
+import { accountsWithWallets, findWallet, insertCredentials, insertWallet, insertWallets, type SignedRequestRow, type WalletAccount } from './repo.js';
 import type { SignedRequestChallenge, WalletExportRequest } from './schemas.js';
 import { accountRef } from './views.js';
 
 const WALLET_SECRET_JOB = 'wallet.create-secret';
 
 /**
- * A new embedded wallet's first credential: one EMAIL_OTP tied to the owner's e-mail (spec
- * §2.4 rule 6), and a job that has the enclave generate the wallet secret.
+ * New embedded wallets' first credentials: one EMAIL_OTP each, tied to the owner's e-mail (spec
+ * §2.4 rule 6), and one job that has the enclave generate their secrets. However many wallets
+ * (a bulk import opens one per customer with an e-mail), two statements and one job.
  */
-export async function initialiseWallet(trx: Tx, clock: Clock, platformId: string, accountId: string, email: string): Promise<void> {
+export async function initialiseWallets(trx: Tx, clock: Clock, platformId: string, wallets: Array<{ accountId: string; email: string }>): Promise<void> {
+  if (wallets.length === 0) return;
   const now = clock.now();
-  await insertCredential(trx, {
-    id: uuidv7(now.getTime()),
-    platform_id: platformId,
-    account_id: accountId,
-    type: 'EMAIL_OTP',
-    nickname: email,
-    created_at: now,
-    updated_at: now,
-  });
-  await enqueueJob(trx, clock, { kind: WALLET_SECRET_JOB, platformId, payload: { accountId, platformId } });
+  await insertCredentials(
+    trx,
+    wallets.map(({ accountId, email }) => ({
+      id: uuidv7(now.getTime()),
+      platform_id: platformId,
+      account_id: accountId,
+      type: 'EMAIL_OTP',
+      nickname: email,
+      created_at: now,
+      updated_at: now,
+    })),
+  );
+  await enqueueJob(trx, clock, { kind: WALLET_SECRET_JOB, platformId, payload: { platformId, accountIds: wallets.map((w) => w.accountId) } });
 }
 
 /**
@@ -43,8 +48,9 @@ export class WalletFlows {
       reveal: (db, row) => this.revealExport(db, row),
     });
     deps.jobs.register(WALLET_SECRET_JOB, async (job) => {
-      const { platformId, accountId } = job.payload as { platformId: string; accountId: string };
-      await withTx(deps.db, (trx) => this.secret(trx, platformId, accountId));
+      // `accountId`: one wallet, as jobs queued before wallets were initialised in batches name it.
+      const { platformId, accountIds, accountId } = job.payload as { platformId: string; accountIds?: string[]; accountId?: string };
+      await withTx(deps.db, (trx) => this.secrets(trx, platformId, accountIds ?? [accountId!]));
     });
   }
 
@@ -63,6 +69,18 @@ export class WalletFlows {
       created_at: this.deps.clock.now(),
     });
     return (await findWallet(trx, accountId))!.sealed_secret;
+  }
+
+  /** The secrets of new wallets, in two statements however many: those that have one keep it. */
+  private async secrets(trx: Tx, platformId: string, accountIds: string[]): Promise<void> {
+    const existing = await accountsWithWallets(trx, accountIds);
+    const now = this.deps.clock.now();
+    await insertWallets(
+      trx,
+      accountIds
+        .filter((id) => !existing.has(id))
+        .map((id) => ({ account_id: id, platform_id: platformId, sealed_secret: this.deps.enclave.createWalletSecret(accountRef(id)), created_at: now })),
+    );
   }
 
   /** POST /internal-accounts/{id}/export, first call. The secret is sealed only on the signed retry. */
