@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { BASE_PATH } from './config.js';
 import { configRoutes, PlatformConfigCache } from './modules/config/index.js';
 import { beneficialOwnerRoutes, ownersOfCustomers, resealOwnerIdentifiers } from './modules/beneficial-owners/index.js';
-import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
+import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, CUSTOMER_SCHEMAS, customerRoutes, RESEAL_JOB, resealCustomerIdentifiers, SEAL_PLAINTEXT_JOB } from './modules/customers/index.js';
 import { directoryRoutes } from './modules/directories/index.js';
 import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
@@ -68,7 +68,7 @@ export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
 }
 
 /** Schemas other schemas refer to by `$ref`: one OpenAPI component each. */
-const SHARED_SCHEMAS = [...ERROR_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS, ...TRANSACTION_SCHEMAS];
+const SHARED_SCHEMAS = [...ERROR_SCHEMAS, ...CUSTOMER_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS, ...TRANSACTION_SCHEMAS];
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
 

@@ -1,6 +1,6 @@
 // The customers module's public face: what app.ts wires and what other modules may use.
 export { customerRoutes } from './routes.js';
-export { Address, BeneficialOwner, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, DateOnly, Email, Phone, OWNER_ROLES, ResponseAddress, type ReviewStatus } from './schemas.js';
+export { Address, BeneficialOwner, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, CUSTOMER_SCHEMAS, DateOnly, Email, Phone, OWNER_ROLES, ResponseAddress, type ReviewStatus } from './schemas.js';
 export { customerTypeOf } from './reads.js';
 export { findLiveCustomerById, findLiveCustomerByUmaAddress } from './repo.js';
 export { loadCustomerForReview, senderReadiness, setReviewStatus, type CustomerForReview, type SenderReadiness } from './review-state.js';

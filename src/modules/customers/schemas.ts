@@ -277,7 +277,7 @@ export const BeneficialOwner = Type.Object(
 export type BeneficialOwner = Static<typeof BeneficialOwner>;
 
 /** One flat shape for both types: the fields of the other type are simply absent. */
-export const Customer = Type.Object(
+const CustomerShape = Type.Object(
   {
     id: ResourceId('Customer'),
     platformCustomerId: Type.String(),
@@ -315,9 +315,13 @@ export const Customer = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { title: 'Customer', description: 'An INDIVIDUAL or BUSINESS customer. `identifier` is write-only and never returned.' },
+  { $id: 'Customer', title: 'Customer', description: 'An INDIVIDUAL or BUSINESS customer. `identifier` is write-only and never returned.' },
 );
-export type Customer = Static<typeof Customer>;
+export type Customer = Static<typeof CustomerShape>;
+/** Routes, the list and webhook payloads refer to the shape by `$ref`: it lives once in the OpenAPI document. */
+export const Customer = Type.Unsafe<Customer>({ $ref: 'Customer#' });
+/** The app registers these once (`app.addSchema`): the components the refs above name. */
+export const CUSTOMER_SCHEMAS = [CustomerShape];
 
 export const CustomerListQuery = Type.Object(
   {
