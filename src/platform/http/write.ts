@@ -30,26 +30,12 @@ interface WriteOptions<Prepared> {
  * it opens its own (`inTransaction`) wherever it writes more than once. With a key, the
  * idempotency record and the write still commit together in one transaction.
  */
-export async function sendWrite<Prepared = undefined>(
+export async function sendWrite<Prepared = undefined, Mode extends 'always' | 'when-needed' = 'always'>(
   deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
-  work: (trx: Tx, prepared: Prepared) => Promise<StoredResponse>,
-  options?: WriteOptions<Prepared> & { transaction?: 'always' },
-): Promise<FastifyReply>;
-export async function sendWrite<Prepared = undefined>(
-  deps: { db: Db; clock: Clock },
-  request: FastifyRequest,
-  reply: FastifyReply,
-  work: (db: DbOrTx, prepared: Prepared) => Promise<StoredResponse>,
-  options: WriteOptions<Prepared> & { transaction: 'when-needed' },
-): Promise<FastifyReply>;
-export async function sendWrite<Prepared = undefined>(
-  deps: { db: Db; clock: Clock },
-  request: FastifyRequest,
-  reply: FastifyReply,
-  work: (trx: Tx, prepared: Prepared) => Promise<StoredResponse>,
-  options: WriteOptions<Prepared> & { transaction?: 'always' | 'when-needed' } = {},
+  work: (db: Mode extends 'when-needed' ? DbOrTx : Tx, prepared: Prepared) => Promise<StoredResponse>,
+  options: WriteOptions<Prepared> & { transaction?: Mode } = {},
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   const key = options.idempotent && typeof header === 'string' ? checkIdempotencyKey(header) : undefined;
@@ -71,8 +57,9 @@ export async function sendWrite<Prepared = undefined>(
   }
   return answer(
     await withTx(deps.db, async (trx) => {
-      if (!scope) return { ...(await work(trx, prepared)), replayed: false };
-      return runIdempotent(trx, deps.clock, scope, () => work(trx, prepared));
+      const inTx = work as (trx: Tx, prepared: Prepared) => Promise<StoredResponse>;
+      if (!scope) return { ...(await inTx(trx, prepared)), replayed: false };
+      return runIdempotent(trx, deps.clock, scope, () => inTx(trx, prepared));
     }),
   );
 }
