@@ -112,10 +112,6 @@ const json = (value: unknown) => JSON.stringify(value);
 
 // Wallets
 
-export async function insertWallet(db: DbOrTx, row: WalletRow): Promise<void> {
-  await db.insertInto('wallets').values(row).onConflict((oc) => oc.column('account_id').doNothing()).execute();
-}
-
 /** Rows per INSERT of the batch writers below (PostgreSQL takes at most 65,535 parameters per statement). */
 const ROWS_PER_INSERT = 1_000;
 

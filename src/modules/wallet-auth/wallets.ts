@@ -4,7 +4,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs.js';
 import { loadWalletAccount, OPERATIONS, type WalletAuthDeps } from './context.js';
-import { accountsWithWallets, findWallet, insertCredentials, insertWallet, insertWallets, type SignedRequestRow, type WalletAccount } from './repo.js';
+import { accountsWithWallets, findWallet, insertCredentials, insertWallets, type SignedRequestRow, type WalletAccount } from './repo.js';
 import type { SignedRequestChallenge, WalletExportRequest } from './schemas.js';
 import { accountRef } from './views.js';
 
@@ -59,15 +59,10 @@ export class WalletFlows {
   }
 
   /** The wallet's sealed secret, generated on first need (the provisioning job normally has). */
-  private async secret(trx: DbOrTx, platformId: string, accountId: string): Promise<string> {
+  private async secret(trx: Tx, platformId: string, accountId: string): Promise<string> {
     const existing = await findWallet(trx, accountId);
     if (existing) return existing.sealed_secret;
-    await insertWallet(trx, {
-      account_id: accountId,
-      platform_id: platformId,
-      sealed_secret: this.deps.enclave.createWalletSecret(accountRef(accountId)),
-      created_at: this.deps.clock.now(),
-    });
+    await this.secrets(trx, platformId, [accountId]);
     return (await findWallet(trx, accountId))!.sealed_secret;
   }
 
