@@ -71,7 +71,7 @@ export async function recordEvents(trx: DbOrTx, clock: Clock, events: readonly D
   }));
   // Inside withTx the rows go in with the transaction's other deferred rows, just before COMMIT.
   if (!deferInsert(trx, 'events', rows)) await trx.insertInto('events').values(rows).execute();
-  await wakeWorkers(trx);
+  await wakeWorkers(trx, 'sources');
   return rows.map((r) => r.id);
 }
 
@@ -99,25 +99,21 @@ export function outboxRelay(db: Db, clock: Clock, publish: (trx: Tx, events: Out
     if (!waiting) return 0;
     for (;;) {
       const relayed = await withTx(db, async (trx) => {
+        // Taken and marked in one statement: the mark commits exactly with what `publish` writes.
         const rows = await trx
-          .selectFrom('events')
-          .selectAll()
-          .where('published_at', 'is', null)
-          .orderBy('id')
-          .limit(batchSize)
-          .forUpdate()
-          .skipLocked()
+          .updateTable('events')
+          .set({ published_at: clock.now() })
+          .where('id', 'in', (eb) =>
+            eb.selectFrom('events').select('id').where('published_at', 'is', null).orderBy('id').limit(batchSize).forUpdate().skipLocked(),
+          )
+          .returning(['id', 'platform_id', 'type', 'resource_id', 'data', 'created_at'])
           .execute();
         if (rows.length === 0) return 0;
+        rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
         await publish(
           trx,
           rows.map((r) => ({ id: r.id, platformId: r.platform_id, type: r.type, resourceId: r.resource_id, data: r.data, createdAt: r.created_at })),
         );
-        await trx
-          .updateTable('events')
-          .set({ published_at: clock.now() })
-          .where('id', 'in', rows.map((r) => r.id))
-          .execute();
         return rows.length;
       });
       total += relayed;

@@ -36,7 +36,27 @@ interface QueryInternals {
 
 interface PgConnection {
   parsedStatements: Record<string, string>;
+  parse(query: { text: string; name: string; types: unknown[] }): void;
   bind(config: { portal: string; statement?: string; values?: unknown[]; binary?: boolean; valueMapper: (value: unknown) => unknown }): void;
+  execute(config: { portal: string; rows?: number }): void;
+  sync(): void;
+}
+
+/**
+ * Statements without parameters or rows (BEGIN, COMMIT) sent in the same write as a prepared
+ * statement, before or after it and before its Sync (the extended protocol's pipelining): they
+ * run in order, and an error skips the rest up to the Sync, as if each had been sent on its own.
+ */
+export interface Riders {
+  before?: string;
+  after?: string;
+}
+
+/** Parse, Bind and Execute of a parameterless statement as the unnamed statement and portal. */
+function sendUnnamed(connection: PgConnection, text: string): void {
+  connection.parse({ text, name: '', types: [] });
+  connection.bind({ portal: '', statement: '', values: [], valueMapper: pgUtils.prepareValue });
+  connection.execute({ portal: '' });
 }
 
 const NO_ROWS: Description = { fields: [], parsers: undefined, empty: null };
@@ -45,6 +65,7 @@ const descriptions = new WeakMap<object, Map<string, Description>>();
 
 type QueryMethods = {
   submit(connection: PgConnection): Error | null;
+  _getRows(connection: PgConnection, rows?: number): void;
   prepare(connection: PgConnection): void;
   handleRowDescription(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: PgConnection): void;
@@ -55,11 +76,21 @@ export class DescribedOnceQuery extends Base {
   private known: Map<string, Description> | undefined;
   private description: Description | undefined;
   private described = false;
+  /** CommandCompletes still to come from the riders before and after the statement's own. */
+  private beforeLeft: number;
+  private ownDone = false;
 
-  constructor(name: string, text: string, values: unknown[], callback: (error: Error | undefined, result: pg.QueryResult) => void) {
+  constructor(
+    name: string,
+    text: string,
+    values: unknown[],
+    callback: (error: Error | undefined, result: pg.QueryResult) => void,
+    private readonly riders: Riders = {},
+  ) {
     // Text, values and callback rather than a config object, which pg copies property by property.
     super(text, values, callback);
     (this as unknown as QueryInternals).name = name;
+    this.beforeLeft = riders.before === undefined ? 0 : 1;
   }
 
   override submit(connection: PgConnection): Error | null {
@@ -73,6 +104,8 @@ export class DescribedOnceQuery extends Base {
   }
 
   override prepare(connection: PgConnection): void {
+    // pg takes a ParseComplete for the active query's statement: a rider goes before only a statement parsed already (NamedStatementClient).
+    if (this.riders.before !== undefined) sendUnnamed(connection, this.riders.before);
     const description = this.description;
     if (!description) return super.prepare(connection);
     const self = this as unknown as QueryInternals;
@@ -92,12 +125,28 @@ export class DescribedOnceQuery extends Base {
     self._getRows(connection, self.rows);
   }
 
+  /** pg's Query sends Execute and Sync here (both paths of prepare): a rider after goes between them. */
+  override _getRows(connection: PgConnection, rows?: number): void {
+    const self = this as unknown as QueryInternals;
+    if (this.riders.after === undefined || rows) return super._getRows(connection, rows);
+    connection.execute({ portal: self.portal, rows });
+    sendUnnamed(connection, this.riders.after);
+    connection.sync();
+  }
+
   override handleRowDescription(msg: unknown): void {
     super.handleRowDescription(msg);
     this.described = true;
   }
 
   override handleCommandComplete(msg: unknown, connection: PgConnection): void {
+    // A rider's completion is not the statement's result.
+    if (this.beforeLeft > 0) {
+      this.beforeLeft--;
+      return;
+    }
+    if (this.ownDone) return;
+    this.ownDone = true;
     if (!this.description && this.known) {
       const self = this as unknown as QueryInternals;
       const { fields, _parsers, _prebuiltEmptyResultObject } = self._result;

@@ -1,6 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
-import { DescribedOnceQuery } from './described-once.js';
+import { DescribedOnceQuery, type Riders } from './described-once.js';
 
 /**
  * Kysely's PostgreSQL driver sends every statement unnamed, so PostgreSQL parses and plans it
@@ -16,7 +16,17 @@ import { DescribedOnceQuery } from './described-once.js';
  * outside a transaction is retried once; inside one it fails, and that connection is replaced.
  * A connection asks PostgreSQL to describe a statement's rows once, not on every execution
  * (described-once.ts).
+ *
+ * BEGIN and COMMIT ride with a transaction's statements instead of taking a round trip each (a
+ * round trip costs both processes a socket write and a wake-up, more than the BEGIN itself):
+ * BEGIN is held until the transaction's first statement and sent in the same write, before it;
+ * a statement whose text ends with COMMIT_AFTER is sent with COMMIT after it (tx.ts marks the
+ * last write of a transaction that has nothing left to check). PostgreSQL runs them in order and
+ * an error skips the rest up to the Sync, so the outcome is that of separate round trips: a
+ * failed statement leaves the transaction open and aborted (the caller rolls back), a failed
+ * COMMIT is the statement's error. A transaction that sent nothing sends neither.
  */
+export const COMMIT_AFTER = ' /* then commit */';
 const MAX_NAMED = 2_000;
 export const isStalePlan = (error: unknown) =>
   (error as { code?: string }).code === '0A000' && /cached plan must not change result type/.test((error as Error).message);
@@ -49,9 +59,18 @@ export class NamedStatementPool implements PostgresPool {
   }
 }
 
+/** What pg answers to a parameterless command that was not sent (a held BEGIN, a COMMIT already sent). */
+const notSent = (command: string) => ({ command, rowCount: null, rows: [], fields: [] });
+const BEGIN = /^\s*(begin|start)\b/i;
+const END = /^\s*(commit|end|rollback)\b(?!.*\bto\b)/is;
+
 class NamedStatementClient implements PostgresPoolClient {
   private inTransaction = false;
   private broken = false;
+  /** The BEGIN of the open transaction while no statement has gone with it. */
+  private heldBegin: string | undefined;
+  /** A statement with COMMIT_AFTER ended the transaction; the caller's COMMIT is not sent again. */
+  private committed = false;
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -61,23 +80,70 @@ class NamedStatementClient implements PostgresPoolClient {
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
   query<R>(sqlOrCursor: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
-    if (typeof sqlOrCursor !== 'string') return this.client.query(sqlOrCursor as unknown as pg.Submittable) as unknown as PostgresCursor<R>;
+    if (typeof sqlOrCursor !== 'string') {
+      // pg runs its queries in order: a held BEGIN queued first still goes first.
+      this.sendHeldBegin().catch(() => {});
+      return this.client.query(sqlOrCursor as unknown as pg.Submittable) as unknown as PostgresCursor<R>;
+    }
     if (!parameters || parameters.length === 0) {
-      if (/^\s*(begin|start)\b/i.test(sqlOrCursor)) this.inTransaction = true;
-      else if (/^\s*(commit|end|rollback)\b(?!.*\bto\b)/is.test(sqlOrCursor)) this.inTransaction = false;
-      return this.client.query(sqlOrCursor, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>;
+      if (BEGIN.test(sqlOrCursor)) {
+        this.inTransaction = true;
+        this.committed = false;
+        this.heldBegin = sqlOrCursor;
+        return Promise.resolve(notSent('BEGIN') as unknown as PostgresQueryResult<R>);
+      }
+      if (END.test(sqlOrCursor)) {
+        this.inTransaction = false;
+        if (this.heldBegin !== undefined || this.committed) {
+          // Nothing was sent in the transaction, or its last statement took the COMMIT along.
+          this.heldBegin = undefined;
+          this.committed = false;
+          return Promise.resolve(notSent(sqlOrCursor.trim().split(/\s/)[0]!.toUpperCase()) as unknown as PostgresQueryResult<R>);
+        }
+      }
+      return this.afterHeldBegin(() => this.client.query(sqlOrCursor, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>);
     }
     return this.named<R>(sqlOrCursor, parameters as unknown[], true);
   }
 
+  /** Sends the held BEGIN on its own (before a statement that cannot carry it). */
+  private sendHeldBegin(): Promise<unknown> {
+    const begin = this.heldBegin;
+    if (begin === undefined) return Promise.resolve();
+    this.heldBegin = undefined;
+    return this.client.query(begin);
+  }
+
+  private async afterHeldBegin<T>(send: () => Promise<T>): Promise<T> {
+    if (this.committed) throw new Error('a statement after its transaction committed');
+    if (this.heldBegin !== undefined) await this.sendHeldBegin();
+    return send();
+  }
+
   private async named<R>(text: string, values: unknown[], mayRetry: boolean): Promise<PostgresQueryResult<R>> {
+    if (this.committed) throw new Error('a statement after its transaction committed');
     const name = this.pool.nameFor(text);
+    const commits = this.inTransaction && text.endsWith(COMMIT_AFTER);
     try {
-      if (!name) return (await this.client.query({ text, values })) as unknown as PostgresQueryResult<R>;
-      return await new Promise<PostgresQueryResult<R>>((resolve, reject) => {
-        const query = new DescribedOnceQuery(name, text, values, (error, result) => (error ? reject(error) : resolve(result as unknown as PostgresQueryResult<R>)));
+      if (!name) {
+        const result = await this.afterHeldBegin(() => this.client.query({ text, values }));
+        if (commits) {
+          await this.client.query('commit');
+          this.ended();
+        }
+        return result as unknown as PostgresQueryResult<R>;
+      }
+      // BEGIN rides only with a statement this connection has parsed: pg credits the first ParseComplete to the statement.
+      const parsed = (this.client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name] !== undefined;
+      if (this.heldBegin !== undefined && !parsed) await this.sendHeldBegin();
+      const riders: Riders = { ...(this.heldBegin !== undefined ? { before: this.heldBegin } : {}), ...(commits ? { after: 'commit' } : {}) };
+      this.heldBegin = undefined;
+      const result = await new Promise<PostgresQueryResult<R>>((resolve, reject) => {
+        const query = new DescribedOnceQuery(name, text, values, (error, result) => (error ? reject(error) : resolve(result as unknown as PostgresQueryResult<R>)), riders);
         this.client.query(query as unknown as pg.Submittable);
       });
+      if (commits) this.ended();
+      return result;
     } catch (error) {
       if (!name || !isStalePlan(error)) throw error;
       this.pool.rename(text);
@@ -87,6 +153,12 @@ class NamedStatementClient implements PostgresPoolClient {
       }
       return this.named<R>(text, values, false);
     }
+  }
+
+  /** The transaction committed with its last statement. */
+  private ended(): void {
+    this.inTransaction = false;
+    this.committed = true;
   }
 
   release(): void {

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { Db, DbOrTx, Tx } from './database.js';
+import { COMMIT_AFTER } from './named-statements.js';
 
 /** SQLSTATEs after which the whole transaction may simply be run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -74,6 +75,8 @@ const FLUSH_CHUNK = 1_000;
 /**
  * Writes the deferred rows and runs the deferred update: one INSERT, or one statement of
  * data-modifying CTEs for several tables (and the UPDATE, when there is one, as its main part).
+ * It is the transaction's last statement: without an update to check, COMMIT goes with it
+ * (COMMIT_AFTER, named-statements.ts), one round trip for both.
  */
 async function flushInserts(trx: Tx, state: TxState): Promise<void> {
   const update = state.update;
@@ -113,7 +116,7 @@ async function flushInserts(trx: Tx, state: TxState): Promise<void> {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     query = query.with(`deferred_${i}`, (db: Kysely<any>) => db.insertInto(table).values(rows));
   });
-  if (last) await query.insertInto(last[0]).values(last[1]).execute();
+  if (last) await query.insertInto(last[0]).values(last[1]).modifyEnd(sql.raw(COMMIT_AFTER)).execute();
   else await runUpdate(query);
 }
 
