@@ -62,7 +62,7 @@ export async function enqueueJobs(trx: DbOrTx, clock: Clock, specs: EnqueueSpec[
   }));
   // Inside withTx the rows go in with the transaction's other deferred rows, just before COMMIT.
   if (!deferInsert(trx, 'jobs', rows)) await trx.insertInto('jobs').values(rows).execute();
-  if (rows.some((r) => r.run_at <= now)) await wakeWorkers(trx);
+  if (rows.some((r) => r.run_at <= now)) await wakeWorkers(trx, 'jobs');
   return rows.map((r) => r.id);
 }
 
@@ -118,6 +118,12 @@ export type WorkSource = () => Promise<number>;
 const WAKE_CHANNEL = 'corridor_work';
 
 /**
+ * What a wake-up announces: due jobs to claim, or only rows for the work sources (outbox
+ * events), which claim nothing unless they enqueue jobs (their commit then announces those).
+ */
+export type WakeReason = 'jobs' | 'sources';
+
+/**
  * Wakes every process's worker once the caller's transaction has committed. The NOTIFY is sent
  * after the commit, on its own, not inside the transaction: PostgreSQL serialises the commits of
  * all transactions that NOTIFY (a cluster-wide lock held through each one's WAL flush), which
@@ -129,10 +135,11 @@ const WAKE_CHANNEL = 'corridor_work';
  * the other processes and goes out at most once per NOTIFY_INTERVAL_MS per database (the first at
  * once, later ones folded into one at the end of the interval): a NOTIFY is a statement and a
  * signal to every listening backend, and one per commit was about one statement per payment
- * step. Workers ignore the NOTIFYs of their own process (its id is the payload).
+ * step. Workers ignore the NOTIFYs of their own process (its id is the payload). A NOTIFY
+ * announces both kinds of work (`reason` is this process's alone).
  */
-export async function wakeWorkers(db: DbOrTx): Promise<void> {
-  if (afterCommit(db, wakeAfterCommit)) return;
+export async function wakeWorkers(db: DbOrTx, reason: WakeReason): Promise<void> {
+  if (afterCommit(db, (root) => wakeAfterCommit(root, reason))) return;
   if (db.isTransaction) {
     // A transaction not opened by withTx: its commit cannot be hooked, so the NOTIFY goes with it
     // and wakes every process at that commit, this one's workers included (no process id).
@@ -141,7 +148,7 @@ export async function wakeWorkers(db: DbOrTx): Promise<void> {
   }
   // The root handle: the write has committed already.
   await sql`select pg_notify(${WAKE_CHANNEL}, ${PROCESS_WAKE_ID})`.execute(db);
-  wakeLocalWorkers();
+  wakeLocalWorkers(reason);
 }
 
 /** Identifies this process's NOTIFYs, which its own workers need not hear (they were woken directly). */
@@ -150,23 +157,29 @@ const PROCESS_WAKE_ID = randomUUID();
 const NOTIFY_INTERVAL_MS = 10;
 
 /** Wake-ups of this process's started workers (every database: a spurious wake-up costs one claim at most). */
-const localWorkers = new Set<() => void>();
-let localWakeQueued = false;
+const localWorkers = new Set<(jobs: boolean) => void>();
+/** The wake-up queued for the end of this event-loop turn: undefined, or whether it announces jobs. */
+let localWake: boolean | undefined;
 
-function wakeLocalWorkers(): void {
-  if (localWakeQueued) return;
-  localWakeQueued = true;
+function wakeLocalWorkers(reason: WakeReason): void {
+  const jobs = reason === 'jobs';
+  if (localWake !== undefined) {
+    localWake ||= jobs;
+    return;
+  }
+  localWake = jobs;
   setImmediate(() => {
-    localWakeQueued = false;
-    for (const wake of localWorkers) wake();
+    const announcesJobs = localWake!;
+    localWake = undefined;
+    for (const wake of localWorkers) wake(announcesJobs);
   });
 }
 
 /** Per root handle: when its last wake-up NOTIFY went out, and whether one waits for the end of the interval. */
 const notified = new WeakMap<Db, { at: number; pending: boolean }>();
 
-function wakeAfterCommit(db: Db): void {
-  wakeLocalWorkers();
+function wakeAfterCommit(db: Db, reason: WakeReason): void {
+  wakeLocalWorkers(reason);
   const state = notified.get(db) ?? { at: Number.NEGATIVE_INFINITY, pending: false };
   notified.set(db, state);
   if (state.pending) return;
@@ -228,11 +241,19 @@ export class JobWorker {
   private sourcesDue = true;
   /** Whether the next round also looks for expired leases (the poll does; a commit's wake-up cannot have made one). */
   private leasesDue = true;
+  /** Whether the next round claims: jobs were announced (commit, NOTIFY, poll), or a freed slot may take one left waiting. */
+  private claimDue = true;
+  /**
+   * Whether the last claim may have left due jobs behind (it filled every free slot, or platform
+   * shares held some back): only then does a freed slot claim. Otherwise every due job was
+   * taken, and new ones announce themselves (or the poll finds them).
+   */
+  private mayHaveMore = true;
   private sourcesRanAt = Number.NEGATIVE_INFINITY;
   private sourcesTimer: NodeJS.Timeout | undefined;
   private stopped = true;
   /** How commits in this process wake this worker (wakeWorkers), while it is started. */
-  private readonly wakeLocal = () => this.wake();
+  private readonly wakeLocal = (jobs: boolean) => this.wake(true, false, jobs);
 
   constructor(
     private readonly db: Db,
@@ -336,6 +357,7 @@ export class JobWorker {
     const shares = this.shareParameters();
     // The due jobs are locked (SKIP LOCKED: never two workers on one job), then only as many of
     // each platform's as its share has room for are taken: the rest stay queued, untouched.
+    if (which === 'due') this.mayHaveMore = full.length > 0;
     const claimed = await sql<Job>`
       update jobs set status = 'running', attempts = attempts + 1, locked_until = ${leaseUntil}, updated_at = ${now}
       where id in (
@@ -362,6 +384,7 @@ export class JobWorker {
         where platform_id is null or place <= room
       )
       returning *`.execute(this.db);
+    if (which === 'due' && claimed.rows.length >= free) this.mayHaveMore = true;
     const started: Array<Promise<void>> = [];
     const over: Job[] = [];
     for (const job of claimed.rows.sort((a, b) => a.run_at.getTime() - b.run_at.getTime())) {
@@ -372,14 +395,15 @@ export class JobWorker {
       const run = this.runOne(job).finally(() => {
         this.running.delete(run);
         this.releaseShare(job);
-        // A freed slot may take waiting work at once (a started worker only); no new work was announced.
-        this.wake(false);
+        // A freed slot takes work left waiting at once (a started worker only); no new work was announced.
+        if (this.mayHaveMore) this.wake(false);
       });
       this.running.add(run);
       started.push(run);
     }
     // The claim keeps to the shares; should it ever take more (a share changed meanwhile), the rest goes back.
     if (over.length) {
+      this.mayHaveMore = true;
       await sql`
         update jobs set status = 'queued', attempts = attempts - 1, locked_until = null, updated_at = ${now}
         where id = any(${over.map((j) => j.id)}::uuid[]) and status = 'running'`.execute(this.db);
@@ -453,12 +477,14 @@ export class JobWorker {
   /**
    * Fills free slots, running the sources first when `announced` (a NOTIFY or the poll said new
    * work may exist; a freed slot alone does not, and the relay's empty look would cost a
-   * transaction per finished job). Calls made while it runs fold into one more round.
+   * transaction per finished job). `claim`: whether to claim; a wake-up for the sources alone
+   * (committed events) does not. Calls made while it runs fold into one more round.
    */
-  private wake(announced = true, expiredLeases = false): void {
+  private wake(announced = true, expiredLeases = false, claim = true): void {
     if (this.stopped) return;
     if (announced) this.sourcesDue = true;
     if (expiredLeases) this.leasesDue = true;
+    if (claim) this.claimDue = true;
     if (this.pumping) {
       this.pumpAgain = true;
       return;
@@ -468,11 +494,16 @@ export class JobWorker {
         do {
           this.pumpAgain = false;
           if (this.sourcesDue) await this.runSourcesPaced();
+          if (!this.claimDue) continue;
+          this.claimDue = false;
           const leases = this.leasesDue;
           this.leasesDue = false;
           const started = await this.claimAndStart(this.concurrency - this.running.size, leases);
           // A full batch suggests more is due; otherwise wait for a NOTIFY, a freed slot or the poll.
-          if (started.length > 0 && this.running.size < this.concurrency) this.pumpAgain = true;
+          if (started.length > 0 && this.running.size < this.concurrency) {
+            this.pumpAgain = true;
+            this.claimDue = true;
+          }
         } while (this.pumpAgain && !this.stopped);
       } catch (error) {
         this.logger.error({ err: error }, 'job worker tick failed');
@@ -488,7 +519,7 @@ export class JobWorker {
     if (wait > 0) {
       this.sourcesTimer ??= setTimeout(() => {
         this.sourcesTimer = undefined;
-        this.wake();
+        this.wake(true, false, false);
       }, wait);
       return;
     }

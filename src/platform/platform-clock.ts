@@ -70,7 +70,7 @@ export class OffsetPlatformClock implements PlatformClock {
       .returning('offset_ms')
       .executeTakeFirstOrThrow();
     await sql`update jobs set run_at = run_at - ${ms} * interval '1 millisecond' where platform_id = ${platformId} and status = 'queued'`.execute(trx);
-    await wakeWorkers(trx);
+    await wakeWorkers(trx, 'jobs');
     // Every process forgets the old offset when this commits; this one also at once (no wait for its own NOTIFY).
     await notifyChanged(trx, PLATFORM_CLOCK_CHANNEL, platformId);
     const offsets = this.offsets;
