@@ -5,7 +5,7 @@ import { compiledOnce } from '../../src/platform/db/compiled-once.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { NamedStatementPool } from '../../src/platform/db/named-statements.js';
 import { PipelinedReads } from '../../src/platform/db/pipelined-reads.js';
-import { withTx } from '../../src/platform/db/tx.js';
+import { deferInsert, withTx } from '../../src/platform/db/tx.js';
 import { onPostgres, openTestDatabase } from '../helpers/context.js';
 
 /**
@@ -133,5 +133,73 @@ describe.runIf(onPostgres)('a pipelined read connection that dies', () => {
       await reads.close();
       await pool.end();
     }
+  });
+});
+
+/**
+ * BEGIN goes in the same write as a transaction's first statement, and COMMIT with its last
+ * deferred write (named-statements.ts): the outcome must be what separate round trips give.
+ */
+describe.runIf(onPostgres)('BEGIN and COMMIT riding with statements', () => {
+  let handle: DbHandle;
+  let drop: () => Promise<void>;
+  type Connection = { prototype: { sync(): void; query(text: string): void } };
+  const connection = (pg as unknown as { Connection: Connection }).Connection.prototype;
+  const { sync: sync0, query: query0 } = connection;
+  const sent = { syncs: 0, simple: [] as string[] };
+
+  beforeAll(async () => {
+    ({ handle, drop } = await openTestDatabase());
+    await sql`create table riders (id int primary key, note text)`.execute(handle.db);
+    await sql`insert into riders values (1, 'one')`.execute(handle.db);
+    connection.sync = function () {
+      sent.syncs++;
+      return sync0.call(this);
+    };
+    connection.query = function (text: string) {
+      sent.simple.push(text);
+      return query0.call(this, text);
+    };
+  });
+  afterAll(async () => {
+    connection.sync = sync0;
+    connection.query = query0;
+    await drop();
+  });
+
+  const note = async (id: number) => (await sql<{ note: string }>`select note from riders where id = ${id}`.execute(handle.db)).rows[0]?.note;
+  const writeTwo = (id: number, text: string) =>
+    withTx(handle.db, async (trx) => {
+      await sql`update riders set note = ${text} where id = ${1}`.execute(trx);
+      deferInsert(trx, 'riders', [{ id, note: text }]);
+    });
+
+  it('a transaction of a statement and a deferred insert is two round trips, and commits both', async () => {
+    // Every pooled connection parses both statements first (BEGIN rides only with a parsed one).
+    for (let i = 0; i < 12; i++) await writeTwo(100 + i, `warm ${i}`);
+    sent.syncs = 0;
+    sent.simple.length = 0;
+    await writeTwo(2, 'two');
+    expect({ syncs: sent.syncs, simple: sent.simple }).toEqual({ syncs: 2, simple: [] });
+    expect([await note(1), await note(2)]).toEqual(['two', 'two']);
+  });
+
+  it('a failing first statement or last insert commits nothing, and the connection goes on', async () => {
+    for (let i = 0; i < 3; i++) {
+      await expect(
+        withTx(handle.db, async (trx) => {
+          await sql`update riders set note = ${'lost'} where id = ${'not a number'}`.execute(trx);
+        }),
+      ).rejects.toThrow(/invalid input syntax/);
+      // The insert collides with row 2 (with COMMIT after it): the update before it is undone too.
+      await expect(writeTwo(2, 'lost')).rejects.toMatchObject({ code: '23505' });
+    }
+    expect([await note(1), await note(2)]).toEqual(['two', 'two']);
+    // A transaction that sends nothing sends neither BEGIN nor COMMIT.
+    sent.simple.length = 0;
+    expect(await withTx(handle.db, async () => 'nothing')).toBe('nothing');
+    expect(sent.simple).toEqual([]);
+    await writeTwo(3, 'three');
+    expect([await note(1), await note(3)]).toEqual(['three', 'three']);
   });
 });
