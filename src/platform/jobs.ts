@@ -427,11 +427,9 @@ export class JobWorker {
           .where('id', '=', job.id)
           .where('status', '=', 'running')
           .where('attempts', '=', attempts);
-      const check = (updated: bigint) => {
-        if (Number(updated) !== 1) throw new JobTakenOver(`job ${job.id} was taken over by another worker`);
-      };
+      const notOne = () => new JobTakenOver(`job ${job.id} was taken over by another worker`);
       // Inside withTx it runs just before COMMIT, in the statement that writes the transaction's events and jobs.
-      if (!deferUpdate(trx, { build, check })) check((await build(trx).executeTakeFirst()).numUpdatedRows);
+      if (!deferUpdate(trx, { build, notOne }) && (await build(trx).executeTakeFirst()).numUpdatedRows !== 1n) throw notOne();
       if (handedOn) {
         // Only once it has committed (a rolled-back hand-over leaves the job what it was).
         const apply = () => Object.assign(current, { kind: handedOn.kind, attempts: handedOn.attempts, maxAttempts: handedOn.max_attempts });

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type QueryCreator } from 'kysely';
+import { sql, type Kysely, type QueryCreator, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import type { Db, DbOrTx, Tx } from './database.js';
 import { COMMIT_AFTER } from './named-statements.js';
 
@@ -16,15 +16,18 @@ interface TxState {
 }
 
 /**
- * An UPDATE run just before COMMIT in the statement that writes the deferred rows: `build` makes
- * it on the statement's query creator, `check` is told how many rows it changed and may throw
- * (the transaction then rolls back).
+ * An UPDATE run just before COMMIT in the statement that writes the deferred rows, which must
+ * change exactly one row: `build` makes it on the statement's query creator; when it changes
+ * none (or more), the statement fails, the transaction rolls back and `notOne`'s error is thrown.
  */
 export interface DeferredUpdate {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  build: (db: QueryCreator<any>) => { executeTakeFirst(): Promise<{ numUpdatedRows: bigint }> };
-  check: (updated: bigint) => void;
+  build: (db: QueryCreator<any>) => UpdateQueryBuilder<any, any, any, UpdateResult>;
+  notOne: () => Error;
 }
+
+/** The SQLSTATE of expect_one_row() (migration 0033). */
+const NOT_ONE_ROW = 'CP001';
 
 /** The state of each open transaction opened by `withTx`. */
 const states = new WeakMap<object, TxState>();
@@ -74,9 +77,9 @@ const FLUSH_CHUNK = 1_000;
 
 /**
  * Writes the deferred rows and runs the deferred update: one INSERT, or one statement of
- * data-modifying CTEs for several tables (and the UPDATE, when there is one, as its main part).
- * It is the transaction's last statement: without an update to check, COMMIT goes with it
- * (COMMIT_AFTER, named-statements.ts), one round trip for both.
+ * data-modifying CTEs for several tables and the UPDATE, whose row count the statement checks
+ * itself (expect_one_row). It is the transaction's last statement, so COMMIT goes with it
+ * (COMMIT_AFTER, named-statements.ts): one round trip for both.
  */
 async function flushInserts(trx: Tx, state: TxState): Promise<void> {
   const update = state.update;
@@ -87,12 +90,9 @@ async function flushInserts(trx: Tx, state: TxState): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const runUpdate = async (db: QueryCreator<any>) => {
     const result = await update!.build(db).executeTakeFirst();
-    update!.check(result.numUpdatedRows);
+    if (result.numUpdatedRows !== 1n) throw update!.notOne();
   };
-  if (state.inserts.length === 0) {
-    if (update) await runUpdate(untyped);
-    return;
-  }
+  if (state.inserts.length === 0 && !update) return;
   const byTable = new Map<string, Array<Record<string, unknown>>>();
   for (const { table, row } of state.inserts) {
     const rows = byTable.get(table);
@@ -116,8 +116,22 @@ async function flushInserts(trx: Tx, state: TxState): Promise<void> {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     query = query.with(`deferred_${i}`, (db: Kysely<any>) => db.insertInto(table).values(rows));
   });
-  if (last) await query.insertInto(last[0]).values(last[1]).modifyEnd(sql.raw(COMMIT_AFTER)).execute();
-  else await runUpdate(query);
+  if (last) {
+    await query.insertInto(last[0]).values(last[1]).modifyEnd(sql.raw(COMMIT_AFTER)).execute();
+    return;
+  }
+  try {
+    await query
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      .with('deferred_update', (db: Kysely<any>) => update!.build(db).returning(sql<number>`1`.as('one')))
+      .selectFrom('deferred_update')
+      .select(sql<bigint>`expect_one_row(count(*))`.as('changed'))
+      .modifyEnd(sql.raw(COMMIT_AFTER))
+      .execute();
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === NOT_ONE_ROW) throw update!.notOne();
+    throw error;
+  }
 }
 
 function isRetryable(error: unknown): boolean {
