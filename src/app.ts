@@ -10,7 +10,7 @@ import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, CUSTOMER_SCHEMAS, customerRoutes, 
 import { directoryRoutes } from './modules/directories/index.js';
 import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
-import { quoteRoutes, releaseDailyVolume } from './modules/quotes/index.js';
+import { QUOTE_SCHEMAS, quoteRoutes, releaseDailyVolume } from './modules/quotes/index.js';
 import { transferRoutes } from './modules/transfers/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
 import { receiverRoutes } from './modules/receivers/index.js';
@@ -68,7 +68,7 @@ export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
 }
 
 /** Schemas other schemas refer to by `$ref`: one OpenAPI component each. */
-const SHARED_SCHEMAS = [...ERROR_SCHEMAS, ...CUSTOMER_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS, ...TRANSACTION_SCHEMAS];
+const SHARED_SCHEMAS = [...ERROR_SCHEMAS, ...CUSTOMER_SCHEMAS, ...EXTERNAL_ACCOUNT_SCHEMAS, ...QUOTE_SCHEMAS, ...TRANSACTION_SCHEMAS];
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
 

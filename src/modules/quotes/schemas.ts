@@ -132,7 +132,7 @@ const RateDetails = Type.Object(
   { title: 'OutgoingRateDetails' },
 );
 
-export const Quote = Type.Object(
+const QuoteShape = Type.Object(
   {
     id: ResourceId('Quote'),
     status: StringEnum(QUOTE_STATUSES),
@@ -151,10 +151,14 @@ export const Quote = Type.Object(
     transactionId: ResourceId('Transaction', { description: 'The transaction this quote’s execution creates.' }),
     rateDetails: RateDetails,
   },
-  { title: 'Quote' },
+  { $id: 'Quote', title: 'Quote' },
 );
+export type Quote = Static<typeof QuoteShape>;
+/** The three quote routes answer with the shape by `$ref`: it lives once in the OpenAPI document. */
+export const Quote = Type.Unsafe<Quote>({ $ref: 'Quote#' });
+/** The app registers these once (`app.addSchema`): the components the ref above names. */
+export const QUOTE_SCHEMAS = [QuoteShape];
 
 export type QuoteRequest = Static<typeof QuoteRequest>;
-export type Quote = Static<typeof Quote>;
 export type QuoteSource = Static<typeof QuoteSource>;
 export type QuoteDestination = Static<typeof QuoteDestination>;
