@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 
@@ -319,6 +320,96 @@ describe('GET /customers', () => {
   it('rejects bad filters, naming each', async () => {
     const body = expectEnvelope(await call(ctx.platform, 'GET', '/customers?customerType=ROBOT&region=XX&limit=0&createdAfter=soon&colour=red'), 400, 'INVALID_INPUT');
     expect(fieldsOf(body)).toEqual(['colour', 'createdAfter', 'customerType', 'limit', 'region']);
+  });
+  it('answers every optional field of both types in exactly the bytes it always has, listed and read alone', async () => {
+    const p = await ctx.newPlatform();
+    const person = await create(p, individual({
+      platformCustomerId: 'pinned-individual',
+      fullName: 'Zoë "Jo" O\\Brien',
+      region: 'US',
+      currencies: ['USD', 'EUR'],
+      umaAddress: '$zoe@pay.example.com',
+      endUserTermsConsent: consent(),
+      address: { line1: '1 Main St', line2: 'Apt 2', city: 'Springfield', state: 'IL', postalCode: '62701', country: 'US' },
+      sourceOfFundsCategories: ['SALARY', 'OTHER'],
+      sourceOfFundsOtherDescription: 'Royalties',
+      sourceOfWealthCategories: ['SAVINGS', 'OTHER'],
+      sourceOfWealthOtherDescription: 'Lottery',
+      purposeOfAccount: 'OTHER',
+      purposeOfAccountOtherDescription: 'Allowance',
+      expectedMonthlyTransactionCount: 'COUNT_10_TO_100',
+      expectedMonthlyTransactionVolume: 'VOLUME_UNDER_10K',
+      annualIncomeRange: 'RANGE_50K_100K',
+      netWorthRange: 'RANGE_100K_500K',
+      pepStatus: 'NONE',
+    }));
+    const company = await create(p, business({
+      platformCustomerId: 'pinned-business',
+      region: 'GB',
+      currencies: ['GBP'],
+      email: 'ops@acme.example.com',
+      phoneNumber: '+442071838750',
+      umaAddress: '$acme@pay.example.com',
+      businessInfo: {
+        legalName: 'Acme "Widgets" Ltd',
+        doingBusinessAs: 'Acme',
+        country: 'GB',
+        registrationNumber: '01234567',
+        incorporatedOn: '2015-03-01',
+        entityType: 'LLC',
+        taxId: '12-3456789',
+        countriesOfOperation: ['GB', 'FR'],
+        businessType: 'MANUFACTURING',
+        purposeOfAccount: 'OTHER',
+        purposeOfAccountOtherDescription: 'Tooling',
+        sourceOfFunds: 'Sales',
+        sourceOfFundsCategories: ['OPERATING_REVENUE', 'OTHER'],
+        sourceOfFundsOtherDescription: 'Grants',
+        expectedMonthlyTransactionCount: 'COUNT_100_TO_500',
+        expectedMonthlyTransactionVolume: 'VOLUME_100K_TO_1M',
+        expectedRecipientJurisdictions: ['DE'],
+        expectedCounterpartyCountries: ['US', 'IE'],
+        naicsCode: '332510',
+        primaryContactFirstName: 'Ada',
+        primaryContactLastName: 'Byron',
+      },
+    }));
+    // Instants with microseconds, as now() stores them: the answer shows milliseconds, truncated.
+    await ctx.handle.db
+      .updateTable('customers')
+      .set({ terms_accepted_at: new Date('2026-01-02T03:04:05.678Z'), created_at: new Date('0950-06-07T08:09:10.000Z') })
+      .where('platform_customer_id', '=', 'pinned-individual')
+      .execute();
+    await sql`update customers set updated_at = '2026-01-02 03:04:05.123999+00' where platform_customer_id in ('pinned-individual', 'pinned-business')`.execute(ctx.handle.db);
+    // The order is the serializer's: a shape's required fields first, then the optional ones in schema order.
+    const personJson =
+      `{"id":"${String(person.id)}","platformCustomerId":"pinned-individual","customerType":"INDIVIDUAL","umaAddress":"$zoe@pay.example.com",` +
+      '"isDeleted":false,"createdAt":"0950-06-07T08:09:10.000Z","updatedAt":"2026-01-02T03:04:05.123Z","kycStatus":"APPROVED","region":"US",' +
+      '"currencies":["USD","EUR"],"email":"jane@example.com","phoneNumber":"+14155550123",' +
+      '"endUserTermsConsent":{"acceptedAt":"2026-01-02T03:04:05.678Z","ipAddress":"203.0.113.7","termsVersion":"V2","acceptanceMethod":"CHECKBOX"},' +
+      '"fullName":"Zoë \\"Jo\\" O\\\\Brien","birthDate":"1990-01-15","nationality":"US",' +
+      '"address":{"line1":"1 Main St","postalCode":"62701","country":"US","line2":"Apt 2","city":"Springfield","state":"IL"},' +
+      '"idType":"SSN","countryOfIssuance":"US","sourceOfFundsCategories":["SALARY","OTHER"],"sourceOfFundsOtherDescription":"Royalties",' +
+      '"sourceOfWealthCategories":["SAVINGS","OTHER"],"sourceOfWealthOtherDescription":"Lottery","purposeOfAccount":"OTHER",' +
+      '"purposeOfAccountOtherDescription":"Allowance","expectedMonthlyTransactionCount":"COUNT_10_TO_100","expectedMonthlyTransactionVolume":"VOLUME_UNDER_10K",' +
+      '"annualIncomeRange":"RANGE_50K_100K","netWorthRange":"RANGE_100K_500K","pepStatus":"NONE"}';
+    const companyJson =
+      `{"id":"${String(company.id)}","platformCustomerId":"pinned-business","customerType":"BUSINESS","umaAddress":"$acme@pay.example.com",` +
+      `"isDeleted":false,"createdAt":"${String(company.createdAt)}","updatedAt":"2026-01-02T03:04:05.123Z","kybStatus":"UNVERIFIED","region":"GB",` +
+      '"currencies":["GBP"],"email":"ops@acme.example.com","phoneNumber":"+442071838750",' +
+      '"address":{"line1":"400 Commerce Way","postalCode":"78701","country":"US","city":"Austin","state":"TX"},' +
+      '"businessInfo":{"legalName":"Acme \\"Widgets\\" Ltd","doingBusinessAs":"Acme","country":"GB","registrationNumber":"01234567",' +
+      '"incorporatedOn":"2015-03-01","entityType":"LLC","countriesOfOperation":["GB","FR"],"businessType":"MANUFACTURING","purposeOfAccount":"OTHER",' +
+      '"sourceOfFunds":"Sales","expectedMonthlyTransactionCount":"COUNT_100_TO_500","expectedMonthlyTransactionVolume":"VOLUME_100K_TO_1M",' +
+      '"expectedRecipientJurisdictions":["DE"],"naicsCode":"332510","sourceOfFundsCategories":["OPERATING_REVENUE","OTHER"],' +
+      '"sourceOfFundsOtherDescription":"Grants","purposeOfAccountOtherDescription":"Tooling","expectedCounterpartyCountries":["US","IE"],' +
+      '"primaryContactFirstName":"Ada","primaryContactLastName":"Byron"},"beneficialOwners":[]}';
+    expect((await call(p, 'GET', '/customers')).body).toBe(`{"data":[${companyJson},${personJson}],"hasMore":false,"totalCount":2}`);
+    expect((await call(p, 'GET', '/customers?limit=1')).body).toBe(
+      `{"data":[${companyJson}],"hasMore":true,"nextCursor":"${Buffer.from(JSON.stringify({ k: String(company.id).slice('Customer:'.length) })).toString('base64url')}","totalCount":2}`,
+    );
+    expect((await call(p, 'GET', `/customers/${String(person.id)}`)).body).toBe(personJson);
+    expect((await call(p, 'GET', `/customers/${String(company.id)}`)).body).toBe(companyJson);
   });
 });
 

@@ -51,6 +51,24 @@ describe.runIf(onPostgres)('named statements described once per connection', () 
     expect(describes.length).toBeLessThan(8);
   });
 
+  it('builds rows with the same keys, in the same order, as a described execution, whatever the column names', async () => {
+    const odd = (id: number) => sql<Record<string, unknown>>`
+      select note as "b", id as "a", id as "1", amount as "b", 'x' as "quo""te\\back", at from described where id = ${id}`.execute(handle.db);
+    const proto = () => sql<Record<string, unknown>>`select doc as "__proto__", id from described where id = ${1}`.execute(handle.db);
+    const [first, firstProto] = [(await odd(1)).rows[0]!, (await proto()).rows[0]!];
+    expect(Object.keys(first)).toEqual(['1', 'b', 'a', 'quo"te\\back', 'at']);
+    expect(first).toEqual({ 1: 1, b: 9007199254740993n, a: 1, 'quo"te\\back': 'x', at: new Date('2025-01-02T03:04:05.678Z') });
+    for (let i = 0; i < 12; i++) {
+      const again = (await odd(1)).rows[0]!;
+      expect(Object.keys(again)).toEqual(Object.keys(first));
+      expect(again).toEqual(first);
+      expect((await odd(2)).rows[0]).toEqual({ 1: 2, b: -5n, a: 2, 'quo"te\\back': 'x', at: null });
+      const againProto = (await proto()).rows[0]!;
+      expect(Object.getOwnPropertyDescriptor(againProto, '__proto__')).toEqual(Object.getOwnPropertyDescriptor(firstProto, '__proto__'));
+      expect(Object.getPrototypeOf(againProto)).toBe(Object.getPrototypeOf(firstProto));
+    }
+  });
+
   it('statements without rows and failing executions leave the connection usable', async () => {
     for (let i = 0; i < 3; i++) {
       const update = await sql`update described set note = ${`n${i}`} where id = ${2}`.execute(handle.db);

@@ -1,4 +1,5 @@
 import type { DbOrTx } from '../../platform/db/database.js';
+import { isoInstant } from '../../platform/db/timestamps.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
@@ -20,33 +21,37 @@ export function withoutTaxId(profile: Record<string, unknown>): Record<string, u
   return { ...profile, businessInfo: rest };
 }
 
+/**
+ * A customer as the API answers it. Fields are set one by one, in the order a webhook payload's
+ * JSON shows them, rather than spread from conditional literals: those copied a temporary object
+ * per optional field, and a list maps 20 customers per request (this was a tenth of its CPU,
+ * bench/README.md).
+ */
 export function toCustomer(row: CustomerAnswerRow): Customer {
-  const profile = withoutTaxId(row.profile as Record<string, unknown>);
-  return {
+  const customer: Record<string, unknown> = {
     id: formatId('Customer', row.id),
     platformCustomerId: row.platform_customer_id,
     customerType: row.customer_type,
-    [statusField(row.customer_type)]: row.review_status,
-    ...(row.region ? { region: row.region } : {}),
-    ...(row.currencies ? { currencies: row.currencies } : {}),
-    ...(row.email ? { email: row.email } : {}),
-    ...(row.phone_number ? { phoneNumber: row.phone_number } : {}),
-    umaAddress: row.uma_address,
-    ...(row.terms_version
-      ? {
-          endUserTermsConsent: {
-            acceptedAt: row.terms_accepted_at!.toISOString(),
-            ipAddress: row.terms_ip_address!,
-            termsVersion: row.terms_version,
-            acceptanceMethod: row.terms_acceptance_method as 'CHECKBOX' | 'CLICK_TO_ACCEPT',
-          },
-        }
-      : {}),
-    ...profile,
-    isDeleted: row.deleted_at !== null,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  } as Customer;
+  };
+  customer[statusField(row.customer_type)] = row.review_status;
+  if (row.region) customer.region = row.region;
+  if (row.currencies) customer.currencies = row.currencies;
+  if (row.email) customer.email = row.email;
+  if (row.phone_number) customer.phoneNumber = row.phone_number;
+  customer.umaAddress = row.uma_address;
+  if (row.terms_version) {
+    customer.endUserTermsConsent = {
+      acceptedAt: isoInstant(row.terms_accepted_at!),
+      ipAddress: row.terms_ip_address!,
+      termsVersion: row.terms_version,
+      acceptanceMethod: row.terms_acceptance_method as 'CHECKBOX' | 'CLICK_TO_ACCEPT',
+    };
+  }
+  Object.assign(customer, withoutTaxId(row.profile));
+  customer.isDeleted = row.deleted_at !== null;
+  customer.createdAt = isoInstant(row.created_at);
+  customer.updatedAt = isoInstant(row.updated_at);
+  return customer as Customer;
 }
 
 export function notFound(customerId: string): AppError {

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
+import { timestampText } from '../../platform/db/timestamps.js';
 import { platformRowCount, platformRowCountExpression } from '../../platform/db/row-counts.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
@@ -101,7 +102,9 @@ export type CustomerRow = Selectable<CustomersTable>;
 /**
  * The columns a customer answer is made of (reads.ts toCustomer). The read paths (GET by id and
  * the list) select these only: not the sealed identifier, its key version or the verification
- * times, which the driver would otherwise parse on every row of every read for nothing.
+ * times, which the driver would otherwise parse on every row of every read for nothing. The
+ * instants the answer prints come as PostgreSQL's text of them (`timestampText`), not as Dates
+ * only to be printed again.
  */
 const ANSWER_COLUMNS = [
   'id',
@@ -115,14 +118,15 @@ const ANSWER_COLUMNS = [
   'uma_address',
   'profile',
   'terms_version',
-  'terms_accepted_at',
   'terms_ip_address',
   'terms_acceptance_method',
-  'created_at',
-  'updated_at',
   'deleted_at',
 ] as const satisfies ReadonlyArray<keyof CustomersTable>;
-export type CustomerAnswerRow = Pick<CustomerRow, (typeof ANSWER_COLUMNS)[number]>;
+const ANSWER_INSTANTS = ['terms_accepted_at', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof CustomersTable>;
+const ANSWER_SELECTION = [...ANSWER_COLUMNS, ...ANSWER_INSTANTS.map(timestampText)];
+type Instants<R, K extends keyof R> = { [P in K]: null extends R[P] ? Date | string | null : Date | string };
+/** What toCustomer reads: the read paths' rows (instants as text) or a row a write returned (instants as Dates). */
+export type CustomerAnswerRow = Pick<CustomerRow, (typeof ANSWER_COLUMNS)[number]> & Instants<CustomerRow, (typeof ANSWER_INSTANTS)[number]>;
 
 /** Names of the partial unique indexes, so a violation can be told apart. */
 export const UNIQUE_PLATFORM_CUSTOMER_ID = 'customers_platform_customer_id_live';
@@ -181,7 +185,7 @@ export async function findCustomer(db: DbOrTx, platformId: string, id: string, o
 }
 
 const customerAnswerById = compiledOnce((db, platformId: string, id: string) =>
-  db.selectFrom('customers').select(ANSWER_COLUMNS).where('platform_id', '=', platformId).where('id', '=', id),
+  db.selectFrom('customers').select(ANSWER_SELECTION).where('platform_id', '=', platformId).where('id', '=', id),
 );
 
 /** One customer as GET /customers/{id} answers it (deleted ones too). */
@@ -290,7 +294,7 @@ const ABOVE_EVERY_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 function keptCountPage(which: 'live' | 'total') {
   return compiledOnce((db, platformId: string, after: string, limitPlusOne: number, countPlatformId: string, table: string) =>
     filtered(db, platformId, { timeRange: {}, includeDeleted: which === 'total' })
-      .select(ANSWER_COLUMNS)
+      .select(ANSWER_SELECTION)
       .orderBy('id', 'desc')
       .limit(limitPlusOne)
       .where('id', '<', after)
@@ -309,7 +313,7 @@ export async function listCustomers(
   // a page of live customers use its own index (migration 0009).
   const below = page.after ?? ABOVE_EVERY_ID;
   const count = countOf(filters);
-  const pageQuery = () => filtered(db, platformId, filters).select(ANSWER_COLUMNS).orderBy('id', 'desc').limit(page.limit + 1).where('id', '<', below);
+  const pageQuery = () => filtered(db, platformId, filters).select(ANSWER_SELECTION).orderBy('id', 'desc').limit(page.limit + 1).where('id', '<', below);
   if (count === 'index') {
     const [rows, { n }] = await Promise.all([
       pageQuery().execute(),

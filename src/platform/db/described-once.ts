@@ -12,12 +12,35 @@ import pgUtils from 'pg/lib/utils.js';
  * not change result type" instead, and named-statements.ts then prepares it under a new name),
  * so the first execution's description is kept per connection and statement name, and later
  * executions send Bind, Execute, Sync and read the rows with the kept fields and parsers.
+ *
+ * Those executions also build each row with a function compiled once per description: one object
+ * literal of the statement's columns (`{"id": …, "email": …}`), where pg copies an empty row and
+ * then stores each column under a name read from an array — a keyed store per column that V8
+ * cannot specialise, paid 18 times per row of a 21-row page (bench/README.md).
  */
+
+type Parse = (text: string) => unknown;
+type RowBuilder = (values: ReadonlyArray<string | null>) => Record<string, unknown>;
 
 interface Description {
   fields: unknown[];
   parsers: unknown[] | undefined;
   empty: Record<string, null> | null;
+  /** Undefined where the compiled literal could differ from pg's row (see rowBuilder). */
+  build: RowBuilder | undefined;
+}
+
+/**
+ * The row pg's Result.parseRow would make, as one object literal: the same columns in the same
+ * order, null for NULL, each other value through its type parser; a repeated name keeps its first
+ * place and its last value, as pg's stores do. Only for text columns (pg copies a binary value
+ * into a Buffer first) and names a literal treats as data (`__proto__` would set the prototype).
+ */
+function rowBuilder(fields: ReadonlyArray<{ name: string; format?: string }>, parsers: Parse[] | undefined): RowBuilder | undefined {
+  if (!parsers || fields.some((field) => field.format === 'binary' || field.name === '__proto__')) return undefined;
+  const columns = fields.map((field, i) => `${JSON.stringify(field.name)}: v[${i}] === null ? null : p[${i}](v[${i}])`);
+  // Column names enter the source only as JSON string literals.
+  return new Function('p', `return function parseRow(v) { return { ${columns.join(', ')} }; };`)(parsers) as RowBuilder;
 }
 
 /** What this class reaches of pg's Query and Result (pg 8: lib/query.js, lib/result.js). */
@@ -29,7 +52,12 @@ interface QueryInternals {
   rows?: number;
   callback?: unknown;
   _accumulateRows: boolean;
-  _result: { fields: unknown[]; _parsers: unknown[] | undefined; _prebuiltEmptyResultObject: Record<string, null> | null };
+  _result: {
+    fields: unknown[];
+    _parsers: unknown[] | undefined;
+    _prebuiltEmptyResultObject: Record<string, null> | null;
+    parseRow(values: ReadonlyArray<string | null>): Record<string, unknown>;
+  };
   _getRows(connection: PgConnection, rows?: number): void;
   listeners(event: string): unknown[];
 }
@@ -59,7 +87,7 @@ function sendUnnamed(connection: PgConnection, text: string): void {
   connection.execute({ portal: '' });
 }
 
-const NO_ROWS: Description = { fields: [], parsers: undefined, empty: null };
+const NO_ROWS: Description = { fields: [], parsers: undefined, empty: null, build: undefined };
 /** Per connection (pg's Connection object, gone with it), per statement name. */
 const descriptions = new WeakMap<object, Map<string, Description>>();
 
@@ -121,6 +149,7 @@ export class DescribedOnceQuery extends Base {
     result.fields = description.fields;
     result._parsers = description.parsers;
     result._prebuiltEmptyResultObject = description.empty;
+    if (description.build) result.parseRow = description.build;
     self._accumulateRows = Boolean(self.callback) || self.listeners('row').length === 0;
     self._getRows(connection, self.rows);
   }
@@ -150,7 +179,12 @@ export class DescribedOnceQuery extends Base {
     if (!this.description && this.known) {
       const self = this as unknown as QueryInternals;
       const { fields, _parsers, _prebuiltEmptyResultObject } = self._result;
-      this.known.set(self.name!, this.described ? { fields, parsers: _parsers, empty: _prebuiltEmptyResultObject } : NO_ROWS);
+      this.known.set(
+        self.name!,
+        this.described
+          ? { fields, parsers: _parsers, empty: _prebuiltEmptyResultObject, build: rowBuilder(fields as Array<{ name: string; format?: string }>, _parsers as Parse[] | undefined) }
+          : NO_ROWS,
+      );
     }
     super.handleCommandComplete(msg, connection);
   }

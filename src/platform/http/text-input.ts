@@ -9,9 +9,13 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 
 const MESSAGE = 'must not contain U+0000 or an unpaired UTF-16 surrogate (\\ud800–\\udfff)';
 
+const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
+
 /** A field name safe to print: the offending characters escaped. */
 function printable(name: string): string {
-  return name.replace(new RegExp(UNSTORABLE.source, 'g'), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // Most names have nothing to escape: no copy (this runs for every query parameter and body key).
+  if (!UNSTORABLE.test(name)) return name;
+  return name.replace(UNSTORABLE_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**
@@ -43,7 +47,8 @@ export function unstorableText(value: unknown, prefix = ''): FieldError[] {
  */
 function undecodableQuery(url: string): FieldError[] {
   const start = url.indexOf('?');
-  if (start === -1) return [];
+  // Only a percent sign can start an undecodable sequence.
+  if (start === -1 || !url.includes('%', start)) return [];
   const errors: FieldError[] = [];
   for (const pair of url.slice(start + 1).split('&')) {
     if (pair === '') continue;
