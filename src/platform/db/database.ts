@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { NamedStatementPool } from './named-statements.js';
 import { PipelinedReads, usePipelinedReads } from './pipelined-reads.js';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -47,6 +48,17 @@ export interface OpenOptions {
   schema?: string;
 }
 
+/**
+ * Where a connection string points, without its credentials, parsed as pg parses it: a Unix
+ * socket directory (`postgres://user@/db?host=/var/run/postgresql`, which a WHATWG URL refuses)
+ * as well as a host and port.
+ */
+export function postgresLocation(databaseUrl: string): string {
+  const { host, port, database } = parseConnectionString(databaseUrl);
+  const where = host?.startsWith('/') ? `socket ${host}` : `${host || 'localhost'}:${port || 5432}`;
+  return `PostgreSQL ${database ?? ''} on ${where}`;
+}
+
 export async function openDatabase(options: OpenOptions): Promise<DbHandle> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options);
 }
@@ -70,11 +82,10 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
   usePipelinedReads(db, reads);
   const listeners: pg.Client[] = [];
   let closed = false;
-  const url = new URL(databaseUrl);
   return {
     db,
     engine: 'postgres',
-    location: `postgres://${url.host}${url.pathname}${options.schema ? ` (schema ${options.schema})` : ''}`,
+    location: `${postgresLocation(databaseUrl)}${options.schema ? ` (schema ${options.schema})` : ''}`,
     async listen(channel, onMessage, onReset) {
       const connect = async (): Promise<void> => {
         const client = new pg.Client(clientConfig);
