@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { insertChunked } from '../../platform/db/insert-chunked.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 
 interface DirectoryVersionsTable {
@@ -70,11 +71,6 @@ export async function claimVersion(
     .where('version', force ? '<>' : '<', next.version)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
-}
-
-/** Chunks keep each insert's parameter count far below PostgreSQL's 65,535. */
-async function insertChunked<T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += 1000) await insert(rows.slice(i, i + 1000));
 }
 
 export async function replaceDirectories(

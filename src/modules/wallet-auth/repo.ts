@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { insertChunked } from '../../platform/db/insert-chunked.js';
 
 export type CredentialType = 'EMAIL_OTP' | 'SMS_OTP' | 'PASSKEY' | 'OAUTH';
 export type SignedRequestStatus = 'PENDING' | 'PROCESSING' | 'DONE';
@@ -112,18 +113,9 @@ const json = (value: unknown) => JSON.stringify(value);
 
 // Wallets
 
-/** Rows per INSERT of the batch writers below (PostgreSQL takes at most 65,535 parameters per statement). */
-const ROWS_PER_INSERT = 1_000;
-
 /** Many wallets, a statement per thousand; a wallet that exists already keeps its secret. */
 export async function insertWallets(db: DbOrTx, rows: WalletRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-    await db
-      .insertInto('wallets')
-      .values(rows.slice(i, i + ROWS_PER_INSERT))
-      .onConflict((oc) => oc.column('account_id').doNothing())
-      .execute();
-  }
+  await insertChunked(rows, (chunk) => db.insertInto('wallets').values(chunk).onConflict((oc) => oc.column('account_id').doNothing()).execute());
 }
 
 /** Which of `accountIds` have a wallet secret already. */
@@ -151,9 +143,7 @@ export async function insertCredential(db: DbOrTx, row: NewCredential): Promise<
 
 /** Many credentials, a statement per thousand (a bulk import opens a wallet per customer). */
 export async function insertCredentials(db: DbOrTx, rows: NewCredential[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-    await db.insertInto('auth_credentials').values(rows.slice(i, i + ROWS_PER_INSERT).map(credentialValues)).execute();
-  }
+  await insertChunked(rows, (chunk) => db.insertInto('auth_credentials').values(chunk.map(credentialValues)).execute());
 }
 
 export async function findCredential(db: DbOrTx, platformId: string, id: string, lock = false): Promise<CredentialRow | undefined> {

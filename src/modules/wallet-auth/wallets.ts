@@ -4,7 +4,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs.js';
 import { loadWalletAccount, OPERATIONS, type WalletAuthDeps } from './context.js';
-import { accountsWithWallets, findWallet, insertCredentials, insertWallets, type SignedRequestRow, type WalletAccount } from './repo.js';
+import { accountsWithWallets, findWallet, insertCredentials, insertWallets, type SignedRequestRow, type WalletAccount, type WalletRow } from './repo.js';
 import type { SignedRequestChallenge, WalletExportRequest } from './schemas.js';
 import { accountRef } from './views.js';
 
@@ -62,20 +62,21 @@ export class WalletFlows {
   private async secret(trx: Tx, platformId: string, accountId: string): Promise<string> {
     const existing = await findWallet(trx, accountId);
     if (existing) return existing.sealed_secret;
-    await this.secrets(trx, platformId, [accountId]);
+    // A concurrent job may store its secret first: the one stored is read back, not ours.
+    await insertWallets(trx, this.newWallets(platformId, [accountId]));
     return (await findWallet(trx, accountId))!.sealed_secret;
   }
 
   /** The secrets of new wallets, in two statements however many: those that have one keep it. */
   private async secrets(trx: Tx, platformId: string, accountIds: string[]): Promise<void> {
     const existing = await accountsWithWallets(trx, accountIds);
+    await insertWallets(trx, this.newWallets(platformId, accountIds.filter((id) => !existing.has(id))));
+  }
+
+  /** Wallet rows with freshly generated sealed secrets. */
+  private newWallets(platformId: string, accountIds: string[]): WalletRow[] {
     const now = this.deps.clock.now();
-    await insertWallets(
-      trx,
-      accountIds
-        .filter((id) => !existing.has(id))
-        .map((id) => ({ account_id: id, platform_id: platformId, sealed_secret: this.deps.enclave.createWalletSecret(accountRef(id)), created_at: now })),
-    );
+    return accountIds.map((id) => ({ account_id: id, platform_id: platformId, sealed_secret: this.deps.enclave.createWalletSecret(accountRef(id)), created_at: now }));
   }
 
   /** POST /internal-accounts/{id}/export, first call. The secret is sealed only on the signed retry. */

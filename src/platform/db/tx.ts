@@ -1,5 +1,6 @@
 import { sql, type Kysely, type QueryCreator, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import type { Db, DbOrTx, Tx } from './database.js';
+import { insertChunked, ROWS_PER_INSERT } from './insert-chunked.js';
 import { COMMIT_AFTER } from './named-statements.js';
 
 /** SQLSTATEs after which the whole transaction may simply be run again. */
@@ -72,27 +73,20 @@ export function deferUpdate(trx: DbOrTx, update: DeferredUpdate): boolean {
   return true;
 }
 
-/** Rows of one deferred INSERT at most (PostgreSQL takes at most 65,535 parameters per statement). */
-const FLUSH_CHUNK = 1_000;
-
 /**
  * Writes the deferred rows and runs the deferred update: one INSERT, or one statement of
  * data-modifying CTEs for several tables and the UPDATE, whose row count the statement checks
  * itself (expect_one_row). It is the transaction's last statement, so COMMIT goes with it
- * (COMMIT_AFTER, named-statements.ts): one round trip for both.
+ * (COMMIT_AFTER, named-statements.ts): one round trip for both. A bulk transaction (an import)
+ * writes its rows first, a few INSERTs per table as large as allowed.
  */
 async function flushInserts(trx: Tx, state: TxState): Promise<void> {
   const update = state.update;
   state.update = undefined;
+  if (state.inserts.length === 0 && !update) return;
   // Tables are named by the platform's own callers (outbox, jobs), never by a request.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const untyped = trx as unknown as Kysely<any>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const runUpdate = async (db: QueryCreator<any>) => {
-    const result = await update!.build(db).executeTakeFirst();
-    if (result.numUpdatedRows !== 1n) throw update!.notOne();
-  };
-  if (state.inserts.length === 0 && !update) return;
   const byTable = new Map<string, Array<Record<string, unknown>>>();
   for (const { table, row } of state.inserts) {
     const rows = byTable.get(table);
@@ -100,14 +94,11 @@ async function flushInserts(trx: Tx, state: TxState): Promise<void> {
     else byTable.set(table, [row]);
   }
   state.inserts = [];
-  const tables = [...byTable];
-  if (tables.some(([, rows]) => rows.length > FLUSH_CHUNK)) {
-    // A bulk transaction (an import): a few statements per table, as large as allowed.
-    for (const [table, rows] of tables) {
-      for (let i = 0; i < rows.length; i += FLUSH_CHUNK) await untyped.insertInto(table).values(rows.slice(i, i + FLUSH_CHUNK)).execute();
-    }
-    if (update) await runUpdate(untyped);
-    return;
+  let tables = [...byTable];
+  if (tables.some(([, rows]) => rows.length > ROWS_PER_INSERT)) {
+    for (const [table, rows] of tables) await insertChunked(rows, (chunk) => untyped.insertInto(table).values(chunk).execute());
+    if (!update) return;
+    tables = [];
   }
   const last = update ? undefined : tables.pop()!;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
