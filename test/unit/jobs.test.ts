@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
-import { backoffMs, enqueueJob, JobWorker, RetryJobAt } from '../../src/platform/jobs.js';
+import { backoffMs, enqueueJob, enqueueJobs, JobWorker, RetryJobAt } from '../../src/platform/jobs.js';
 import { openTestDatabase } from '../helpers/context.js';
 
 let handle: DbHandle;
@@ -127,6 +127,19 @@ describe('durable jobs', () => {
     });
     await worker.runDue();
     expect(await job(taken)).toMatchObject({ status: 'running', attempts: 2, payload: null, last_error: null });
+
+    // The same in a bulk transaction (more deferred rows than one INSERT takes): none of its rows stay.
+    const takenBulk = await enqueueJob(handle.db, clock, { kind: 'test.taken-bulk', payload: null });
+    worker.register('test.taken-bulk', async (j, checkpoint) => {
+      await handle.db.updateTable('jobs').set({ attempts: j.attempts + 1 }).where('id', '=', j.id).execute();
+      await withTx(handle.db, async (trx) => {
+        await enqueueJobs(trx, clock, Array.from({ length: 1_001 }, () => ({ kind: 'test.bulk-child', payload: null, runAt: new Date(clock.now().getTime() + 3_600_000) })));
+        await checkpoint(trx, { stale: true });
+      });
+    });
+    await worker.runDue();
+    expect(await job(takenBulk)).toMatchObject({ status: 'running', attempts: 2, payload: null });
+    expect(await handle.db.selectFrom('jobs').select('id').where('kind', '=', 'test.bulk-child').execute()).toHaveLength(0);
   });
 
   it('hands a job on to another kind in a transaction: its outcome is the new kind\'s; a retry saves the progress it carries', async () => {
