@@ -9,7 +9,9 @@
  * round; CPU per request much less, and alternating rounds expose both builds to the same load.
  * When PostgreSQL runs on this machine, each build's PostgreSQL CPU per request is given too (its
  * backends found by application_name, their CPU read from /proc): a change can move work from
- * Node into SQL, which lowers the server's CPU while the machine does more per request.
+ * Node into SQL, which lowers the server's CPU while the machine does more per request. The build
+ * in place A has measured cheaper more often than not (bench/README.md, "The list's CPU by perf"):
+ * run a comparison with the builds in both places.
  * Environment: AB_ROUNDS (default 6), AB_SECONDS per measurement (default 4), BENCH_CONNECTIONS
  * (default 32), AB_ONLY (a regular expression over the scenario names).
  */
