@@ -115,6 +115,32 @@ export function eventCatalogue(): EventCatalogue {
   ]);
 }
 
+/**
+ * Deepest nesting of arrays and objects a JSON body may have. No request of the API nests more
+ * than a handful of levels; a body nested thousands deep (a few kilobytes) overflowed the stack
+ * of every recursive walk over it (the text checks first) and was a 500.
+ */
+const MAX_JSON_DEPTH = 64;
+
+/** Whether `text` opens more than MAX_JSON_DEPTH arrays and objects at once, brackets in strings aside: one pass, no recursion. */
+function nestsTooDeep(text: string): boolean {
+  // Each level takes at least one character: a shorter body cannot be too deep.
+  if (text.length <= MAX_JSON_DEPTH) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   const masterKey = loadMasterKey(appDeps.config.masterKey, appDeps.config.dataDir, appDeps.config.databaseUrl !== undefined);
   const deps = { ...appDeps, identifiers: new TenantSecretBox(masterKey, 'tax-identifier') };
@@ -154,6 +180,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       return done(new AppError('INVALID_INPUT', 'The request body is not valid UTF-8.'), undefined);
     }
     if (text.trim() === '') return done(null, undefined);
+    if (nestsTooDeep(text)) return done(new AppError('INVALID_INPUT', `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
     parseJson(request, text, done);
   });
 

@@ -1,6 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { validDateTime } from './datetime.js';
 import { invalidInput } from './errors.js';
+import { unstorableText } from './http/text-input.js';
 
 /**
  * Keyset pagination over UUIDv7 primary keys, newest first. The cursor is the last id of the
@@ -23,12 +24,14 @@ const isUuid = (key: string) => UUID_RE.test(key);
 
 /**
  * The key a cursor carries. Lists keyed by UUIDv7 accept only a uuid; a list keyed otherwise
- * (a directory sorted by name) passes its own `accept`.
+ * (a directory sorted by name) passes its own `accept`. The key is decoded text the request's
+ * text checks never saw, and it goes into SQL: text PostgreSQL cannot hold (U+0000) is refused
+ * here, whatever `accept` says.
  */
 export function decodeCursor(cursor: string, accept: (key: string) => boolean = isUuid): string {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown };
-    if (typeof parsed.k === 'string' && accept(parsed.k)) return parsed.k;
+    if (typeof parsed.k === 'string' && unstorableText(parsed.k).length === 0 && accept(parsed.k)) return parsed.k;
   } catch {
     // fall through to the error below
   }

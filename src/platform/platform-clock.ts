@@ -3,6 +3,7 @@ import type { Clock, PlatformClock } from './clock.js';
 import type { Db, DbOrTx } from './db/database.js';
 import { notifyChanged, type NotifiedCache } from './cache.js';
 import { afterCommit } from './db/tx.js';
+import { invalidInput } from './errors.js';
 import { wakeWorkers } from './jobs.js';
 
 interface PlatformClockOffsetsTable {
@@ -22,6 +23,13 @@ export const PLATFORM_CLOCK_CHANNEL = 'corridor_platform_clock';
 
 /** Longest single move of a test clock: a year. */
 export const MAX_ADVANCE_SECONDS = 366 * 86_400;
+
+/**
+ * Farthest a test clock gets ahead of real time: a hundred of the longest moves. Without a bound,
+ * repeated moves reach year 10000, which neither an ISO 8601 date-time nor PostgreSQL's timestamp
+ * input takes, and every dated write of the platform fails.
+ */
+export const MAX_OFFSET_SECONDS = 100 * MAX_ADVANCE_SECONDS;
 
 /**
  * Sandbox test clocks (issue 15 §10, like Stripe's): a platform's time is the shared clock plus
@@ -66,9 +74,18 @@ export class OffsetPlatformClock implements PlatformClock {
     const row = await trx
       .insertInto('platform_clock_offsets')
       .values({ platform_id: platformId, offset_ms: ms, updated_at: at })
-      .onConflict((oc) => oc.column('platform_id').doUpdateSet({ offset_ms: sql`platform_clock_offsets.offset_ms + ${ms}`, updated_at: at }))
+      .onConflict((oc) =>
+        oc
+          .column('platform_id')
+          .doUpdateSet({ offset_ms: sql`platform_clock_offsets.offset_ms + ${ms}`, updated_at: at })
+          .where(sql`platform_clock_offsets.offset_ms + ${ms}`, '<=', MAX_OFFSET_SECONDS * 1000),
+      )
       .returning('offset_ms')
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    if (!row) {
+      const ahead = Math.floor((await this.offsetMs(trx, platformId)) / 1000);
+      throw invalidInput([{ field: 'seconds', message: `must be at most ${MAX_OFFSET_SECONDS - ahead}: the test clock is ${ahead} seconds ahead and goes at most ${MAX_OFFSET_SECONDS} ahead` }]);
+    }
     await sql`update jobs set run_at = run_at - ${ms} * interval '1 millisecond' where platform_id = ${platformId} and status = 'queued'`.execute(trx);
     await wakeWorkers(trx, 'jobs');
     // Every process forgets the old offset when this commits; this one also at once (no wait for its own NOTIFY).

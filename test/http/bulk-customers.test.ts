@@ -158,6 +158,12 @@ describe('POST /customers/bulk/csv', () => {
     expect(fieldsOf(body)).toEqual(['file']);
     body = expectEnvelope(await upload(p, Buffer.from([0x63, 0x75, 0xff, 0xfe, 0x0a])), 400, 'INVALID_INPUT');
     expect(body.details!.errors).toEqual([{ field: 'file', message: 'must be UTF-8 text' }]);
+    // UTF-8, but with U+0000, which the stored file cannot hold (was 500).
+    body = expectEnvelope(await upload(p, 'customerType,fullName\nINDIVIDUAL,Ann\u0000Lee'), 400, 'INVALID_INPUT');
+    expect(body.details!.errors).toEqual([{ field: 'file', message: 'must not contain U+0000' }]);
+    // Names of Object.prototype members are unknown columns (were accepted, then failed the job).
+    body = expectEnvelope(await upload(p, 'customerType,constructor,__proto__,toString\nINDIVIDUAL,a,b,c'), 400, 'INVALID_INPUT');
+    expect(fieldsOf(body)).toEqual(['columns.constructor', 'columns.__proto__', 'columns.toString']);
     const big = Buffer.alloc(10 * 1024 * 1024 + 1, 'a');
     body = expectEnvelope(await upload(p, big), 400, 'INVALID_INPUT');
     expect(body.details!.errors).toEqual([{ field: 'file', message: 'must be at most 10 MB' }]);

@@ -78,6 +78,11 @@ describe('GET /vasps', () => {
   it('refuses a cursor it did not issue and a bad limit', async () => {
     const bad = expectEnvelope(await get('/vasps?cursor=nonsense'), 400, 'INVALID_INPUT');
     expect(bad.details).toMatchObject({ errors: [{ field: 'cursor' }] });
+    // A well-formed cursor whose key holds U+0000, which PostgreSQL cannot compare with (was 500).
+    const nul = Buffer.from(JSON.stringify({ k: 'a\u0000b' })).toString('base64url');
+    for (const list of ['/vasps', '/uma-providers']) {
+      expect(expectEnvelope(await get(`${list}?cursor=${nul}`), 400, 'INVALID_INPUT').details).toMatchObject({ errors: [{ field: 'cursor' }] });
+    }
     expectEnvelope(await get('/vasps?limit=0'), 400, 'INVALID_INPUT');
     expectEnvelope(await get('/vasps?limit=101'), 400, 'INVALID_INPUT');
     expectEnvelope(await get('/vasps?country=US'), 400, 'INVALID_INPUT');

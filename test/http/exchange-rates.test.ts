@@ -103,6 +103,11 @@ describe('GET /exchange-rates', () => {
     expectEnvelope(await rates(ctx, ctx.platform, '?sourceCurrency=usd'), 400, 'INVALID_INPUT');
     expectEnvelope(await rates(ctx, ctx.platform, '?sendingAmount=-1'), 400, 'INVALID_INPUT');
     expectEnvelope(await rates(ctx, ctx.platform, '?sendingAmount=1.5'), 400, 'INVALID_INPUT');
+    // The largest amount the schema takes buys more MXN than the answer carries exactly (was 500).
+    const max = Number.MAX_SAFE_INTEGER;
+    const tooMuch = expectEnvelope(await rates(ctx, ctx.platform, `?destinationCurrency=MXN&sendingAmount=${max}`), 400, 'AMOUNT_OUT_OF_RANGE');
+    expect(tooMuch.details).toEqual({ sendingAmount: max, sourceCurrency: 'USD', destinationCurrency: 'MXN' });
+    expect((await rates(ctx, ctx.platform, `?destinationCurrency=USD&sendingAmount=${max}`)).statusCode).toBe(200);
   });
 
   it('is the same for every caller inside one 5-minute window, and moves on with the next', async () => {

@@ -308,6 +308,18 @@ describe('text PostgreSQL cannot store (A2)', () => {
     expect(body.message).toContain('UTF-8');
   });
 
+  it('refuses JSON nested more than 64 levels deep, which overflowed the stack of the text checks (was 500)', async () => {
+    const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    for (const deep of [nested(65), nested(10_000), `${'['.repeat(20_000)}${']'.repeat(20_000)}`, `{"customerType":"INDIVIDUAL","fullName":"Ada","x":${nested(10_000)}}`]) {
+      const body = expectEnvelope(await post('/customers', deep), 400, 'INVALID_INPUT');
+      expect(body.message).toContain('64 levels deep');
+    }
+    // 64 levels, and brackets inside strings, are left to the schema.
+    for (const fine of [nested(64), JSON.stringify({ customerType: 'INDIVIDUAL', fullName: '['.repeat(1000), x: '{"a\\"['.repeat(100) })]) {
+      expect(expectEnvelope(await post('/customers', fine), 400, 'INVALID_INPUT').message).not.toContain('levels deep');
+    }
+  });
+
   it('refuses such text in query parameters, percent-encoded or not UTF-8', async () => {
     for (const query of ['platformCustomerId=a%00b', 'platformCustomerId=%ED%A0%80', 'platformCustomerId=%FF', 'umaAddress=x%E2%82']) {
       const body = expectEnvelope(await ctx.app.inject({ method: 'GET', url: `${BASE}/customers?${query}`, headers: auth() }), 400, 'INVALID_INPUT');

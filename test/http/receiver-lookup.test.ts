@@ -66,6 +66,18 @@ describe('GET /receiver/external-account/{accountId}', () => {
     expect(eur.supportedCurrencies[0]!.min).toBe(Math.floor(200 * rate));
   });
 
+  it('stops the converted limits at what a quote carries (2^53 − 1 minor units)', async () => {
+    // The platform's largest maxAmount, in MXN, was past the safe-integer range: a 500.
+    const p = await ctx.newPlatform();
+    const max = Number.MAX_SAFE_INTEGER;
+    expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currency('USD', max, max)] })).statusCode).toBe(200);
+    const sender = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: 'rcv-big', fullName: 'Ann Lee' });
+    const account = await call(p, 'POST', '/platform/external-accounts', validSamples(ctx.clock.now()).MXN_ACCOUNT);
+    const response = await lookup((account.json() as { id: string }).id, `?customerId=${(sender.json() as { id: string }).id}`, p);
+    expect(response.statusCode, response.body).toBe(200);
+    expect((response.json() as Lookup).supportedCurrencies[0]).toMatchObject({ min: max, max });
+  });
+
   it('refuses what does not name a sender, or names one wrongly', async () => {
     const none = expectEnvelope(await lookup(mxnAccount, ''), 400, 'INVALID_INPUT');
     expect((none.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual(['customerId', 'senderUmaAddress']);

@@ -56,6 +56,21 @@ describe('sandbox test clock', () => {
     expectEnvelope(await call(ctx, production, 'POST', '/sandbox/clock/advance', { seconds: 10 }), 403, 'FORBIDDEN');
     expectEnvelope(await call(ctx, production, 'GET', '/sandbox/clock'), 403, 'FORBIDDEN');
   });
+
+  it('goes at most a hundred years-long moves ahead, so the platform’s dates stay writable', async () => {
+    // Repeated moves once reached year 10000, where quotes, payments and their reads were 500.
+    const p = await ctx.newPlatform();
+    const customer = await fundedCustomer(ctx, p, 50_000);
+    const year = 366 * 86_400;
+    for (let i = 0; i < 100; i++) expect((await call(ctx, p, 'POST', '/sandbox/clock/advance', { seconds: year })).statusCode).toBe(200);
+    const refused = expectEnvelope(await call(ctx, p, 'POST', '/sandbox/clock/advance', { seconds: 1 }), 400, 'INVALID_INPUT');
+    expect(refused.details).toMatchObject({ errors: [{ field: 'seconds', message: expect.stringContaining('must be at most 0') }] });
+    expect(((await call(ctx, p, 'GET', '/sandbox/clock')).json() as Json).offsetSeconds).toBe(100 * year);
+    const input = paymentInput(p, customer);
+    await startPayment(ctx, input);
+    expect(await status(ctx, p, input.transactionId)).toBe('PENDING');
+    expect((await call(ctx, p, 'GET', '/transactions')).statusCode).toBe(200);
+  });
 });
 
 describe('POST /sandbox/send (REALTIME_FUNDING)', () => {

@@ -92,7 +92,9 @@ function columnsOf(schema: { properties: Record<string, unknown> }, prefix: stri
  * businessTaxId) keep their names; every other field of POST /customers has a column too:
  * an individual's under its own name, a business's `businessInfo.x` as `businessX`.
  */
-export const CSV_COLUMNS: Record<string, string> = Object.fromEntries([
+// Without a prototype: a header cell naming an Object.prototype member (`constructor`,
+// `__proto__`) is an unknown column, not a column whose path is a function.
+export const CSV_COLUMNS: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, Object.fromEntries([
   ...columnsOf(IndividualCustomerCreate as never, '', '', new Set(['address', 'endUserTermsConsent'])),
   ['addressLine1', 'address.line1'],
   ['addressLine2', 'address.line2'],
@@ -101,7 +103,7 @@ export const CSV_COLUMNS: Record<string, string> = Object.fromEntries([
   ['postalCode', 'address.postalCode'],
   ['country', 'address.country'],
   ...columnsOf(BusinessInfo as never, 'business', 'businessInfo.', new Set()),
-]);
+]));
 
 /** Upstream columns Corridor accepts so their files load, but does not store. */
 export const IGNORED_COLUMNS = new Set(['platformAccountId', 'description']);

@@ -8,6 +8,7 @@ import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
 import { notWellFormed } from '../../platform/http/multipart.js';
+import { unstorableText } from '../../platform/http/text-input.js';
 import { sendWrite } from '../../platform/http/write.js';
 import {
   answerSignedRetry,
@@ -66,11 +67,15 @@ async function readCsvUpload(request: FastifyRequest): Promise<string> {
   if (!CSV_TYPES.has(mimetype.split(';')[0]!.trim().toLowerCase())) {
     throw invalidInput([{ field: 'file', constraint: { enum: [...CSV_TYPES] }, message: `has type ${mimetype}; send text/csv` }]);
   }
+  let text: string;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(buffer);
+    text = new TextDecoder('utf-8', { fatal: true }).decode(buffer);
   } catch {
     throw invalidInput([{ field: 'file', message: 'must be UTF-8 text' }]);
   }
+  // The file is stored as text until the job has read it, and PostgreSQL text cannot hold U+0000.
+  if (unstorableText(text).length > 0) throw invalidInput([{ field: 'file', message: 'must not contain U+0000' }]);
+  return text;
 }
 
 export interface CustomerRouteDeps extends WalletAuthRouteDeps {

@@ -62,8 +62,12 @@ export async function lookupExternalAccount(
   const snapshot = await rates.snapshot(caller.environment);
   const corridor = corridorRate(snapshot, sending.currencyCode, account.currency);
   const convert = (amount: number) => convertDown(BigInt(amount), corridor.rate, minorUnits(sending.currencyCode), minorUnits(account.currency));
-  const min = convert(sending.minAmount) > 0n ? convert(sending.minAmount) : 1n;
-  const max = convert(sending.maxAmount) > min ? convert(sending.maxAmount) : min;
+  // No quote pays more than the API carries exactly (2^53 − 1 minor units): the limits stop there
+  // too, so a platform's large maxAmount in a currency worth many of the receiver's is no 500.
+  const carried = BigInt(Number.MAX_SAFE_INTEGER);
+  const capped = (amount: bigint) => (amount < carried ? amount : carried);
+  const min = capped(convert(sending.minAmount) > 0n ? convert(sending.minAmount) : 1n);
+  const max = capped(convert(sending.maxAmount) > min ? convert(sending.maxAmount) : min);
   const receiving = currencyOf(account.currency);
   const lookupUuid = uuidv7(now.getTime());
   const response: ReceiverExternalAccountLookupResponse = {
