@@ -45,6 +45,7 @@ import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platfor
 import './platform/http/fastify-types.js';
 import { loadMasterKey } from './platform/crypto/master-key.js';
 import { TenantSecretBox } from './platform/crypto/secret-box.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from './platform/http/json-depth.js';
 import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi, withFormatPatterns } from './platform/http/openapi.js';
@@ -113,32 +114,6 @@ export function eventCatalogue(): EventCatalogue {
     BULK_UPLOAD_EVENTS,
     INVITATION_EVENTS,
   ]);
-}
-
-/**
- * Deepest nesting of arrays and objects a JSON body may have. No request of the API nests more
- * than a handful of levels; a body nested thousands deep (a few kilobytes) overflowed the stack
- * of every recursive walk over it (the text checks first) and was a 500.
- */
-const MAX_JSON_DEPTH = 64;
-
-/** Whether `text` opens more than MAX_JSON_DEPTH arrays and objects at once, brackets in strings aside: one pass, no recursion. */
-function nestsTooDeep(text: string): boolean {
-  // Each level takes at least one character: a shorter body cannot be too deep.
-  if (text.length <= MAX_JSON_DEPTH) return false;
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_JSON_DEPTH) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
 }
 
 export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
