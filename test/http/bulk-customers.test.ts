@@ -163,6 +163,10 @@ describe('POST /customers/bulk/csv', () => {
     expect(body.details!.errors).toEqual([{ field: 'file', message: 'must be at most 10 MB' }]);
     const json = await ctx.app.inject({ method: 'POST', url: `${BASE}/customers/bulk/csv`, headers: { authorization: p.auth }, payload: { file: 'x' } });
     expectEnvelope(json, 400, 'INVALID_INPUT');
+    // A multipart Content-Type without its boundary (busboy throws a plain Error, not an FST_ code).
+    const noBoundary = await ctx.app.inject({ method: 'POST', url: `${BASE}/customers/bulk/csv`, headers: { authorization: p.auth, 'content-type': 'multipart/form-data' }, payload: '{}' });
+    body = expectEnvelope(noBoundary, 400, 'INVALID_INPUT');
+    expect(body.details!.errors).toEqual([{ field: 'body', message: 'is not well-formed multipart/form-data' }]);
     expect(await ctx.jobs.runDue()).toBe(0);
     expect(await totalCustomers(p)).toBe(0);
   });

@@ -7,6 +7,7 @@ import { formatId } from '../../platform/ids.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
+import { notWellFormed } from '../../platform/http/multipart.js';
 import { sendWrite } from '../../platform/http/write.js';
 import {
   answerSignedRetry,
@@ -59,8 +60,8 @@ async function readCsvUpload(request: FastifyRequest): Promise<string> {
     if (error instanceof AppError) throw error;
     const code = (error as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw invalidInput([{ field: 'file', message: 'must be at most 10 MB' }]);
-    if (code?.startsWith('FST_')) throw invalidInput([{ field: 'file', message: 'must be sent as multipart/form-data' }]);
-    throw error;
+    if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') throw invalidInput([{ field: 'file', message: 'must be sent as multipart/form-data' }]);
+    throw notWellFormed(error);
   }
   if (!CSV_TYPES.has(mimetype.split(';')[0]!.trim().toLowerCase())) {
     throw invalidInput([{ field: 'file', constraint: { enum: [...CSV_TYPES] }, message: `has type ${mimetype}; send text/csv` }]);

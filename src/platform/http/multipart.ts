@@ -138,7 +138,16 @@ function malformed(error: unknown, limits: FormLimits): unknown {
   if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') {
     return invalidInput([{ field: 'body', message: `at most ${limits.maxFields} text parts may be sent` }]);
   }
-  // What is left is the parser's complaint about the body; disk and system errors stay 500s.
+  return notWellFormed(error);
+}
+
+/**
+ * The multipart parser's complaint about a body (the plugin's FST_ codes, busboy's plain errors
+ * such as a Content-Type without a boundary) as 400 INVALID_INPUT; disk and system errors are
+ * returned as they are and stay 500s. For every reader of multipart bodies.
+ */
+export function notWellFormed(error: unknown): unknown {
+  const code = (error as { code?: string }).code;
   if (code?.startsWith('FST_') || (error instanceof Error && !('syscall' in error))) {
     return invalidInput([{ field: 'body', message: 'is not well-formed multipart/form-data' }], 'The multipart body could not be read.');
   }
