@@ -38,10 +38,10 @@ export interface EnqueueSpec {
   maxAttempts?: number;
 }
 
-/** Adds a job in the caller's transaction, so it exists exactly when the change that needs it does. */
 /** A job's outcome (done, retried, dead): one compiled UPDATE per set of columns it writes. */
 const finishStatement = compiledPerShape();
 
+/** Adds a job in the caller's transaction, so it exists exactly when the change that needs it does. */
 export async function enqueueJob(trx: DbOrTx, clock: Clock, spec: EnqueueSpec): Promise<string> {
   return (await enqueueJobs(trx, clock, [spec]))[0]!;
 }
