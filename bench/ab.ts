@@ -7,6 +7,11 @@
  * every other round), and the table gives medians of req/s ÷ bare and of each server's CPU
  * (user + system from /proc) per request. Other processes' load moves req/s a lot from round to
  * round; CPU per request much less, and alternating rounds expose both builds to the same load.
+ * When PostgreSQL runs on this machine, each build's PostgreSQL CPU per request is given too (its
+ * backends found by application_name, their CPU read from /proc): a change can move work from
+ * Node into SQL, which lowers the server's CPU while the machine does more per request. The build
+ * in place A has measured cheaper more often than not (bench/README.md, "The list's CPU by perf"):
+ * run a comparison with the builds in both places.
  * Environment: AB_ROUNDS (default 6), AB_SECONDS per measurement (default 4), BENCH_CONNECTIONS
  * (default 32), AB_ONLY (a regular expression over the scenario names).
  */
@@ -16,6 +21,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { BASE_PATH } from '../src/config.js';
 import { analyzeIfPostgres } from './soak.js';
 
@@ -24,9 +30,27 @@ const rounds = Number(process.env.AB_ROUNDS ?? 6);
 const seconds = Number(process.env.AB_SECONDS ?? 4);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
-function cpuMicros(pid: number): number {
+/** User and system time (µs) of a process so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMicros(pid: number): { total: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  return { total: (Number(fields[11]) + Number(fields[12])) * 10_000, system: Number(fields[12]) * 10_000 };
+}
+
+/** Each build's connections name themselves (application_name), so its PostgreSQL backends can be found. */
+const applicationName = (build: string) => `corridor-ab-${build}`;
+
+/** CPU (µs) used so far by the PostgreSQL backends of one build; undefined when they are not processes of this machine. */
+async function backendCpu(admin: pg.Client, build: string): Promise<number | undefined> {
+  const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [applicationName(build)]);
+  let sum = 0;
+  for (const { pid } of rows) {
+    try {
+      sum += cpuMicros(pid).total;
+    } catch {
+      return undefined;
+    }
+  }
+  return sum;
 }
 
 async function freePort(): Promise<number> {
@@ -63,13 +87,17 @@ async function main(): Promise<void> {
   ) as { clientId: string; clientSecret: string };
   const authorization = `Basic ${Buffer.from(`${created.clientId}:${created.clientSecret}`).toString('base64')}`;
 
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await admin.connect();
   const servers: Array<{ name: string; port: number; child: ChildProcess }> = [];
   try {
     const barePort = await freePort();
     servers.push({ name: 'bare', port: barePort, child: await start(['bench/baseline-server.mjs'], { PORT: String(barePort) }, `http://127.0.0.1:${barePort}/`) });
     for (const [name, dist] of [['A', distA], ['B', distB]] as const) {
       const port = await freePort();
-      const serverEnv = { ...env, PORT: String(port), HOST: '127.0.0.1', CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '100' };
+      const databaseUrl = new URL(process.env.DATABASE_URL);
+      databaseUrl.searchParams.set('application_name', applicationName(name));
+      const serverEnv = { ...env, DATABASE_URL: databaseUrl.href, PORT: String(port), HOST: '127.0.0.1', CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '100' };
       servers.push({ name, port, child: await start([`${dist}/cli.js`, 'serve'], serverEnv, `http://127.0.0.1:${port}/readyz`) });
     }
     const call = async (method: string, path: string, body?: unknown) => {
@@ -91,6 +119,7 @@ async function main(): Promise<void> {
     ].filter((s) => !only || only.test(s.name));
     const measure = async (server: (typeof servers)[number], path: string, duration: number) => {
       const before = cpuMicros(server.child.pid!);
+      const postgresBefore = server.name === 'bare' ? undefined : await backendCpu(admin, server.name);
       const result = await autocannon({
         url: `http://127.0.0.1:${server.port}${server.name === 'bare' ? '/' : path}`,
         connections,
@@ -99,28 +128,44 @@ async function main(): Promise<void> {
       });
       const bad = result.non2xx + result.errors;
       if (bad > 0) throw new Error(`${server.name} ${path}: ${bad} unexpected answers`);
-      return { rps: result.requests.average, cpu: (cpuMicros(server.child.pid!) - before) / result.requests.total };
+      const after = cpuMicros(server.child.pid!);
+      const postgresAfter = postgresBefore === undefined ? undefined : await backendCpu(admin, server.name);
+      const n = result.requests.total;
+      return {
+        rps: result.requests.average,
+        cpu: (after.total - before.total) / n,
+        system: (after.system - before.system) / n,
+        postgres: postgresAfter === undefined ? undefined : (postgresAfter - postgresBefore!) / n,
+      };
     };
+    type Measured = Awaited<ReturnType<typeof measure>>;
+    const describe = (m: Measured) =>
+      `${m.rps.toFixed(0)}/s ${m.cpu.toFixed(0)} µs (system ${m.system.toFixed(0)})${m.postgres === undefined ? '' : ` + PostgreSQL ${m.postgres.toFixed(0)} µs`}`;
     for (const scenario of scenarios) {
       for (const server of servers) await measure(server, scenario.path, 1);
       const ratios: Record<string, number[]> = { A: [], B: [] };
-      const cpu: Record<string, number[]> = { bare: [], A: [], B: [] };
+      const all: Record<string, Measured[]> = { bare: [], A: [], B: [] };
       for (let round = 0; round < rounds; round++) {
         const order = round % 2 === 0 ? servers : [...servers].reverse();
-        const got: Record<string, { rps: number; cpu: number }> = {};
+        const got: Record<string, Measured> = {};
         for (const server of order) got[server.name] = await measure(server, scenario.path, seconds);
         for (const name of ['A', 'B']) ratios[name]!.push(got[name]!.rps / got.bare!.rps);
-        for (const name of ['bare', 'A', 'B']) cpu[name]!.push(got[name]!.cpu);
-        process.stdout.write(
-          `${scenario.name} round ${round + 1}: bare ${got.bare!.rps.toFixed(0)}/s ${got.bare!.cpu.toFixed(0)} µs, A ${got.A!.rps.toFixed(0)}/s ${got.A!.cpu.toFixed(0)} µs, B ${got.B!.rps.toFixed(0)}/s ${got.B!.cpu.toFixed(0)} µs\n`,
-        );
+        for (const name of ['bare', 'A', 'B']) all[name]!.push(got[name]!);
+        process.stdout.write(`${scenario.name} round ${round + 1}: bare ${describe(got.bare!)}, A ${describe(got.A!)}, B ${describe(got.B!)}\n`);
       }
+      const cpu = (name: string) => median(all[name]!.map((m) => m.cpu)).toFixed(0);
+      const postgres = (name: string) => {
+        const values = all[name]!.map((m) => m.postgres);
+        return values.includes(undefined) ? 'unknown' : `${median(values as number[]).toFixed(0)} µs`;
+      };
       process.stdout.write(
-        `${scenario.name}: median of ${rounds} rounds — ÷ bare: A ${median(ratios.A!).toFixed(3)}, B ${median(ratios.B!).toFixed(3)}; server CPU per request: bare ${median(cpu.bare!).toFixed(0)} µs, A ${median(cpu.A!).toFixed(0)} µs, B ${median(cpu.B!).toFixed(0)} µs\n`,
+        `${scenario.name}: median of ${rounds} rounds — ÷ bare: A ${median(ratios.A!).toFixed(3)}, B ${median(ratios.B!).toFixed(3)}; ` +
+          `server CPU per request: bare ${cpu('bare')} µs, A ${cpu('A')} µs, B ${cpu('B')} µs; PostgreSQL CPU per request: A ${postgres('A')}, B ${postgres('B')}\n`,
       );
     }
   } finally {
     for (const { child } of servers) child.kill('SIGTERM');
+    await admin.end();
   }
 }
 
