@@ -3,6 +3,7 @@ import { sql, type QueryCreator, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Db, DbHandle, DbOrTx } from './db/database.js';
+import { compiledPerShape } from './db/compiled-once.js';
 import { afterCommit, deferInsert, deferUpdate } from './db/tx.js';
 import { uuidv7 } from './ids.js';
 
@@ -36,6 +37,9 @@ export interface EnqueueSpec {
   runAt?: Date;
   maxAttempts?: number;
 }
+
+/** A job's outcome (done, retried, dead): one compiled UPDATE per set of columns it writes. */
+const finishStatement = compiledPerShape();
 
 /** Adds a job in the caller's transaction, so it exists exactly when the change that needs it does. */
 export async function enqueueJob(trx: DbOrTx, clock: Clock, spec: EnqueueSpec): Promise<string> {
@@ -419,17 +423,20 @@ export class JobWorker {
       const now = this.clock.now();
       const handedOn = next && { kind: next.kind, attempts: 1, max_attempts: next.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
       const attempts = current.attempts;
+      const set = { payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now, ...handedOn };
+      const columns = Object.keys(set);
+      const values = [...Object.values(set), job.id, 'running', attempts];
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const build = (db: QueryCreator<any>) =>
+      const build = (db: QueryCreator<any>, v: readonly unknown[]) =>
         db
           .updateTable('jobs')
-          .set({ payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now, ...handedOn })
-          .where('id', '=', job.id)
-          .where('status', '=', 'running')
-          .where('attempts', '=', attempts);
+          .set(Object.fromEntries(columns.map((column, i) => [column, v[i]])))
+          .where('id', '=', v[columns.length])
+          .where('status', '=', v[columns.length + 1])
+          .where('attempts', '=', v[columns.length + 2]);
       const notOne = () => new JobTakenOver(`job ${job.id} was taken over by another worker`);
       // Inside withTx it runs just before COMMIT, in the statement that writes the transaction's events and jobs.
-      if (!deferUpdate(trx, { build, notOne }) && (await build(trx).executeTakeFirst()).numUpdatedRows !== 1n) throw notOne();
+      if (!deferUpdate(trx, { shape: `jobs checkpoint ${columns.join()}`, values, build, notOne }) && (await build(trx, values).executeTakeFirst()).numUpdatedRows !== 1n) throw notOne();
       if (handedOn) {
         // Only once it has committed (a rolled-back hand-over leaves the job what it was).
         const apply = () => Object.assign(current, { kind: handedOn.kind, attempts: handedOn.attempts, maxAttempts: handedOn.max_attempts });
@@ -463,13 +470,16 @@ export class JobWorker {
 
   private async finish(id: string, attempts: number, changes: Partial<Pick<JobsTable, 'status' | 'last_error' | 'locked_until' | 'run_at'>> & { payload?: string }): Promise<void> {
     // Guarded by attempts: if our lease ran out and another worker took the job, its outcome wins.
-    await this.db
-      .updateTable('jobs')
-      .set({ ...changes, updated_at: this.clock.now() })
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .where('attempts', '=', attempts)
-      .execute();
+    const set = { ...changes, updated_at: this.clock.now() };
+    const columns = Object.keys(set);
+    await finishStatement(this.db, columns.join(), [...Object.values(set), id, 'running', attempts], (v) =>
+      this.db
+        .updateTable('jobs')
+        .set(Object.fromEntries(columns.map((column, i) => [column, v[i]])))
+        .where('id', '=', v[columns.length] as string)
+        .where('status', '=', v[columns.length + 1] as 'running')
+        .where('attempts', '=', v[columns.length + 2] as number),
+    );
   }
 
   /**

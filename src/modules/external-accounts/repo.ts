@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { compiledOnce } from '../../platform/db/compiled-once.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
@@ -54,6 +55,10 @@ export async function insertAccount(db: DbOrTx, row: ExternalAccountRow): Promis
 /** Who may see an account: customer paths see customers' accounts, platform paths the platform's own. */
 export type Owner = { kind: 'customer'; customerId?: string } | { kind: 'platform' } | { kind: 'any' };
 
+const liveAccount = compiledOnce((db, platformId: string, id: string) =>
+  db.selectFrom('external_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id).where('deleted_at', 'is', null),
+);
+
 /** A live account of the platform visible to `owner`; `forUpdate` locks it for a status change. */
 export async function findAccount(
   db: DbOrTx,
@@ -62,6 +67,8 @@ export async function findAccount(
   owner: Owner,
   options: { forUpdate?: boolean; includeDeleted?: boolean } = {},
 ): Promise<ExternalAccountRow | undefined> {
+  // Any owner's live account, read without a lock (a quote's source or destination): the statement compiled once.
+  if (owner.kind === 'any' && !options.forUpdate && !options.includeDeleted) return (await liveAccount(db, platformId, id))[0];
   let query = db.selectFrom('external_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
   if (!options.includeDeleted) query = query.where('deleted_at', 'is', null);
   if (owner.kind === 'platform') query = query.where('customer_id', 'is', null);

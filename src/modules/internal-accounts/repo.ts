@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely';
+import { compiledOnce } from '../../platform/db/compiled-once.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
@@ -99,8 +100,12 @@ export async function listPlatformAccounts(db: DbOrTx, platformId: string, filte
 /** The platform's accounts with these ids (others are left out). */
 export async function selectAccounts(db: DbOrTx, platformId: string, ids: readonly string[]): Promise<InternalAccountRow[]> {
   if (ids.length === 0) return [];
+  // One account (a quote's source, a payment's BALANCE_UPDATED): the statement compiled once.
+  if (ids.length === 1) return oneAccount(db, platformId, ids[0]!);
   return db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', 'in', ids).execute();
 }
+
+const oneAccount = compiledOnce((db, platformId: string, id: string) => db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', 'in', [id]));
 
 export async function updateAccount(db: DbOrTx, id: string, changes: Partial<InternalAccountRow>): Promise<InternalAccountRow> {
   return db.updateTable('internal_accounts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();

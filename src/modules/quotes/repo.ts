@@ -1,6 +1,7 @@
 import type { ColumnType, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { compiledPerShape, compiledWrite } from '../../platform/db/compiled-once.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 
 interface QuotesTable {
@@ -62,9 +63,19 @@ export type QuoteRow = Selectable<QuotesTable>;
 
 const JSON_COLUMNS = ['source', 'destination', 'rate_details', 'payment_instructions', 'sender_customer_info'] as const;
 
+// The quote path's statements, compiled once (platform/db/compiled-once.ts).
+const insertStatement = compiledPerShape();
+
 export async function insertQuote(db: DbOrTx, row: QuoteRow): Promise<void> {
   // A new quote has counted no volume yet.
-  await db.insertInto('quotes').values(withJsonColumns({ ...row, volume_day: null }, JSON_COLUMNS)).execute();
+  const entries = Object.entries(withJsonColumns({ ...row, volume_day: null }, JSON_COLUMNS)).filter(([, value]) => value !== undefined);
+  const columns = entries.map(([column]) => column);
+  await insertStatement(
+    db,
+    columns.join(),
+    entries.map(([, value]) => value),
+    (v) => db.insertInto('quotes').values(Object.fromEntries(columns.map((column, i) => [column, v[i]])) as never),
+  );
 }
 
 /** The platform's quote; `forUpdate` serialises its executions (one wins, the others see it executed). */
@@ -88,20 +99,24 @@ export async function claimQuote(
   at: Date,
   platformNow: Date,
 ): Promise<{ row: QuoteRow; alreadyExecuted: boolean } | undefined> {
-  const day = platformNow.toISOString().slice(0, 10);
-  // FOR UPDATE in the subquery: after waiting for another execution, it reads that one's committed mark.
-  const { rows } = await sql<QuoteRow & { prior_executed_at: Date | null }>`
-    update quotes q set executed_at = coalesce(prior.executed_at, ${at}::timestamptz),
-      volume_day = case when prior.executed_at is null and q.customer_id is not null and q.expires_at > ${platformNow}::timestamptz
-                        then ${day}::date else q.volume_day end
-    from (select id, executed_at from quotes where platform_id = ${platformId} and id = ${id} for update) prior
-    where q.id = prior.id
-    returning q.*, prior.executed_at as prior_executed_at`.execute(db);
+  const { rows } = await claimStatement(db, at, platformNow, platformNow.toISOString().slice(0, 10), platformId, id);
   const found = rows[0];
   if (!found) return undefined;
   const { prior_executed_at: prior, ...row } = found;
   return { row, alreadyExecuted: prior !== null };
 }
+
+// FOR UPDATE in the subquery: after waiting for another execution, it reads that one's committed mark.
+const claimStatement = compiledWrite((db, at: Date, platformNow: Date, day: string, platformId: string, id: string) => ({
+  compile: () =>
+    sql<QuoteRow & { prior_executed_at: Date | null }>`
+    update quotes q set executed_at = coalesce(prior.executed_at, ${at}::timestamptz),
+      volume_day = case when prior.executed_at is null and q.customer_id is not null and q.expires_at > ${platformNow}::timestamptz
+                        then ${day}::date else q.volume_day end
+    from (select id, executed_at from quotes where platform_id = ${platformId} and id = ${id} for update) prior
+    where q.id = prior.id
+    returning q.*, prior.executed_at as prior_executed_at`.compile(db),
+}));
 
 /** `volumeDay`: the day whose daily volume the execution was counted in (releaseDailyVolume gives it back). */
 export async function markExecuted(db: DbOrTx, platformId: string, id: string, at: Date, volumeDay: string | null = null): Promise<void> {
@@ -132,19 +147,22 @@ export async function addDailyVolume(
   limit: bigint,
 ): Promise<boolean> {
   if (amount > limit) return false;
-  const added = await db
+  const { rows } = await addVolumeStatement(db, key.platformId, key.customerId, key.day, key.currency, amount, limit);
+  return rows.length > 0;
+}
+
+const addVolumeStatement = compiledWrite((db, platformId: string, customerId: string, day: string, currency: string, amount: bigint, limit: bigint) =>
+  db
     .insertInto('daily_volumes')
-    .values({ platform_id: key.platformId, customer_id: key.customerId, day: key.day, currency: key.currency, amount })
+    .values({ platform_id: platformId, customer_id: customerId, day, currency, amount })
     .onConflict((oc) =>
       oc
         .columns(['platform_id', 'customer_id', 'day', 'currency'])
         .doUpdateSet({ amount: sql`daily_volumes.amount + excluded.amount` })
         .where(sql<boolean>`daily_volumes.amount + excluded.amount <= ${limit}`),
     )
-    .returning('amount')
-    .executeTakeFirst();
-  return added !== undefined;
-}
+    .returning('amount'),
+);
 
 export async function dailyVolume(db: DbOrTx, key: { platformId: string; customerId: string; day: string; currency: string }): Promise<bigint> {
   const row = await db

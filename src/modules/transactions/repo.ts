@@ -1,5 +1,6 @@
 import { sql, type ColumnType, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { compiledOnce, compiledPerShape, compiledWrite } from '../../platform/db/compiled-once.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { TransactionStatus } from './status.js';
 
@@ -91,18 +92,34 @@ export function reconciliationReferenceOf(id: string): string {
   return `CRD-${id.replace(/-/g, '').slice(-16).toUpperCase()}`;
 }
 
+/** A row's columns and values, those left undefined out (the builder leaves them out too). */
+function definedColumns(row: Record<string, unknown>): [string[], unknown[]] {
+  const entries = Object.entries(row).filter(([, value]) => value !== undefined);
+  return [entries.map(([column]) => column), entries.map(([, value]) => value)];
+}
+
+// The payment path's statements, compiled once (per set of columns): platform/db/compiled-once.ts.
+const insertStatement = compiledPerShape<TransactionRow>();
+const updateStatement = compiledPerShape<TransactionRow>();
+const byId = compiledOnce((db, platformId: string, id: string) => db.selectFrom('transactions').selectAll().where('platform_id', '=', platformId).where('id', '=', id));
+const byIdForUpdate = compiledWrite((db, platformId: string, id: string) =>
+  db.selectFrom('transactions').selectAll().where('platform_id', '=', platformId).where('id', '=', id).forUpdate(),
+);
+
 export async function insertTransaction(db: DbOrTx, record: TransactionRecord): Promise<TransactionRow> {
-  return db
-    .insertInto('transactions')
-    .values(withJsonColumns({ ...LATER_COLUMNS, ...record }, JSON_COLUMNS) as never)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const [columns, values] = definedColumns(withJsonColumns({ ...LATER_COLUMNS, ...record }, JSON_COLUMNS));
+  const { rows } = await insertStatement(db, columns.join(), values, (v) =>
+    db
+      .insertInto('transactions')
+      .values(Object.fromEntries(columns.map((column, i) => [column, v[i]])) as never)
+      .returningAll(),
+  );
+  return rows[0]!;
 }
 
 export async function findTransaction(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<TransactionRow | undefined> {
-  let query = db.selectFrom('transactions').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
-  if (options.forUpdate) query = query.forUpdate();
-  return query.executeTakeFirst();
+  if (options.forUpdate) return (await byIdForUpdate(db, platformId, id)).rows[0];
+  return (await byId(db, platformId, id))[0];
 }
 
 export async function findTransactionByQuote(db: DbOrTx, platformId: string, quoteId: string, options: { forUpdate?: boolean } = {}): Promise<TransactionRow | undefined> {
@@ -146,14 +163,17 @@ export async function updateTransaction(
   changes: TransactionChanges,
   at: Date,
 ): Promise<TransactionRow | undefined> {
-  return db
-    .updateTable('transactions')
-    .set({ ...changes, updated_at: at } as never)
-    .where('platform_id', '=', platformId)
-    .where('id', '=', id)
-    .where('status', '=', from)
-    .returningAll()
-    .executeTakeFirst();
+  const [columns, values] = definedColumns({ ...changes, updated_at: at });
+  const { rows } = await updateStatement(db, columns.join(), [...values, platformId, id, from], (v) =>
+    db
+      .updateTable('transactions')
+      .set(Object.fromEntries(columns.map((column, i) => [column, v[i]])) as never)
+      .where('platform_id', '=', v[columns.length] as string)
+      .where('id', '=', v[columns.length + 1] as string)
+      .where('status', '=', v[columns.length + 2] as TransactionStatus)
+      .returningAll(),
+  );
+  return rows[0];
 }
 
 export interface ListFilters {

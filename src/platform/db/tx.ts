@@ -1,5 +1,6 @@
 import { sql, type Kysely, type QueryCreator, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import type { Db, DbOrTx, Tx } from './database.js';
+import { compiledPerShape } from './compiled-once.js';
 import { insertChunked, ROWS_PER_INSERT } from './insert-chunked.js';
 import { COMMIT_AFTER } from './named-statements.js';
 
@@ -18,12 +19,16 @@ interface TxState {
 
 /**
  * An UPDATE run just before COMMIT in the statement that writes the deferred rows, which must
- * change exactly one row: `build` makes it on the statement's query creator; when it changes
- * none (or more), the statement fails, the transaction rolls back and `notOne`'s error is thrown.
+ * change exactly one row: `build` makes it on the statement's query creator with `values` (or
+ * stand-ins for them: the statement is compiled once per shape, platform/db/compiled-once.ts);
+ * `shape` tells apart the UPDATEs `build` makes (e.g. the columns it sets). When it changes none
+ * (or more), the statement fails, the transaction rolls back and `notOne`'s error is thrown.
  */
 export interface DeferredUpdate {
+  shape: string;
+  values: readonly unknown[];
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  build: (db: QueryCreator<any>) => UpdateQueryBuilder<any, any, any, UpdateResult>;
+  build: (db: QueryCreator<any>, values: readonly unknown[]) => UpdateQueryBuilder<any, any, any, UpdateResult>;
   notOne: () => Error;
 }
 
@@ -48,7 +53,8 @@ export function afterCommit(trx: DbOrTx, hook: (db: Db) => void): boolean {
 /**
  * Inserts `rows` into `table` just before the transaction `trx` commits, together with every
  * other deferred row in one statement, instead of one round trip each now: for append-only
- * rows nothing in the transaction reads back (outbox events, jobs). Answers false, and defers
+ * rows nothing in the transaction reads back (outbox events, jobs). Values are plain (no SQL
+ * expressions): the statement is compiled once per shape and takes them as parameters. Answers false, and defers
  * nothing, when `trx` is not a transaction opened by `withTx`: the caller inserts them itself.
  * Rows deferred inside a savepoint that rolls back (`inSavepoint`) are dropped with it.
  */
@@ -100,30 +106,45 @@ async function flushInserts(trx: Tx, state: TxState): Promise<void> {
     if (!update) return;
     tables = [];
   }
-  const last = update ? undefined : tables.pop()!;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  let query: any = untyped;
-  tables.forEach(([table, rows], i) => {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    query = query.with(`deferred_${i}`, (db: Kysely<any>) => db.insertInto(table).values(rows));
-  });
-  if (last) {
-    await query.insertInto(last[0]).values(last[1]).modifyEnd(sql.raw(COMMIT_AFTER)).execute();
-    return;
+  // One compiled statement per shape (tables, columns, rows, the update's shape): values in the order `build` takes them.
+  let shape = update ? `update ${update.shape}` : '';
+  const values: unknown[] = [];
+  for (const [table, rows] of tables) {
+    shape += `|${table}:${rows.map((row) => Object.keys(row).join()).join(';')}`;
+    for (const row of rows) values.push(...Object.values(row));
   }
-  try {
-    await query
+  if (update) values.push(...update.values);
+  const build = (standIns: unknown[]) => {
+    let next = 0;
+    const withStandIns = (rows: Array<Record<string, unknown>>) => rows.map((row) => Object.fromEntries(Object.keys(row).map((column) => [column, standIns[next++]])));
+    const inserts = tables.map(([table, rows]) => [table, withStandIns(rows)] as const);
+    const last = update ? undefined : inserts.pop()!;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    let query: any = untyped;
+    inserts.forEach(([table, rows], i) => {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      .with('deferred_update', (db: Kysely<any>) => update!.build(db).returning(sql<number>`1`.as('one')))
-      .selectFrom('deferred_update')
-      .select(sql<bigint>`expect_one_row(count(*))`.as('changed'))
-      .modifyEnd(sql.raw(COMMIT_AFTER))
-      .execute();
+      query = query.with(`deferred_${i}`, (db: Kysely<any>) => db.insertInto(table).values(rows));
+    });
+    if (last) return query.insertInto(last[0]).values(last[1]).modifyEnd(sql.raw(COMMIT_AFTER));
+    const updateValues = standIns.slice(next);
+    return (
+      query
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        .with('deferred_update', (db: Kysely<any>) => update!.build(db, updateValues).returning(sql<number>`1`.as('one')))
+        .selectFrom('deferred_update')
+        .select(sql<bigint>`expect_one_row(count(*))`.as('changed'))
+        .modifyEnd(sql.raw(COMMIT_AFTER))
+    );
+  };
+  try {
+    await flushStatement(trx, shape, values, build);
   } catch (error) {
-    if ((error as { code?: unknown } | null)?.code === NOT_ONE_ROW) throw update!.notOne();
+    if (update && (error as { code?: unknown } | null)?.code === NOT_ONE_ROW) throw update.notOne();
     throw error;
   }
 }
+
+const flushStatement = compiledPerShape();
 
 function isRetryable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
