@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { AppError, shouldRetry, statusOf, type ErrorCode, invalidInput } from '../errors.js';
 import type { KnownRoutes } from './known-routes.js';
 import { notFoundFromParams } from './path-ids.js';
@@ -109,8 +110,9 @@ export function frameworkErrors(): NonNullable<FastifyServerOptions['frameworkEr
 /**
  * Every error leaves as the spec's envelope `{status, code, message, details?}` with `status`
  * equal to the HTTP status, whoever raised it, with `x-should-retry` (and `Retry-After` on 429
- * and 503). Unknown failures become a generic 500 that quotes the request id; the stack goes to
- * the log only. Requests that reach no route are answered 404, or 405 with `Allow`, before
+ * and 503). The database unreachable or refusing work for now (platform/db/unavailable.ts) is a
+ * 503 a client retries; other unknown failures become a generic 500 that quotes the request id;
+ * the stack goes to the log only. Requests that reach no route are answered 404, or 405 with `Allow`, before
  * their body is read; requests that arrive while the process shuts down are 503.
  */
 export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes): void {
@@ -147,6 +149,10 @@ export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes)
     if (known) {
       if (known.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendAppError(reply, known);
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: error }, 'database unavailable');
+      return sendAppError(reply, new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable right now; retry the request (with the same Idempotency-Key for a write).'));
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendError(

@@ -1,0 +1,22 @@
+/**
+ * SQLSTATEs that say the database cannot serve now, not that the request is wrong: connection
+ * exceptions (class 08), insufficient resources (class 53: too many connections, out of memory,
+ * disk full) and operator intervention that ends sessions (57P01 admin shutdown, 57P02 crash
+ * shutdown, 57P03 cannot connect now, 57P04 database dropped, 57P05 idle session timeout).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|53...|57P0[1-5])$/;
+/** The socket's own errors when the server cannot be reached or drops the connection. */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/** node-postgres's messages when a connection dies under a query (they carry no code). */
+const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+
+/**
+ * Whether `error` is the database being unreachable or refusing work for now: the request may
+ * succeed if sent again, so it is answered 503 with a retry hint rather than 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || SOCKET_CODES.has(code))) return true;
+  return CONNECTION_LOST.test(error.message);
+}
