@@ -425,15 +425,15 @@ export class JobWorker {
       const attempts = current.attempts;
       const set = { payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now, ...handedOn };
       const columns = Object.keys(set);
-      const values = [...Object.values(set), job.id, 'running', attempts];
+      const values = [job.id, 'running', attempts, ...Object.values(set)];
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const build = (db: QueryCreator<any>, v: readonly unknown[]) =>
+      const build = (db: QueryCreator<any>, [idValue, statusValue, attemptsValue, ...setValues]: readonly unknown[]) =>
         db
           .updateTable('jobs')
-          .set(Object.fromEntries(columns.map((column, i) => [column, v[i]])))
-          .where('id', '=', v[columns.length])
-          .where('status', '=', v[columns.length + 1])
-          .where('attempts', '=', v[columns.length + 2]);
+          .set(Object.fromEntries(columns.map((column, i) => [column, setValues[i]])))
+          .where('id', '=', idValue)
+          .where('status', '=', statusValue)
+          .where('attempts', '=', attemptsValue);
       const notOne = () => new JobTakenOver(`job ${job.id} was taken over by another worker`);
       // Inside withTx it runs just before COMMIT, in the statement that writes the transaction's events and jobs.
       if (!deferUpdate(trx, { shape: `jobs checkpoint ${columns.join()}`, values, build, notOne }) && (await build(trx, values).executeTakeFirst()).numUpdatedRows !== 1n) throw notOne();
@@ -472,13 +472,13 @@ export class JobWorker {
     // Guarded by attempts: if our lease ran out and another worker took the job, its outcome wins.
     const set = { ...changes, updated_at: this.clock.now() };
     const columns = Object.keys(set);
-    await finishStatement(this.db, columns.join(), [...Object.values(set), id, 'running', attempts], (v) =>
+    await finishStatement(this.db, columns.join(), [id, 'running', attempts, ...Object.values(set)], ([idValue, statusValue, attemptsValue, ...setValues]) =>
       this.db
         .updateTable('jobs')
-        .set(Object.fromEntries(columns.map((column, i) => [column, v[i]])))
-        .where('id', '=', v[columns.length] as string)
-        .where('status', '=', v[columns.length + 1] as 'running')
-        .where('attempts', '=', v[columns.length + 2] as number),
+        .set(Object.fromEntries(columns.map((column, i) => [column, setValues[i]])))
+        .where('id', '=', idValue as string)
+        .where('status', '=', statusValue as 'running')
+        .where('attempts', '=', attemptsValue as number),
     );
   }
 

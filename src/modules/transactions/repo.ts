@@ -164,13 +164,13 @@ export async function updateTransaction(
   at: Date,
 ): Promise<TransactionRow | undefined> {
   const [columns, values] = definedColumns({ ...changes, updated_at: at });
-  const { rows } = await updateStatement(db, columns.join(), [...values, platformId, id, from], (v) =>
+  const { rows } = await updateStatement(db, columns.join(), [platformId, id, from, ...values], ([platformIdValue, idValue, fromValue, ...setValues]) =>
     db
       .updateTable('transactions')
-      .set(Object.fromEntries(columns.map((column, i) => [column, v[i]])) as never)
-      .where('platform_id', '=', v[columns.length] as string)
-      .where('id', '=', v[columns.length + 1] as string)
-      .where('status', '=', v[columns.length + 2] as TransactionStatus)
+      .set(Object.fromEntries(columns.map((column, i) => [column, setValues[i]])) as never)
+      .where('platform_id', '=', platformIdValue as string)
+      .where('id', '=', idValue as string)
+      .where('status', '=', fromValue as TransactionStatus)
       .returningAll(),
   );
   return rows[0];
