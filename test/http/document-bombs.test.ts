@@ -94,8 +94,10 @@ describe('decompression bombs', () => {
     expect(await storedRows()).toEqual(before);
 
     // The event loop was never blocked: the other client was answered throughout — at least once
-    // per second of the upload (it polls every 20 ms), each answer within a second.
-    expect(answers.length).toBeGreaterThanOrEqual(Math.max(2, Math.ceil(elapsed / 1000)));
+    // per second (or part of one) of the upload (it polls every 20 ms), each answer within a
+    // second. A refusal under a second may leave room for one answer only when the machine is
+    // loaded (CI on PostgreSQL once got one).
+    expect(answers.length).toBeGreaterThanOrEqual(Math.max(1, Math.ceil(elapsed / 1000)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1000);
     expect(peak - baseline).toBeLessThan(200 * 1024 * 1024);
