@@ -112,8 +112,8 @@ export function frameworkErrors(): NonNullable<FastifyServerOptions['frameworkEr
  * equal to the HTTP status, whoever raised it, with `x-should-retry` (and `Retry-After` on 429
  * and 503). The database unreachable or refusing work for now (platform/db/unavailable.ts) is a
  * 503 a client retries; other unknown failures become a generic 500 that quotes the request id;
- * the stack goes to the log only. Requests that reach no route are answered 404, or 405 with `Allow`, before
- * their body is read; requests that arrive while the process shuts down are 503.
+ * the stack goes to the log only. Requests that reach no route are answered 404, or 405 with
+ * `Allow`, before their body is read; requests that arrive while the process shuts down are 503.
  */
 export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes): void {
   let closing = false;
