@@ -1,7 +1,7 @@
 import type { ColumnType, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
-import { compiledPerShape, compiledWrite } from '../../platform/db/compiled-once.js';
+import { compiledPerShape, compiledWrite, definedColumns } from '../../platform/db/compiled-once.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 
 interface QuotesTable {
@@ -68,14 +68,8 @@ const insertStatement = compiledPerShape();
 
 export async function insertQuote(db: DbOrTx, row: QuoteRow): Promise<void> {
   // A new quote has counted no volume yet.
-  const entries = Object.entries(withJsonColumns({ ...row, volume_day: null }, JSON_COLUMNS)).filter(([, value]) => value !== undefined);
-  const columns = entries.map(([column]) => column);
-  await insertStatement(
-    db,
-    columns.join(),
-    entries.map(([, value]) => value),
-    (v) => db.insertInto('quotes').values(Object.fromEntries(columns.map((column, i) => [column, v[i]])) as never),
-  );
+  const [columns, values] = definedColumns(withJsonColumns({ ...row, volume_day: null }, JSON_COLUMNS));
+  await insertStatement(db, columns.join(), values, (v) => db.insertInto('quotes').values(Object.fromEntries(columns.map((column, i) => [column, v[i]])) as never));
 }
 
 /** The platform's quote; `forUpdate` serialises its executions (one wins, the others see it executed). */

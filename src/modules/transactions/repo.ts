@@ -1,6 +1,6 @@
 import { sql, type ColumnType, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
-import { compiledOnce, compiledPerShape, compiledWrite } from '../../platform/db/compiled-once.js';
+import { compiledOnce, compiledPerShape, compiledWrite, definedColumns } from '../../platform/db/compiled-once.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { TransactionStatus } from './status.js';
 
@@ -90,12 +90,6 @@ export type TransactionRecord = Omit<NewTransactionRow, keyof typeof LATER_COLUM
 /** The reference a platform reconciles a Corridor-made transaction by: the id's last 16 hex digits. */
 export function reconciliationReferenceOf(id: string): string {
   return `CRD-${id.replace(/-/g, '').slice(-16).toUpperCase()}`;
-}
-
-/** A row's columns and values, those left undefined out (the builder leaves them out too). */
-function definedColumns(row: Record<string, unknown>): [string[], unknown[]] {
-  const entries = Object.entries(row).filter(([, value]) => value !== undefined);
-  return [entries.map(([column]) => column), entries.map(([, value]) => value)];
 }
 
 // The payment path's statements, compiled once (per set of columns): platform/db/compiled-once.ts.

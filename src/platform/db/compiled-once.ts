@@ -81,3 +81,12 @@ export function compiledPerShape<Row>() {
     return db.executeQuery<Row>(withValues(compiled, values));
   };
 }
+
+/**
+ * A row's columns and values for a compiledPerShape INSERT or UPDATE, those left undefined out
+ * (the builder leaves them out too): the columns name the shape, the values fill it.
+ */
+export function definedColumns(row: Record<string, unknown>): [string[], unknown[]] {
+  const entries = Object.entries(row).filter(([, value]) => value !== undefined);
+  return [entries.map(([column]) => column), entries.map(([, value]) => value)];
+}
