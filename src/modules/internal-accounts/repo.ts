@@ -105,7 +105,7 @@ export async function selectAccounts(db: DbOrTx, platformId: string, ids: readon
   return db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', 'in', ids).execute();
 }
 
-const oneAccount = compiledOnce((db, platformId: string, id: string) => db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', 'in', [id]));
+const oneAccount = compiledOnce((db, platformId: string, id: string) => db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id));
 
 export async function updateAccount(db: DbOrTx, id: string, changes: Partial<InternalAccountRow>): Promise<InternalAccountRow> {
   return db.updateTable('internal_accounts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
