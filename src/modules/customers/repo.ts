@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
 import { timestampText } from '../../platform/db/timestamps.js';
@@ -272,7 +273,7 @@ export interface CustomerFilters {
 }
 
 function filtered(db: DbOrTx, platformId: string, f: CustomerFilters) {
-  let query = db.selectFrom('customers').where('platform_id', '=', platformId);
+  let query = db.selectFrom('customers').where(onePlatform(platformId));
   if (!f.includeDeleted) query = query.where('deleted_at', 'is', null);
   if (f.platformCustomerId !== undefined) query = query.where('platform_customer_id', '=', f.platformCustomerId);
   if (f.customerType) query = query.where('customer_type', '=', f.customerType);
@@ -293,9 +294,7 @@ const ABOVE_EVERY_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
  */
 function keptCountPage(which: 'live' | 'total') {
   return compiledOnce((db, platformId: string, after: string, limitPlusOne: number, countPlatformId: string, table: string) =>
-    filtered(db, platformId, { timeRange: {}, includeDeleted: which === 'total' })
-      .select(ANSWER_SELECTION)
-      .orderBy('id', 'desc')
+    inPlatformIdOrder(filtered(db, platformId, { timeRange: {}, includeDeleted: which === 'total' }).select(ANSWER_SELECTION), 'desc', 'desc')
       .limit(limitPlusOne)
       .where('id', '<', after)
       .select(platformRowCountExpression(table, countPlatformId, which).as('total_count')),
@@ -313,7 +312,7 @@ export async function listCustomers(
   // a page of live customers use its own index (migration 0009).
   const below = page.after ?? ABOVE_EVERY_ID;
   const count = countOf(filters);
-  const pageQuery = () => filtered(db, platformId, filters).select(ANSWER_SELECTION).orderBy('id', 'desc').limit(page.limit + 1).where('id', '<', below);
+  const pageQuery = () => inPlatformIdOrder(filtered(db, platformId, filters).select(ANSWER_SELECTION), 'desc', 'desc').limit(page.limit + 1).where('id', '<', below);
   if (count === 'index') {
     const [rows, { n }] = await Promise.all([
       pageQuery().execute(),

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
 import type { PageRequest } from '../../platform/pagination.js';
 
 interface DocumentsTable {
@@ -62,9 +63,9 @@ export async function deleteDocument(db: DbOrTx, id: string): Promise<string[]> 
 }
 
 export async function listDocuments(db: DbOrTx, platformId: string, filters: { holderId?: string }, page: PageRequest) {
-  let base = db.selectFrom('documents').where('platform_id', '=', platformId);
+  let base = db.selectFrom('documents').where(onePlatform(platformId));
   if (filters.holderId) base = base.where('holder_id', '=', filters.holderId);
-  let query = base.selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+  let query = inPlatformIdOrder(base.selectAll(), 'desc', 'desc').limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   const [rows, count] = await Promise.all([query.execute(), base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()]);
   return { rows, totalCount: Number(count.n) };

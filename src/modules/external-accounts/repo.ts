@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { AccountInfo, BeneficiaryVerificationStatus, ExternalAccountStatus, OwnershipMethod, OwnershipType } from './schemas.js';
@@ -83,7 +84,7 @@ export interface ListFilters {
 }
 
 function listed(db: DbOrTx, platformId: string, owner: 'customers' | 'platform', filters: ListFilters) {
-  let query = db.selectFrom('external_accounts').where('platform_id', '=', platformId).where('deleted_at', 'is', null);
+  let query = db.selectFrom('external_accounts').where(onePlatform(platformId)).where('deleted_at', 'is', null);
   query = owner === 'platform' ? query.where('customer_id', 'is', null) : query.where('customer_id', 'is not', null);
   if (filters.customerId) query = query.where('customer_id', '=', filters.customerId);
   if (filters.currency) query = query.where('currency', '=', filters.currency);
@@ -91,7 +92,7 @@ function listed(db: DbOrTx, platformId: string, owner: 'customers' | 'platform',
 }
 
 export async function listAccounts(db: DbOrTx, platformId: string, owner: 'customers' | 'platform', filters: ListFilters, page: PageRequest) {
-  let query = listed(db, platformId, owner, filters).selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+  let query = inPlatformIdOrder(listed(db, platformId, owner, filters).selectAll(), 'desc', 'asc').limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   const [rows, count] = await Promise.all([
     query.execute(),

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 
@@ -75,7 +76,7 @@ export interface AccountFilters {
 }
 
 function filtered(db: DbOrTx, platformId: string, owner: 'customers' | 'platform', f: AccountFilters) {
-  let query = db.selectFrom('internal_accounts').where('platform_id', '=', platformId);
+  let query = db.selectFrom('internal_accounts').where(onePlatform(platformId));
   query = owner === 'platform' ? query.where('customer_id', 'is', null) : query.where('customer_id', 'is not', null);
   if (f.customerId) query = query.where('customer_id', '=', f.customerId);
   if (f.currency) query = query.where('currency', '=', f.currency);
@@ -84,7 +85,7 @@ function filtered(db: DbOrTx, platformId: string, owner: 'customers' | 'platform
 }
 
 export async function listCustomerAccounts(db: DbOrTx, platformId: string, filters: AccountFilters, page: PageRequest) {
-  let query = filtered(db, platformId, 'customers', filters).selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+  let query = inPlatformIdOrder(filtered(db, platformId, 'customers', filters).selectAll(), 'desc', 'desc').limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   const [rows, count] = await Promise.all([
     query.execute(),
@@ -94,7 +95,7 @@ export async function listCustomerAccounts(db: DbOrTx, platformId: string, filte
 }
 
 export async function listPlatformAccounts(db: DbOrTx, platformId: string, filters: AccountFilters) {
-  return filtered(db, platformId, 'platform', filters).selectAll().orderBy('id', 'asc').execute();
+  return inPlatformIdOrder(filtered(db, platformId, 'platform', filters).selectAll(), 'asc', 'desc').execute();
 }
 
 /** The platform's accounts with these ids (others are left out). */

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { notifyChanged } from '../../platform/cache.js';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
 import type { Permission } from '../../platform/http/auth.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 
@@ -49,14 +50,14 @@ export interface TokenFilters {
 }
 
 function filtered(db: DbOrTx, platformId: string, f: TokenFilters) {
-  let query = db.selectFrom('api_tokens').where('platform_id', '=', platformId).where('deleted_at', 'is', null);
+  let query = db.selectFrom('api_tokens').where(onePlatform(platformId)).where('deleted_at', 'is', null);
   if (f.name !== undefined) query = query.where('name', '=', f.name);
   for (const condition of timeRangeConditions(f.timeRange)) query = query.where(condition);
   return query;
 }
 
 export async function listLiveTokens(db: DbOrTx, platformId: string, filters: TokenFilters, page: PageRequest) {
-  let query = filtered(db, platformId, filters).select(LIVE_COLUMNS).orderBy('id', 'desc').limit(page.limit + 1);
+  let query = inPlatformIdOrder(filtered(db, platformId, filters).select(LIVE_COLUMNS), 'desc', 'desc').limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   const [rows, count] = await Promise.all([
     query.execute(),

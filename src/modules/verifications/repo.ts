@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { VerificationError, VerificationStatus } from './schemas.js';
@@ -74,10 +75,10 @@ export async function updateVerification(
 }
 
 export async function listVerifications(db: DbOrTx, platformId: string, filters: { customerId?: string; status?: VerificationStatus }, page: PageRequest) {
-  let base = db.selectFrom('verifications').where('platform_id', '=', platformId);
+  let base = db.selectFrom('verifications').where(onePlatform(platformId));
   if (filters.customerId) base = base.where('customer_id', '=', filters.customerId);
   if (filters.status) base = base.where('status', '=', filters.status);
-  let query = base.selectAll().orderBy('id', 'desc').limit(page.limit + 1);
+  let query = inPlatformIdOrder(base.selectAll(), 'desc', 'desc').limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   const [rows, count] = await Promise.all([query.execute(), base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()]);
   return { rows, totalCount: Number(count.n) };

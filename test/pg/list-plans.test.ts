@@ -1,0 +1,124 @@
+import { CompiledQuery } from 'kysely';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, createTestContext, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
+
+/**
+ * A list page reads its own platform's rows, however many newer rows other platforms wrote
+ * (platform/db/platform-page.ts). Two platforms of equal size, one's rows all older than the
+ * other's: the planner, told by the statistics that each holds half the table, could walk the
+ * primary key from the newest id down and meet every row of the newer platform before the first
+ * of the older one's page. Each page statement the server runs is caught on its way to
+ * PostgreSQL and run again under EXPLAIN (ANALYZE, BUFFERS): what it read is counted in pages of
+ * the table and its indexes, not timed.
+ */
+describe.runIf(onPostgres)('list pages on PostgreSQL whatever other platforms hold', () => {
+  const ROWS = 10_000;
+  let ctx: TestContext;
+  let newer: TestPlatform;
+  let schema: string;
+  const statements: Array<{ text: string; values: unknown[] }> = [];
+  const query = pg.Client.prototype.query;
+
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    newer = await ctx.newPlatform();
+    const get = (platform: TestPlatform, path: string) => ctx.app.inject({ method: 'GET', url: `${BASE}${path}`, headers: { authorization: platform.auth } });
+    for (const platform of [ctx.platform, newer]) {
+      const created = await ctx.app.inject({
+        method: 'POST',
+        url: `${BASE}/customers`,
+        headers: { authorization: platform.auth },
+        payload: { customerType: 'INDIVIDUAL', fullName: 'Template' },
+      });
+      expect(created.statusCode).toBe(201);
+      expect((await get(platform, '/customers/internal-accounts')).statusCode).toBe(200);
+    }
+    // Copies of each platform's customer and its account (with its ledger account): the older
+    // platform's ids all below the newer one's (uuidv7 ids lead with their time), half the rows each.
+    const copy = async (platformId: string, idPrefix: string) => {
+      const { rows } = await ctx.handle.db.executeQuery<{ n: number }>(
+        CompiledQuery.raw(
+          `with made as (
+                 insert into customers
+                 select (jsonb_populate_record(null::customers, to_jsonb(s) || jsonb_build_object(
+                          'id', ${idPrefix} || lpad(to_hex(g), 12, '0'),
+                          'platform_customer_id', 'copy-' || g,
+                          'uma_address', '$copy' || g || '@example.com'))).*
+                   from (select * from customers where platform_id = $1 limit 1) s, generate_series(1, ${ROWS}) g
+                 returning id, platform_id),
+               accounts as (
+                 insert into internal_accounts
+                 select (jsonb_populate_record(null::internal_accounts, to_jsonb(a) || jsonb_build_object(
+                          'id', m.id, 'customer_id', m.id, 'funding_reference', a.funding_reference || '-' || m.id))).*
+                   from made m, (select * from internal_accounts where platform_id = $1 and customer_id is not null limit 1) a
+                 returning id, platform_id),
+               ledger as (
+                 insert into ledger_accounts
+                 select (jsonb_populate_record(null::ledger_accounts, to_jsonb(l) || jsonb_build_object('id', m.id))).*
+                   from made m, (select * from ledger_accounts where platform_id = $1 and kind = 'INTERNAL_ACCOUNT' limit 1) l
+                 returning id),
+               balances as (
+                 insert into ledger_balances
+                 select (jsonb_populate_record(null::ledger_balances, to_jsonb(b) || jsonb_build_object('account_id', l.id))).*
+                   from ledger l, (select * from ledger_balances where platform_id = $1 and no_overdraft limit 1) b
+                 returning 1)
+              select (select count(*) from made)::int as n`,
+          [platformId],
+        ),
+      );
+      expect(rows[0]!.n).toBe(ROWS);
+    };
+    await copy(ctx.platform.uuid, `'00000000-0000-7000-8000-'`);
+    await copy(newer.uuid, `'ffffffff-0000-7000-8000-'`);
+    await ctx.handle.db.executeQuery(CompiledQuery.raw('analyze customers, internal_accounts'));
+    schema = (await ctx.handle.db.executeQuery<{ schema: string }>(CompiledQuery.raw('select current_schema() as schema'))).rows[0]!.schema;
+    pg.Client.prototype.query = function capture(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
+      const submitted = config as { text?: string; values?: unknown[] };
+      const text = typeof config === 'string' ? config : submitted.text;
+      if (text && /\blimit\b/i.test(text)) statements.push({ text, values: (typeof config === 'string' ? (values as unknown[]) : submitted.values) ?? [] });
+      return (query as (...args: unknown[]) => unknown).call(this, config, values, callback);
+    } as typeof query;
+  });
+  afterEach(() => {
+    statements.length = 0;
+  });
+  afterAll(async () => {
+    pg.Client.prototype.query = query;
+    await ctx?.close();
+  });
+
+  /** Pages of the table and its indexes that `statement` reads, by EXPLAIN (ANALYZE, BUFFERS) on its own connection. */
+  async function pagesRead(statement: { text: string; values: unknown[] }): Promise<number> {
+    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL, options: `-c search_path=${schema}` });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> }>(`explain (analyze, buffers, format json) ${statement.text}`, statement.values);
+      const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
+      return plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];
+    } finally {
+      await client.end();
+    }
+  }
+
+  for (const [what, path, table] of [
+    ['customers', '/customers?limit=20', 'customers'],
+    ['customers, deleted ones too', '/customers?limit=20&isIncludingDeleted=true', 'customers'],
+    ['internal accounts', '/customers/internal-accounts?limit=20', 'internal_accounts'],
+  ] as const) {
+    it(`${what}: the older platform's page reads its own rows, not the newer platform's ${ROWS}`, async () => {
+      const response = await ctx.app.inject({ method: 'GET', url: `${BASE}${path}`, headers: { authorization: ctx.platform.auth } });
+      expect(response.statusCode, response.body).toBe(200);
+      const page = response.json() as { data: Array<{ id: string }>; hasMore: boolean };
+      expect(page.data).toHaveLength(20);
+      expect(page.hasMore).toBe(true);
+      const pageStatements = statements.filter((s) => new RegExp(`from "${table}"`).test(s.text));
+      expect(pageStatements.length).toBeGreaterThan(0);
+      for (const statement of pageStatements) {
+        // 21 rows of one platform: a few index pages and the heap pages holding them. The walk
+        // through the newer platform's rows reads thousands.
+        expect(await pagesRead(statement)).toBeLessThan(100);
+      }
+    });
+  }
+});
