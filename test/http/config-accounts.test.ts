@@ -123,8 +123,9 @@ describe('configuration takes effect for customers approved before it', () => {
     for (let i = 0; i < count; i++) await individual(p);
     await call(p, 'PATCH', '/config', { supportedCurrencies: [currency('USD'), currency('CAD')] });
     expect(await ctx.jobs.runDue()).toBe(1);
-    const cad = (await call(p, 'GET', '/customers/internal-accounts?currency=CAD&limit=1')).json() as { totalCount: number };
-    expect(cad.totalCount).toBe(count);
+    // Each customer now has a CAD account beside its USD one.
+    const all = (await call(p, 'GET', '/customers/internal-accounts?limit=1')).json() as { totalCount: number };
+    expect(all.totalCount).toBe(2 * count);
     const last = await ctx.handle.db.selectFrom('customers').select('id').where('platform_id', '=', p.uuid).orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
     expect(await syncJobs(p)).toMatchObject([{ status: 'done', attempts: 1, payload: { after: last.id } }]);
   }, 120_000);

@@ -385,6 +385,15 @@ describe('GET /documents', () => {
     expect(second.hasMore).toBe(false);
   });
 
+  it('counts all of the platform’s documents as they are uploaded and deleted', async () => {
+    const total = async () => ((await get('/documents?limit=1')).json() as { totalCount: number }).totalCount;
+    const before = await total();
+    const document = await uploadPassport(await newCustomer(p));
+    expect(await total()).toBe(before + 1);
+    expect((await del(`/documents/${String(document.id)}`)).statusCode).toBe(204);
+    expect(await total()).toBe(before);
+  });
+
   it('lists only the platform’s own documents', async () => {
     const other = await ctx.newPlatform();
     const list = (await get('/documents', other)).json() as { data: Body[]; totalCount: number };

@@ -266,26 +266,28 @@ describe('GET /transactions', () => {
     const list = async (query: string) => {
       const response = await call(ctx, p, 'GET', `/transactions${query}`);
       expect(response.statusCode, response.body).toBe(200);
-      return response.json() as { data: Json[]; hasMore: boolean; nextCursor?: string; totalCount: number };
+      return response.json() as { data: Json[]; hasMore: boolean; nextCursor?: string; totalCount?: number };
     };
     const all = await list('');
     expect(all.totalCount).toBe(4);
+    // A filtered list has no totalCount: counting its matches would read every one of them.
+    expect(await list('?status=EXPIRED')).not.toHaveProperty('totalCount');
     expect(all.data.map((t) => t.id).slice(1)).toEqual(inputs.map((i) => i.transactionId).reverse());
     expect((await list(`?customerId=${a.customerId}`)).data.map((t) => t.id)).toEqual([inputs[1]!.transactionId, inputs[0]!.transactionId]);
-    expect((await list(`?platformCustomerId=${b.platformCustomerId}`)).totalCount).toBe(2);
-    expect((await list('?status=EXPIRED')).totalCount).toBe(1);
-    expect((await list('?type=OUTGOING')).totalCount).toBe(4);
-    expect((await list('?type=INCOMING')).totalCount).toBe(0);
-    expect((await list(`?senderAccountIdentifier=${a.accountId}`)).totalCount).toBe(2);
+    expect((await list(`?platformCustomerId=${b.platformCustomerId}`)).data).toHaveLength(2);
+    expect((await list('?status=EXPIRED')).data).toHaveLength(1);
+    expect((await list('?type=OUTGOING')).data).toHaveLength(4);
+    expect((await list('?type=INCOMING')).data).toHaveLength(0);
+    expect((await list(`?senderAccountIdentifier=${a.accountId}`)).data).toHaveLength(2);
     const dest = (inputs[2]!.destination as { accountId: string }).accountId;
     expect((await list(`?receiverAccountIdentifier=${dest}`)).data.map((t) => t.id)).toEqual([inputs[2]!.transactionId]);
-    expect((await list(`?accountIdentifier=${dest}`)).totalCount).toBe(1);
-    expect((await list(`?accountIdentifier=${b.accountId}`)).totalCount).toBe(2);
+    expect((await list(`?accountIdentifier=${dest}`)).data).toHaveLength(1);
+    expect((await list(`?accountIdentifier=${b.accountId}`)).data).toHaveLength(2);
     const reference = (all.data[1]!.reconciliationInstructions as Json).reference as string;
     expect((await list(`?reference=${reference}`)).data.map((t) => t.id)).toEqual([all.data[1]!.id]);
     const start = all.data[1]!.createdAt as string;
-    expect((await list(`?startDate=${encodeURIComponent(start)}`)).totalCount).toBe(2);
-    expect((await list(`?endDate=${encodeURIComponent(start)}`)).totalCount).toBe(3);
+    expect((await list(`?startDate=${encodeURIComponent(start)}`)).data).toHaveLength(2);
+    expect((await list(`?endDate=${encodeURIComponent(start)}`)).data).toHaveLength(3);
 
     const first = await list('?limit=3&sortOrder=asc');
     expect(first.data.map((t) => t.id)).toEqual(inputs.map((i) => i.transactionId));

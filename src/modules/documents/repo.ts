@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
+import { platformRowCount } from '../../platform/db/row-counts.js';
 import type { PageRequest } from '../../platform/pagination.js';
 
 interface DocumentsTable {
@@ -67,8 +68,12 @@ export async function listDocuments(db: DbOrTx, platformId: string, filters: { h
   if (filters.holderId) base = base.where('holder_id', '=', filters.holderId);
   let query = inPlatformIdOrder(base.selectAll(), 'desc', 'desc').limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
-  const [rows, count] = await Promise.all([query.execute(), base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()]);
-  return { rows, totalCount: Number(count.n) };
+  // One holder's documents are counted; all of the platform's come from the kept count (migration 0034).
+  const counted = filters.holderId
+    ? base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow().then(({ n }) => Number(n))
+    : platformRowCount(db, 'documents', platformId, 'total');
+  const [rows, totalCount] = await Promise.all([query.execute(), counted]);
+  return { rows, totalCount };
 }
 
 export async function documentsOf(db: DbOrTx, platformId: string, holderIds: string[]): Promise<DocumentRow[]> {

@@ -30,6 +30,6 @@ export async function listPlatformTransactions(db: DbOrTx, platformId: string, q
     data: pageRows.map(toTransaction),
     hasMore,
     ...(hasMore ? { nextCursor: encodeCursor(pageRows[pageRows.length - 1]!.id) } : {}),
-    totalCount: total,
+    ...(total === undefined ? {} : { totalCount: total }),
   };
 }

@@ -1,17 +1,19 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from './database.js';
 
-/**
- * How many rows of `table` a platform has, from the counts its triggers keep in the writing
- * transaction (`platform_row_counts`, migration 0009): a sum over at most 64 slot rows, whatever
- * the size of the table. `live` leaves out soft-deleted rows (deleted_at set). A table is counted
- * once its migration attaches the triggers (see customers).
- */
 /** The same count as a scalar subquery, to select beside other columns in one statement. */
 export function platformRowCountExpression(table: string, platformId: string, which: 'live' | 'total') {
   return sql<string | number | bigint | null>`(select sum(${sql.ref(which)}) from platform_row_counts where platform_id = ${platformId} and table_name = ${table})`;
 }
 
+/**
+ * How many rows a platform has under the count `name`, from the counts triggers keep in the
+ * writing transaction (`platform_row_counts`, migrations 0009 and 0034): a sum over at most 64
+ * slot rows, whatever the size of the table. `live` leaves out soft-deleted rows (deleted_at
+ * set). A count is the table's name (customers, transactions) or, where a table holds two lists,
+ * a name of its own (`external_accounts:platform`); it exists once a migration attaches the
+ * triggers that keep it.
+ */
 export async function platformRowCount(db: DbOrTx, table: string, platformId: string, which: 'live' | 'total'): Promise<number> {
   const column = sql.ref(which);
   const { rows } = await sql<{ n: string | number | bigint | null }>`
