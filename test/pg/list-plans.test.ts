@@ -2,6 +2,7 @@ import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { validSamples } from '../helpers/external-accounts.js';
 
 /**
  * A list page reads its own platform's rows, however many newer rows other platforms wrote
@@ -32,10 +33,15 @@ describe.runIf(onPostgres)('list pages on PostgreSQL whatever other platforms ho
         payload: { customerType: 'INDIVIDUAL', fullName: 'Template' },
       });
       expect(created.statusCode).toBe(201);
+      const customerId = (created.json() as { id: string }).id;
       expect((await get(platform, '/customers/internal-accounts')).statusCode).toBe(200);
+      const post = (path: string, payload: object) => ctx.app.inject({ method: 'POST', url: `${BASE}${path}`, headers: { authorization: platform.auth }, payload });
+      expect((await post('/customers/external-accounts', { customerId, ...validSamples(ctx.clock.now()).USD_ACCOUNT })).statusCode).toBe(201);
+      expect((await post('/verifications', { customerId })).statusCode).toBe(200);
     }
-    // Copies of each platform's customer and its account (with its ledger account): the older
-    // platform's ids all below the newer one's (uuidv7 ids lead with their time), half the rows each.
+    // Copies of each platform's customer with its account (and ledger account), external account,
+    // verification and a token: the older platform's ids all below the newer one's (uuidv7 ids
+    // lead with their time), half the rows each.
     const copy = async (platformId: string, idPrefix: string) => {
       const { rows } = await ctx.handle.db.executeQuery<{ n: number }>(
         CompiledQuery.raw(
@@ -62,6 +68,22 @@ describe.runIf(onPostgres)('list pages on PostgreSQL whatever other platforms ho
                  insert into ledger_balances
                  select (jsonb_populate_record(null::ledger_balances, to_jsonb(b) || jsonb_build_object('account_id', l.id))).*
                    from ledger l, (select * from ledger_balances where platform_id = $1 and no_overdraft limit 1) b
+                 returning 1),
+               external as (
+                 insert into external_accounts
+                 select (jsonb_populate_record(null::external_accounts, to_jsonb(e) || jsonb_build_object(
+                          'id', m.id, 'customer_id', m.id, 'identity_sha256', encode(sha256(m.id::text::bytea), 'hex')))).*
+                   from made m, (select * from external_accounts where platform_id = $1 limit 1) e
+                 returning 1),
+               verifications as (
+                 insert into verifications
+                 select (jsonb_populate_record(null::verifications, to_jsonb(v) || jsonb_build_object('id', m.id, 'customer_id', m.id))).*
+                   from made m, (select * from verifications where platform_id = $1 limit 1) v
+                 returning 1),
+               tokens as (
+                 insert into api_tokens
+                 select (jsonb_populate_record(null::api_tokens, to_jsonb(t) || jsonb_build_object('id', m.id, 'client_id', md5(m.id::text)))).*
+                   from made m, (select * from api_tokens where platform_id = $1 limit 1) t
                  returning 1)
               select (select count(*) from made)::int as n`,
           [platformId],
@@ -71,7 +93,7 @@ describe.runIf(onPostgres)('list pages on PostgreSQL whatever other platforms ho
     };
     await copy(ctx.platform.uuid, `'00000000-0000-7000-8000-'`);
     await copy(newer.uuid, `'ffffffff-0000-7000-8000-'`);
-    await ctx.handle.db.executeQuery(CompiledQuery.raw('analyze customers, internal_accounts'));
+    await ctx.handle.db.executeQuery(CompiledQuery.raw('analyze customers, internal_accounts, external_accounts, verifications, api_tokens'));
     schema = (await ctx.handle.db.executeQuery<{ schema: string }>(CompiledQuery.raw('select current_schema() as schema'))).rows[0]!.schema;
     pg.Client.prototype.query = function capture(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
       const submitted = config as { text?: string; values?: unknown[] };
@@ -105,6 +127,9 @@ describe.runIf(onPostgres)('list pages on PostgreSQL whatever other platforms ho
     ['customers', '/customers?limit=20', 'customers'],
     ['customers, deleted ones too', '/customers?limit=20&isIncludingDeleted=true', 'customers'],
     ['internal accounts', '/customers/internal-accounts?limit=20', 'internal_accounts'],
+    ['external accounts', '/customers/external-accounts?limit=20', 'external_accounts'],
+    ['verifications', '/verifications?limit=20', 'verifications'],
+    ['tokens', '/tokens?limit=20', 'api_tokens'],
   ] as const) {
     it(`${what}: the older platform's page reads its own rows, not the newer platform's ${ROWS}`, async () => {
       const response = await ctx.app.inject({ method: 'GET', url: `${BASE}${path}`, headers: { authorization: ctx.platform.auth } });
