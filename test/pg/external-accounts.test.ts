@@ -39,4 +39,29 @@ describe.runIf(onPostgres)('external accounts on PostgreSQL', () => {
       expect(events.map((e) => (e.data as { status: string }).status)).toEqual(['ACTIVE']);
     }
   });
+  it('the kept totals of both lists match the rows after creates and deletes from two processes at once', async () => {
+    const platform = await ctx.newPlatform();
+    const apps = [ctx.app, await ctx.secondApp()];
+    const call = (i: number, method: 'POST' | 'DELETE' | 'GET', path: string, payload?: object) =>
+      apps[i % 2]!.inject({ method, url: `${BASE}${path}`, headers: { authorization: platform.auth }, ...(payload ? { payload } : {}) });
+    const customerId = ((await call(0, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Counted' })).json() as { id: string }).id;
+    const create = (path: string, n: number, extra: object) =>
+      Promise.all(
+        Array.from({ length: n }, async (_, i) => {
+          const response = await call(i, 'POST', path, { ...extra, currency: 'USDC', accountInfo: { accountType: 'BASE_WALLET', address: evmWallet().address } });
+          expect(response.statusCode).toBe(201);
+          return (response.json() as { id: string }).id;
+        }),
+      );
+    const [platformIds, customerIds] = await Promise.all([create('/platform/external-accounts', 8, {}), create('/customers/external-accounts', 16, { customerId })]);
+    const deletes = [
+      ...platformIds.slice(0, 3).map((id) => `/platform/external-accounts/${id}`),
+      ...customerIds.slice(0, 5).map((id) => `/customers/external-accounts/${id}`),
+    ];
+    const deleted = await Promise.all(deletes.map((path, i) => call(i, 'DELETE', path)));
+    expect(deleted.map((r) => r.statusCode)).toEqual(Array(deletes.length).fill(204));
+    const total = async (path: string) => ((await call(0, 'GET', path)).json() as { totalCount: number }).totalCount;
+    expect(await total('/platform/external-accounts')).toBe(5);
+    expect(await total('/customers/external-accounts')).toBe(11);
+  });
 });
