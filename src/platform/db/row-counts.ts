@@ -1,11 +1,6 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from './database.js';
 
-/** The same count as a scalar subquery, to select beside other columns in one statement. */
-export function platformRowCountExpression(table: string, platformId: string, which: 'live' | 'total') {
-  return sql<string | number | bigint | null>`(select sum(${sql.ref(which)}) from platform_row_counts where platform_id = ${platformId} and table_name = ${table})`;
-}
-
 /**
  * How many rows a platform has under the count `name`, from the counts triggers keep in the
  * writing transaction (`platform_row_counts`, migrations 0009 and 0034): a sum over at most 64
@@ -14,9 +9,14 @@ export function platformRowCountExpression(table: string, platformId: string, wh
  * a name of its own (`external_accounts:platform`); it exists once a migration attaches the
  * triggers that keep it.
  */
-export async function platformRowCount(db: DbOrTx, table: string, platformId: string, which: 'live' | 'total'): Promise<number> {
+export async function platformRowCount(db: DbOrTx, name: string, platformId: string, which: 'live' | 'total'): Promise<number> {
   const column = sql.ref(which);
   const { rows } = await sql<{ n: string | number | bigint | null }>`
-    select sum(${column}) as n from platform_row_counts where platform_id = ${platformId} and table_name = ${table}`.execute(db);
+    select sum(${column}) as n from platform_row_counts where platform_id = ${platformId} and table_name = ${name}`.execute(db);
   return Number(rows[0]?.n ?? 0);
+}
+
+/** The same count as a scalar subquery, to select beside other columns in one statement. */
+export function platformRowCountExpression(name: string, platformId: string, which: 'live' | 'total') {
+  return sql<string | number | bigint | null>`(select sum(${sql.ref(which)}) from platform_row_counts where platform_id = ${platformId} and table_name = ${name})`;
 }
