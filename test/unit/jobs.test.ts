@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
@@ -185,6 +186,38 @@ describe('durable jobs', () => {
     expect(backoffMs(40, () => 0.5)).toBe(3_600_000);
     expect(backoffMs(1, () => 0)).toBe(800);
     expect(backoffMs(1, () => 1)).toBe(1200);
+  });
+
+  it('a freed slot claims what a full platform share held back, without waiting for the poll', async () => {
+    const platformId = randomUUID();
+    await handle.db.insertInto('platforms').values({ id: platformId, name: 'Shares', environment: 'sandbox', identifier_key_version: 1, created_at: clock.now(), updated_at: clock.now() }).execute();
+    const worker = new JobWorker(handle.db, clock, logger);
+    let running = 0;
+    let most = 0;
+    worker.register(
+      'test.shared',
+      async () => {
+        most = Math.max(most, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        running--;
+      },
+      { perPlatform: 2 },
+    );
+    // The poll would come only after the test's timeout: every claim after the first must come from a freed slot.
+    await worker.start(600_000);
+    try {
+      await withTx(handle.db, (trx) => enqueueJobs(trx, clock, Array.from({ length: 6 }, (_, n) => ({ kind: 'test.shared', platformId, payload: { n } }))));
+      await vi.waitFor(
+        async () => {
+          const done = await handle.db.selectFrom('jobs').select('id').where('kind', '=', 'test.shared').where('status', '=', 'done').execute();
+          expect(done).toHaveLength(6);
+        },
+        { timeout: 15_000, interval: 50 },
+      );
+      expect(most).toBe(2);
+    } finally {
+      await worker.stop();
+    }
   });
 
   it('only claims kinds it has handlers for', async () => {
