@@ -6,6 +6,9 @@ import { minorUnits } from './currencies.js';
 
 export class AmountOutOfRangeError extends Error {}
 
+/** The largest amount the wire carries exactly, 2^53 − 1 minor units (a JSON number's safe integers). */
+export const MAX_WIRE_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** Wire → internal. Rejects anything that is not a safe integer. */
 export function amountFromWire(value: number): bigint {
   if (!Number.isSafeInteger(value)) throw new AmountOutOfRangeError(`amount ${value} is not a safe integer`);
@@ -14,7 +17,7 @@ export function amountFromWire(value: number): bigint {
 
 /** Internal → wire. An amount past 2^53 cannot be a JSON number without losing cents. */
 export function amountToWire(value: bigint): number {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+  if (value > MAX_WIRE_AMOUNT || value < -MAX_WIRE_AMOUNT) {
     throw new AmountOutOfRangeError(`amount ${value} exceeds the safe-integer range`);
   }
   return Number(value);

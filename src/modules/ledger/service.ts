@@ -4,6 +4,7 @@ import { isCurrency } from '../../platform/currencies.js';
 import { canonicalJson, sha256Hex } from '../../platform/crypto/encoding.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { uuidv7 } from '../../platform/ids.js';
+import { MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import {
   applyTransaction,
   insertInternalLedgerAccounts,
@@ -127,7 +128,7 @@ export class LedgerError extends Error {
 }
 
 /** Largest amount of one posting: what the wire can carry as a JSON number. */
-export const MAX_POSTING_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
+export const MAX_POSTING_AMOUNT = MAX_WIRE_AMOUNT;
 const RAIL_RE = /^[A-Z][A-Z0-9_]{0,31}$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -1,6 +1,6 @@
 import { currency as currencyOf } from '../../platform/currencies.js';
 import { AppError } from '../../platform/errors.js';
-import { amountToWire } from '../../platform/money.js';
+import { amountToWire, MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import type { PlatformConfig } from '../config/index.js';
 import { formatRate } from './pricing.js';
 import { RAILS, routeServes } from './rails.js';
@@ -41,7 +41,7 @@ export function listExchangeRates(snapshot: RateSnapshot, config: PlatformConfig
         const fixed = pricing.fees.serviceFixed + pricing.fees.platformFixed;
         const priced = pricing.priced;
         // As a quote for this amount would be (AMOUNT_OUT_OF_RANGE), not an amount the answer cannot carry.
-        if (priced && priced.received > BigInt(Number.MAX_SAFE_INTEGER)) {
+        if (priced && priced.received > MAX_WIRE_AMOUNT) {
           throw new AppError('AMOUNT_OUT_OF_RANGE', `sendingAmount ${amount} buys more ${destination} than the API carries exactly (2^53 − 1 minor units).`, {
             details: { sendingAmount: amountToWire(amount), sourceCurrency: source.currencyCode, destinationCurrency: destination },
           });

@@ -2,7 +2,7 @@ import type { DbOrTx } from '../../platform/db/database.js';
 import { currency as currencyOf, minorUnits } from '../../platform/currencies.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { amountToWire } from '../../platform/money.js';
+import { amountToWire, MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import { isUmaAddress } from '../../platform/uma-address.js';
 import { getConfigRow } from '../config/index.js';
 import { findLiveCustomerById, findLiveCustomerByUmaAddress } from '../customers/index.js';
@@ -64,8 +64,7 @@ export async function lookupExternalAccount(
   const convert = (amount: number) => convertDown(BigInt(amount), corridor.rate, minorUnits(sending.currencyCode), minorUnits(account.currency));
   // No quote pays more than the API carries exactly (2^53 − 1 minor units): the limits stop there
   // too, so a platform's large maxAmount in a currency worth many of the receiver's is no 500.
-  const carried = BigInt(Number.MAX_SAFE_INTEGER);
-  const capped = (amount: bigint) => (amount < carried ? amount : carried);
+  const capped = (amount: bigint) => (amount < MAX_WIRE_AMOUNT ? amount : MAX_WIRE_AMOUNT);
   const min = capped(convert(sending.minAmount) > 0n ? convert(sending.minAmount) : 1n);
   const max = capped(convert(sending.maxAmount) > min ? convert(sending.maxAmount) : min);
   const receiving = currencyOf(account.currency);
