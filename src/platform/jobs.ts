@@ -41,6 +41,27 @@ export interface EnqueueSpec {
 /** A job's outcome (done, retried, dead): one compiled UPDATE per set of columns it writes. */
 const finishStatement = compiledPerShape();
 
+/**
+ * The UPDATE of a job this worker runs, guarded so that it changes nothing once the lease ran out
+ * and another worker took the job (its attempts moved on): a checkpoint's and an outcome's. Built
+ * from `values` (or stand-ins for them), so it compiles once per `shape`, the columns it sets.
+ */
+function runningJobUpdate(id: string, attempts: number, set: Record<string, unknown>) {
+  const columns = Object.keys(set);
+  return {
+    shape: columns.join(),
+    values: [id, 'running', attempts, ...Object.values(set)],
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    build: (db: QueryCreator<any>, [idValue, statusValue, attemptsValue, ...setValues]: readonly unknown[]) =>
+      db
+        .updateTable('jobs')
+        .set(Object.fromEntries(columns.map((column, i) => [column, setValues[i]])))
+        .where('id', '=', idValue)
+        .where('status', '=', statusValue)
+        .where('attempts', '=', attemptsValue),
+  };
+}
+
 /** Adds a job in the caller's transaction, so it exists exactly when the change that needs it does. */
 export async function enqueueJob(trx: DbOrTx, clock: Clock, spec: EnqueueSpec): Promise<string> {
   return (await enqueueJobs(trx, clock, [spec]))[0]!;
@@ -423,20 +444,15 @@ export class JobWorker {
       const now = this.clock.now();
       const handedOn = next && { kind: next.kind, attempts: 1, max_attempts: next.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
       const attempts = current.attempts;
-      const set = { payload: JSON.stringify(payload ?? null), locked_until: new Date(now.getTime() + LEASE_MS), updated_at: now, ...handedOn };
-      const columns = Object.keys(set);
-      const values = [job.id, 'running', attempts, ...Object.values(set)];
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const build = (db: QueryCreator<any>, [idValue, statusValue, attemptsValue, ...setValues]: readonly unknown[]) =>
-        db
-          .updateTable('jobs')
-          .set(Object.fromEntries(columns.map((column, i) => [column, setValues[i]])))
-          .where('id', '=', idValue)
-          .where('status', '=', statusValue)
-          .where('attempts', '=', attemptsValue);
+      const { shape, values, build } = runningJobUpdate(job.id, attempts, {
+        payload: JSON.stringify(payload ?? null),
+        locked_until: new Date(now.getTime() + LEASE_MS),
+        updated_at: now,
+        ...handedOn,
+      });
       const notOne = () => new JobTakenOver(`job ${job.id} was taken over by another worker`);
       // Inside withTx it runs just before COMMIT, in the statement that writes the transaction's events and jobs.
-      if (!deferUpdate(trx, { shape: `jobs checkpoint ${columns.join()}`, values, build, notOne }) && (await build(trx, values).executeTakeFirst()).numUpdatedRows !== 1n) throw notOne();
+      if (!deferUpdate(trx, { shape: `jobs checkpoint ${shape}`, values, build, notOne }) && (await build(trx, values).executeTakeFirst()).numUpdatedRows !== 1n) throw notOne();
       if (handedOn) {
         // Only once it has committed (a rolled-back hand-over leaves the job what it was).
         const apply = () => Object.assign(current, { kind: handedOn.kind, attempts: handedOn.attempts, maxAttempts: handedOn.max_attempts });
@@ -470,16 +486,8 @@ export class JobWorker {
 
   private async finish(id: string, attempts: number, changes: Partial<Pick<JobsTable, 'status' | 'last_error' | 'locked_until' | 'run_at'>> & { payload?: string }): Promise<void> {
     // Guarded by attempts: if our lease ran out and another worker took the job, its outcome wins.
-    const set = { ...changes, updated_at: this.clock.now() };
-    const columns = Object.keys(set);
-    await finishStatement(this.db, columns.join(), [id, 'running', attempts, ...Object.values(set)], ([idValue, statusValue, attemptsValue, ...setValues]) =>
-      this.db
-        .updateTable('jobs')
-        .set(Object.fromEntries(columns.map((column, i) => [column, setValues[i]])))
-        .where('id', '=', idValue as string)
-        .where('status', '=', statusValue as 'running')
-        .where('attempts', '=', attemptsValue as number),
-    );
+    const { shape, values, build } = runningJobUpdate(id, attempts, { ...changes, updated_at: this.clock.now() });
+    await finishStatement(this.db, shape, values, (standIns) => build(this.db, standIns));
   }
 
   /**
