@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { countMatches } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { ReviewStatus } from '../customers/index.js';
@@ -76,8 +77,8 @@ export async function listOwners(db: DbOrTx, platformId: string, customerId: str
   const base = db.selectFrom('beneficial_owners').where('platform_id', '=', platformId).where('customer_id', '=', customerId);
   let query = base.selectAll().orderBy('id', 'desc').limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
-  const [rows, count] = await Promise.all([query.execute(), base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()]);
-  return { rows, totalCount: Number(count.n) };
+  const [rows, totalCount] = await Promise.all([query.execute(), countMatches(base)]);
+  return { rows, totalCount };
 }
 
 export async function setOwnerStatuses(db: DbOrTx, platformId: string, ids: string[], status: ReviewStatus, at: Date): Promise<void> {

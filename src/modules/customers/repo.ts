@@ -5,7 +5,7 @@ import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.
 import { withJsonColumns } from '../../platform/db/json.js';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
 import { timestampText } from '../../platform/db/timestamps.js';
-import { platformRowCount, platformRowCountExpression } from '../../platform/db/row-counts.js';
+import { countMatches, platformRowCount, platformRowCountExpression } from '../../platform/db/row-counts.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
 
@@ -314,11 +314,8 @@ export async function listCustomers(
   const count = countOf(filters);
   const pageQuery = () => inPlatformIdOrder(filtered(db, platformId, filters).select(ANSWER_SELECTION), 'desc', 'desc').limit(page.limit + 1).where('id', '<', below);
   if (count === 'index') {
-    const [rows, { n }] = await Promise.all([
-      pageQuery().execute(),
-      filtered(db, platformId, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return { rows, totalCount: Number(n) };
+    const [rows, totalCount] = await Promise.all([pageQuery().execute(), countMatches(filtered(db, platformId, filters))]);
+    return { rows, totalCount };
   }
   if (count === undefined) return { rows: await pageQuery().execute(), totalCount: undefined };
   // The kept count rides in the page's own statement (evaluated once, beside every row): one

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
-import { platformRowCount } from '../../platform/db/row-counts.js';
+import { countMatches, platformRowCount } from '../../platform/db/row-counts.js';
 import type { PageRequest } from '../../platform/pagination.js';
 
 interface DocumentsTable {
@@ -70,7 +70,7 @@ export async function listDocuments(db: DbOrTx, platformId: string, filters: { h
   if (page.after) query = query.where('id', '<', page.after);
   // One holder's documents are counted; all of the platform's come from the kept count (migration 0034).
   const counted = filters.holderId
-    ? base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow().then(({ n }) => Number(n))
+    ? countMatches(base)
     : platformRowCount(db, 'documents', platformId, 'total');
   const [rows, totalCount] = await Promise.all([query.execute(), counted]);
   return { rows, totalCount };

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
-import { platformRowCount } from '../../platform/db/row-counts.js';
+import { countMatches, platformRowCount } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { AccountInfo, BeneficiaryVerificationStatus, ExternalAccountStatus, OwnershipMethod, OwnershipType } from './schemas.js';
@@ -98,7 +98,7 @@ export async function listAccounts(db: DbOrTx, platformId: string, owner: 'custo
   // The total only where it costs the same whatever the number of accounts: the kept count
   // (migration 0034) of an unfiltered list, or a count of one customer's accounts.
   const counted = filters.customerId
-    ? listed(db, platformId, owner, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow().then(({ n }) => Number(n))
+    ? countMatches(listed(db, platformId, owner, filters))
     : filters.currency
       ? undefined
       : platformRowCount(db, owner === 'platform' ? 'external_accounts:platform' : 'external_accounts', platformId, 'live');

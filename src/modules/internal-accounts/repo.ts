@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
-import { platformRowCount } from '../../platform/db/row-counts.js';
+import { countMatches, platformRowCount } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 
@@ -91,7 +91,7 @@ export async function listCustomerAccounts(db: DbOrTx, platformId: string, filte
   // The total only where it costs the same whatever the number of accounts: the kept count
   // (migration 0034) of the unfiltered list, or a count of one customer's few accounts.
   const counted = filters.customerId
-    ? filtered(db, platformId, 'customers', filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow().then(({ n }) => Number(n))
+    ? countMatches(filtered(db, platformId, 'customers', filters))
     : filters.currency || filters.type
       ? undefined
       : platformRowCount(db, 'internal_accounts', platformId, 'total');

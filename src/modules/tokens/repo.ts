@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { notifyChanged } from '../../platform/cache.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
+import { countMatches } from '../../platform/db/row-counts.js';
 import type { Permission } from '../../platform/http/auth.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 
@@ -59,11 +60,8 @@ function filtered(db: DbOrTx, platformId: string, f: TokenFilters) {
 export async function listLiveTokens(db: DbOrTx, platformId: string, filters: TokenFilters, page: PageRequest) {
   let query = inPlatformIdOrder(filtered(db, platformId, filters).select(LIVE_COLUMNS), 'desc', 'desc').limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
-  const [rows, count] = await Promise.all([
-    query.execute(),
-    filtered(db, platformId, filters).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, totalCount: Number(count.n) };
+  const [rows, totalCount] = await Promise.all([query.execute(), countMatches(filtered(db, platformId, filters))]);
+  return { rows, totalCount };
 }
 
 /** Soft delete; the NOTIFY (the token's uuid) reaches every process's token cache on commit. */

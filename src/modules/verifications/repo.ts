@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
-import { platformRowCount } from '../../platform/db/row-counts.js';
+import { countMatches, platformRowCount } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { VerificationError, VerificationStatus } from './schemas.js';
@@ -85,7 +85,7 @@ export async function listVerifications(db: DbOrTx, platformId: string, filters:
   // are counted, all of the platform's come from the kept count (migration 0034); a status alone
   // would mean reading every match.
   const counted = filters.customerId
-    ? base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow().then(({ n }) => Number(n))
+    ? countMatches(base)
     : filters.status
       ? undefined
       : platformRowCount(db, 'verifications', platformId, 'total');

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { DbOrTx } from './database.js';
 
 /**
@@ -19,4 +19,14 @@ export async function platformRowCount(db: DbOrTx, name: string, platformId: str
 /** The same count as a scalar subquery, to select beside other columns in one statement. */
 export function platformRowCountExpression(name: string, platformId: string, which: 'live' | 'total') {
   return sql<string | number | bigint | null>`(select sum(${sql.ref(which)}) from platform_row_counts where platform_id = ${platformId} and table_name = ${name})`;
+}
+
+/**
+ * How many rows `query` matches, by count(*): only for queries that match few rows whatever the
+ * size of the table (one customer's accounts, a platform's tokens); a platform's rows are counted
+ * by `platformRowCount`.
+ */
+export async function countMatches<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): Promise<number> {
+  const row = await query.select(sql<string>`count(*)`.as('n')).$castTo<{ n: string | number | bigint }>().executeTakeFirstOrThrow();
+  return Number(row.n);
 }
