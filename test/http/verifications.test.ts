@@ -305,7 +305,11 @@ describe('GET /verifications', () => {
     expect(page.data.map((v) => v.id)).toEqual([made[2]!.id, made[1]!.id]);
     const rest = (await call(pl, 'GET', `/verifications?limit=2&cursor=${page.nextCursor}`)).json() as { data: Verification[] };
     expect(rest.data.map((v) => v.id)).toEqual([made[0]!.id]);
-    expect(((await call(pl, 'GET', '/verifications?verificationStatus=APPROVED')).json() as { data: unknown[] }).data).toEqual([]);
+    const approved = (await call(pl, 'GET', '/verifications?verificationStatus=APPROVED')).json() as { data: unknown[] };
+    expect(approved.data).toEqual([]);
+    // A status alone cannot bound its matches: no total. One customer's verifications are counted.
+    expect(approved).not.toHaveProperty('totalCount');
+    expect(((await call(pl, 'GET', `/verifications?customerId=${c.id}`)).json() as { totalCount: number }).totalCount).toBe(3);
     expectEnvelope(await call(p, 'GET', `/verifications/${made[0]!.id}`), 404, 'REFERENCE_NOT_FOUND');
     expectEnvelope(await call(pl, 'GET', '/verifications/Verification:019542f5-b3e7-7d02-8000-000000000001'), 404, 'REFERENCE_NOT_FOUND');
     const bad = expectEnvelope(await call(pl, 'GET', '/verifications?verificationStatus=DONE'), 400, 'INVALID_INPUT');
