@@ -29,22 +29,33 @@ class LineBatch {
     this.destination.flush(cb);
   }
 
-  flushSync(writeSync: () => void): void {
-    if (this.lines.length === 0) return;
-    this.handOver();
-    try {
-      writeSync();
-    } catch {
-      // Exiting: a destination that cannot take the lines now (closed, broken pipe) loses them.
-    }
-  }
-
-  private handOver(): void {
-    if (this.lines.length === 0) return;
+  /** Answers the lines not yet handed over, and forgets them. */
+  take(): string {
     const text = this.lines.join('');
     this.lines = [];
     this.units = 0;
-    this.destination.write(text);
+    return text;
+  }
+
+  private handOver(): void {
+    if (this.lines.length > 0) this.destination.write(this.take());
+  }
+}
+
+/**
+ * Writes what is still pending at exit without the event loop. Handed to the asynchronous
+ * destination, a batch of at least 32 KiB would start a write in the thread pool whose EAGAIN
+ * retry (stdout is a non-blocking pipe once anything touches process.stdout, and a slow reader
+ * fills it) is a timer that never runs: the last lines were lost. A synchronous destination on the
+ * same descriptor waits and retries instead. pino's own exit hook flushes sonic-boom's pending
+ * lines first; flushing again here keeps the order whichever hook runs first.
+ */
+function writeAtExit(sonic: ReturnType<typeof pino.destination>, text: string): void {
+  try {
+    sonic.flushSync();
+    if (text) pino.destination({ dest: 1, sync: true }).write(text);
+  } catch {
+    // A destination that cannot take the lines now (closed, broken pipe) loses them.
   }
 }
 
@@ -61,8 +72,7 @@ export function createLogger(level: string): Logger {
   const sonic = pino.destination({ dest: 1, sync: false, minLength: BATCH, maxWrite: 2 * BATCH });
   const destination = new LineBatch(sonic);
   setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
-  // pino writes sonic-boom's pending lines synchronously at exit; the lines still collected here too.
-  process.once('exit', () => destination.flushSync(() => sonic.flushSync()));
+  process.once('exit', () => writeAtExit(sonic, destination.take()));
   return pino(
     {
       level,

@@ -1,13 +1,72 @@
-import { execFileSync } from 'node:child_process';
+import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { setTimeout } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('../../', import.meta.url).pathname;
 
+function childCode(body: string): string {
+  return `import { createLogger } from './src/logger.ts'; const logger = createLogger('info'); ${body}`;
+}
+
 /** Runs `body` in a child process with `logger` from src/logger.ts; answers what it wrote to stdout. */
 function childOutput(body: string): string[] {
-  const code = `import { createLogger } from './src/logger.ts'; const logger = createLogger('info'); ${body}`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: root, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', childCode(body)], { cwd: root, encoding: 'utf8' });
   return out.split('\n').filter(Boolean);
+}
+
+/**
+ * Like childOutput, but stdout is a full non-blocking pipe when the child logs and ends: a FIFO
+ * that the child fills with newlines until EAGAIN, saying so on stderr, and that this side starts
+ * reading only a moment later. Whatever the logger still holds at exit meets a pipe that cannot
+ * take it yet.
+ */
+async function childOutputThroughFullPipe(body: string): Promise<string[]> {
+  const directory = mkdtempSync(join(tmpdir(), 'corridor-log-'));
+  const fifo = join(directory, 'stdout');
+  execFileSync('mkfifo', [fifo]);
+  // Two opens, two file descriptions: the child's stdout is made blocking at spawn, this side's reads are not.
+  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const writer = openSync(fifo, constants.O_WRONLY);
+    const fill = `import { writeSync } from 'node:fs'; process.stdout; try { for (;;) writeSync(1, '\\n'); } catch (error) { if (error.code !== 'EAGAIN') throw error; } process.stderr.write('full\\n');`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `${fill} ${childCode(body)}`], { cwd: root, stdio: ['ignore', writer, 'pipe'] }) as ChildProcessByStdio<null, null, Readable>;
+    closeSync(writer);
+    let stderr = '';
+    const exitCode = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes('full\n')) resolve();
+      });
+      void exitCode.then(() => reject(new Error(`child ended before filling its stdout: ${stderr}`)));
+    });
+    await setTimeout(300);
+    const chunks: Buffer[] = [];
+    const buffer = Buffer.alloc(65_536);
+    for (;;) {
+      try {
+        const read = readSync(reader, buffer);
+        if (read === 0) break; // every writer has closed: the child has ended
+        chunks.push(Buffer.from(buffer.subarray(0, read)));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        await setTimeout(10);
+      }
+    }
+    expect(await exitCode, stderr).toBe(0);
+    return Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean);
+  } finally {
+    closeSync(reader);
+    rmSync(directory, { recursive: true });
+  }
+}
+
+function indexes(lines: string[]): number[] {
+  return lines.map((line) => (JSON.parse(line) as { i: number }).i);
 }
 
 describe('request log lines, written in batches', () => {
@@ -16,8 +75,17 @@ describe('request log lines, written in batches', () => {
       for (const count of [1, 150, 2_000]) {
         const lines = childOutput(`for (let i = 0; i < ${count}; i++) logger.info({ i, text: 'é'.repeat(i % 50) }, 'request'); ${ending}`);
         expect(lines.length, `${count} lines, ending ${ending || 'naturally'}`).toBe(count);
-        expect(lines.map((line) => (JSON.parse(line) as { i: number }).i)).toEqual(Array.from({ length: count }, (_, i) => i));
+        expect(indexes(lines)).toEqual(Array.from({ length: count }, (_, i) => i));
       }
+    }
+  });
+
+  it('the lines still held at exit reach a reader that is slow to take them', async () => {
+    // 100 lines of 200 two-byte characters: under one batch in characters, over it in bytes, so
+    // none is handed over before exit and what is left is more than the destination's own minimum.
+    for (const ending of ['process.exit(0);', '']) {
+      const lines = await childOutputThroughFullPipe(`for (let i = 0; i < 100; i++) logger.info({ i, text: 'é'.repeat(200) }, 'request'); ${ending}`);
+      expect(indexes(lines), `ending ${ending || 'naturally'}`).toEqual(Array.from({ length: 100 }, (_, i) => i));
     }
   });
 });
