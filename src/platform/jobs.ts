@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type QueryCreator, type Selectable } from 'kysely';
+import { sql, type QueryCreator, type RawBuilder, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Db, DbHandle, DbOrTx } from './db/database.js';
@@ -104,7 +104,20 @@ export async function enqueueJobs(trx: DbOrTx, clock: Clock, specs: EnqueueSpec[
  */
 export type JobCheckpoint = (trx: DbOrTx, payload: unknown, next?: { kind: string; maxAttempts?: number }) => Promise<void>;
 
-export type JobHandler = (job: Job, checkpoint: JobCheckpoint) => Promise<void>;
+/**
+ * Lets a handler record its job done in its own last statement, as a data-modifying CTE, instead
+ * of the worker's UPDATE after it returns: one statement and one commit less per job (a webhook
+ * delivery records its attempt and completes its job at once). `update()` answers that UPDATE,
+ * guarded like the worker's own outcome (it changes nothing once another worker took the job);
+ * once it has been asked for, the worker records nothing more when the handler returns, so ask
+ * for it only for a statement that runs. Should the handler throw after all, its error is
+ * recorded as usual, and a job already done stays done.
+ */
+export interface JobCompletion {
+  update(): RawBuilder<unknown>;
+}
+
+export type JobHandler = (job: Job, checkpoint: JobCheckpoint, completion: JobCompletion) => Promise<void>;
 
 /** Thrown by a checkpoint when this worker's lease ran out and another worker took the job. */
 export class JobTakenOver extends Error {}
@@ -459,9 +472,17 @@ export class JobWorker {
         if (!afterCommit(trx, apply)) apply();
       }
     };
+    let doneByHandler = false;
+    const completion: JobCompletion = {
+      update: () => {
+        doneByHandler = true;
+        return sql`update jobs set status = 'done', last_error = null, locked_until = null, updated_at = ${this.clock.now()}
+          where id = ${job.id} and status = 'running' and attempts = ${current.attempts}`;
+      },
+    };
     try {
-      await handler(job, checkpoint);
-      await this.finish(job.id, current.attempts, { status: 'done', last_error: null, locked_until: null });
+      await handler(job, checkpoint, completion);
+      if (!doneByHandler) await this.finish(job.id, current.attempts, { status: 'done', last_error: null, locked_until: null });
     } catch (error) {
       // The worker that took the job over carries on from the last checkpoint and records the outcome.
       if (error instanceof JobTakenOver) return;

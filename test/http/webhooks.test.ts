@@ -88,6 +88,10 @@ describe('webhook delivery', () => {
     expect(logged.attemptLog).toEqual([expect.objectContaining({ number: 1, outcome: 'SUCCEEDED', responseStatus: 200, url: receiver.url })]);
     await drain();
     expect(receiver.received).toHaveLength(4);
+    // Every delivery's job is done: completed in the statement that logged its attempt (left running, it would wait out its lease).
+    const jobs = await ctx.handle.db.selectFrom('jobs').select(['status', 'attempts']).where('platform_id', '=', p.uuid).where('kind', '=', 'webhook.deliver').execute();
+    expect(jobs.length).toBeGreaterThanOrEqual(3);
+    expect(jobs.every((j) => j.status === 'done' && j.attempts === 1)).toBe(true);
   });
 
   it('delivers only catalogued events, and only to platforms with an endpoint', async () => {

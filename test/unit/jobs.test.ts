@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
@@ -178,6 +179,34 @@ describe('durable jobs', () => {
     const back = await enqueueJob(handle.db, clock, { kind: 'test.rolled-back', payload: { kept: true }, maxAttempts: 1 });
     expect(await worker.runDue()).toBe(1);
     expect(await job(back)).toMatchObject({ kind: 'test.rolled-back', status: 'dead', attempts: 1, payload: { kept: true }, last_error: 'rolled back' });
+  });
+
+  it('a handler records its job done in its own statement, and the worker then writes nothing more', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    const ran: string[] = [];
+    worker.register('test.own-statement', async (j, _checkpoint, completion) => {
+      const { mode } = j.payload as { mode: 'run' | 'ask only' | 'run, then fail' };
+      ran.push(mode);
+      if (mode === 'ask only') {
+        completion.update();
+        return;
+      }
+      await sql`with done as (${completion.update()}) select 1`.execute(handle.db);
+      if (mode === 'run, then fail') throw new Error('after the statement');
+    });
+    const [run, askOnly, runThenFail] = await enqueueJobs(handle.db, clock, [
+      { kind: 'test.own-statement', payload: { mode: 'run' } },
+      { kind: 'test.own-statement', payload: { mode: 'ask only' } },
+      { kind: 'test.own-statement', payload: { mode: 'run, then fail' } },
+    ]);
+    expect(await worker.runDue()).toBe(3);
+    expect(ran.sort()).toEqual(['ask only', 'run', 'run, then fail']);
+    expect(await job(run!)).toMatchObject({ status: 'done', attempts: 1, locked_until: null });
+    // Asked for and never run: the worker took the handler at its word and left the job running (until its lease ends).
+    expect(await job(askOnly!)).toMatchObject({ status: 'running', attempts: 1 });
+    // The failure after the statement finds the job done, and changes nothing.
+    expect(await job(runThenFail!)).toMatchObject({ status: 'done', attempts: 1, last_error: null });
+    expect(await worker.runDue()).toBe(0);
   });
 
   it('computes backoff exponentially, capped at an hour', () => {

@@ -5,7 +5,7 @@ import type { Db, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { Counter, Histogram } from '../../platform/http/metrics.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { enqueueJobs, RetryJobAt, type Job } from '../../platform/jobs.js';
+import { enqueueJobs, RetryJobAt, type Job, type JobCompletion } from '../../platform/jobs.js';
 import type { OutboxEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import type { Resolver } from './address-guard.js';
@@ -207,7 +207,12 @@ export class WebhookDeliveries {
    * One attempt at a delivery, logged. `next` decides the delivery's status after a failure:
    * a retry time keeps it PENDING; undefined fails it (or leaves its status as it is: `keep`).
    */
-  private async attempt(row: DeliveryRow, next: Date | undefined | 'keep', outcomeOf = (r: WebhookResponse) => this.outcomeOf(r)): Promise<SentWebhook> {
+  private async attempt(
+    row: DeliveryRow,
+    next: Date | undefined | 'keep',
+    outcomeOf = (r: WebhookResponse) => this.outcomeOf(r),
+    job?: JobCompletion,
+  ): Promise<SentWebhook> {
     const target = await this.deps.target(row.platform_id);
     const attemptedAt = this.deps.clock.now();
     const response = await this.post(row, target);
@@ -216,7 +221,11 @@ export class WebhookDeliveries {
     if (outcome === 'SUCCEEDED') status = 'SUCCEEDED';
     else if (next === 'keep') status = row.status;
     else status = next ? 'PENDING' : 'FAILED';
-    const updated = await recordAttempt(this.deps.db, row.platform_id, row.id, {
+    const updated = await recordAttempt(
+      this.deps.db,
+      row.platform_id,
+      row.id,
+      {
         attemptedAt,
         url: target.url ?? null,
         outcome,
@@ -225,8 +234,11 @@ export class WebhookDeliveries {
         latencyMs: response.latencyMs,
         error: response.error ?? (outcome === 'SUCCEEDED' ? null : `HTTP ${response.status}`),
         status,
-      nextAttemptAt: next === 'keep' ? row.next_attempt_at : (next ?? null),
-    });
+        nextAttemptAt: next === 'keep' ? row.next_attempt_at : (next ?? null),
+      },
+      // Delivered: the job is done, in the same statement (a failure's retry is the worker's to schedule).
+      outcome === 'SUCCEEDED' ? job?.update() : undefined,
+    );
     if (updated.status === 'SUCCEEDED' && row.status !== 'SUCCEEDED') {
       this.outcomes.inc({ outcome: 'delivered' });
       this.lag.observe({}, (this.deps.clock.now().getTime() - row.created_at.getTime()) / 1000);
@@ -239,14 +251,14 @@ export class WebhookDeliveries {
   }
 
   /** The job: one automatic attempt; a failure is retried on the schedule, then the delivery fails. */
-  async deliver(job: Job): Promise<void> {
+  async deliver(job: Job, completion: JobCompletion): Promise<void> {
     const { deliveryId } = job.payload as { deliveryId: string };
     const row = await findDelivery(this.deps.db, job.platform_id!, deliveryId);
     // Acknowledged meanwhile (a manual re-send), or already given up on.
     if (!row || row.status !== 'PENDING') return;
     const delay = retryDelayMs(job.attempts);
     const retryAt = delay === undefined ? undefined : new Date(this.deps.clock.now().getTime() + delay);
-    const { row: after, response } = await this.attempt(row, retryAt);
+    const { row: after, response } = await this.attempt(row, retryAt, undefined, completion);
     if (after.status === 'PENDING' && retryAt) throw new RetryJobAt(retryAt, `webhook attempt ${job.attempts} failed: ${summary(response)}`);
     if (after.status === 'FAILED') throw new Error(`webhook gave up after ${job.attempts} attempts: ${summary(response)}`);
   }

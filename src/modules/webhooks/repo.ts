@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 
@@ -134,9 +134,10 @@ export interface AttemptRecord {
 /**
  * Counts an attempt on its delivery and logs it, in one statement (atomic without a
  * transaction around it, and one round trip on the delivery path); answers the delivery as it
- * now is, `attempt_count` being the attempt's number.
+ * now is, `attempt_count` being the attempt's number. `alsoRun`: a data-modifying statement that
+ * goes in the same one (the delivery job's completion, JobCompletion in platform/jobs.ts).
  */
-export async function recordAttempt(db: DbOrTx, platformId: string, deliveryId: string, attempt: AttemptRecord): Promise<DeliveryRow> {
+export async function recordAttempt(db: DbOrTx, platformId: string, deliveryId: string, attempt: AttemptRecord, alsoRun?: RawBuilder<unknown>): Promise<DeliveryRow> {
   const delivered = attempt.outcome === 'SUCCEEDED';
   const updated = await sql<DeliveryRow>`
     with updated as (
@@ -157,7 +158,7 @@ export async function recordAttempt(db: DbOrTx, platformId: string, deliveryId: 
       select platform_id, id, attempt_count, ${attempt.attemptedAt}::timestamptz, ${attempt.url}::text, ${attempt.outcome}::text,
         ${attempt.responseStatus}::integer, ${attempt.responseBody}::text, ${attempt.latencyMs}::integer, ${attempt.error}::text
       from updated
-    )
+    )${alsoRun ? sql`, also_run as (${alsoRun})` : sql``}
     select * from updated`.execute(db);
   return updated.rows[0]!;
 }

@@ -65,7 +65,7 @@ export class Webhooks {
       timeoutMs: config.webhooks.timeoutMs,
     });
     this.approvals = new IncomingPaymentApprovals({ handle, clock, platformClock: deps.platformClock, logger, catalogue, deliveries: this.deliveries, timeoutMs: config.webhooks.timeoutMs });
-    jobs.register(DELIVER_JOB, (job) => this.deliveries.deliver(job), { perPlatform: config.webhooks.perEndpointConcurrency });
+    jobs.register(DELIVER_JOB, (job, _checkpoint, completion) => this.deliveries.deliver(job, completion), { perPlatform: config.webhooks.perEndpointConcurrency });
     jobs.register(APPROVAL_DEADLINE_JOB, (job) => this.approvals.onDeadline(job));
     jobs.addSource(outboxRelay(handle.db, clock, (trx, events) => this.deliveries.fanOut(trx, events)));
     deps.metrics.addCollector(() => this.deliveries.metrics());
