@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { sql, type QueryCreator, type RawBuilder, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
@@ -6,6 +5,7 @@ import type { Db, DbHandle, DbOrTx } from './db/database.js';
 import { compiledPerShape } from './db/compiled-once.js';
 import { afterCommit, deferInsert, deferUpdate } from './db/tx.js';
 import { uuidv7 } from './ids.js';
+import { addLocalWorker, listenForOtherProcesses, removeLocalWorker, wakeWorkers } from './wake-ups.js';
 
 interface JobsTable {
   id: string;
@@ -152,88 +152,6 @@ export interface JobKindOptions {
  */
 export type WorkSource = () => Promise<number>;
 
-/** The channel on which committed work wakes idle workers in every process. */
-const WAKE_CHANNEL = 'corridor_work';
-
-/**
- * What a wake-up announces: due jobs to claim, or only rows for the work sources (outbox
- * events), which claim nothing unless they enqueue jobs (their commit then announces those).
- */
-export type WakeReason = 'jobs' | 'sources';
-
-/**
- * Wakes every process's worker once the caller's transaction has committed. The NOTIFY is sent
- * after the commit, on its own, not inside the transaction: PostgreSQL serialises the commits of
- * all transactions that NOTIFY (a cluster-wide lock held through each one's WAL flush), which
- * capped every money-moving request at a few hundred commits/s (bench/README.md). A wake-up is
- * only a hint (workers poll too), so losing one to a crash right after the commit delays work by
- * at most one poll interval.
- *
- * This process's started workers are woken directly, once per event-loop turn; the NOTIFY is for
- * the other processes and goes out at most once per NOTIFY_INTERVAL_MS per database (the first at
- * once, later ones folded into one at the end of the interval): a NOTIFY is a statement and a
- * signal to every listening backend, and one per commit was about one statement per payment
- * step. Workers ignore the NOTIFYs of their own process (its id is the payload). A NOTIFY
- * announces both kinds of work (`reason` is this process's alone).
- */
-export async function wakeWorkers(db: DbOrTx, reason: WakeReason): Promise<void> {
-  if (afterCommit(db, (root) => wakeAfterCommit(root, reason))) return;
-  if (db.isTransaction) {
-    // A transaction not opened by withTx: its commit cannot be hooked, so the NOTIFY goes with it
-    // and wakes every process at that commit, this one's workers included (no process id).
-    await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db);
-    return;
-  }
-  // The root handle: the write has committed already.
-  await sql`select pg_notify(${WAKE_CHANNEL}, ${PROCESS_WAKE_ID})`.execute(db);
-  wakeLocalWorkers(reason);
-}
-
-/** Identifies this process's NOTIFYs, which its own workers need not hear (they were woken directly). */
-const PROCESS_WAKE_ID = randomUUID();
-/** At most one wake-up NOTIFY per database this often (real time: it paces hints, no business time). */
-const NOTIFY_INTERVAL_MS = 10;
-
-/** Wake-ups of this process's started workers (every database: a spurious wake-up costs one claim at most). */
-const localWorkers = new Set<(jobs: boolean) => void>();
-/** The wake-up queued for the end of this event-loop turn: undefined, or whether it announces jobs. */
-let localWake: boolean | undefined;
-
-function wakeLocalWorkers(reason: WakeReason): void {
-  const jobs = reason === 'jobs';
-  if (localWake !== undefined) {
-    localWake ||= jobs;
-    return;
-  }
-  localWake = jobs;
-  setImmediate(() => {
-    const announcesJobs = localWake!;
-    localWake = undefined;
-    for (const wake of localWorkers) wake(announcesJobs);
-  });
-}
-
-/** Per root handle: when its last wake-up NOTIFY went out, and whether one waits for the end of the interval. */
-const notified = new WeakMap<Db, { at: number; pending: boolean }>();
-
-function wakeAfterCommit(db: Db, reason: WakeReason): void {
-  wakeLocalWorkers(reason);
-  const state = notified.get(db) ?? { at: Number.NEGATIVE_INFINITY, pending: false };
-  notified.set(db, state);
-  if (state.pending) return;
-  const send = () => {
-    state.pending = false;
-    state.at = performance.now();
-    // A failed hint (the pool closing at shutdown) costs at most one poll interval of delay.
-    sql`select pg_notify(${WAKE_CHANNEL}, ${PROCESS_WAKE_ID})`.execute(db).catch(() => {});
-  };
-  state.pending = true;
-  const wait = state.at + NOTIFY_INTERVAL_MS - performance.now();
-  // The first of a burst at the end of this event-loop turn (its other commits share it), the rest once the interval is over.
-  if (wait <= 0) setImmediate(send);
-  else setTimeout(send, wait).unref();
-}
-
 const DEFAULT_MAX_ATTEMPTS = 8;
 /**
  * A started worker runs its sources at most this often (real time, not the Clock: it paces
@@ -263,7 +181,7 @@ interface Registration {
  * time its handler names) until `max_attempts`, then parked as `dead` with its last error.
  *
  * A started worker keeps up to `concurrency` jobs running at once and claims more as slots
- * free; it wakes on NOTIFY (`wakeWorkers`, sent by `enqueueJob` and the outbox) and polls as a
+ * free; it wakes on NOTIFY (`wakeWorkers` in wake-ups.ts, sent by `enqueueJob` and the outbox) and polls as a
  * fallback, so new work starts within milliseconds of its commit rather than a poll interval.
  */
 export class JobWorker {
@@ -571,13 +489,9 @@ export class JobWorker {
    */
   async start(pollMs: number, listen?: DbHandle['listen']): Promise<void> {
     this.stopped = false;
-    localWorkers.add(this.wakeLocal);
+    addLocalWorker(this.wakeLocal);
     // Another process's commits; this process's own wake this worker directly.
-    if (listen) {
-      await listen(WAKE_CHANNEL, (payload) => {
-        if (payload !== PROCESS_WAKE_ID) this.wake();
-      });
-    }
+    if (listen) await listenForOtherProcesses(listen, () => this.wake());
     const tick = () => {
       if (this.stopped) return;
       this.wake(true, true);
@@ -589,7 +503,7 @@ export class JobWorker {
   /** Stops claiming and waits for the jobs that are running to finish. */
   async stop(): Promise<void> {
     this.stopped = true;
-    localWorkers.delete(this.wakeLocal);
+    removeLocalWorker(this.wakeLocal);
     clearTimeout(this.timer);
     clearTimeout(this.sourcesTimer);
     this.sourcesTimer = undefined;

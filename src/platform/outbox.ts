@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import type { Db, DbOrTx, Tx } from './db/database.js';
 import { deferInsert, withTx } from './db/tx.js';
 import { uuidv7 } from './ids.js';
-import { wakeWorkers } from './jobs.js';
+import { wakeWorkers } from './wake-ups.js';
 
 interface EventsTable {
   id: string;

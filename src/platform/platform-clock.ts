@@ -4,7 +4,7 @@ import type { Db, DbOrTx } from './db/database.js';
 import { notifyChanged, type NotifiedCache } from './cache.js';
 import { afterCommit } from './db/tx.js';
 import { invalidInput } from './errors.js';
-import { wakeWorkers } from './jobs.js';
+import { wakeWorkers } from './wake-ups.js';
 
 interface PlatformClockOffsetsTable {
   platform_id: string;
