@@ -105,9 +105,11 @@ export async function enqueueJobs(trx: DbOrTx, clock: Clock, specs: EnqueueSpec[
 export type JobCheckpoint = (trx: DbOrTx, payload: unknown, next?: { kind: string; maxAttempts?: number }) => Promise<void>;
 
 /**
- * Lets a handler record its job done in its own last statement, as a data-modifying CTE, instead
- * of the worker's UPDATE after it returns: one statement and one commit less per job (a webhook
- * delivery records its attempt and completes its job at once). `update()` answers that UPDATE,
+ * Lets a handler record its job done with its own work — in its last statement as a
+ * data-modifying CTE, or as a statement of its transaction — instead of the worker's UPDATE after
+ * it returns: one statement and one commit less per job (a webhook delivery records its attempt
+ * and completes its job at once), and no moment at which the work has committed and the job still
+ * runs (the deposit feed's poll hands on to the next poll). `update()` answers that UPDATE,
  * guarded like the worker's own outcome (it changes nothing once another worker took the job);
  * once it has been asked for, the worker records nothing more when the handler returns, so ask
  * for it only for a statement that runs. Should the handler throw after all, its error is

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../platform/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { inSavepoint, withTx } from '../../platform/db/tx.js';
-import { enqueueJob, type Job, type JobWorker } from '../../platform/jobs.js';
+import { enqueueJob, type Job, type JobCompletion, type JobWorker } from '../../platform/jobs.js';
 import { LedgerError } from '../ledger/index.js';
 import type { DepositOutcome, FundingDeposits, ReportedDeposit } from './deposits.js';
 import { DEPOSIT_PAGE_LIMIT, type DepositSource } from './rail-provider.js';
@@ -59,7 +59,7 @@ export interface DepositFeedDeps {
  */
 export class DepositFeed {
   constructor(private readonly deps: DepositFeedDeps) {
-    deps.jobs.register(DEPOSIT_POLL_JOB, (job) => this.poll(job));
+    deps.jobs.register(DEPOSIT_POLL_JOB, (job, _checkpoint, completion) => this.poll(job, completion));
   }
 
   /**
@@ -83,16 +83,21 @@ export class DepositFeed {
     });
   }
 
-  private async scheduleNext(trx: Tx, runAt: Date): Promise<void> {
+  /**
+   * The feed's next job, in `trx`; `done`, the running poll's completion, in the same commit, so
+   * that the chain never has two live jobs, not even between a poll's commit and its outcome.
+   */
+  private async scheduleNext(trx: Tx, runAt: Date, done?: JobCompletion): Promise<void> {
     const jobId = await enqueueJob(trx, this.deps.clock, { kind: DEPOSIT_POLL_JOB, payload: null, runAt });
     await trx.updateTable('deposit_feeds').set({ job_id: jobId, updated_at: this.deps.clock.now() }).where('name', '=', FEED).execute();
+    if (done) await done.update().execute(trx);
   }
 
   private later(): Date {
     return new Date(this.deps.clock.now().getTime() + DEPOSIT_POLL_INTERVAL_MS);
   }
 
-  private async poll(job: Job): Promise<void> {
+  private async poll(job: Job, completion: JobCompletion): Promise<void> {
     const feed = await this.deps.db.selectFrom('deposit_feeds').selectAll().where('name', '=', FEED).executeTakeFirst();
     if (!feed || feed.job_id !== job.id) return;
     let page;
@@ -103,7 +108,7 @@ export class DepositFeed {
       this.deps.logger.warn({ err: error, cursor: feed.cursor }, 'the rail provider’s deposit feed could not be read');
       await withTx(this.deps.db, async (trx) => {
         const locked = await trx.selectFrom('deposit_feeds').select('job_id').where('name', '=', FEED).forUpdate().executeTakeFirst();
-        if (locked?.job_id === job.id) await this.scheduleNext(trx, this.later());
+        if (locked?.job_id === job.id) await this.scheduleNext(trx, this.later(), completion);
       });
       return;
     }
@@ -117,7 +122,7 @@ export class DepositFeed {
         .where('name', '=', FEED)
         .execute();
       // A full page: more are waiting, so the next poll runs at once.
-      await this.scheduleNext(trx, page.deposits.length >= DEPOSIT_PAGE_LIMIT ? this.deps.clock.now() : this.later());
+      await this.scheduleNext(trx, page.deposits.length >= DEPOSIT_PAGE_LIMIT ? this.deps.clock.now() : this.later(), completion);
     });
   }
 
