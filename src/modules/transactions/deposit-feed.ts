@@ -52,10 +52,11 @@ export interface DepositFeedDeps {
 /**
  * Production deposits: ONE recurring job polls the rail provider's feed from the cursor kept in
  * `deposit_feeds`. The job is a chain: each run enqueues the next in the transaction that
- * stores the new cursor and the deposits' credits, and records the next job's id in the feed
- * row; a run whose id is not the feed's (a duplicate after a crash between commit and the
- * job's completion) stops at once. Jobs are claimed with SKIP LOCKED, so however many
- * processes run, one polls at a time, and the credits of a page commit with its cursor.
+ * stores the new cursor and the deposits' credits, records the next job's id in the feed row
+ * and completes the running job in that same commit; a run whose id is not the feed's (a job
+ * that outlived its place in the chain, e.g. one an operator re-queued) stops at once. Jobs are
+ * claimed with SKIP LOCKED, so however many processes run, one polls at a time, and the credits
+ * of a page commit with its cursor.
  */
 export class DepositFeed {
   constructor(private readonly deps: DepositFeedDeps) {
