@@ -154,6 +154,9 @@ export interface JobKindOptions {
  */
 export type WorkSource = () => Promise<number>;
 
+/** What a finished job's row says: done, no error, no lease. */
+const DONE = { status: 'done', last_error: null, locked_until: null } as const;
+
 const DEFAULT_MAX_ATTEMPTS = 8;
 /**
  * A started worker runs its sources at most this often (real time, not the Clock: it paces
@@ -396,13 +399,14 @@ export class JobWorker {
     const completion: JobCompletion = {
       update: () => {
         doneByHandler = true;
-        return sql`update jobs set status = 'done', last_error = null, locked_until = null, updated_at = ${this.clock.now()}
-          where id = ${job.id} and status = 'running' and attempts = ${current.attempts}`;
+        // The worker's own outcome UPDATE, guard and all, for the handler's statement.
+        const { values, build } = runningJobUpdate(job.id, current.attempts, { ...DONE, updated_at: this.clock.now() });
+        return sql`${build(this.db, values)}`;
       },
     };
     try {
       await handler(job, checkpoint, completion);
-      if (!doneByHandler) await this.finish(job.id, current.attempts, { status: 'done', last_error: null, locked_until: null });
+      if (!doneByHandler) await this.finish(job.id, current.attempts, DONE);
     } catch (error) {
       // The worker that took the job over carries on from the last checkpoint and records the outcome.
       if (error instanceof JobTakenOver) return;
