@@ -43,6 +43,11 @@ async function drain(): Promise<void> {
   while ((await ctx.jobs.runDue(100)) > 0);
 }
 
+/** The platform's delivery jobs as the queue holds them. */
+function deliveryJobs(p: TestPlatform) {
+  return ctx.handle.db.selectFrom('jobs').select(['status', 'attempts']).where('platform_id', '=', p.uuid).where('kind', '=', 'webhook.deliver').execute();
+}
+
 async function delivery(p: TestPlatform, id: string): Promise<Delivery> {
   const response = await call(p, 'GET', `/webhooks/deliveries/${id}`);
   expect(response.statusCode).toBe(200);
@@ -89,7 +94,7 @@ describe('webhook delivery', () => {
     await drain();
     expect(receiver.received).toHaveLength(4);
     // Every delivery's job is done: completed in the statement that logged its attempt (left running, it would wait out its lease).
-    const jobs = await ctx.handle.db.selectFrom('jobs').select(['status', 'attempts']).where('platform_id', '=', p.uuid).where('kind', '=', 'webhook.deliver').execute();
+    const jobs = await deliveryJobs(p);
     expect(jobs.length).toBeGreaterThanOrEqual(3);
     expect(jobs.every((j) => j.status === 'done' && j.attempts === 1)).toBe(true);
   });
@@ -115,6 +120,13 @@ describe('webhook delivery', () => {
     const logged = await delivery(p, test!.body.id);
     expect(logged).toMatchObject({ status: 'SUCCEEDED', attempts: 1, lastResponseStatus: 409 });
     expect(ctx.clock.now()).toBeDefined();
+    // The events' deliveries too: their jobs are done, and nothing is sent again after the retry delay and the lease.
+    const sent = receiver.received.length;
+    expect(sent).toBeGreaterThan(1);
+    expect((await deliveryJobs(p)).every((j) => j.status === 'done' && j.attempts === 1)).toBe(true);
+    ctx.clock.advance(120_000);
+    await drain();
+    expect(receiver.received).toHaveLength(sent);
   });
 
   it('retries a down endpoint on the schedule (injectable clock) and delivers when it is back', async () => {
