@@ -9,7 +9,8 @@
  * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50),
  * BENCH_ONLY (a regular expression: run only the scenarios whose name matches, plus the baseline),
  * BENCH_CPU_PROF (a directory: the Corridor server writes its V8 CPU profile there on exit).
- * Each row also gives the server process's CPU time (user + system, from /proc) per request.
+ * Each row also gives the server process's CPU time (user + system, from /proc) per request and,
+ * with PostgreSQL on this machine, that of all its processes.
  * The two scenarios with a target as a share of bare node:http (GET /customers/{id} ≥ 0.30,
  * GET /customers?limit=20 ≥ 0.15) run in three rounds taken in turns with the baseline, and
  * their ratio is to those bare runs (marked * in the table, and printed with the target).
@@ -32,7 +33,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -221,6 +222,27 @@ function cpuMicros(pid: number): number {
   }
 }
 
+/**
+ * Linux, PostgreSQL on this machine: the CPU time (µs) of every process named `postgres` so far
+ * (backends, WAL writer, checkpointer: all the database does for the server); NaN elsewhere.
+ */
+function postgresCpuMicros(): number {
+  if (!process.env.DATABASE_URL) return Number.NaN;
+  let sum = 0;
+  let found = false;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8') !== 'postgres\n') continue;
+      found = true;
+      sum += cpuMicros(Number(entry));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return found ? sum : Number.NaN;
+}
+
 function rssKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) : Number.NaN;
@@ -304,6 +326,8 @@ async function main(): Promise<void> {
     p99: number;
     errors: number;
     cpu?: number;
+    /** PostgreSQL's CPU per request (µs), when it runs on this machine. */
+    databaseCpu?: number;
     mbps?: number;
     rss?: { before: number; peak: number };
     /** Bare node:http's req/s in the rounds taken in turns with this scenario (`ratioTarget`). */
@@ -355,11 +379,14 @@ async function main(): Promise<void> {
       const results: Array<Awaited<ReturnType<typeof run>>> = [];
       const bareRps: number[] = [];
       let cpuUsed = 0;
+      let databaseCpuUsed = 0;
       for (let round = 0; round < rounds; round++) {
         if (scenario.ratioTarget) bareRps.push((await run(`http://127.0.0.1:${basePort}/`, SCENARIOS[0]!, {}, duration / rounds)).requests.average);
         const cpuBefore = cpuMicros(serverPid);
+        const databaseCpuBefore = postgresCpuMicros();
         results.push(await run(url, scenario, headers, duration / rounds, bodies));
         cpuUsed += cpuMicros(serverPid) - cpuBefore;
+        databaseCpuUsed += postgresCpuMicros() - databaseCpuBefore;
       }
       const total = results.reduce((sum, r) => sum + r.requests.total, 0);
       const unexpected = results
@@ -377,6 +404,7 @@ async function main(): Promise<void> {
         p99: Math.max(...results.map((r) => r.latency.p99)),
         errors: unexpected + results.reduce((sum, r) => sum + r.errors, 0),
         cpu: cpuUsed / (total || 1),
+        ...(scenario.target === 'baseline' ? {} : { databaseCpu: databaseCpuUsed / (total || 1) }),
         ...(scenario.ratioTarget ? { besideBare: mean(bareRps), ratioTarget: scenario.ratioTarget } : {}),
         ...(bodies ? { mbps: (rps * bodies.bytesPerRequest) / MiB } : {}),
         ...(measuresPeak ? { rss: { before: rssBefore, peak: rssKiB(corridor.pid!, 'VmHWM') } } : {}),
@@ -424,7 +452,7 @@ async function main(): Promise<void> {
   }
 
   const baselineRps = rows[0]!.rps;
-  const header = ['scenario', 'req/s (flows/s)', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected', 'server CPU µs/req', 'MB/s', 'RSS before → peak (MB)'];
+  const header = ['scenario', 'req/s (flows/s)', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected', 'server CPU µs/req', 'PostgreSQL CPU µs/req', 'MB/s', 'RSS before → peak (MB)'];
   const table = rows.map((r) => [
     r.name,
     r.rps.toFixed(r.rps < 100 ? 1 : 0),
@@ -433,6 +461,7 @@ async function main(): Promise<void> {
     `${r.besideBare ? '*' : ''}${((r.rps / (r.besideBare ?? baselineRps)) * 100).toFixed(1)}%`,
     String(r.errors),
     r.cpu === undefined || Number.isNaN(r.cpu) ? '' : r.cpu.toFixed(0),
+    r.databaseCpu === undefined || Number.isNaN(r.databaseCpu) ? '' : r.databaseCpu.toFixed(0),
     r.mbps === undefined ? '' : r.mbps.toFixed(1),
     r.rss ? `${(r.rss.before / 1024).toFixed(0)} → ${(r.rss.peak / 1024).toFixed(0)} (+${((r.rss.peak - r.rss.before) / 1024).toFixed(0)})` : '',
   ]);
