@@ -211,12 +211,16 @@ function resetPeakRss(pid: number): boolean {
   }
 }
 
-/** Linux: the process's CPU time so far (user + system), in microseconds; NaN elsewhere. */
-function cpuMicros(pid: number): number {
+/**
+ * Linux: the process's CPU time so far (user + system), in microseconds, with `reapedChildren`
+ * also that of its ended children it waited for; NaN elsewhere.
+ */
+function cpuMicros(pid: number, options: { reapedChildren?: boolean } = {}): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    // After the command: state is field 3, utime 14 and stime 15 (1-based, in clock ticks of 10 ms).
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    // After the command: state is field 3, utime 14 and stime 15, cutime 16 and cstime 17 (1-based, in clock ticks of 10 ms).
+    const children = options.reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0;
+    return (Number(fields[11]) + Number(fields[12]) + children) * 10_000;
   } catch {
     return Number.NaN;
   }
@@ -224,7 +228,9 @@ function cpuMicros(pid: number): number {
 
 /**
  * Linux, PostgreSQL on this machine: the CPU time (µs) of every process named `postgres` so far
- * (backends, WAL writer, checkpointer: all the database does for the server); NaN elsewhere.
+ * (backends, WAL writer, checkpointer: all the database does for the server), with that of the
+ * ended ones their parent has reaped (a backend that ends takes its CPU time out of the live
+ * sum); NaN elsewhere.
  */
 function postgresCpuMicros(): number {
   if (!process.env.DATABASE_URL) return Number.NaN;
@@ -235,7 +241,7 @@ function postgresCpuMicros(): number {
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8') !== 'postgres\n') continue;
       found = true;
-      sum += cpuMicros(Number(entry));
+      sum += cpuMicros(Number(entry), { reapedChildren: true });
     } catch {
       // The process ended between the listing and the read.
     }
