@@ -4,6 +4,19 @@ import { DescribedOnceQuery } from './described-once.js';
 import { isStalePlan, type NamedStatementPool } from './named-statements.js';
 
 /**
+ * The reads sent here are planned once per connection, never per execution. Under the default
+ * (`auto`) PostgreSQL compares the generic plan's estimated cost with the custom plans' and plans
+ * again on every execution while the generic one looks dearer. A list page's generic plan must
+ * guess the rows of an unknown platform and an unknown LIMIT (a tenth of them), so its estimate
+ * grows with the table while a custom plan's does not: with 40,000 customers of another platform
+ * each page was planned afresh, 0.2 ms of PostgreSQL's time per page in Bind, and PostgreSQL's
+ * CPU per `GET /customers?limit=20` tripled (77 → 225 µs, bench/README.md). Each statement here
+ * reads by primary key or along the platform's own (platform_id, id) index whatever the
+ * parameters (platform-page.ts), which is the generic plan (test/pg/list-plans.test.ts).
+ */
+const GENERIC_PLANS = 'set plan_cache_mode = force_generic_plan';
+
+/**
  * The reads every request makes (a point read, a page of a list) outside any transaction, sent
  * on a few connections shared by every request in pg's pipeline mode instead of one pooled
  * connection each. A read on the pool is a socket write to PostgreSQL of its own, which on
@@ -19,19 +32,6 @@ import { isStalePlan, type NamedStatementPool } from './named-statements.js';
  * statement. A connection that fails fails the reads in flight on it (as a pooled connection
  * would) and is replaced on the next read.
  */
-/**
- * The reads sent here are planned once per connection, never per execution. Under the default
- * (`auto`) PostgreSQL compares the generic plan's estimated cost with the custom plans' and plans
- * again on every execution while the generic one looks dearer. A list page's generic plan must
- * guess the rows of an unknown platform and an unknown LIMIT (a tenth of them), so its estimate
- * grows with the table while a custom plan's does not: with 40,000 customers of another platform
- * each page was planned afresh, 0.2 ms of PostgreSQL's time per page in Bind, and PostgreSQL's
- * CPU per `GET /customers?limit=20` tripled (77 → 225 µs, bench/README.md). Each statement here
- * reads by primary key or along the platform's own (platform_id, id) index whatever the
- * parameters (platform-page.ts), which is the generic plan (test/pg/list-plans.test.ts).
- */
-const GENERIC_PLANS = 'set plan_cache_mode = force_generic_plan';
-
 export class PipelinedReads {
   private readonly clients: Array<pg.Client | undefined>;
   private turn = 0;
