@@ -17,12 +17,12 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { BASE_PATH } from '../src/config.js';
+import { processCpu } from './proc-cpu.js';
 import { analyzeIfPostgres } from './soak.js';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -30,10 +30,10 @@ const rounds = Number(process.env.AB_ROUNDS ?? 6);
 const seconds = Number(process.env.AB_SECONDS ?? 4);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
-/** User and system time (µs) of a process so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+/** User + system and system time (µs) of a process so far. */
 function cpuMicros(pid: number): { total: number; system: number } {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-  return { total: (Number(fields[11]) + Number(fields[12])) * 10_000, system: Number(fields[12]) * 10_000 };
+  const { user, system } = processCpu(pid);
+  return { total: user + system, system };
 }
 
 /** Each build's connections name themselves (application_name), so its PostgreSQL backends can be found. */

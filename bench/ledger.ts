@@ -7,13 +7,13 @@
  * client's one-statement transaction `UPDATE … SET n = n + 1` on a private row. The two take
  * turns in three rounds each. Afterwards the ledger invariants are verified for the bench platform.
  */
-import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { createAccountsLedger } from '../src/modules/internal-accounts/index.js';
 import { Ledger, verifyLedger, type LedgerAccountRef, type VerifyReport } from '../src/modules/ledger/index.js';
 import { systemClock } from '../src/platform/clock.js';
 import { openDatabase, type Db } from '../src/platform/db/database.js';
 import { withTx } from '../src/platform/db/tx.js';
+import { cpuMicros } from './proc-cpu.js';
 
 export const LEDGER_CLIENTS = 32;
 
@@ -48,13 +48,9 @@ async function backendCpu(db: Db): Promise<Map<number, number>> {
   const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${APPLICATION_NAME}`.execute(db);
   const cpu = new Map<number, number>();
   for (const { pid } of rows) {
-    try {
-      // Fields 14 and 15 of /proc/<pid>/stat (after the command in parentheses): user and system time in clock ticks (100 Hz).
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10_000);
-    } catch {
-      return new Map();
-    }
+    const micros = cpuMicros(pid);
+    if (Number.isNaN(micros)) return new Map();
+    cpu.set(pid, micros);
   }
   return cpu;
 }

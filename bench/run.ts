@@ -33,7 +33,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,7 @@ import { grainyCardJpeg, uploadBodies } from './documents.js';
 import { analyzeIfPostgres, soak, SOAK_SCENARIO } from './soak.js';
 import { STARTUP_SCENARIO, startupTimes } from './startup.js';
 import { LEDGER_CLIENTS, ledgerScenario, type LedgerBenchResult } from './ledger.js';
+import { cpuMicros, postgresCpuMicros } from './proc-cpu.js';
 import { quoteExecuteFlow } from './quotes.js';
 import { emailOtpVerifyFlow, signedRetryFlow, type Call as FlowCall } from './wallet.js';
 import { WEBHOOK_SCENARIO, webhookScenario, type WebhookBenchResult } from './webhooks.js';
@@ -209,44 +210,6 @@ function resetPeakRss(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * Linux: the process's CPU time so far (user + system), in microseconds, with `reapedChildren`
- * also that of its ended children it waited for; NaN elsewhere.
- */
-function cpuMicros(pid: number, options: { reapedChildren?: boolean } = {}): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    // After the command: state is field 3, utime 14 and stime 15, cutime 16 and cstime 17 (1-based, in clock ticks of 10 ms).
-    const children = options.reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0;
-    return (Number(fields[11]) + Number(fields[12]) + children) * 10_000;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/**
- * Linux, PostgreSQL on this machine: the CPU time (µs) of every process named `postgres` so far
- * (backends, WAL writer, checkpointer: all the database does for the server), with that of the
- * ended ones their parent has reaped (a backend that ends takes its CPU time out of the live
- * sum); NaN elsewhere.
- */
-function postgresCpuMicros(): number {
-  if (!process.env.DATABASE_URL) return Number.NaN;
-  let sum = 0;
-  let found = false;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8') !== 'postgres\n') continue;
-      found = true;
-      sum += cpuMicros(Number(entry), { reapedChildren: true });
-    } catch {
-      // The process ended between the listing and the read.
-    }
-  }
-  return found ? sum : Number.NaN;
 }
 
 function rssKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {

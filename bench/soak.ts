@@ -1,7 +1,7 @@
 import autocannon from 'autocannon';
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { BASE_PATH } from '../src/config.js';
+import { cpuMicros } from './proc-cpu.js';
 
 const MIX = ['read', 'read', 'list', 'read', 'read', 'create', 'read', 'list', 'read', 'read'] as const;
 
@@ -85,12 +85,7 @@ async function walAndCheckpoints(): Promise<{ wal: number; checkpoints: number }
 
 /** User + system CPU seconds of a process so far (Linux), NaN elsewhere. */
 function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
+  return pid === undefined ? Number.NaN : cpuMicros(pid) / 1_000_000;
 }
 
 interface SoakOptions {
