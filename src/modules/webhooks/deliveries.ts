@@ -206,12 +206,13 @@ export class WebhookDeliveries {
   /**
    * One attempt at a delivery, logged. `next` decides the delivery's status after a failure:
    * a retry time keeps it PENDING; undefined fails it (or leaves its status as it is: `keep`).
+   * `outcomeOf` judges the answer (default: 2xx or 409 acknowledges); `job`, the delivery job
+   * that a success completes in the attempt's own statement.
    */
   private async attempt(
     row: DeliveryRow,
     next: Date | undefined | 'keep',
-    outcomeOf = (r: WebhookResponse) => this.outcomeOf(r),
-    job?: JobCompletion,
+    { outcomeOf = (r: WebhookResponse) => this.outcomeOf(r), job }: { outcomeOf?: (response: WebhookResponse) => AttemptOutcome; job?: JobCompletion } = {},
   ): Promise<SentWebhook> {
     const target = await this.deps.target(row.platform_id);
     const attemptedAt = this.deps.clock.now();
@@ -258,7 +259,7 @@ export class WebhookDeliveries {
     if (!row || row.status !== 'PENDING') return;
     const delay = retryDelayMs(job.attempts);
     const retryAt = delay === undefined ? undefined : new Date(this.deps.clock.now().getTime() + delay);
-    const { row: after, response } = await this.attempt(row, retryAt, undefined, completion);
+    const { row: after, response } = await this.attempt(row, retryAt, { job: completion });
     if (after.status === 'PENDING' && retryAt) throw new RetryJobAt(retryAt, `webhook attempt ${job.attempts} failed: ${summary(response)}`);
     if (after.status === 'FAILED') throw new Error(`webhook gave up after ${job.attempts} attempts: ${summary(response)}`);
   }
@@ -289,7 +290,7 @@ export class WebhookDeliveries {
       updated_at: now,
     };
     await insertDeliveries(this.deps.db, [row]);
-    return this.attempt(row, undefined, outcomeOf);
+    return this.attempt(row, undefined, { outcomeOf });
   }
 
   /** POST /sandbox/webhooks/test: a TEST webhook now; any answer but 2xx is an error. */
