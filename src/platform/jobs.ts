@@ -304,10 +304,11 @@ export class JobWorker {
   }
 
   /**
-   * One claim: `due` takes queued jobs whose time has come (jobs_due, a range of run_at: the
-   * jobs still waiting, e.g. every payment's settlement until its day, are never read);
-   * `expired` running jobs whose lease ran out (jobs_lease). Both conditions in one scan (an
-   * OR) read every waiting job on each claim.
+   * One claim, jobs_claim() (migration 0035): `due` takes the oldest queued jobs whose time has
+   * come (along jobs_due in run_at order, stopping at the limit: neither the jobs still waiting
+   * for their time, e.g. every payment's settlement until its day, nor a backlog beyond the
+   * limit are read); `expired` running jobs whose lease ran out (jobs_lease). Both conditions
+   * in one scan (an OR) read every waiting job on each claim.
    */
   private async claimAndStartWhere(free: number, which: 'due' | 'expired'): Promise<Array<Promise<void>>> {
     const kinds = [...this.handlers.keys()];
@@ -320,31 +321,8 @@ export class JobWorker {
     // each platform's as its share has room for are taken: the rest stay queued, untouched.
     if (which === 'due') this.mayHaveMore = full.length > 0;
     const claimed = await sql<Job>`
-      update jobs set status = 'running', attempts = attempts + 1, locked_until = ${leaseUntil}, updated_at = ${now}
-      where id in (
-        select id from (
-          select due.id, due.platform_id, due.run_at,
-            row_number() over (partition by due.kind, due.platform_id order by due.run_at, due.id) as place,
-            -- A limited kind: its share less what runs; any other kind: no limit beyond the batch.
-            coalesce(
-              (select l.share from unnest(${shares.limitedKinds}::text[], ${shares.limits}::integer[]) as l(kind, share) where l.kind = due.kind)
-                - coalesce((select r.n from unnest(${shares.runningKinds}::text[], ${shares.runningPlatforms}::uuid[], ${shares.runningCounts}::integer[]) as r(kind, platform_id, n)
-                            where r.kind = due.kind and r.platform_id = due.platform_id), 0),
-              ${free}::integer
-            ) as room
-          from (
-            select id, kind, platform_id, run_at from jobs
-            where kind = any(${kinds})
-              and ${which === 'due' ? sql`status = 'queued' and run_at <= ${now}` : sql`status = 'running' and locked_until < ${now}`}
-              ${full.length ? sql`and (platform_id is null or platform_id <> all(${full}::uuid[]))` : sql``}
-            order by run_at
-            limit ${free}
-            for update skip locked
-          ) as due
-        ) as ranked
-        where platform_id is null or place <= room
-      )
-      returning *`.execute(this.db);
+      select * from jobs_claim(${which === 'expired'}, ${kinds}::text[], ${now}::timestamptz, ${leaseUntil}::timestamptz, ${free}::integer, ${full}::uuid[],
+        ${shares.limitedKinds}::text[], ${shares.limits}::integer[], ${shares.runningKinds}::text[], ${shares.runningPlatforms}::uuid[], ${shares.runningCounts}::integer[])`.execute(this.db);
     if (which === 'due' && claimed.rows.length >= free) this.mayHaveMore = true;
     const started: Array<Promise<void>> = [];
     const over: Job[] = [];
