@@ -211,13 +211,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobs: {
       enabled: bool(env, 'CORRIDOR_JOBS', true),
       pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000),
-      concurrency: integer(env, 'CORRIDOR_JOBS_CONCURRENCY', 32, 1, 1000),
+      // A webhook delivery holds a slot for its whole round trip to the endpoint but a pooled
+      // connection only for its two statements, so slots are cheap; see perEndpointConcurrency.
+      concurrency: integer(env, 'CORRIDOR_JOBS_CONCURRENCY', 64, 1, 1000),
     },
     webhooks: {
       // At most half a job's lease (60 s): an attempt must end well before another process may
       // take its job over and send the same webhook a second time.
       timeoutMs: integer(env, 'CORRIDOR_WEBHOOK_TIMEOUT_MS', 10_000, 100, 30_000),
-      perEndpointConcurrency: integer(env, 'CORRIDOR_WEBHOOK_CONCURRENCY_PER_ENDPOINT', 8, 1, 256),
+      // A platform's webhooks per second per process are at most this many over the endpoint's
+      // round trip (16 at 50 ms: 320/s); a quarter of the job slots, so a dead endpoint (each attempt
+      // held until the timeout) leaves three quarters to everyone else.
+      perEndpointConcurrency: integer(env, 'CORRIDOR_WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16, 1, 256),
     },
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
