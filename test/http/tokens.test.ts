@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findLiveToken, listLiveTokens } from '../../src/modules/tokens/repo.js';
 import { BASE, basic, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 
 let ctx: TestContext;
@@ -47,6 +48,17 @@ describe('POST /tokens', () => {
     expect(stored.length).toBe(32);
     expect(stored.toString('hex')).not.toBe(token.clientSecret);
     expect(JSON.stringify(row)).not.toContain(token.clientSecret);
+  });
+
+  it('reads and lists tokens without their secret hashes: only authentication loads one', async () => {
+    const token = (await call('POST', '/tokens', { name: 'Unloaded', permissions: ['VIEW'] })).json() as Token;
+    const uuid = token.id.slice('Token:'.length);
+    const found = await findLiveToken(ctx.handle.db, ctx.platform.uuid, uuid);
+    expect(found?.client_id).toBe(token.clientId);
+    expect(found).not.toHaveProperty('secret_hash');
+    const { rows } = await listLiveTokens(ctx.handle.db, ctx.platform.uuid, { name: 'Unloaded', timeRange: {} }, { limit: 10 });
+    expect(rows.map((r) => r.id)).toEqual([uuid]);
+    expect(rows[0]).not.toHaveProperty('secret_hash');
   });
 
   it('records an API_TOKEN.CREATED event in the outbox', async () => {

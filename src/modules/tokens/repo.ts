@@ -25,7 +25,8 @@ declare module '../../platform/db/database.js' {
 }
 
 export type TokenRow = Selectable<ApiTokensTable>;
-export type LiveToken = Omit<TokenRow, 'deleted_at'>;
+/** A token as lists and reads answer it: never its secret's hash, which only authentication reads. */
+export type LiveToken = Omit<TokenRow, 'deleted_at' | 'secret_hash'>;
 
 export const TOKEN_DELETED_CHANNEL = 'corridor_api_token_deleted';
 
@@ -33,7 +34,7 @@ export async function insertToken(db: DbOrTx, row: TokenRow): Promise<void> {
   await db.insertInto('api_tokens').values(row).execute();
 }
 
-const LIVE_COLUMNS = ['id', 'platform_id', 'name', 'permissions', 'client_id', 'secret_hash', 'created_at', 'updated_at'] as const;
+const LIVE_COLUMNS = ['id', 'platform_id', 'name', 'permissions', 'client_id', 'created_at', 'updated_at'] as const;
 
 export async function findLiveToken(db: DbOrTx, platformId: string, id: string): Promise<LiveToken | undefined> {
   return db

@@ -17,6 +17,7 @@ import {
   TOKEN_DELETED_CHANNEL,
   type CredentialRow,
   type LiveToken,
+  type TokenRow,
 } from './repo.js';
 import type { ApiToken, ApiTokenCreateRequest, TokenListQuery } from './schemas.js';
 
@@ -80,7 +81,7 @@ export async function createToken(
   const now = clock.now();
   const id = uuidv7(now.getTime());
   const clientSecret = randomBytes(32).toString('hex');
-  const row: LiveToken & { deleted_at: null } = {
+  const row: TokenRow = {
     id,
     platform_id: platformId,
     name: input.name,
