@@ -56,7 +56,8 @@ export function sparkWallet(prefix = 'spark') {
   const ecdh = secp256k1Key();
   const publicKey = ecdh.getPublicKey(undefined, 'compressed');
   const address = bech32m.encode(prefix, bech32m.toWords(Uint8Array.from([0x0a, 0x21, ...publicKey])), 200);
-  const privateKey = ecdh.getPrivateKey();
+  // getPrivateKey() drops leading zero bytes (one key in 256 is shorter); signers want all 32.
+  const privateKey = Buffer.from(ecdh.getPrivateKey('hex').padStart(64, '0'), 'hex');
   return {
     address,
     publicKey,
