@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { JobWorker } from '../../src/platform/jobs.js';
 import { onPostgres, openTestDatabase } from '../helpers/context.js';
+import { captureStatements, pagesRead } from '../helpers/explain.js';
 
 /**
  * A claim reads the jobs it takes, not the backlog behind them (migration 0035). Behind by
@@ -23,8 +23,7 @@ describe.runIf(onPostgres)('a job claim on PostgreSQL whatever the backlog', () 
   let handle: DbHandle;
   let schema: string;
   let drop: () => Promise<void>;
-  const claims: Array<{ text: string; values: unknown[] }> = [];
-  const query = pg.Client.prototype.query;
+  let capture: ReturnType<typeof captureStatements>;
 
   beforeAll(async () => {
     const opened = await openTestDatabase();
@@ -42,37 +41,12 @@ describe.runIf(onPostgres)('a job claim on PostgreSQL whatever the backlog', () 
       select gen_random_uuid(), ${platformId}::uuid, 'test.backlog', '{}'::jsonb, 'queued', 0, 8,
              ${now}::timestamptz + (g || ' s')::interval, ${now}::timestamptz, ${now}::timestamptz
         from generate_series(1, 2000) g`.execute(handle.db);
-    pg.Client.prototype.query = function capture(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
-      const submitted = config as { text?: string; values?: unknown[] };
-      const text = typeof config === 'string' ? config : submitted.text;
-      if (text?.includes('jobs_claim(')) claims.push({ text, values: (typeof config === 'string' ? (values as unknown[]) : submitted.values) ?? [] });
-      return (query as (...args: unknown[]) => unknown).call(this, config, values, callback);
-    } as typeof query;
+    capture = captureStatements((text) => text.includes('jobs_claim('));
   });
   afterAll(async () => {
-    pg.Client.prototype.query = query;
+    capture?.restore();
     await drop?.();
   });
-
-  /** Pages the statement reads, the second time it runs on a connection (the first compiles the function and plans it). */
-  async function pagesRead(statement: { text: string; values: unknown[] }): Promise<number> {
-    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL, options: `-c search_path=${schema}` });
-    await client.connect();
-    try {
-      type Explained = { 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> };
-      let pages = Number.NaN;
-      for (let run = 0; run < 2; run++) {
-        await client.query('begin');
-        const { rows } = await client.query<Explained>(`explain (analyze, buffers, format json) ${statement.text}`, statement.values);
-        await client.query('rollback');
-        const top = rows[0]!['QUERY PLAN'][0]!.Plan;
-        pages = top['Shared Hit Blocks'] + top['Shared Read Blocks'];
-      }
-      return pages;
-    } finally {
-      await client.end();
-    }
-  }
 
   it(`takes the oldest due jobs and reads a few pages with ${BACKLOG.toLocaleString('en')} due jobs waiting`, async () => {
     const worker = new JobWorker(handle.db, clock, pino({ level: 'silent' }));
@@ -82,9 +56,10 @@ describe.runIf(onPostgres)('a job claim on PostgreSQL whatever the backlog', () 
     const oldest = await handle.db.selectFrom('jobs').select('id').where('kind', '=', 'test.backlog').orderBy('run_at').limit(4).execute();
     expect(ran.sort()).toEqual(oldest.map((j) => j.id).sort());
 
-    expect(claims).toHaveLength(1);
+    expect(capture.statements).toHaveLength(1);
     // 61 pages (index descents, the four rows and their index entries); the claim as a plain
     // statement read 484 here: every due job, and the whole table again for its UPDATE.
-    expect(await pagesRead(claims[0]!)).toBeLessThan(100);
+    // The second run counts: the first compiles the function and plans it.
+    expect(await pagesRead(schema, capture.statements[0]!, { runs: 2 })).toBeLessThan(100);
   });
 });

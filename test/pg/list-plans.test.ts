@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { captureStatements, pagesRead } from '../helpers/explain.js';
 import { validSamples } from '../helpers/external-accounts.js';
 import { runRead } from '../../src/platform/db/pipelined-reads.js';
 
@@ -19,8 +19,7 @@ describe.runIf(onPostgres)('list pages on PostgreSQL whatever other platforms ho
   let ctx: TestContext;
   let newer: TestPlatform;
   let schema: string;
-  const statements: Array<{ text: string; values: unknown[] }> = [];
-  const query = pg.Client.prototype.query;
+  let capture: ReturnType<typeof captureStatements>;
 
   beforeAll(async () => {
     ctx = await createTestContext();
@@ -96,46 +95,15 @@ describe.runIf(onPostgres)('list pages on PostgreSQL whatever other platforms ho
     await copy(newer.uuid, `'ffffffff-0000-7000-8000-'`);
     await ctx.handle.db.executeQuery(CompiledQuery.raw('analyze customers, internal_accounts, external_accounts, verifications, api_tokens'));
     schema = (await ctx.handle.db.executeQuery<{ schema: string }>(CompiledQuery.raw('select current_schema() as schema'))).rows[0]!.schema;
-    pg.Client.prototype.query = function capture(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
-      const submitted = config as { text?: string; values?: unknown[] };
-      const text = typeof config === 'string' ? config : submitted.text;
-      if (text && /\blimit\b/i.test(text)) statements.push({ text, values: (typeof config === 'string' ? (values as unknown[]) : submitted.values) ?? [] });
-      return (query as (...args: unknown[]) => unknown).call(this, config, values, callback);
-    } as typeof query;
+    capture = captureStatements((text) => /\blimit\b/i.test(text));
   });
   afterEach(() => {
-    statements.length = 0;
+    capture.statements.length = 0;
   });
   afterAll(async () => {
-    pg.Client.prototype.query = query;
+    capture?.restore();
     await ctx?.close();
   });
-
-  /**
-   * Pages of the table and its indexes that `statement` reads, by EXPLAIN (ANALYZE, BUFFERS) on
-   * its own connection: planned for its values (`custom`), or once for any values (`generic`, as
-   * the pipelined reads plan every statement: platform/db/pipelined-reads.ts).
-   */
-  async function pagesRead(statement: { text: string; values: unknown[] }, plan: 'custom' | 'generic'): Promise<number> {
-    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL, options: `-c search_path=${schema}` });
-    await client.connect();
-    try {
-      type Explained = { 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> };
-      let explained: Explained[];
-      if (plan === 'custom') {
-        explained = (await client.query<Explained>(`explain (analyze, buffers, format json) ${statement.text}`, statement.values)).rows;
-      } else {
-        await client.query('set plan_cache_mode = force_generic_plan');
-        await client.query(`prepare page as ${statement.text}`);
-        const values = statement.values.map((v) => client.escapeLiteral(String(v))).join(', ');
-        explained = (await client.query<Explained>(`explain (analyze, buffers, format json) execute page(${values})`)).rows;
-      }
-      const top = explained[0]!['QUERY PLAN'][0]!.Plan;
-      return top['Shared Hit Blocks'] + top['Shared Read Blocks'];
-    } finally {
-      await client.end();
-    }
-  }
 
   for (const [what, path, table] of [
     ['customers', '/customers?limit=20', 'customers'],
@@ -151,13 +119,13 @@ describe.runIf(onPostgres)('list pages on PostgreSQL whatever other platforms ho
       const page = response.json() as { data: Array<{ id: string }>; hasMore: boolean };
       expect(page.data).toHaveLength(20);
       expect(page.hasMore).toBe(true);
-      const pageStatements = statements.filter((s) => new RegExp(`from "${table}"`).test(s.text));
+      const pageStatements = capture.statements.filter((s) => new RegExp(`from "${table}"`).test(s.text));
       expect(pageStatements.length).toBeGreaterThan(0);
       for (const statement of pageStatements) {
         // 21 rows of one platform: a few index pages and the heap pages holding them. The walk
         // through the newer platform's rows reads thousands.
-        expect(await pagesRead(statement, 'custom')).toBeLessThan(100);
-        expect(await pagesRead(statement, 'generic')).toBeLessThan(100);
+        expect(await pagesRead(schema, statement)).toBeLessThan(100);
+        expect(await pagesRead(schema, statement, { plan: 'generic' })).toBeLessThan(100);
       }
     });
   }

@@ -1,0 +1,57 @@
+import pg from 'pg';
+
+/** A statement as the pg driver sent it. */
+export interface SentStatement {
+  text: string;
+  values: unknown[];
+}
+
+/** Keeps every statement whose text `matches` on its way to PostgreSQL, until `restore()`. */
+export function captureStatements(matches: (text: string) => boolean): { statements: SentStatement[]; restore: () => void } {
+  const statements: SentStatement[] = [];
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function capture(this: pg.Client, config: unknown, values?: unknown, callback?: unknown) {
+    const submitted = config as { text?: string; values?: unknown[] };
+    const text = typeof config === 'string' ? config : submitted.text;
+    if (text && matches(text)) statements.push({ text, values: (typeof config === 'string' ? (values as unknown[]) : submitted.values) ?? [] });
+    return (query as (...args: unknown[]) => unknown).call(this, config, values, callback);
+  } as typeof query;
+  return {
+    statements,
+    restore: () => {
+      pg.Client.prototype.query = query;
+    },
+  };
+}
+
+/**
+ * Pages of tables and indexes that `statement` reads, by EXPLAIN (ANALYZE, BUFFERS) on a
+ * connection of its own in `schema`, inside a transaction that is rolled back (a write changes
+ * nothing): planned for its values (`custom`), or once for any values (`generic`, as a named
+ * statement ends up planned). With `runs`, it runs that many times and the last run counts (the
+ * first may compile a function and plan it).
+ */
+export async function pagesRead(schema: string, statement: SentStatement, { plan = 'custom', runs = 1 }: { plan?: 'custom' | 'generic'; runs?: number } = {}): Promise<number> {
+  const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL, options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    type Explained = { 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> };
+    let explain = () => client.query<Explained>(`explain (analyze, buffers, format json) ${statement.text}`, statement.values);
+    if (plan === 'generic') {
+      await client.query('set plan_cache_mode = force_generic_plan');
+      await client.query(`prepare explained as ${statement.text}`);
+      const values = statement.values.map((v) => client.escapeLiteral(String(v))).join(', ');
+      explain = () => client.query<Explained>(`explain (analyze, buffers, format json) execute explained(${values})`);
+    }
+    let pages = Number.NaN;
+    for (let run = 0; run < runs; run++) {
+      await client.query('begin');
+      const top = (await explain()).rows[0]!['QUERY PLAN'][0]!.Plan;
+      await client.query('rollback');
+      pages = top['Shared Hit Blocks'] + top['Shared Read Blocks'];
+    }
+    return pages;
+  } finally {
+    await client.end();
+  }
+}
