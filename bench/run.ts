@@ -4,13 +4,16 @@
  * (warm-up, then a measured run) and prints one table with the ratio to the baseline.
  * Upload scenarios also report MB/s and the server's peak RSS growth (Linux: VmHWM, reset
  * before each scenario), including 20 concurrent 10 MB uploads.
- * Flow scenarios (wallet auth) run whole multi-request flows, client-side crypto included, from
- * a few concurrent workers and report flows/s and the latency of a whole flow.
+ * Flow scenarios (wallet auth, quote+execute) run whole multi-request flows, client-side crypto
+ * included, from BENCH_FLOW_WORKERS concurrent workers (default 8) over keep-alive node:http
+ * connections, and report flows/s, the latency of a whole flow, and per flow the CPU of the
+ * server (its background work included), of PostgreSQL and of this process.
  * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50),
  * BENCH_ONLY (a regular expression: run only the scenarios whose name matches, plus the baseline),
  * BENCH_CPU_PROF (a directory: the Corridor server writes its V8 CPU profile there on exit).
- * Each row also gives the server process's CPU time (user + system, from /proc) per request and,
- * with PostgreSQL on this machine, that of all its processes.
+ * Each row also gives the server process's CPU time (user + system, from /proc) per request,
+ * with PostgreSQL on this machine that of all its processes, and that of this process (the load
+ * generator or the flows' clients, which share the machine with the server).
  * The two scenarios with a target as a share of bare node:http (GET /customers/{id} ≥ 0.30,
  * GET /customers?limit=20 ≥ 0.15) run in three rounds taken in turns with the baseline, and
  * their ratio is to those bare runs (marked * in the table, and printed with the target).
@@ -32,6 +35,7 @@
  * and the lag from commit to delivery.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -98,7 +102,7 @@ interface FlowWorker {
   flow: () => Promise<void>;
 }
 
-const FLOW_WORKERS = 8;
+const FLOW_WORKERS = Number(process.env.BENCH_FLOW_WORKERS ?? 8);
 
 /** Runs `workers` loops of the flow for `seconds`; answers flows/s and per-flow latency percentiles. */
 async function runFlows(makeWorker: () => FlowWorker, seconds: number) {
@@ -123,7 +127,8 @@ async function runFlows(makeWorker: () => FlowWorker, seconds: number) {
   );
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
-  return { rps: latencies.length / ((performance.now() - started) / 1000), p50: at(0.5), p99: at(0.99), errors };
+  const elapsed = (performance.now() - started) / 1000;
+  return { rps: latencies.length / elapsed, seconds: elapsed, p50: at(0.5), p99: at(0.99), errors };
 }
 
 async function documentUploads(call: Call, jpeg: Buffer): Promise<BodyMaker> {
@@ -217,6 +222,37 @@ function rssKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return match ? Number(match[1]) : Number.NaN;
 }
 
+/**
+ * The flows' HTTP client: node:http on keep-alive connections. fetch (undici) cost the bench
+ * process ≈ 1.3–1.6 ms of CPU per quote+execute flow, CPU taken from the server it measures on
+ * this 2-core machine; a plain request costs a fraction of that.
+ */
+const flowAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function jsonCall(port: number, method: string, path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { host: '127.0.0.1', port, method, path, agent: flowAgent, headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          try {
+            resolve({ status: response.statusCode!, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> });
+          } catch (error) {
+            reject(error as Error);
+          }
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
@@ -297,6 +333,8 @@ async function main(): Promise<void> {
     cpu?: number;
     /** PostgreSQL's CPU per request (µs), when it runs on this machine. */
     databaseCpu?: number;
+    /** This process's CPU per request (µs): the load generator, or the flows' HTTP clients. */
+    clientCpu?: number;
     mbps?: number;
     rss?: { before: number; peak: number };
     /** Bare node:http's req/s in the rounds taken in turns with this scenario (`ratioTarget`). */
@@ -309,15 +347,13 @@ async function main(): Promise<void> {
       const headers: Record<string, string> = scenario.auth ? { authorization } : {};
       /** One JSON call to Corridor, answered with its status and body. */
       const flowCall: FlowCall = async (method, path, body, extra = {}) => {
-        // A multipart form goes as it is (fetch sets its content type); anything else as JSON.
-        const form = body instanceof FormData;
-        const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
-          method,
-          headers: { ...headers, ...(form ? {} : { 'content-type': 'application/json' }), ...extra },
-          body: body === undefined ? undefined : form ? body : JSON.stringify(body),
-        });
-        const text = await response.text();
-        return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+        // A multipart form goes through fetch (which sets its content type); JSON through node:http.
+        if (body instanceof FormData) {
+          const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, { method, headers: { ...headers, ...extra }, body });
+          const text = await response.text();
+          return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+        }
+        return jsonCall(corridorPort, method, `${BASE_PATH}${path}`, { ...headers, ...extra }, body);
       };
       /** The same, for set-up that must succeed. */
       const call = async (method: string, path: string, body?: unknown) => {
@@ -334,7 +370,20 @@ async function main(): Promise<void> {
       if (scenario.flow) {
         const makeWorker = await scenario.flow(flowCall);
         await runFlows(makeWorker, warmup);
-        rows.push({ name: scenario.name, ...(await runFlows(makeWorker, duration)) });
+        const cpuBefore = cpuMicros(corridor.pid!);
+        const databaseCpuBefore = postgresCpuMicros();
+        const benchCpuBefore = process.cpuUsage();
+        const { seconds, ...flows } = await runFlows(makeWorker, duration);
+        const benchCpu = process.cpuUsage(benchCpuBefore);
+        const completed = flows.rps * seconds || 1;
+        rows.push({
+          name: scenario.name,
+          ...flows,
+          // Per flow: the server (its background work included), PostgreSQL, and this process driving the flows.
+          cpu: (cpuMicros(corridor.pid!) - cpuBefore) / completed,
+          databaseCpu: (postgresCpuMicros() - databaseCpuBefore) / completed,
+          clientCpu: (benchCpu.user + benchCpu.system) / completed,
+        });
         continue;
       }
       const path = typeof scenario.path === 'string' ? scenario.path : await scenario.path(call);
@@ -349,13 +398,17 @@ async function main(): Promise<void> {
       const bareRps: number[] = [];
       let cpuUsed = 0;
       let databaseCpuUsed = 0;
+      let clientCpuUsed = 0;
       for (let round = 0; round < rounds; round++) {
         if (scenario.ratioTarget) bareRps.push((await run(`http://127.0.0.1:${basePort}/`, SCENARIOS[0]!, {}, duration / rounds)).requests.average);
         const cpuBefore = cpuMicros(serverPid);
         const databaseCpuBefore = postgresCpuMicros();
+        const clientCpuBefore = process.cpuUsage();
         results.push(await run(url, scenario, headers, duration / rounds, bodies));
         cpuUsed += cpuMicros(serverPid) - cpuBefore;
         databaseCpuUsed += postgresCpuMicros() - databaseCpuBefore;
+        const clientCpu = process.cpuUsage(clientCpuBefore);
+        clientCpuUsed += clientCpu.user + clientCpu.system;
       }
       const total = results.reduce((sum, r) => sum + r.requests.total, 0);
       const unexpected = results
@@ -374,6 +427,7 @@ async function main(): Promise<void> {
         errors: unexpected + results.reduce((sum, r) => sum + r.errors, 0),
         cpu: cpuUsed / (total || 1),
         ...(scenario.target === 'baseline' ? {} : { databaseCpu: databaseCpuUsed / (total || 1) }),
+        clientCpu: clientCpuUsed / (total || 1),
         ...(scenario.ratioTarget ? { besideBare: mean(bareRps), ratioTarget: scenario.ratioTarget } : {}),
         ...(bodies ? { mbps: (rps * bodies.bytesPerRequest) / MiB } : {}),
         ...(measuresPeak ? { rss: { before: rssBefore, peak: rssKiB(corridor.pid!, 'VmHWM') } } : {}),
@@ -421,7 +475,7 @@ async function main(): Promise<void> {
   }
 
   const baselineRps = rows[0]!.rps;
-  const header = ['scenario', 'req/s (flows/s)', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected', 'server CPU µs/req', 'PostgreSQL CPU µs/req', 'MB/s', 'RSS before → peak (MB)'];
+  const header = ['scenario', 'req/s (flows/s)', 'p50 ms', 'p99 ms', 'vs baseline', 'unexpected', 'server CPU µs/req', 'PostgreSQL CPU µs/req', 'bench CPU µs/req', 'MB/s', 'RSS before → peak (MB)'];
   const table = rows.map((r) => [
     r.name,
     r.rps.toFixed(r.rps < 100 ? 1 : 0),
@@ -431,6 +485,7 @@ async function main(): Promise<void> {
     String(r.errors),
     r.cpu === undefined || Number.isNaN(r.cpu) ? '' : r.cpu.toFixed(0),
     r.databaseCpu === undefined || Number.isNaN(r.databaseCpu) ? '' : r.databaseCpu.toFixed(0),
+    r.clientCpu === undefined ? '' : r.clientCpu.toFixed(0),
     r.mbps === undefined ? '' : r.mbps.toFixed(1),
     r.rss ? `${(r.rss.before / 1024).toFixed(0)} → ${(r.rss.peak / 1024).toFixed(0)} (+${((r.rss.peak - r.rss.before) / 1024).toFixed(0)})` : '',
   ]);
