@@ -17,7 +17,7 @@
  * Multipart uploads get every case but the field-by-field mutations (see casesFor).
  *
  * Deterministic: the cases are enumerated, and the random parts come from fast-check with a fixed
- * seed; each operation gets a seeded pick of them (some 3,800 requests, well under a minute).
+ * seed; each operation gets a seeded pick of them (some 4,500 requests, well under a minute).
  * FUZZ_FULL=1 sends all of them (some 13,000), FUZZ_SEED and FUZZ_SCALE vary and widen a local
  * run, FUZZ_DEBUG=1 (or =all) prints each operation's baseline (or every) response.
  * Every response is checked: status < 500, and a 4xx answers the envelope with a registered
@@ -32,7 +32,7 @@ import { fundedCustomer } from '../helpers/payments.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251013);
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-/** FUZZ_FULL=1 sends every value to every parameter and property (about 10,000 requests) instead of a seeded pick. */
+/** FUZZ_FULL=1 sends every value to every parameter and property (about 13,000 requests) instead of a seeded pick. */
 const FULL = process.env.FUZZ_FULL === '1';
 
 type Schema = Record<string, any>;
