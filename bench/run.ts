@@ -253,6 +253,39 @@ function jsonCall(port: number, method: string, path: string, headers: Record<st
   });
 }
 
+/** Corridor's API with `headers`: `flowCall` answers status and body, `call` (set-up) throws on a 4xx or 5xx. */
+function corridorCalls(port: number, headers: Record<string, string>): { flowCall: FlowCall; call: Call } {
+  const flowCall: FlowCall = async (method, path, body, extra = {}) => {
+    // A multipart form goes through fetch (which sets its content type); JSON through node:http.
+    if (body instanceof FormData) {
+      const response = await fetch(`http://127.0.0.1:${port}${BASE_PATH}${path}`, { method, headers: { ...headers, ...extra }, body });
+      const text = await response.text();
+      return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+    }
+    return jsonCall(port, method, `${BASE_PATH}${path}`, { ...headers, ...extra }, body);
+  };
+  const call: Call = async (method, path, body) => {
+    const { status, body: answer } = await flowCall(method, path, body);
+    if (status >= 400) throw new Error(`${method} ${path} answered ${status}: ${JSON.stringify(answer)}`);
+    return answer;
+  };
+  return { flowCall, call };
+}
+
+/**
+ * CPU used from now on (µs): the server process `pid`, PostgreSQL when it runs on this machine
+ * (NaN elsewhere), and this process (the load generator or the flows' clients).
+ */
+function cpuFrom(pid: number): () => { server: number; database: number; client: number } {
+  const server = cpuMicros(pid);
+  const database = postgresCpuMicros();
+  const client = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(client);
+    return { server: cpuMicros(pid) - server, database: postgresCpuMicros() - database, client: used.user + used.system };
+  };
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
@@ -345,22 +378,7 @@ async function main(): Promise<void> {
     for (const scenario of SCENARIOS.filter((s) => s.target === 'baseline' || !only || only.test(s.name))) {
       const port = scenario.target === 'baseline' ? basePort : corridorPort;
       const headers: Record<string, string> = scenario.auth ? { authorization } : {};
-      /** One JSON call to Corridor, answered with its status and body. */
-      const flowCall: FlowCall = async (method, path, body, extra = {}) => {
-        // A multipart form goes through fetch (which sets its content type); JSON through node:http.
-        if (body instanceof FormData) {
-          const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, { method, headers: { ...headers, ...extra }, body });
-          const text = await response.text();
-          return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-        }
-        return jsonCall(corridorPort, method, `${BASE_PATH}${path}`, { ...headers, ...extra }, body);
-      };
-      /** The same, for set-up that must succeed. */
-      const call = async (method: string, path: string, body?: unknown) => {
-        const { status, body: answer } = await flowCall(method, path, body);
-        if (status >= 400) throw new Error(`${method} ${path} answered ${status}: ${JSON.stringify(answer)}`);
-        return answer;
-      };
+      const { flowCall, call } = corridorCalls(corridorPort, headers);
       if (scenario.once) {
         const { note, ...result } = await scenario.once(flowCall);
         rows.push({ name: scenario.name, ...result });
@@ -370,20 +388,12 @@ async function main(): Promise<void> {
       if (scenario.flow) {
         const makeWorker = await scenario.flow(flowCall);
         await runFlows(makeWorker, warmup);
-        const cpuBefore = cpuMicros(corridor.pid!);
-        const databaseCpuBefore = postgresCpuMicros();
-        const benchCpuBefore = process.cpuUsage();
+        const cpuUsed = cpuFrom(corridor.pid!);
         const { seconds, ...flows } = await runFlows(makeWorker, duration);
-        const benchCpu = process.cpuUsage(benchCpuBefore);
+        const used = cpuUsed();
         const completed = flows.rps * seconds || 1;
-        rows.push({
-          name: scenario.name,
-          ...flows,
-          // Per flow: the server (its background work included), PostgreSQL, and this process driving the flows.
-          cpu: (cpuMicros(corridor.pid!) - cpuBefore) / completed,
-          databaseCpu: (postgresCpuMicros() - databaseCpuBefore) / completed,
-          clientCpu: (benchCpu.user + benchCpu.system) / completed,
-        });
+        // Per flow: the server (its background work included), PostgreSQL, and this process driving the flows.
+        rows.push({ name: scenario.name, ...flows, cpu: used.server / completed, databaseCpu: used.database / completed, clientCpu: used.client / completed });
         continue;
       }
       const path = typeof scenario.path === 'string' ? scenario.path : await scenario.path(call);
@@ -396,19 +406,15 @@ async function main(): Promise<void> {
       const rounds = scenario.ratioTarget ? RATIO_ROUNDS : 1;
       const results: Array<Awaited<ReturnType<typeof run>>> = [];
       const bareRps: number[] = [];
-      let cpuUsed = 0;
-      let databaseCpuUsed = 0;
-      let clientCpuUsed = 0;
+      const used = { server: 0, database: 0, client: 0 };
       for (let round = 0; round < rounds; round++) {
         if (scenario.ratioTarget) bareRps.push((await run(`http://127.0.0.1:${basePort}/`, SCENARIOS[0]!, {}, duration / rounds)).requests.average);
-        const cpuBefore = cpuMicros(serverPid);
-        const databaseCpuBefore = postgresCpuMicros();
-        const clientCpuBefore = process.cpuUsage();
+        const roundUsed = cpuFrom(serverPid);
         results.push(await run(url, scenario, headers, duration / rounds, bodies));
-        cpuUsed += cpuMicros(serverPid) - cpuBefore;
-        databaseCpuUsed += postgresCpuMicros() - databaseCpuBefore;
-        const clientCpu = process.cpuUsage(clientCpuBefore);
-        clientCpuUsed += clientCpu.user + clientCpu.system;
+        const spent = roundUsed();
+        used.server += spent.server;
+        used.database += spent.database;
+        used.client += spent.client;
       }
       const total = results.reduce((sum, r) => sum + r.requests.total, 0);
       const unexpected = results
@@ -425,9 +431,9 @@ async function main(): Promise<void> {
         p50: results.map((r) => r.latency.p50).sort((a, b) => a - b)[Math.floor(results.length / 2)]!,
         p99: Math.max(...results.map((r) => r.latency.p99)),
         errors: unexpected + results.reduce((sum, r) => sum + r.errors, 0),
-        cpu: cpuUsed / (total || 1),
-        ...(scenario.target === 'baseline' ? {} : { databaseCpu: databaseCpuUsed / (total || 1) }),
-        clientCpu: clientCpuUsed / (total || 1),
+        cpu: used.server / (total || 1),
+        ...(scenario.target === 'baseline' ? {} : { databaseCpu: used.database / (total || 1) }),
+        clientCpu: used.client / (total || 1),
         ...(scenario.ratioTarget ? { besideBare: mean(bareRps), ratioTarget: scenario.ratioTarget } : {}),
         ...(bodies ? { mbps: (rps * bodies.bytesPerRequest) / MiB } : {}),
         ...(measuresPeak ? { rss: { before: rssBefore, peak: rssKiB(corridor.pid!, 'VmHWM') } } : {}),
@@ -447,17 +453,7 @@ async function main(): Promise<void> {
         }),
       );
     }
-    /** A JSON call to Corridor for a scenario's set-up, which must succeed. */
-    const call = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`http://127.0.0.1:${corridorPort}${BASE_PATH}${path}`, {
-        method,
-        headers: { authorization, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const answer = (await response.json()) as Record<string, unknown>;
-      if (response.status >= 400) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(answer)}`);
-      return answer;
-    };
+    const { call } = corridorCalls(corridorPort, { authorization });
     if (process.env.DATABASE_URL && (!only || only.test(LEDGER_SCENARIO))) {
       const shards = Number(process.env.BENCH_LEDGER_SHARDS ?? 64);
       ledger = await ledgerScenario({ databaseUrl: process.env.DATABASE_URL, platformId: created.platformId, call, warmup, duration, shards });
