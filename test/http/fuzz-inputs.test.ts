@@ -114,26 +114,18 @@ beforeAll(async () => {
 });
 afterAll(() => ctx?.close());
 
-/** A small seeded generator (mulberry32): the picks, and the seeds handed to fast-check's samples. */
+/** Seeded picks, drawn from fast-check: each draw samples with the next seed of the run's sequence. */
 class Rng {
-  constructor(private state: number) {}
+  constructor(private seed: number) {}
   /** The first `core` values, and `count` more picked from the rest without repeats (all of them in a full run), in their order. */
   pick<T>(values: T[], count: number, core = 0): T[] {
     if (FULL || core + count >= values.length) return values;
-    const indexes = values.map((_, i) => i).slice(core);
-    for (let i = indexes.length - 1; i > 0; i--) {
-      const j = this.nextInt(0, i);
-      [indexes[i], indexes[j]] = [indexes[j]!, indexes[i]!];
-    }
-    return [...values.slice(0, core), ...indexes.slice(0, count).sort((a, b) => a - b).map((i) => values[i]!)];
+    const rest = values.map((_, i) => i).slice(core);
+    const [chosen] = fc.sample(fc.shuffledSubarray(rest, { minLength: count, maxLength: count }), { seed: this.seed++, numRuns: 1 });
+    return [...values.slice(0, core), ...chosen!.sort((a, b) => a - b).map((i) => values[i]!)];
   }
   nextInt(min = 0, max = 0x7fffffff): number {
-    this.state = (this.state + 0x6d2b79f5) | 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    const unit = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    return min + Math.floor(unit * (max - min + 1));
+    return fc.sample(fc.integer({ min, max }), { seed: this.seed++, numRuns: 1 })[0]!;
   }
 }
 
