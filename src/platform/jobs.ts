@@ -308,7 +308,8 @@ export class JobWorker {
    * come (along jobs_due in run_at order, stopping at the limit: neither the jobs still waiting
    * for their time, e.g. every payment's settlement until its day, nor a backlog beyond the
    * limit are read); `expired` running jobs whose lease ran out, oldest lease first
-   * (jobs_lease). Both conditions in one scan (an OR) read every waiting job on each claim.
+   * (jobs_lease). Two claims rather than one: a single scan for either condition (an OR) read
+   * every waiting job on each claim.
    */
   private async claimAndStartWhere(free: number, which: 'due' | 'expired'): Promise<Array<Promise<void>>> {
     const kinds = [...this.handlers.keys()];
