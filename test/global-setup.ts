@@ -1,16 +1,21 @@
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import YAML from 'yaml';
 import { openDatabase } from '../src/platform/db/database.js';
 import { migrate } from '../src/platform/db/migrate.js';
 
-/**
- * On PGlite, initialising a database costs seconds; it is done once here, migrated, and dumped.
- * Every test file then starts its own private database from that dump in well under a second.
- */
+/** The upstream's OpenAPI document, beside the repository (helpers/upstream-conformance.ts). */
+const UPSTREAM_OPENAPI = fileURLToPath(new URL('../../shared/reference/upstream-openapi.yaml', import.meta.url));
+
 export default async function setup(project: TestProject) {
+  project.provide('upstreamOpenapi', await upstreamDocumentAsJson());
   if (process.env.TEST_DATABASE_URL) return;
+  // On PGlite, initialising a database costs seconds; it is done once here, migrated, and dumped.
+  // Every test file then starts its own private database from that dump in well under a second.
   const handle = await openDatabase({});
   await migrate(handle.db);
   const dump = await handle.dumpDataDir!();
@@ -20,8 +25,20 @@ export default async function setup(project: TestProject) {
   project.provide('pgliteTemplate', path);
 }
 
+/** The document parsed once, as JSON for the test files to read; '' when it is not there (never in CI). */
+async function upstreamDocumentAsJson(): Promise<string> {
+  if (!existsSync(UPSTREAM_OPENAPI)) {
+    if (process.env.CI) throw new Error(`CI checks answers against ${UPSTREAM_OPENAPI}, which is missing`);
+    return '';
+  }
+  const path = join(tmpdir(), `corridor-upstream-openapi-${process.pid}.json`);
+  await writeFile(path, JSON.stringify(YAML.parse(await readFile(UPSTREAM_OPENAPI, 'utf8'))));
+  return path;
+}
+
 declare module 'vitest' {
   export interface ProvidedContext {
     pgliteTemplate: string;
+    upstreamOpenapi: string;
   }
 }

@@ -15,6 +15,7 @@ import { migrate } from '../../src/platform/db/migrate.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import type { Permission } from '../../src/platform/http/auth.js';
 import { JobWorker } from '../../src/platform/jobs.js';
+import { upstreamConformance } from './upstream-conformance.js';
 
 export const BASE = '/2025-10-13';
 export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
@@ -102,6 +103,15 @@ export async function createTestContext(
   const { env: _env, beforeReady: _beforeReady, logLines: _logLines, ...appOptions } = options;
   const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger }, appOptions);
   await options.beforeReady?.(app);
+  const conformance = upstreamConformance(BASE);
+  if (conformance) {
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (typeof payload === 'string' && request.routeOptions.url) {
+        conformance.check(request.method, request.routeOptions.url, reply.statusCode, String(reply.getHeader('content-type') ?? ''), payload);
+      }
+      return payload;
+    });
+  }
   await app.ready();
   const extraApps: Array<{ app: App; handle: DbHandle }> = [];
 
@@ -148,6 +158,8 @@ export async function createTestContext(
       }
       await app.close();
       await drop();
+      const breaches = conformance?.breaches() ?? [];
+      if (breaches.length > 0) throw new Error(`answers outside the upstream's schema (helpers/upstream-conformance.ts):\n${breaches.join('\n')}`);
     },
   };
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
 import { expect } from 'vitest';
 import type { Database } from '../../src/platform/db/database.js';
+import { webhookBreach } from './upstream-conformance.js';
 
 export interface Envelope {
   id: string;
@@ -37,6 +38,8 @@ export interface Answer {
  */
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
+  /** Bodies outside the upstream's schema for their event type (helpers/upstream-conformance.ts); close() fails on any. */
+  private readonly breaches: string[] = [];
   answer: (webhook: ReceivedWebhook) => Answer = () => ({ status: 200 });
   private readonly keys: KeyObject[] = [];
   private constructor(private readonly server: Server) {}
@@ -54,6 +57,8 @@ export class WebhookReceiver {
         const verified = receiver.keys.some((publicKey) => verify('sha256', rawBody, publicKey, signature));
         const webhook: ReceivedWebhook = { raw: rawBody.toString('utf8'), body: JSON.parse(rawBody.toString('utf8')) as Envelope, headers: request.headers, verified };
         receiver.received.push(webhook);
+        const breach = webhookBreach(webhook.raw);
+        if (breach) receiver.breaches.push(breach);
         const answer = receiver.answer(webhook);
         if (answer.hang) return;
         const send = () => response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.body ?? '');
@@ -85,6 +90,7 @@ export class WebhookReceiver {
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (this.breaches.length > 0) throw new Error(`webhooks outside the upstream's schema:\n${this.breaches.join('\n')}`);
   }
 }
 

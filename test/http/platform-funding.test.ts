@@ -223,7 +223,12 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       const realtime = (reference: string, extra: Parameters<typeof paymentInput>[2] = {}) =>
         paymentInput(p, customer, {
           source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
-          paymentInstructions: [{ isPlatformAccount: true, accountOrWalletInfo: { accountType: 'USD_ACCOUNT', accountNumber: '1234567890', routingNumber: '260073990', reference } }],
+          paymentInstructions: [
+            {
+              isPlatformAccount: true,
+              accountOrWalletInfo: { accountType: 'USD_ACCOUNT', accountNumber: '1234567890', routingNumber: '260073990', paymentRails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'], reference },
+            },
+          ],
           fundingDeadline: deadline,
           ...extra,
         });

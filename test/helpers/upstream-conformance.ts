@@ -1,0 +1,166 @@
+/**
+ * Every JSON answer the HTTP tests see, checked against the upstream's own schema for its
+ * operation and status: what the upstream's generated SDKs deserialise when an integrator points
+ * them at Corridor. The reference (../shared/reference/upstream-openapi.yaml, beside the
+ * repository as in CI) is read once by global-setup.ts; a clone without it runs the suite without
+ * this check, and CI (CI=true) refuses to. createTestContext records each answer here and fails
+ * the test file in its close() when any answer broke the schema.
+ *
+ * Operations and statuses the upstream does not document are Corridor's (the spec's PROCESSING
+ * and sandbox additions, health, metrics), so nothing is checked there. Where SPEC.md or a
+ * module README chooses otherwise than the upstream, the difference is named in DIFFERENCES.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { inject } from 'vitest';
+
+type Json = Record<string, unknown>;
+interface UpstreamDocument {
+  paths: Record<string, Record<string, { responses?: Record<string, Json> }>>;
+  webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: Json }> } } }>;
+  components: Json;
+}
+
+interface Difference {
+  /** Where it is chosen. */
+  why: string;
+  /** A copy of the body as the upstream would have it, where the difference is an absence. */
+  fill?: (body: unknown) => void;
+  /** An error the difference explains, on the operation `METHOD /path` (`{}` for parameters). */
+  explains?: (operation: string, error: ErrorObject) => boolean;
+}
+
+const DIFFERENCES: Difference[] = [
+  {
+    why: "transactions/README.md: the platform's own transfers have no customer, so no customerId/platformCustomerId",
+    fill: (body) =>
+      walk(body, (object) => {
+        if (typeof object.id === 'string' && object.id.startsWith('Transaction:') && object.customerId === undefined) {
+          object.customerId = 'Customer:00000000-0000-0000-0000-000000000000';
+          object.platformCustomerId = '';
+        }
+      }),
+  },
+  {
+    why: 'verifications/README.md: the hosted KYC link is provided by CORRIDOR, not SUMSUB',
+    explains: (operation, error) => operation === 'POST /customers/{}/kyc-link' && error.instancePath === '/provider' && error.keyword === 'enum',
+  },
+];
+
+function walk(value: unknown, visit: (object: Json) => void): void {
+  if (Array.isArray(value)) for (const item of value) walk(item, visit);
+  else if (value !== null && typeof value === 'object') {
+    visit(value as Json);
+    for (const item of Object.values(value)) walk(item, visit);
+  }
+}
+
+/** SPEC.md "WalletOperationProcessing": a 200 `{status: PROCESSING}` the upstream schema does not model. */
+const isProcessing = (body: unknown) => JSON.stringify(body) === '{"status":"PROCESSING"}';
+
+export interface UpstreamConformance {
+  /** Checks one answer; `route` is Fastify's route pattern (`/2025-10-13/customers/:customerId`). */
+  check(method: string, route: string, status: number, contentType: string, payload: string): void;
+  /** Every breach so far, one line each. */
+  breaches(): string[];
+}
+
+let shared:
+  | { document: UpstreamDocument; ajv: Ajv2020; validators: Map<string, ValidateFunction | null>; webhooks: Map<string, ValidateFunction> }
+  | undefined;
+
+function load() {
+  if (shared) return shared;
+  const document = JSON.parse(readFileSync(inject('upstreamOpenapi'), 'utf8')) as UpstreamDocument;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ $id: 'upstream', components: document.components });
+  shared = { document, ajv, validators: new Map(), webhooks: webhookValidators(document, ajv) };
+  return shared;
+}
+
+const compile = (ajv: Ajv2020, schema: unknown) => ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"upstream#/components/')) as Json);
+
+/** Each event type's validator: the upstream webhook whose `type` enum names it. */
+function webhookValidators(document: UpstreamDocument, ajv: Ajv2020): Map<string, ValidateFunction> {
+  const byType = new Map<string, ValidateFunction>();
+  for (const { post } of Object.values(document.webhooks)) {
+    const schema = post.requestBody.content['application/json']!.schema;
+    const types = JSON.stringify(typeof schema.$ref === 'string' ? resolve(document, schema.$ref) : schema).match(/"type":\{"type":"string","enum":\[([^\]]*)\]/);
+    if (!types) continue;
+    const validate = compile(ajv, schema);
+    for (const type of JSON.parse(`[${types[1]}]`) as string[]) byType.set(type, validate);
+  }
+  return byType;
+}
+
+const pathKey = (path: string) => path.replace(/\{[^}]+\}/g, '{}');
+
+/** The upstream's validator of one operation's answer, or null where it documents none. */
+function validatorOf(operation: string, status: number): ValidateFunction | null {
+  const { document, ajv, validators } = load();
+  const key = `${operation} ${status}`;
+  if (validators.has(key)) return validators.get(key)!;
+  let validator: ValidateFunction | null = null;
+  const [method, path] = operation.split(' ') as [string, string];
+  const entry = Object.entries(document.paths).find(([p]) => pathKey(p) === path)?.[1][method.toLowerCase()];
+  const responses = entry?.responses ?? {};
+  let response = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
+  if (typeof response?.$ref === 'string') response = resolve(document, response.$ref);
+  const schema = (response?.content as Record<string, { schema?: Json }> | undefined)?.['application/json']?.schema;
+  if (schema) validator = compile(ajv, schema);
+  validators.set(key, validator);
+  return validator;
+}
+
+function resolve(document: UpstreamDocument, ref: string): Json {
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce<Json>((node, part) => node[part] as Json, document as unknown as Json);
+}
+
+/** Why `body` breaks the upstream's schema, or undefined; `explained` drops the errors a difference explains. */
+function breach(validate: ValidateFunction, body: unknown, explained: (error: ErrorObject) => boolean): string | undefined {
+  for (const difference of DIFFERENCES) difference.fill?.(body);
+  if (validate(body)) return undefined;
+  const unexplained = (validate.errors ?? []).filter((error) => !explained(error));
+  // A union's other branches report too; with every error explained, the body is the upstream's.
+  if (unexplained.every((error) => error.keyword === 'oneOf' || error.keyword === 'anyOf')) return undefined;
+  return unexplained
+    .slice(0, 5)
+    .map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword} ${JSON.stringify(e.params)}`)
+    .join('; ');
+}
+
+/**
+ * Why a webhook body breaks the upstream's schema for its event type, or undefined (also for
+ * Corridor's own event types, and where the reference is not beside the repository).
+ */
+export function webhookBreach(raw: string): string | undefined {
+  if (!inject('upstreamOpenapi')) return undefined;
+  const body = JSON.parse(raw) as { type?: unknown };
+  const validate = load().webhooks.get(String(body.type));
+  const why = validate && breach(validate, body, () => false);
+  return why && `webhook ${String(body.type)}: ${why} — ${raw.slice(0, 300)}`;
+}
+
+/** The check, or undefined when the reference is not beside the repository (never in CI). */
+export function upstreamConformance(base: string): UpstreamConformance | undefined {
+  if (!inject('upstreamOpenapi')) return undefined;
+  const found: string[] = [];
+  return {
+    check(method, route, status, contentType, payload) {
+      if (!route.startsWith(base) || !contentType.startsWith('application/json')) return;
+      const operation = `${method} ${route.slice(base.length).replace(/:[A-Za-z]+/g, '{}')}`;
+      const validate = validatorOf(operation, status);
+      if (!validate) return;
+      const body: unknown = JSON.parse(payload);
+      if (isProcessing(body)) return;
+      const why = breach(validate, body, (error) => DIFFERENCES.some((d) => d.explains?.(operation, error)));
+      if (why) found.push(`${operation} → ${status}: ${why} — ${payload.slice(0, 300)}`);
+    },
+    breaches: () => found,
+  };
+}
