@@ -1,4 +1,4 @@
-/** Upstream request fields on customer create (issue 12 B13): kycStatus/kybStatus, EIN, query parameters. */
+/** Upstream request fields on customer create and update (issue 12 B13): kycStatus/kybStatus, EIN, query parameters. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 
@@ -67,6 +67,41 @@ describe('kycStatus / kybStatus on create', () => {
     const plain = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'John Doe' });
     expect((plain.json() as Body).kycStatus).toBe('UNVERIFIED');
     expect(expectEnvelope(await call(p, 'PATCH', '/customers/settings', {}), 400, 'INVALID_INPUT').status).toBe(400);
+  });
+});
+
+describe('kycStatus / kybStatus on update', () => {
+  it('is refused with 400 naming the field unless the platform runs its own KYC, and changes nothing', async () => {
+    const p = await ctx.newPlatform('production');
+    const created = (await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Jane Doe' })).json() as Body;
+    const refused = expectEnvelope(await call(p, 'PATCH', `/customers/${created.id}`, { customerType: 'INDIVIDUAL', fullName: 'Jane Q Doe', kycStatus: 'APPROVED' }), 400, 'INVALID_INPUT');
+    expect((refused.details!.errors as FieldErrors).map((e) => e.field)).toEqual(['kycStatus']);
+    expect((await call(p, 'GET', `/customers/${created.id}`)).json()).toMatchObject({ fullName: 'Jane Doe', kycStatus: 'UNVERIFIED' });
+    expect(await eventTypes(created.id as string)).toEqual([]);
+  });
+
+  it('moves the status the platform established: approval opens the accounts, each decision records its event', async () => {
+    const p = await ctx.newPlatform('production');
+    expect((await call(p, 'PATCH', '/customers/settings', { platformKyc: true })).statusCode).toBe(200);
+    const created = (await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Jane Doe', kycStatus: 'PENDING' })).json() as Body;
+    const accounts = async () => ((await call(p, 'GET', `/customers/internal-accounts?customerId=${String(created.id)}`)).json() as { data: unknown[] }).data;
+    expect(await accounts()).toEqual([]);
+
+    const approved = await call(p, 'PATCH', `/customers/${created.id}`, { customerType: 'INDIVIDUAL', fullName: 'Jane Q Doe', kycStatus: 'APPROVED' });
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.json()).toMatchObject({ fullName: 'Jane Q Doe', kycStatus: 'APPROVED' });
+    expect((await accounts()).length).toBeGreaterThan(0);
+    // The same status again is no decision: no second event.
+    expect((await call(p, 'PATCH', `/customers/${created.id}`, { customerType: 'INDIVIDUAL', kycStatus: 'APPROVED' })).statusCode).toBe(200);
+    const rejected = await call(p, 'PATCH', `/customers/${created.id}`, { customerType: 'INDIVIDUAL', kycStatus: 'REJECTED' });
+    expect(rejected.json()).toMatchObject({ kycStatus: 'REJECTED' });
+    expect(await eventTypes(created.id as string)).toEqual(['CUSTOMER.KYC_PENDING', 'CUSTOMER.KYC_APPROVED', 'CUSTOMER.KYC_REJECTED']);
+
+    const biz = (await call(p, 'POST', '/customers', business())).json() as Body;
+    const kyb = await call(p, 'PATCH', `/customers/${biz.id}`, { customerType: 'BUSINESS', kybStatus: 'APPROVED' });
+    expect(kyb.json()).toMatchObject({ kybStatus: 'APPROVED' });
+    // The other type's status field is unknown, as on create.
+    expectEnvelope(await call(p, 'PATCH', `/customers/${biz.id}`, { customerType: 'BUSINESS', kycStatus: 'APPROVED' }), 400, 'INVALID_INPUT');
   });
 });
 

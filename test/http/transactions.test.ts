@@ -212,7 +212,7 @@ describe('cancel and confirm', () => {
     await expectLedgerConsistent(ctx.handle.db);
   });
 
-  it('records the receipt delivery once', async () => {
+  it('records the receipt delivery, and a repeat’s time in place of the earlier one', async () => {
     const p = await ctx.newPlatform();
     const customer = await fundedCustomer(ctx, p, 50_000);
     const input = paymentInput(p, customer);
@@ -221,8 +221,12 @@ describe('cancel and confirm', () => {
     expect(confirmed.statusCode, confirmed.body).toBe(200);
     expect((confirmed.json() as Json).receiptDeliveryConfirmedAt).toBe(ctx.clock.now().toISOString());
     ctx.clock.advance(1_000);
-    const again = (await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`, { deliveredAt: '2030-01-01T00:00:00Z' })).json() as Json;
-    expect(again.receiptDeliveryConfirmedAt).toBe((confirmed.json() as Json).receiptDeliveryConfirmedAt);
+    const given = (await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`, { receiptDeliveryConfirmedAt: '2026-01-01T10:00:00+02:00' })).json() as Json;
+    expect(given.receiptDeliveryConfirmedAt).toBe('2026-01-01T08:00:00.000Z');
+    const again = (await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`)).json() as Json;
+    expect(again.receiptDeliveryConfirmedAt).toBe(ctx.clock.now().toISOString());
+    expect((await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json()).toMatchObject({ receiptDeliveryConfirmedAt: ctx.clock.now().toISOString() });
+    expectEnvelope(await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`, { deliveredAt: '2026-01-01T08:00:00Z' }), 400, 'INVALID_INPUT');
   });
 
   it('answers 404 TRANSACTION_NOT_FOUND for unknown, malformed and other platforms’ ids', async () => {

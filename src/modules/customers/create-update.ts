@@ -22,7 +22,7 @@ import {
   updateCustomer as updateCustomerRow,
   type CustomerRow,
 } from './repo.js';
-import { platformRunsKyc, sandboxAutoApprove } from './review-state.js';
+import { platformRunsKyc, sandboxAutoApprove, setReviewStatus } from './review-state.js';
 import type { Customer, CustomerCreate, CustomerType, CustomerUpdate, EndUserTermsConsentT, ReviewStatus } from './schemas.js';
 import { at, checkTermsVersion, holdsOther, isObject, mergeFieldErrors, OTHER_PAIRS, ruleErrors, type EndUserTerms } from './validation.js';
 
@@ -51,8 +51,8 @@ const COMMON_KEYS = new Set([
   'kybStatus',
 ]);
 
-/** The review status a create asks for (`kycStatus`/`kybStatus`), if any. */
-function requestedStatus(input: CustomerCreate): { field: 'kycStatus' | 'kybStatus'; status: ReviewStatus | undefined } {
+/** The review status a create or an update asks for (`kycStatus`/`kybStatus`), if any. */
+function requestedStatus(input: CustomerCreate | CustomerUpdate): { field: 'kycStatus' | 'kybStatus'; status: ReviewStatus | undefined } {
   const field = input.customerType === 'INDIVIDUAL' ? 'kycStatus' : 'kybStatus';
   return { field, status: (input as { kycStatus?: ReviewStatus; kybStatus?: ReviewStatus })[field] };
 }
@@ -318,6 +318,8 @@ export async function updateCustomer(
   if (all.length) throw invalidInput(all);
 
   const update = body as CustomerUpdate;
+  const requested = requestedStatus(update);
+  if (requested.status !== undefined && !(await platformRunsKyc(trx, platformId))) throw statusNotHonoured(requested.field);
   checkTermsVersion(update.endUserTermsConsent, terms);
   if (update.umaAddress && (await umaAddressTaken(trx, platformId, update.umaAddress, row.id))) throw umaTaken(update.umaAddress);
   if (type === 'INDIVIDUAL' && update.customerType === 'INDIVIDUAL' && update.idType && !merged.countryOfIssuance) merged.countryOfIssuance = 'US';
@@ -338,6 +340,10 @@ export async function updateCustomer(
   // A customer approved without an e-mail gets the embedded wallet once one is set.
   if (!row.email && updated.email && updated.review_status === 'APPROVED') {
     await provisionCustomerAccounts(trx, clock, platformId, row.id, updated.email);
+  }
+  // The platform's own review moved on: as a verification's decision would (accounts, CUSTOMER.KY{C,B}_*).
+  if (requested.status !== undefined && requested.status !== updated.review_status) {
+    return setReviewStatus(trx, clock, platformId, row.id, requested.status);
   }
   return toCustomer(updated);
 }

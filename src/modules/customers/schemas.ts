@@ -154,8 +154,9 @@ function oneOfByType(title: string, individual: TSchema, business: TSchema, desc
   return TaggedUnion('customerType', [individual, business], { title, description });
 }
 
-const platformKycNote =
-  'Honoured only for a platform that runs its own KYC/KYB (`PATCH /customers/settings {platformKyc: true}`); otherwise 400. Without it a customer starts UNVERIFIED (or APPROVED by sandbox auto-approval).';
+const honouredNote = 'Honoured only for a platform that runs its own KYC/KYB (`PATCH /customers/settings {platformKyc: true}`); otherwise 400.';
+const platformKycNote = `${honouredNote} Without it a customer starts UNVERIFIED (or APPROVED by sandbox auto-approval).`;
+const platformKycUpdateNote = `${honouredNote} APPROVED opens the customer's internal accounts; APPROVED, REJECTED and PENDING record the CUSTOMER.KY{C,B}_<status> event.`;
 export const IndividualCustomerCreate = Type.Object(
   {
     customerType: StringEnum(['INDIVIDUAL']),
@@ -177,11 +178,23 @@ export const BusinessCustomerCreate = Type.Object(
   { additionalProperties: false, title: 'BusinessCustomerCreateRequest' },
 );
 export const IndividualCustomerUpdate = Type.Object(
-  { customerType: StringEnum(['INDIVIDUAL']), ...commonUpdate, ...individualFields, ...identificationFields },
+  {
+    customerType: StringEnum(['INDIVIDUAL']),
+    kycStatus: Type.Optional(StringEnum(REVIEW_STATUSES, { description: `The KYC status the platform established. ${platformKycUpdateNote}` })),
+    ...commonUpdate,
+    ...individualFields,
+    ...identificationFields,
+  },
   { additionalProperties: false, title: 'IndividualCustomerUpdateRequest' },
 );
 export const BusinessCustomerUpdate = Type.Object(
-  { customerType: StringEnum(['BUSINESS']), ...commonUpdate, address: Type.Optional(Address), businessInfo: Type.Optional(BusinessInfoUpdate) },
+  {
+    customerType: StringEnum(['BUSINESS']),
+    kybStatus: Type.Optional(StringEnum(REVIEW_STATUSES, { description: `The KYB status the platform established. ${platformKycUpdateNote}` })),
+    ...commonUpdate,
+    address: Type.Optional(Address),
+    businessInfo: Type.Optional(BusinessInfoUpdate),
+  },
   { additionalProperties: false, title: 'BusinessCustomerUpdateRequest' },
 );
 

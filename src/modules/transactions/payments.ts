@@ -492,11 +492,14 @@ export class Payments {
     return toTransaction(cancelled);
   }
 
-  /** POST /transactions/{id}/confirm: the platform delivered the receipt; recorded once (a repeat answers the first time). */
-  async confirmReceipt(trx: Tx, platformId: string, transactionId: string, deliveredAt: Date | undefined): Promise<TransactionView> {
+  /**
+   * POST /transactions/{id}/confirm: the platform delivered the receipt, at `confirmedAt` (default
+   * now). As upstream, a repeat records its time in place of the earlier one: a platform that
+   * sent the receipt again, or first confirmed with the wrong time, corrects the record.
+   */
+  async confirmReceipt(trx: Tx, platformId: string, transactionId: string, confirmedAt: Date | undefined): Promise<TransactionView> {
     const row = await this.load(trx, platformId, transactionId, { forUpdate: true });
-    if (row.receipt_delivery_confirmed_at) return toTransaction(row);
-    const at = deliveredAt ?? (await this.deps.platformClock.now(platformId, trx));
+    const at = confirmedAt ?? (await this.deps.platformClock.now(platformId, trx));
     const updated = await updateTransaction(trx, platformId, row.id, row.status, { receipt_delivery_confirmed_at: at }, this.deps.clock.now());
     return toTransaction(updated!);
   }

@@ -72,7 +72,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<TransactionRouteDeps> 
       operationId: 'confirmReceiptDelivery',
       tags,
       summary: 'Confirm the receipt was delivered to the customer',
-      description: 'Records `receiptDeliveryConfirmedAt` (default now). Recorded once: a repeat answers the transaction unchanged.',
+      description: 'Records `receiptDeliveryConfirmedAt` (default now). A repeat records its own time in place of the earlier one.',
       params: TransactionParams,
       body: ConfirmReceiptDeliveryRequest,
       response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 500) },
@@ -85,7 +85,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<TransactionRouteDeps> 
           trx,
           request.principal.platformId,
           request.params.transactionId,
-          request.body.deliveredAt ? validDateTime(request.body.deliveredAt) : undefined,
+          request.body.receiptDeliveryConfirmedAt ? validDateTime(request.body.receiptDeliveryConfirmedAt) : undefined,
         ),
       })),
   });

@@ -225,7 +225,7 @@ export const CancelTransactionRequest = Type.Object(
   { additionalProperties: false },
 );
 export const ConfirmReceiptDeliveryRequest = Type.Object(
-  { deliveredAt: Type.Optional(DateTime({ description: 'When the receipt reached the customer; default now.' })) },
+  { receiptDeliveryConfirmedAt: Type.Optional(DateTime({ description: 'When the receipt reached the customer; default now.' })) },
   { additionalProperties: false },
 );
 
