@@ -106,8 +106,9 @@ export async function createTestContext(
   const conformance = upstreamConformance(BASE);
   if (conformance) {
     app.addHook('onSend', async (request, reply, payload) => {
-      if (typeof payload === 'string' && request.routeOptions.url) {
-        conformance.check(request.method, request.routeOptions.url, reply.statusCode, String(reply.getHeader('content-type') ?? ''), payload);
+      if (request.routeOptions.url) {
+        const text = typeof payload === 'string' ? payload : undefined;
+        conformance.check(request.method, request.routeOptions.url, reply.statusCode, String(reply.getHeader('content-type') ?? ''), text);
       }
       return payload;
     });
