@@ -86,6 +86,8 @@ describe('webhook delivery', () => {
     expect(Object.keys(approved.body.data!)[0]).toBe('id');
     expect(approved.headers['content-type']).toBe('application/json');
     expect(approved.headers['x-service-signature-key-id']).toMatch(/^WebhookSigningKey:/);
+    // The upstream's header carries the same signature, for receivers written against the upstream.
+    expect(approved.headers['x-grid-signature']).toBe(approved.headers['x-service-signature']);
     expect(approved.headers['user-agent']).toMatch(/^Corridor-Webhooks\//);
 
     const logged = await delivery(p, approved.body.id);

@@ -185,6 +185,9 @@ export class WebhookDeliveries {
           'content-type': 'application/json',
           'user-agent': `Corridor-Webhooks/${API_VERSION}`,
           'x-service-signature': signature,
+          // The same signature under the upstream's name: a receiver written for the upstream
+          // verifies Corridor's webhooks unchanged (the Grid-Wallet-Signature alias, outbound).
+          'x-grid-signature': signature,
           'x-service-signature-key-id': keyId,
         },
         timeoutMs: this.deps.timeoutMs,
