@@ -25,7 +25,7 @@ async function customerCount(p: TestPlatform): Promise<number> {
 }
 
 async function eventTypes(resourceId: string): Promise<string[]> {
-  const rows = await ctx.handle.db.selectFrom('events').select('type').where('resource_id', '=', resourceId).execute();
+  const rows = await ctx.handle.db.selectFrom('events').select('type').where('resource_id', '=', resourceId).orderBy('created_at').execute();
   return rows.map((r) => r.type);
 }
 
@@ -87,12 +87,15 @@ describe('kycStatus / kybStatus on update', () => {
     const accounts = async () => ((await call(p, 'GET', `/customers/internal-accounts?customerId=${String(created.id)}`)).json() as { data: unknown[] }).data;
     expect(await accounts()).toEqual([]);
 
+    // Each decision a second apart, so the events read back in the order they were recorded.
+    ctx.clock.advance(1_000);
     const approved = await call(p, 'PATCH', `/customers/${created.id}`, { customerType: 'INDIVIDUAL', fullName: 'Jane Q Doe', kycStatus: 'APPROVED' });
     expect(approved.statusCode, approved.body).toBe(200);
     expect(approved.json()).toMatchObject({ fullName: 'Jane Q Doe', kycStatus: 'APPROVED' });
     expect((await accounts()).length).toBeGreaterThan(0);
     // The same status again is no decision: no second event.
     expect((await call(p, 'PATCH', `/customers/${created.id}`, { customerType: 'INDIVIDUAL', kycStatus: 'APPROVED' })).statusCode).toBe(200);
+    ctx.clock.advance(1_000);
     const rejected = await call(p, 'PATCH', `/customers/${created.id}`, { customerType: 'INDIVIDUAL', kycStatus: 'REJECTED' });
     expect(rejected.json()).toMatchObject({ kycStatus: 'REJECTED' });
     expect(await eventTypes(created.id as string)).toEqual(['CUSTOMER.KYC_PENDING', 'CUSTOMER.KYC_APPROVED', 'CUSTOMER.KYC_REJECTED']);
