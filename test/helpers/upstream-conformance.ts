@@ -24,18 +24,17 @@ interface UpstreamDocument {
   components: Json;
 }
 
+/** A difference chosen on purpose; each entry says where it is decided. */
 interface Difference {
-  /** Where it is chosen. */
-  why: string;
-  /** A copy of the body as the upstream would have it, where the difference is an absence. */
+  /** Puts into the parsed body what the difference leaves out, where it is an absence. */
   fill?: (body: unknown) => void;
   /** An error the difference explains, on the operation `METHOD /path` (`{}` for parameters). */
   explains?: (operation: string, error: ErrorObject) => boolean;
 }
 
 const DIFFERENCES: Difference[] = [
+  // transactions/README.md: the platform's own transfers have no customer, so no customerId/platformCustomerId.
   {
-    why: "transactions/README.md: the platform's own transfers have no customer, so no customerId/platformCustomerId",
     fill: (body) =>
       walk(body, (object) => {
         if (typeof object.id === 'string' && object.id.startsWith('Transaction:') && object.customerId === undefined) {
@@ -44,8 +43,8 @@ const DIFFERENCES: Difference[] = [
         }
       }),
   },
+  // verifications/README.md: the hosted KYC link is provided by CORRIDOR, not SUMSUB.
   {
-    why: 'verifications/README.md: the hosted KYC link is provided by CORRIDOR, not SUMSUB',
     explains: (operation, error) => operation === 'POST /customers/{}/kyc-link' && error.instancePath === '/provider' && error.keyword === 'enum',
   },
 ];
@@ -112,7 +111,7 @@ const pathKey = (path: string) => path.replace(/\{[^}]+\}/g, '{}');
 function upstreamAnswer(operation: string, status: number): { documented: boolean; validate: ValidateFunction | null } | undefined {
   const { document, ajv, validators } = load();
   const key = `${operation} ${status}`;
-  if (validators.has(key)) return validators.get(key)!;
+  if (validators.has(key)) return validators.get(key);
   const [method, path] = operation.split(' ') as [string, string];
   const entry = Object.entries(document.paths).find(([p]) => pathKey(p) === path)?.[1][method.toLowerCase()];
   let answer: { documented: boolean; validate: ValidateFunction | null } | undefined;
