@@ -28,6 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/platform/errors.js';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
 import { validSamples } from '../helpers/external-accounts.js';
+import { exampleOf } from '../helpers/openapi-example.js';
 import { fundedCustomer } from '../helpers/payments.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251013);
@@ -355,10 +356,6 @@ function withFixtures(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withFixtures);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withFixtures(v)]));
-}
-
-function exampleOf(p: Parameter): unknown {
-  return p.example ?? Object.values(p.examples ?? {})[0]?.value ?? p.schema?.examples?.[0];
 }
 
 function casesFor(document: Document, path: string, method: string, operation: Operation, rng: Rng): Case[] {

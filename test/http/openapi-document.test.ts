@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
+import { exampleOf } from '../helpers/openapi-example.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -28,9 +29,6 @@ interface Operation {
   responses: Record<string, unknown>;
 }
 type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
-
-const exampleOf = (holder: { example?: unknown; examples?: Record<string, { value: unknown }>; schema?: { examples?: unknown[] } } | undefined) =>
-  holder?.example ?? Object.values(holder?.examples ?? {})[0]?.value ?? holder?.schema?.examples?.[0];
 
 async function committedDocument(): Promise<Document> {
   return JSON.parse(await readFile(new URL('../../openapi.json', import.meta.url), 'utf8')) as Document;
