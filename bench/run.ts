@@ -104,7 +104,7 @@ interface FlowWorker {
 
 const FLOW_WORKERS = Number(process.env.BENCH_FLOW_WORKERS ?? 8);
 
-/** Runs `workers` loops of the flow for `seconds`; answers flows/s and per-flow latency percentiles. */
+/** Runs `workers` loops of the flow for `seconds`; answers flows/s, flows completed and per-flow latency percentiles. */
 async function runFlows(makeWorker: () => FlowWorker, seconds: number) {
   const latencies: number[] = [];
   let errors = 0;
@@ -127,8 +127,7 @@ async function runFlows(makeWorker: () => FlowWorker, seconds: number) {
   );
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
-  const elapsed = (performance.now() - started) / 1000;
-  return { rps: latencies.length / elapsed, seconds: elapsed, p50: at(0.5), p99: at(0.99), errors };
+  return { rps: latencies.length / ((performance.now() - started) / 1000), completed: latencies.length, p50: at(0.5), p99: at(0.99), errors };
 }
 
 async function documentUploads(call: Call, jpeg: Buffer): Promise<BodyMaker> {
@@ -389,11 +388,10 @@ async function main(): Promise<void> {
         const makeWorker = await scenario.flow(flowCall);
         await runFlows(makeWorker, warmup);
         const cpuUsed = cpuFrom(corridor.pid!);
-        const { seconds, ...flows } = await runFlows(makeWorker, duration);
+        const { completed, ...flows } = await runFlows(makeWorker, duration);
         const used = cpuUsed();
-        const completed = flows.rps * seconds || 1;
         // Per flow: the server (its background work included), PostgreSQL, and this process driving the flows.
-        rows.push({ name: scenario.name, ...flows, cpu: used.server / completed, databaseCpu: used.database / completed, clientCpu: used.client / completed });
+        rows.push({ name: scenario.name, ...flows, cpu: used.server / (completed || 1), databaseCpu: used.database / (completed || 1), clientCpu: used.client / (completed || 1) });
         continue;
       }
       const path = typeof scenario.path === 'string' ? scenario.path : await scenario.path(call);
