@@ -9,7 +9,7 @@ function importFile(rows: number): string {
   const run = Date.now().toString(36);
   const lines = ['platformCustomerId,customerType,fullName,email,birthDate,nationality,addressLine1,city,state,postalCode,country'];
   for (let i = 0; i < rows; i++) {
-    lines.push(`bench-${run}-${i},INDIVIDUAL,Person ${i},person${i}.${run}@example.com,1985-04-12,US,${i} Market Street,San Francisco,CA,94105,US`);
+    lines.push(`bench-${run}-${i},INDIVIDUAL,Person ${i} Bench,person${i}.${run}@example.com,1985-04-12,US,${i} Market Street,San Francisco,CA,94105,US`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -22,7 +22,7 @@ import {
   updateCustomer as updateCustomerRow,
   type CustomerRow,
 } from './repo.js';
-import { platformRunsKyc, sandboxAutoApprove, setReviewStatus } from './review-state.js';
+import { initialReviewStatus, platformRunsKyc, sandboxAutoApprove, setReviewStatus } from './review-state.js';
 import type { Customer, CustomerCreate, CustomerType, CustomerUpdate, EndUserTermsConsentT, ReviewStatus } from './schemas.js';
 import { at, checkTermsVersion, holdsOther, isObject, mergeFieldErrors, OTHER_PAIRS, ruleErrors, type EndUserTerms } from './validation.js';
 
@@ -214,7 +214,7 @@ export async function createCustomers(
         platform_id: platformId,
         platform_customer_id: platformCustomerId,
         customer_type: input.customerType,
-        review_status: requested.status ?? (approveIndividuals && input.customerType === 'INDIVIDUAL' ? 'APPROVED' : 'UNVERIFIED'),
+        review_status: requested.status ?? initialReviewStatus(input, caller.environment === 'sandbox', approveIndividuals),
         region: input.region ?? null,
         currencies: input.currencies ?? null,
         email: input.email ?? null,

@@ -7,8 +7,8 @@ import { loadLive, notFound, toCustomer } from './reads.js';
 import { findCustomer, findSettings, updateCustomer as updateCustomerRow, upsertSettings } from './repo.js';
 import type { AddressT, BusinessInfoT, Customer, CustomerSettings, CustomerType, ReviewStatus } from './schemas.js';
 
-// A customer's review state (kycStatus/kybStatus): what verification reads and moves, and the
-// sandbox auto-approve setting that decides it at creation.
+// A customer's review state (kycStatus/kybStatus): what verification reads and moves, and what
+// decides it at creation (sandbox auto-approve, sandbox test names).
 
 /** What verification needs about a customer. */
 export interface CustomerForReview {
@@ -62,6 +62,30 @@ export async function senderReadiness(db: DbOrTx, platformId: string, customerUu
   const row = await findCustomer(db, platformId, customerUuid);
   if (!row || row.deleted_at) return undefined;
   return { id: formatId('Customer', row.id), reviewStatus: row.review_status, termsAccepted: row.terms_accepted_at !== null };
+}
+
+/**
+ * Sandbox: upstream's test names, so integrators' suites run unchanged. An individual whose
+ * fullName ends in one of these starts with that status whatever the auto-approve setting.
+ */
+const SANDBOX_NAME_STATUSES: ReadonlyMap<string, ReviewStatus> = new Map([
+  ['001', 'PENDING'],
+  ['002', 'REJECTED'],
+  ['003', 'UNVERIFIED'],
+]);
+
+/**
+ * The kycStatus/kybStatus of a customer whose create request sets none: a sandbox test name's
+ * status, else APPROVED for individuals of an auto-approving sandbox, else UNVERIFIED.
+ */
+export function initialReviewStatus(
+  input: { customerType: CustomerType; fullName?: string | undefined },
+  sandbox: boolean,
+  autoApproveIndividuals: boolean,
+): ReviewStatus {
+  if (input.customerType !== 'INDIVIDUAL') return 'UNVERIFIED';
+  const byName = sandbox && input.fullName !== undefined ? SANDBOX_NAME_STATUSES.get(input.fullName.slice(-3)) : undefined;
+  return byName ?? (autoApproveIndividuals ? 'APPROVED' : 'UNVERIFIED');
 }
 
 export async function sandboxAutoApprove(db: DbOrTx, caller: { platformId: string; environment: 'sandbox' | 'production' }): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { formatId } from '../../platform/ids.js';
 import type { OwnerRow } from '../beneficial-owners/index.js';
-import type { CustomerForReview } from '../customers/index.js';
+import type { CustomerForReview, ReviewStatus } from '../customers/index.js';
 import { type Document, DOCUMENT_CATEGORIES, type DocumentCategory, type DocumentType, TWO_SIDED_TYPES } from '../documents/index.js';
 import type { DocumentReviewCode, VerificationError, VerificationErrorType } from './schemas.js';
 
@@ -219,4 +219,60 @@ export function sandboxOutcome(input: ReviewInput): 'REJECTED' | 'PENDING_MANUAL
   if (!input.sandbox) return undefined;
   const id = input.customer.platformCustomerId.toUpperCase();
   return SANDBOX_OUTCOME_TRIGGERS.find(([marker]) => id.includes(marker))?.[1];
+}
+
+/**
+ * Sandbox: upstream's test values, the last three characters of an individual's fullName or a
+ * business's registrationNumber. REJECTED settles the review before any check; the others are
+ * what a review with everything on file concludes.
+ */
+export type SuffixOutcome = 'REJECTED' | 'PENDING_MANUAL_REVIEW' | 'LOW_QUALITY';
+
+const INDIVIDUAL_SUFFIX_OUTCOMES: ReadonlyMap<string, SuffixOutcome> = new Map([
+  ['001', 'PENDING_MANUAL_REVIEW'],
+  ['002', 'REJECTED'],
+  ['003', 'LOW_QUALITY'],
+]);
+
+/** Sandbox: a beneficial owner's status, by the last three characters of its lastName, when its business is rejected by suffix. */
+const OWNER_SUFFIX_STATUSES: ReadonlyMap<string, ReviewStatus> = new Map([
+  ['001', 'PENDING'],
+  ['002', 'REJECTED'],
+]);
+
+/** The test value the customer carries, if a sandbox one. */
+function suffixOf(input: ReviewInput): string | undefined {
+  const { customer } = input;
+  const value = customer.type === 'INDIVIDUAL' ? customer.profile.fullName : customer.profile.businessInfo?.registrationNumber;
+  return input.sandbox && typeof value === 'string' ? value.slice(-3) : undefined;
+}
+
+export function sandboxSuffixOutcome(input: ReviewInput): SuffixOutcome | undefined {
+  const suffix = suffixOf(input);
+  if (suffix === undefined) return undefined;
+  // Businesses ending in 001 or 003 are reviewed like any other (README.md says why).
+  if (input.customer.type === 'BUSINESS') return suffix === '002' ? 'REJECTED' : undefined;
+  return INDIVIDUAL_SUFFIX_OUTCOMES.get(suffix);
+}
+
+/** The entry of a review settled REJECTED by suffix. */
+export function suffixRejection(input: ReviewInput): VerificationError {
+  const field = input.customer.type === 'INDIVIDUAL' ? 'fullName' : 'registrationNumber';
+  return { resourceId: input.customer.id, type: 'APPLICANT_REJECTED', reason: `Sandbox test value: the ${field} ends in 002.` };
+}
+
+/** The entry of a 003 individual's review: its identity document read as too poor to use. */
+export function suffixLowQuality(input: ReviewInput): VerificationError {
+  const identity = documentsOf(input, input.customer.id).find((d) => inCategory(d.documentType, 'IDENTITY'))!;
+  return {
+    resourceId: identity.id,
+    type: REVIEW_TYPE.LOW_QUALITY,
+    code: 'LOW_QUALITY',
+    reason: 'Sandbox test value: the fullName ends in 003, so the identity document counts as too poor in quality.',
+  };
+}
+
+/** An owner's status when its business is rejected by suffix: 001 PENDING, 002 REJECTED, otherwise APPROVED. */
+export function sandboxOwnerStatus(owner: OwnerRow): ReviewStatus {
+  return OWNER_SUFFIX_STATUSES.get(owner.personal_info.lastName.slice(-3)) ?? 'APPROVED';
 }

@@ -9,7 +9,16 @@ import { ownersForReview, setBeneficialOwnerStatuses } from '../beneficial-owner
 import { loadCustomerForReview, type ReviewStatus, setReviewStatus } from '../customers/index.js';
 import { documentsOfHolders } from '../documents/index.js';
 import { findInProgress, findVerification, hasOpenReview, insertVerification, listVerifications as listRows, updateVerification, type VerificationRow } from './repo.js';
-import { missingRequirements, reviewDocuments, sandboxOutcome, type ReviewInput } from './rules.js';
+import {
+  missingRequirements,
+  reviewDocuments,
+  sandboxOutcome,
+  sandboxOwnerStatus,
+  sandboxSuffixOutcome,
+  suffixLowQuality,
+  suffixRejection,
+  type ReviewInput,
+} from './rules.js';
 import type { Verification, VerificationError, VerificationListQuery, VerificationStatus } from './schemas.js';
 
 export const REVIEW_JOB = 'verification.review';
@@ -50,25 +59,52 @@ const CUSTOMER_STATUS: Partial<Record<VerificationStatus, ReviewStatus>> = {
   RESOLVE_ERRORS: 'UNVERIFIED',
 };
 
+/** What a review concludes: the verification's status and its entries. */
+interface Verdict {
+  status: VerificationStatus;
+  errors: VerificationError[];
+}
+
 /**
  * Moves the customer (and its owners) to the status the verification implies. An APPROVED
  * customer is never downgraded by a review that merely runs or asks for more (IN_PROGRESS,
  * PENDING_MANUAL_REVIEW, RESOLVE_ERRORS): it stays APPROVED, its accounts stay usable, and the
  * verification itself says what is missing. Only a REJECTED verdict, announced as
- * CUSTOMER.KYC_REJECTED / KYB_REJECTED, changes an approved customer.
+ * CUSTOMER.KYC_REJECTED / KYB_REJECTED, changes an approved customer. Owners follow the
+ * business, except that a business rejected by its sandbox registration-number suffix settles
+ * each owner by its own lastName suffix.
  */
 async function applyToCustomer(trx: Tx, clock: Clock, platformId: string, input: ReviewInput, status: VerificationStatus): Promise<void> {
   const next = CUSTOMER_STATUS[status];
   if (!next) return;
   if (input.customer.status === 'APPROVED' && next !== 'REJECTED') return;
   await setReviewStatus(trx, clock, platformId, input.customer.uuid, next);
-  await setBeneficialOwnerStatuses(trx, clock, platformId, input.owners.map((o) => o.id), next);
+  const rejectedBySuffix = input.customer.type === 'BUSINESS' && status === 'REJECTED' && sandboxSuffixOutcome(input) === 'REJECTED';
+  const owners = new Map<ReviewStatus, string[]>();
+  for (const owner of input.owners) {
+    const ownerStatus = rejectedBySuffix ? sandboxOwnerStatus(owner) : next;
+    owners.set(ownerStatus, [...(owners.get(ownerStatus) ?? []), owner.id]);
+  }
+  for (const [ownerStatus, ids] of owners) await setBeneficialOwnerStatuses(trx, clock, platformId, ids, ownerStatus);
+}
+
+/**
+ * What POST /verifications answers at once: REJECTED for a sandbox 002 test value (before any
+ * check), RESOLVE_ERRORS when something is missing, the verdict itself when a sandbox test value
+ * decides it (nothing to wait for), else IN_PROGRESS for the review job.
+ */
+function opening(input: ReviewInput): Verdict {
+  const suffix = sandboxSuffixOutcome(input);
+  const missing = suffix === 'REJECTED' ? [] : missingRequirements(input);
+  if (missing.length) return { status: 'RESOLVE_ERRORS', errors: missing };
+  return suffix ? decide(input) : { status: 'IN_PROGRESS', errors: [] };
 }
 
 /**
  * Starts a review. Anything missing answers RESOLVE_ERRORS at once, one entry per problem;
- * otherwise the verification is IN_PROGRESS and a durable job gives the verdict. While a
- * review is in progress, starting another returns it.
+ * otherwise the verification is IN_PROGRESS and a durable job gives the verdict (or, for a
+ * sandbox test value, the verdict is given at once). While a review is in progress, starting
+ * another returns it.
  */
 export async function startVerification(
   trx: Tx,
@@ -79,8 +115,7 @@ export async function startVerification(
   const input = await loadReviewInput(trx, caller.platformId, customerId, caller.environment === 'sandbox');
   const running = await findInProgress(trx, caller.platformId, input.customer.uuid);
   if (running) return toVerification(running);
-  const errors = missingRequirements(input);
-  const status: VerificationStatus = errors.length ? 'RESOLVE_ERRORS' : 'IN_PROGRESS';
+  const { status, errors } = opening(input);
   const now = clock.now();
   const row: VerificationRow = { id: uuidv7(now.getTime()), platform_id: caller.platformId, customer_id: input.customer.uuid, status, errors, created_at: now, updated_at: now };
   await insertVerification(trx, row);
@@ -94,7 +129,9 @@ export async function startVerification(
   return verification;
 }
 
-function decide(input: ReviewInput): { status: VerificationStatus; errors: VerificationError[] } {
+function decide(input: ReviewInput): Verdict {
+  const suffix = sandboxSuffixOutcome(input);
+  if (suffix === 'REJECTED') return { status: 'REJECTED', errors: [suffixRejection(input)] };
   const missing = missingRequirements(input);
   const documentProblems = reviewDocuments(input);
   if (documentProblems.some((p) => p.code === 'SUSPECTED_FRAUD')) return { status: 'REJECTED', errors: [...missing, ...documentProblems] };
@@ -107,6 +144,8 @@ function decide(input: ReviewInput): { status: VerificationStatus; errors: Verif
     };
   }
   if (forced === 'PENDING_MANUAL_REVIEW') return { status: 'PENDING_MANUAL_REVIEW', errors: [] };
+  if (suffix === 'PENDING_MANUAL_REVIEW') return { status: 'PENDING_MANUAL_REVIEW', errors: [] };
+  if (suffix === 'LOW_QUALITY') return { status: 'RESOLVE_ERRORS', errors: [suffixLowQuality(input)] };
   // Without a screening vendor, production applicants wait for a person to decide.
   return { status: input.sandbox ? 'APPROVED' : 'PENDING_MANUAL_REVIEW', errors: [] };
 }
