@@ -30,6 +30,16 @@ describe('GET /config', () => {
 });
 
 describe('PATCH /config', () => {
+  it('takes back the currencies it answered, read-only fields and all, and ignores those', async () => {
+    const p = await ctx.newPlatform();
+    const { supportedCurrencies } = (await getConfig(p)).json() as { supportedCurrencies: Array<Record<string, unknown>> };
+    const changed = [{ ...supportedCurrencies[0], maxAmount: 500_000, providerRequiredCustomerFields: ['FULL_NAME'] }];
+    const response = await patch(p, { supportedCurrencies: changed });
+    expect(response.statusCode, response.body).toBe(200);
+    expect((response.json() as Config).supportedCurrencies).toEqual([{ ...supportedCurrencies[0], maxAmount: 500_000 }]);
+    expect(((await getConfig(p)).json() as Config).supportedCurrencies).toEqual([{ ...supportedCurrencies[0], maxAmount: 500_000 }]);
+  });
+
   it('merges fee configs by key; both parts zero removes one', async () => {
     const p = await ctx.newPlatform();
     let response = await patch(p, { feeConfigs: [{ feeType: 'CROSS_CURRENCY_TRANSACTION', sourceCurrency: 'USD', variableFeeBps: 50 }] });

@@ -96,6 +96,11 @@ describe('GET /exchange-rates', () => {
     expect(data.find((r) => r.destinationPaymentRail === 'ACH')!.fees).toEqual({ fixed: 25, total: 25 });
     // EUR is not a currency this platform sends from.
     expect((await rates(ctx, p, '?sourceCurrency=EUR')).json()).toEqual({ data: [] });
+    // The upstream's SDKs send a list as one comma-separated value: the same list.
+    const commas = await rates(ctx, p, '?sourceCurrency=USD&destinationCurrency=MXN%2CUSD&sendingAmount=100000');
+    expect(commas.statusCode, commas.body).toBe(200);
+    expect(commas.json()).toEqual(response.json());
+    expectEnvelope(await rates(ctx, p, '?destinationCurrency=MXN,ABC'), 400, 'INVALID_CURRENCY');
   });
 
   it('refuses unknown currencies and bad amounts', async () => {

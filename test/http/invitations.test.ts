@@ -68,6 +68,16 @@ describe('POST /invitations', () => {
     expect(invitation.amountToSend).toEqual({ amount: 500, currency: { code: 'USD', name: 'US Dollar', symbol: '$', decimals: 2 } });
   });
 
+  it('takes the addresses of a platform whose umaDomain carries a port', async () => {
+    const local = await ctx.newPlatform();
+    expect((await call(local, 'PATCH', '/config', { umaDomain: 'localhost:18080' })).statusCode).toBe(200);
+    await customer(local, '$dev@localhost:18080');
+    const response = await call(local, 'POST', '/invitations', { inviterUma: '$dev@localhost:18080' });
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.json()).toMatchObject({ inviterUma: '$dev@localhost:18080', url: expect.stringMatching(/^https?:\/\/localhost:18080\/i\//) });
+    expectEnvelope(await call(local, 'POST', '/invitations', { inviterUma: '$dev@localhost:' }), 400, 'INVALID_UMA_ADDRESS');
+  });
+
   it('needs an UMA domain: INVITATIONS_NOT_CONFIGURED', async () => {
     const bare = await ctx.newPlatform();
     expectEnvelope(await call(bare, 'POST', '/invitations', { inviterUma: '$x@y.example.com' }), 400, 'INVITATIONS_NOT_CONFIGURED');

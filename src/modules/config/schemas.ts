@@ -24,11 +24,29 @@ export const PlatformCurrencyConfig = Type.Object(
   { additionalProperties: false },
 );
 
-const CurrencyConfigResponse = Type.Object({
-  ...PlatformCurrencyConfig.properties,
+/** What the provider requires for a currency: read-only, decided by Corridor. */
+const providerRequiredFields = {
   providerRequiredCustomerFields: Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true }),
   providerRequiredCounterpartyCustomerFields: Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true }),
-});
+};
+
+const CurrencyConfigResponse = Type.Object({ ...PlatformCurrencyConfig.properties, ...providerRequiredFields });
+
+/**
+ * A currency of PATCH /config. The read-only fields are taken and ignored: the upstream's SDKs
+ * type the update with the response's currency object, so a config read, changed and sent back
+ * carries them.
+ */
+const CurrencyConfigUpdate = Type.Object(
+  {
+    ...PlatformCurrencyConfig.properties,
+    providerRequiredCustomerFields: Type.Optional(Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true, maxItems: 100, description: 'Read-only; ignored.' })),
+    providerRequiredCounterpartyCustomerFields: Type.Optional(
+      Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true, maxItems: 100, description: 'Read-only; ignored.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const EmbeddedWalletConfig = Type.Object(
   {
@@ -162,7 +180,7 @@ export const PlatformConfigUpdate = Type.Object(
       }),
     ),
     supportedCurrencies: Type.Optional(
-      Type.Array(PlatformCurrencyConfig, {
+      Type.Array(CurrencyConfigUpdate, {
         minItems: 1,
         maxItems: 50,
         description: 'Replaces the whole list. Approved customers get an INTERNAL_FIAT account in each added currency.',

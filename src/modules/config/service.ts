@@ -253,7 +253,17 @@ export async function updatePlatformConfig(
   const changes: Partial<ConfigRow> = {
     ...(update.umaDomain !== undefined ? { uma_domain: update.umaDomain } : {}),
     ...(update.webhookEndpoint !== undefined ? { webhook_endpoint: update.webhookEndpoint } : {}),
-    ...(update.supportedCurrencies ? { supported_currencies: update.supportedCurrencies } : {}),
+    ...(update.supportedCurrencies
+      ? {
+          supported_currencies: update.supportedCurrencies.map(({ currencyCode, minAmount, maxAmount, requiredCounterpartyFields, enabledTransactionTypes }) => ({
+            currencyCode,
+            minAmount,
+            maxAmount,
+            requiredCounterpartyFields,
+            enabledTransactionTypes,
+          })),
+        }
+      : {}),
     ...(update.embeddedWalletConfig !== undefined
       ? { embedded_wallet_config: update.embeddedWalletConfig && { ...(current.embedded_wallet_config ?? {}), ...update.embeddedWalletConfig } }
       : {}),
