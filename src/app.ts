@@ -16,9 +16,9 @@ import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './mod
 import { receiverRoutes } from './modules/receivers/index.js';
 import { noProductionModel, sandboxFeeModel, withdrawalFeeRoutes, type WithdrawalFeeModel } from './modules/withdrawal-fees/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
-import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, type InstitutionDirectory } from './modules/external-accounts/index.js';
+import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, primaryIdentifierOf, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
-import { LightningNode, registerUmaWellKnownRoutes, UmaSender, umaRoutes, vaspKeySource } from './modules/uma/index.js';
+import { LightningNode, registerUmaWellKnownRoutes, SimulatedTestVasp, UmaSender, umaRoutes, VaspTransport, vaspKeySource } from './modules/uma/index.js';
 import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
@@ -266,9 +266,13 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     sandbox: builtInRates,
     ...(deps.config.rates.url ? { production: new HttpRateProvider({ ...deps.config.rates, url: deps.config.rates.url }) } : {}),
   });
+  // Messages to other VASPs: over the network, except sandbox platforms' to the hosted sandbox's test VASP, simulated here.
+  const vasps = new VaspTransport(deps.config.uma, uma.resolver, [new SimulatedTestVasp({ masterKey, platformClock, rates })]);
   // The sending VASP: pay requests for quotes to UMA addresses, and the Lightning leg of sandbox payouts to them.
-  const umaSender = new UmaSender({ db: deps.db, clock: deps.clock, config: deps.config, keys: uma.keys, resolver: uma.resolver, rates });
+  const umaSender = new UmaSender({ db: deps.db, clock: deps.clock, config: deps.config, keys: uma.keys, vasps, rates });
   const railsUrl = deps.config.rails.url;
+  // Sandbox payouts and pulls end as the external account's identifier says (docs/payments.md, Sandbox outcomes).
+  const sandboxRails = new SandboxRails((platformId, accountId) => primaryIdentifierOf(deps.db, platformId, accountId));
   const productionRails = options.railProvider ?? (railsUrl ? new HttpRails({ ...deps.config.rails, url: railsUrl }) : undefined);
   const payments = new Payments({
     db: deps.db,
@@ -278,7 +282,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     jobs: deps.jobs,
     logger: deps.logger,
     rails: {
-      sandbox: umaSender.rails(new SandboxRails(), 'sandbox'),
+      sandbox: umaSender.rails(sandboxRails, 'sandbox'),
       ...(productionRails ? { production: productionRails } : {}),
     },
     // A payment that ended before money left the sender gives its quote's daily volume back.
@@ -292,7 +296,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   if (productionRails && 'listDeposits' in productionRails) {
     await new DepositFeed({ db: deps.db, clock: deps.clock, jobs: deps.jobs, logger: deps.logger, deposits, source: productionRails as RailProvider & DepositSource }).start();
   }
-  registerUmaWellKnownRoutes(app, { ...deps, ...uma, incomingPayments, rates });
+  registerUmaWellKnownRoutes(app, { ...deps, ...uma, vasps, incomingPayments, rates });
 
   // One intake of uploaded documents for POST /documents and the hosted verification page.
   const intake = await DocumentIntake.open({ ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
@@ -315,7 +319,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(rateRoutes, { rates, configCache });
       await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender });
       await api.register(transferRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender });
-      await api.register(umaRoutes, { ...deps, ...uma, incomingPayments, rates });
+      await api.register(umaRoutes, { ...deps, ...uma, vasps, incomingPayments, rates });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
       await api.register(invitationRoutes, deps);

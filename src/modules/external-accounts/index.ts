@@ -8,6 +8,7 @@ export {
   assertCanReceive,
   findExternalAccount,
   OWNERSHIP_THRESHOLD,
+  primaryIdentifierOf,
   receiveDecision,
   type ExternalAccountDestination,
   type ReceiveDecision,

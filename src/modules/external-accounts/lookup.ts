@@ -110,3 +110,28 @@ export async function findExternalAccount(
     account: toExternalAccount(row),
   };
 }
+
+/**
+ * Fields that name where the money goes, most specific first: the account's primary identifier is
+ * the first of them its accountInfo holds (an Indian account with a UPI handle and an account
+ * number is named by the account number; a wallet by its address).
+ */
+const PRIMARY_IDENTIFIER_FIELDS = ['accountNumber', 'iban', 'clabeNumber', 'pixKey', 'vpa', 'address', 'lightningAddress', 'invoice', 'bolt12', 'phoneNumber'] as const;
+
+/**
+ * The primary identifier (account number, IBAN, CLABE, PIX key, wallet address…) of the platform's
+ * live external account `externalAccountId`; null when there is none, or no such account. Sandbox
+ * rails read their test outcomes from it.
+ */
+export async function primaryIdentifierOf(db: DbOrTx, platformUuid: string, externalAccountId: string): Promise<string | null> {
+  if (!parseId('ExternalAccount', externalAccountId)) return null;
+  let info: Record<string, unknown>;
+  try {
+    info = (await loadAccount(db, platformUuid, { kind: 'any' }, externalAccountId)).account_info as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof AppError) return null;
+    throw error;
+  }
+  const field = PRIMARY_IDENTIFIER_FIELDS.find((name) => typeof info[name] === 'string');
+  return field ? (info[field] as string) : null;
+}

@@ -126,8 +126,9 @@ export async function executeLocked(
   deps: QuoteDeps,
   row: QuoteRow,
   prefetched: Prefetched,
-  // The deprecated transfer-in records its payment as INCOMING (money entering an internal account).
-  options: Pick<OutgoingPaymentInput, 'recordAs'> = {},
+  // The deprecated transfer-in records its payment as INCOMING (money entering an internal account);
+  // transfer-out tells the rail it is a transfer (sandbox rails have transfer outcomes of their own).
+  options: Pick<OutgoingPaymentInput, 'recordAs' | 'requestedAs'> = {},
 ): Promise<StoredResponse> {
   if (row.executed_at) throw alreadyExecuted(row);
   return executeTaken(trx, deps, row, prefetched, { ...options, claimed: false });
@@ -142,7 +143,7 @@ async function executeTaken(
   deps: QuoteDeps,
   row: QuoteRow,
   { snapshot, now }: Prefetched,
-  { claimed, ...options }: Pick<OutgoingPaymentInput, 'recordAs'> & { claimed: boolean },
+  { claimed, ...options }: Pick<OutgoingPaymentInput, 'recordAs' | 'requestedAs'> & { claimed: boolean },
 ): Promise<StoredResponse> {
   const input = { ...paymentInput(row), ...options };
   if (row.expires_at <= now) {

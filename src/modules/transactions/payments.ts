@@ -62,14 +62,22 @@ export interface OutgoingPaymentInput {
   recordAs?: 'INCOMING';
   /** REALTIME_FUNDING: the platform's time by which the money must arrive (the quote's expiresAt); unfunded then, the payment EXPIRES. */
   fundingDeadline?: Date;
+  /** `TRANSFER`: started by POST /transfer-out; the rail is told (Payout.requestedAs). */
+  requestedAs?: 'TRANSFER';
 }
 
 export type TransactionView = Transaction;
 
 export const SUBMIT_JOB = 'payments.submit';
-/** The settlement job's progress: whether the payout was handed to the rail. */
-interface SettlePayload {
+/** The submit job's payload; `requestedAs` rides along to the settlement job (Payout.requestedAs). */
+interface SubmitPayload {
   transactionId: string;
+  requestedAs?: 'TRANSFER';
+  /** Money pulled from an external account (transfer-in): the rail may refuse the pull first. */
+  pull?: true;
+}
+/** The settlement job's progress: whether the payout was handed to the rail. */
+interface SettlePayload extends SubmitPayload {
   submitted: boolean;
 }
 export const SETTLE_JOB = 'payments.settle';
@@ -118,6 +126,12 @@ function idOrFail(type: string, id: string): string {
  * jobs: a restart resumes them, and the conditional status update and the ledger's unique
  * references make a repeated step a no-op.
  */
+/** The external account a payment pulls its money from (transfer-in), or undefined when it is paid from an internal account or funded in real time. */
+function pulledFrom(row: TransactionRow): string | undefined {
+  const source = row.source as { sourceType: string; accountId?: string };
+  return !row.source_account_id && source.sourceType === 'ACCOUNT' ? source.accountId : undefined;
+}
+
 export class Payments {
   constructor(private readonly deps: PaymentsDeps) {
     deps.jobs.register(SUBMIT_JOB, (job, checkpoint) => this.onSubmit(job, checkpoint));
@@ -296,7 +310,14 @@ export class Payments {
     // From an account the hold comes first, so the row is written once, with it.
     if (input.source.sourceType === 'ACCOUNT') fresh.hold_id = await this.hold(trx, fresh);
     const row = await this.insertRow(trx, input, fresh);
-    if (row.hold_id) await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id } });
+    if (row.hold_id) {
+      const payload: SubmitPayload = {
+        transactionId: row.id,
+        ...(input.requestedAs ? { requestedAs: input.requestedAs } : {}),
+        ...(pulledFrom(row) ? { pull: true } : {}),
+      };
+      await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload });
+    }
     else if (input.fundingDeadline) await this.awaitFunding(trx, row, input.fundingDeadline);
     await this.emit(trx, row, ['OUTGOING_PAYMENT.PENDING']);
     return toTransaction(row);
@@ -329,7 +350,7 @@ export class Payments {
     return updated;
   }
 
-  private payout(row: TransactionRow): Payout {
+  private payout(row: TransactionRow, requestedAs: SubmitPayload['requestedAs']): Payout {
     return {
       transactionId: formatId('Transaction', row.id),
       platformId: row.platform_id,
@@ -341,7 +362,30 @@ export class Payments {
       destination: row.destination,
       reference: row.reconciliation_reference,
       ...(row.remittance_information ? { remittanceInformation: row.remittance_information } : {}),
+      ...(requestedAs ? { requestedAs } : {}),
     };
+  }
+
+  /**
+   * A pull from an external account (transfer-in) that the rail refuses: the payment fails before
+   * anything is credited (the hold is voided), once the platform's clock has passed the time the
+   * bank took to answer. Undefined: collected, or no rail that checks pulls (production).
+   */
+  private async refusedPull(row: TransactionRow): Promise<{ failAt: Date } | undefined> {
+    const accountId = pulledFrom(row);
+    const rails = this.railsOf(row.environment);
+    if (!accountId || !rails?.collect) return undefined;
+    const pulled = await rails.collect({
+      transactionId: formatId('Transaction', row.id),
+      platformId: row.platform_id,
+      accountId,
+      currency: row.sending_currency,
+      amount: BigInt(row.total_sending_amount),
+    });
+    if (pulled.status === 'COLLECTED') return undefined;
+    // A pull is a book transfer: its expected settlement time is the platform's time at execution.
+    const executedAt = row.expected_settlement_at ?? (await this.deps.platformClock.now(row.platform_id));
+    return { failAt: new Date(executedAt.getTime() + pulled.afterSeconds * 1000) };
   }
 
   /**
@@ -352,8 +396,16 @@ export class Payments {
    * repeat finds the transaction no longer PENDING (a committed hand-over is a settlement job).
    */
   private async onSubmit(job: Job, checkpoint: JobCheckpoint): Promise<void> {
-    const { transactionId } = job.payload as { transactionId: string };
-    const settlement: SettlePayload = { transactionId, submitted: false };
+    const { transactionId, requestedAs, pull } = job.payload as SubmitPayload;
+    const settlement: SettlePayload = { transactionId, ...(requestedAs ? { requestedAs } : {}), submitted: false };
+    // Only a pull is read first: every other payment goes straight to its hand-over.
+    const pending = pull ? await findTransaction(this.deps.db, job.platform_id!, transactionId) : undefined;
+    const refused = pending?.status === 'PENDING' ? await this.refusedPull(pending) : undefined;
+    if (refused) {
+      const platformNow = await this.deps.platformClock.now(job.platform_id!);
+      if (platformNow < refused.failAt) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (refused.failAt.getTime() - platformNow.getTime())), 'the bank has not answered the pull yet');
+      return this.failPull(job.platform_id!, transactionId);
+    }
     const processing = await withTx(this.deps.db, async (trx) => {
       const row = await findTransaction(trx, job.platform_id!, transactionId, { forUpdate: true });
       if (!row || row.status !== 'PENDING' || !row.hold_id) return undefined;
@@ -385,16 +437,22 @@ export class Payments {
     if (row.payment_rail === BOOK_TRANSFER) return this.complete(platformId, row.id);
     const rails = this.railsOf(row.environment);
     if (!rails) throw new Error(`no rail provider for the ${row.environment} payment ${row.id}`);
-    const payout = this.payout(row);
+    const payout = this.payout(row, payload.requestedAs);
     let handedToRail = false;
+    let due = row.expected_settlement_at;
     if (!payload.submitted) {
       const submitted = await rails.submit(payout);
       if (submitted.status === 'REJECTED') return this.fail(platformId, row.id, submitted.failureReason);
       handedToRail = true;
+      if (submitted.settlesInSeconds !== undefined) {
+        // The rail named its own settlement time: the payment shows it, and the job waits for it.
+        due = new Date((await this.deps.platformClock.now(platformId)).getTime() + submitted.settlesInSeconds * 1000);
+        await updateTransaction(this.deps.db, platformId, row.id, 'PROCESSING', { expected_settlement_at: due }, this.deps.clock.now());
+      }
     }
     const progress: SettlePayload = { ...payload, submitted: true };
     const platformNow = await this.deps.platformClock.now(platformId);
-    const due = row.expected_settlement_at ?? platformNow;
+    due ??= platformNow;
     if (platformNow < due) {
       // The checkpoint rides on the retry: one conditional UPDATE records both.
       throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (due.getTime() - platformNow.getTime())), 'settles later', handedToRail ? { payload: progress } : {});
@@ -460,6 +518,22 @@ export class Payments {
       const refund = await this.refundOf(trx, row, ref(row.id, 'refund'), 'TRANSACTION_FAILED');
       const failed = await this.transition(trx, row, 'FAILED', { failure_reason: reason, ...refund.changes });
       await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
+    });
+  }
+
+  /**
+   * A refused pull (transfer-in): FAILED before anything was credited, the hold voided, nothing to
+   * refund. An incoming transaction's reason is COLLECTION_FAILED, the collection that did not
+   * credit (IncomingTransactionFailureReason).
+   */
+  private async failPull(platformId: string, transactionId: string): Promise<void> {
+    await withTx(this.deps.db, async (trx) => {
+      const row = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
+      if (!row || row.status !== 'PENDING') return;
+      await this.refundDebit(trx, row);
+      const failed = await this.transition(trx, row, 'FAILED', { failure_reason: row.type === 'INCOMING' ? 'COLLECTION_FAILED' : 'QUOTE_EXECUTION_FAILED' });
+      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED']);
+      await this.unspent(trx, failed);
     });
   }
 

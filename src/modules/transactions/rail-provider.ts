@@ -25,9 +25,31 @@ export interface Payout {
   destination: unknown;
   reference: string;
   remittanceInformation?: string;
+  /**
+   * `TRANSFER`: started by POST /transfer-out rather than by a quote. Only the sandbox rails read
+   * it (the upstream sandbox gives transfers their own account-suffix outcomes); HttpRails does
+   * not send it.
+   */
+  requestedAs?: 'TRANSFER';
 }
 
-export type SubmitOutcome = { status: 'ACCEPTED' } | { status: 'REJECTED'; failureReason: RailFailureReason };
+/** A pull from an external account (POST /transfer-in): the money arrives from `accountId`. */
+export interface Pull {
+  transactionId: string;
+  platformId: string;
+  /** `ExternalAccount:<uuid>` the money is pulled from. */
+  accountId: string;
+  currency: string;
+  amount: bigint;
+}
+
+/**
+ * `ACCEPTED` may say when the rail expects to settle, counted from the hand-over; without it the
+ * rail's usual settlement time holds.
+ */
+export type SubmitOutcome = { status: 'ACCEPTED'; settlesInSeconds?: number } | { status: 'REJECTED'; failureReason: RailFailureReason };
+/** How a pull ended: `afterSeconds` (counted from the execution) is how long the bank took to answer. */
+export type PullOutcome = { status: 'COLLECTED' } | { status: 'FAILED'; afterSeconds: number };
 export type PayoutStatus = { status: 'PENDING' } | { status: 'COMPLETED' } | { status: 'FAILED'; failureReason: RailFailureReason };
 
 /** Money a REALTIME_FUNDING payment waits for: the platform pays the quote's instructions. */
@@ -54,6 +76,8 @@ export interface RailProvider {
   deposit(expected: ExpectedDeposit): Promise<DepositStatus>;
   /** Sends a received deposit back to the payer (idempotent by transactionId): wrong amount, failed or cancelled payment. */
   returnDeposit(expected: ExpectedDeposit, amount: bigint): Promise<void>;
+  /** Whether a pull from an external account succeeds. Absent (HttpRails): pulls are collected as today. */
+  collect?(pull: Pull): Promise<PullOutcome>;
 }
 
 /** One page of the deposits the provider received at accounts' funding instructions, oldest first. */
@@ -115,16 +139,82 @@ export function sandboxTrigger(sentAmount: bigint) {
   return SANDBOX_TRIGGERS[(sentAmount % 1000n).toString().padStart(3, '0')];
 }
 
-/** The simulated rails of sandbox platforms: every payout settles unless its amount names a failure. */
+/**
+ * The upstream sandbox's account outcomes, chosen by the last three digits of the external
+ * account's primary identifier (`accountSuffix`): one table for payouts of executed quotes, one
+ * for POST /transfer-out. `settlesInSeconds` replaces the rail's settlement time; a failure
+ * `at: 'SETTLEMENT'` comes at that time.
+ */
+type AccountOutcome = { settlesInSeconds?: number } & ({ failureReason?: undefined } | { at: 'SUBMISSION' | 'SETTLEMENT'; failureReason: RailFailureReason });
+export const SANDBOX_QUOTE_ACCOUNT_OUTCOMES: Record<string, AccountOutcome> = {
+  '002': { at: 'SUBMISSION', failureReason: 'QUOTE_EXECUTION_FAILED' },
+  '003': { settlesInSeconds: 360 },
+  '004': { at: 'SETTLEMENT', failureReason: 'ACCOUNT_CANNOT_RECEIVE' },
+  '005': { at: 'SETTLEMENT', failureReason: 'PAYOUT_RETURNED' },
+  '006': { at: 'SUBMISSION', failureReason: 'QUOTE_EXECUTION_FAILED' },
+  '007': { at: 'SETTLEMENT', failureReason: 'QUOTE_EXECUTION_FAILED' },
+};
+export const SANDBOX_TRANSFER_ACCOUNT_OUTCOMES: Record<string, AccountOutcome> = {
+  '002': { at: 'SUBMISSION', failureReason: 'LIMIT_EXCEEDED' },
+  '003': { at: 'SUBMISSION', failureReason: 'ACCOUNT_INVALID' },
+  '004': { at: 'SETTLEMENT', failureReason: 'ACCOUNT_CANNOT_RECEIVE' },
+  '005': { at: 'SETTLEMENT', failureReason: 'ACCOUNT_CANNOT_RECEIVE', settlesInSeconds: 30 },
+};
+/** POST /transfer-in: pulls ending in these fail without crediting anything, after `afterSeconds`. */
+export const SANDBOX_PULL_FAILURES: Record<string, { afterSeconds: number }> = {
+  '002': { afterSeconds: 0 },
+  '003': { afterSeconds: 0 },
+  '004': { afterSeconds: 0 },
+  '005': { afterSeconds: 30 },
+};
+
+/**
+ * The three digits an identifier ends in, read before any `@` (an e-mail PIX key
+ * `name.002@bank.example` ends in 002); undefined when it does not end in three digits.
+ */
+export function accountSuffix(identifier: string): string | undefined {
+  return /(\d{3})$/.exec(identifier.split('@')[0]!)?.[1];
+}
+
+/** Reads the primary identifier (account number, IBAN, CLABE, address, PIX key…) of a platform's external account; null when unknown. */
+export type IdentifierOf = (platformId: string, externalAccountId: string) => Promise<string | null>;
+
+/**
+ * The simulated rails of sandbox platforms: every payout settles unless its amount (SANDBOX_TRIGGERS)
+ * or its external account's identifier (the upstream sandbox's suffixes) names another outcome.
+ * The amount goes first: a trigger amount to a suffixed account ends as the amount says.
+ */
 export class SandboxRails implements RailProvider {
+  constructor(private readonly identifierOf: IdentifierOf) {}
+
+  private async accountOutcome(payout: Payout): Promise<AccountOutcome | undefined> {
+    const accountId = (payout.destination as { accountId?: string } | null)?.accountId;
+    const identifier = accountId?.startsWith('ExternalAccount:') ? await this.identifierOf(payout.platformId, accountId) : null;
+    const suffix = identifier ? accountSuffix(identifier) : undefined;
+    if (!suffix) return undefined;
+    return (payout.requestedAs === 'TRANSFER' ? SANDBOX_TRANSFER_ACCOUNT_OUTCOMES : SANDBOX_QUOTE_ACCOUNT_OUTCOMES)[suffix];
+  }
+
   async submit(payout: Payout): Promise<SubmitOutcome> {
     const trigger = sandboxTrigger(payout.sentAmount);
-    return trigger?.at === 'SUBMISSION' ? { status: 'REJECTED', failureReason: trigger.failureReason } : { status: 'ACCEPTED' };
+    if (trigger) return trigger.at === 'SUBMISSION' ? { status: 'REJECTED', failureReason: trigger.failureReason } : { status: 'ACCEPTED' };
+    const outcome = await this.accountOutcome(payout);
+    if (outcome?.failureReason && outcome.at === 'SUBMISSION') return { status: 'REJECTED', failureReason: outcome.failureReason };
+    return outcome?.settlesInSeconds !== undefined ? { status: 'ACCEPTED', settlesInSeconds: outcome.settlesInSeconds } : { status: 'ACCEPTED' };
   }
 
   async status(payout: Payout): Promise<PayoutStatus> {
     const trigger = sandboxTrigger(payout.sentAmount);
-    return trigger?.at === 'SETTLEMENT' ? { status: 'FAILED', failureReason: trigger.failureReason } : { status: 'COMPLETED' };
+    if (trigger) return trigger.at === 'SETTLEMENT' ? { status: 'FAILED', failureReason: trigger.failureReason } : { status: 'COMPLETED' };
+    const outcome = await this.accountOutcome(payout);
+    return outcome?.failureReason ? { status: 'FAILED', failureReason: outcome.failureReason } : { status: 'COMPLETED' };
+  }
+
+  /** A pull is refused by the suffix of the account it comes from; amounts trigger nothing here (the triggers are payout outcomes). */
+  async collect(pull: Pull): Promise<PullOutcome> {
+    const identifier = await this.identifierOf(pull.platformId, pull.accountId);
+    const failure = identifier ? SANDBOX_PULL_FAILURES[accountSuffix(identifier) ?? ''] : undefined;
+    return failure ? { status: 'FAILED', afterSeconds: failure.afterSeconds } : { status: 'COLLECTED' };
   }
 
   /** Sandbox money arrives through POST /sandbox/send, never by itself. */
@@ -158,7 +248,9 @@ export class HttpRails implements RailProvider, DepositSource {
   }
 
   private async call<T>(path: string, payout: Payout, statuses: readonly string[]): Promise<T> {
-    const answer = await this.post(path, { ...payout, amount: payout.amount.toString(), sentAmount: payout.sentAmount.toString() });
+    // `requestedAs` is the sandbox's business: the provider contract (docs/payments.md) does not carry it.
+    const { requestedAs: _sandboxOnly, ...sent } = payout;
+    const answer = await this.post(path, { ...sent, amount: payout.amount.toString(), sentAmount: payout.sentAmount.toString() });
     if (!answer || typeof answer !== 'object' || typeof answer.status !== 'string' || !statuses.includes(answer.status)) {
       throw unavailable('the answer does not follow the contract');
     }

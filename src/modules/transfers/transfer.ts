@@ -60,7 +60,7 @@ export async function transfer(trx: Tx, deps: TransferDeps, caller: Caller, requ
   }
   const row = await loadQuote(trx, caller.platformId, parseId('Quote', quote.id)!, { forUpdate: true });
   // Transfer-in is money entering an internal account from outside: an INCOMING transaction (upstream's TransactionOneOf).
-  const executed = await executeLocked(trx, deps, row, prefetched, request.direction === 'IN' ? { recordAs: 'INCOMING' } : {});
+  const executed = await executeLocked(trx, deps, row, prefetched, request.direction === 'IN' ? { recordAs: 'INCOMING' } : { requestedAs: 'TRANSFER' });
   // A quote executed in the transaction that created it has not expired; any other answer passes through unchanged.
   if (executed.statusCode !== 200) return executed;
   return { statusCode: 201, body: toTransaction(await deps.payments.load(trx, caller.platformId, quote.transactionId)) };

@@ -2,15 +2,15 @@ import { PubKeyResponse } from '@uma-sdk/core';
 import type { UmaConfig } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError, type ErrorCode } from '../../platform/errors.js';
-import type { Resolver } from '../webhooks/index.js';
 import { vaspOrigin } from './address.js';
 import { certificatesFromPem, parseChain, verifyChain } from './certificates.js';
-import { vaspRequest } from './http-client.js';
+import type { VaspSend } from './transport.js';
 
 export interface CounterpartyDeps {
   clock: Clock;
   config: UmaConfig;
-  resolver: Resolver;
+  /** How the request reaches the VASP (the caller's transport: network, or a simulated VASP). */
+  send: VaspSend;
 }
 
 /**
@@ -23,10 +23,9 @@ export interface CounterpartyDeps {
 export async function counterpartyKeys(
   deps: CounterpartyDeps,
   domain: string,
-  options: { guard: boolean; unreachable: ErrorCode; explain: boolean },
+  options: { unreachable: ErrorCode; explain: boolean },
 ): Promise<PubKeyResponse> {
-  const url = new URL('/.well-known/lnurlpubkey', vaspOrigin(domain));
-  const response = await vaspRequest({ url, method: 'GET', timeoutMs: deps.config.timeoutMs, guard: options.guard, resolver: deps.resolver });
+  const response = await deps.send({ url: new URL('/.well-known/lnurlpubkey', vaspOrigin(domain)), method: 'GET' });
   if (!response.ok || response.status !== 200) {
     const reason = response.ok ? `it answered ${response.status}` : response.reason;
     // Only a platform's own lookup hears why: an anonymous sender must not learn what a

@@ -6,3 +6,5 @@ export { findUmaLookup } from './lookup.js';
 export type { StoredLookup } from './schemas.js';
 export { parseUmaAddress, requireUmaAddress, type UmaAddress } from './address.js';
 export { UmaSender, type UmaQuote, type UmaQuoteRequest, type UmaSenderDeps } from './sending.js';
+export { VaspTransport } from './transport.js';
+export { SimulatedTestVasp } from './simulated-vasp.js';

@@ -11,6 +11,7 @@ import type { Resolver } from '../webhooks/index.js';
 import { counterpartyKeys } from './counterparty.js';
 import { bolt11, NETWORKS, type LightningNode } from './invoices.js';
 import { findIncomingPayment, findIncomingPaymentByHash, findIncomingPaymentById, markSenderConfirmed, setIncomingPaymentStatus } from './repo.js';
+import { httpSend } from './transport.js';
 import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
 
 export const INVOICE_EXPIRY_JOB = 'uma.invoice-expiry';
@@ -96,8 +97,7 @@ export async function receivePostTransactionCallback(deps: NodeDeps, paymentId: 
   }
   checkTimestamp(callback.signatureTimestamp, deps.clock, deps.config.uma.timestampWindowSeconds);
   const environment = await platformEnvironment(deps.db, row.platform_id);
-  const keys = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, resolver: deps.resolver }, row.sender_vasp_domain, {
-    guard: environment === 'production',
+  const keys = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, send: httpSend(deps.config.uma, deps.resolver, environment) }, row.sender_vasp_domain, {
     unreachable: 'INVALID_SIGNATURE',
     explain: false,
   });

@@ -18,7 +18,6 @@ import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
 import { findCustomer, findCustomerByUmaAddress } from '../customers/index.js';
 import type { ExchangeRates } from '../rates/index.js';
-import type { Resolver } from '../webhooks/index.js';
 import { requireUmaAddress } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import type { VaspKeySource } from './keys.js';
@@ -27,14 +26,15 @@ import { msatsPerMinorUnit } from './rates.js';
 import { findLookup, insertLookup, type LookupRow } from './repo.js';
 import type { LookupQuery, ReceiverUmaLookupResponse, StoredLookup } from './schemas.js';
 import { NonceCheck, verifySigned } from './verification.js';
-import { vaspRequest } from './http-client.js';
+import type { VaspTransport } from './transport.js';
 
 export interface LookupDeps {
   db: Db;
   clock: Clock;
   config: Config;
   keys: VaspKeySource;
-  resolver: Resolver;
+  /** Where messages to the receiver's VASP go (the network, or a sandbox's simulated counterparty). */
+  vasps: VaspTransport;
   rates: ExchangeRates;
 }
 
@@ -69,7 +69,7 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
       details: { reason: 'UMA_DOMAIN_NOT_SET' },
     });
   }
-  const guard = principal.environment === 'production';
+  const send = deps.vasps.for({ platformId: principal.platformId, environment: principal.environment });
   const now = deps.clock.now();
 
   // The request is signed here (not by the SDK's one-call helper) so its timestamp is the Clock's.
@@ -83,7 +83,7 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
     signature: '',
   };
   const signed = { ...unsigned, signature: await signPayload(getSignableLnurlpRequestPayload(unsigned), (await deps.keys()).signing.privateKey) };
-  const answer = await vaspRequest({ url: encodeToUrl(signed), method: 'GET', timeoutMs: deps.config.uma.timeoutMs, guard, resolver: deps.resolver });
+  const answer = await send({ url: encodeToUrl(signed), method: 'GET' });
   if (!answer.ok) {
     throw new AppError('LOOKUP_REQUEST_FAILED', `The receiving VASP ${receiver.domain} did not answer: ${answer.reason}.`, { details: { vaspDomain: receiver.domain, reason: answer.reason } });
   }
@@ -105,7 +105,7 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
     throw new AppError('PARSE_LNURLP_RESPONSE_ERROR', `${receiver.domain} answered for ${response.compliance.receiverIdentifier}, not ${receiver.address}.`);
   }
 
-  const keys = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, resolver: deps.resolver }, receiver.domain, { guard, unreachable: 'LOOKUP_REQUEST_FAILED', explain: true });
+  const keys = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, send }, receiver.domain, { unreachable: 'LOOKUP_REQUEST_FAILED', explain: true });
   const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, receiver.domain);
   await verifySigned(nonces, (validator) => verifyUmaLnurlpResponseSignature(response, keys, validator), 'lnurlp response');
 

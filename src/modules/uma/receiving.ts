@@ -34,6 +34,7 @@ import type { VaspKeySource } from './keys.js';
 import { fieldToPayerDataKey, payerDataKeyToField } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { insertIncomingPayment } from './repo.js';
+import { httpSend } from './transport.js';
 import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
 
 export interface ReceivingDeps {
@@ -163,9 +164,9 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
 
   const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, query.vaspDomain.toLowerCase());
   const senderKeys = await counterpartyKeys(
-    { clock: deps.clock, config: deps.config.uma, resolver: deps.resolver },
+    { clock: deps.clock, config: deps.config.uma, send: httpSend(deps.config.uma, deps.resolver, receiver.environment) },
     query.vaspDomain,
-    { guard: receiver.environment === 'production', unreachable: 'INVALID_SIGNATURE', explain: false },
+    { unreachable: 'INVALID_SIGNATURE', explain: false },
   );
   await verifySigned(nonces, (validator) => verifyUmaLnurlpQuerySignature(query, senderKeys, validator), 'lnurlp request');
 
@@ -231,9 +232,9 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
 
   const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, payer.domain);
   const senderKeys = await counterpartyKeys(
-    { clock: deps.clock, config: deps.config.uma, resolver: deps.resolver },
+    { clock: deps.clock, config: deps.config.uma, send: httpSend(deps.config.uma, deps.resolver, receiver.environment) },
     payer.domain,
-    { guard: receiver.environment === 'production', unreachable: 'INVALID_SIGNATURE', explain: false },
+    { unreachable: 'INVALID_SIGNATURE', explain: false },
   );
   await verifySigned(nonces, (validator) => verifyPayReqSignature(request, senderKeys, validator), 'pay request');
 

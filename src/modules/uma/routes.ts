@@ -13,11 +13,13 @@ import type { VaspKeySource } from './keys.js';
 import { lookupReceiver } from './lookup.js';
 import { answerLnurlp, answerPayRequest } from './receiving.js';
 import { LookupParams, LookupQuery, ReceiverUmaLookupResponse } from './schemas.js';
+import type { VaspTransport } from './transport.js';
 
 export interface UmaRouteDeps extends ModuleDeps {
   keys: VaspKeySource;
   node: LightningNode;
   resolver: Resolver;
+  vasps: VaspTransport;
   incomingPayments: IncomingPayments;
   rates: ExchangeRates;
 }

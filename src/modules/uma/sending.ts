@@ -7,14 +7,14 @@ import { AppError } from '../../platform/errors.js';
 import { parseId } from '../../platform/ids.js';
 import { getConfigRow } from '../config/index.js';
 import { findCustomer } from '../customers/index.js';
-import type { Payout, PayoutStatus, RailProvider, SubmitOutcome } from '../transactions/index.js';
+import type { Payout, PayoutStatus, RailFailureReason, RailProvider, SubmitOutcome } from '../transactions/index.js';
 import { requireUmaAddress, vaspOrigin } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
-import { vaspRequest } from './http-client.js';
 import { bolt11, NETWORKS } from './invoices.js';
 import { findUmaLookup, type LookupDeps } from './lookup.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { findOutgoingPaymentByTransaction, insertOutgoingPayment, setOutgoingPreimage, type OutgoingPaymentRow } from './repo.js';
+import type { VaspSend } from './transport.js';
 import { checkTimestamp, NonceCheck, verifySigned } from './verification.js';
 
 /** The sender needs what the lookup needs: our keys, the counterparty's, rates and the clock. */
@@ -137,16 +137,8 @@ export class UmaSender {
     }).catch(() => {
       throw new AppError('INVALID_PUBKEY_FORMAT', `The encryption key ${lookup.counterparty_domain} publishes is not usable.`, { details: { vaspDomain: lookup.counterparty_domain } });
     });
-    const guard = request.environment === 'production';
-    const answer = await vaspRequest({
-      url: callbackUrl,
-      method: 'POST',
-      body: payRequest.toJsonString(),
-      // The receiving platform may take its approval window to decide (webhooks' 202).
-      timeoutMs: deps.config.uma.timeoutMs,
-      guard,
-      resolver: deps.resolver,
-    });
+    const send = deps.vasps.for({ platformId: request.platformId, environment: request.environment });
+    const answer = await send({ url: callbackUrl, method: 'POST', body: payRequest.toJsonString() });
     const domain = lookup.counterparty_domain;
     if (!answer.ok) throw new AppError('QUOTE_REQUEST_FAILED', `The receiving VASP ${domain} did not answer the pay request: ${answer.reason}.`, { details: { vaspDomain: domain, reason: answer.reason } });
     if (answer.status !== 200) {
@@ -167,8 +159,7 @@ export class UmaSender {
     if (response.converted.currencyCode !== offered.code) throw invalid(`converts to ${response.converted.currencyCode}, not ${offered.code}`);
     if (response.payeeData?.identifier && String(response.payeeData.identifier).toLowerCase() !== receiver.address.toLowerCase()) throw invalid('names another payee');
     checkTimestamp(compliance.signatureTimestamp ?? Number.NaN, deps.clock, deps.config.uma.timestampWindowSeconds);
-    const counterparty = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, resolver: deps.resolver }, domain, {
-      guard,
+    const counterparty = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, send }, domain, {
       unreachable: 'QUOTE_REQUEST_FAILED',
       explain: true,
     });
@@ -237,26 +228,22 @@ export class UmaSender {
   }
 
   /**
-   * The Lightning leg, simulated: the invoice is presented to the receiving Corridor's node
-   * (`POST {receiver origin}/uma/lightning/pay`), which settles it and releases the preimage;
-   * the payment is proven when SHA-256(preimage) is the invoice's payment hash. Then the
-   * post-transaction callback (UMAD-07) is sent, signed; its failure changes nothing paid.
-   * The node refusing (expired, no longer pending): REJECTED; no answer: thrown, so the
-   * settlement job asks again (paying a paid invoice again only returns its preimage).
+   * The Lightning leg, simulated: the invoice is presented to the receiving VASP's node
+   * (`POST {receiver origin}/uma/lightning/pay`). It answers 200 with the preimage once paid —
+   * proven when SHA-256(preimage) is the invoice's payment hash — after which the signed
+   * post-transaction callback (UMAD-07) is sent, its failure changing nothing paid; 202 while
+   * the payment is in flight (asked again at settlement); 4xx when it refuses (expired, no
+   * longer pending, or its compliance check: `code` COMPLIANCE_REJECTED is that reason, any
+   * other QUOTE_EXECUTION_FAILED). No answer or 5xx: thrown, so the settlement job asks again
+   * (presenting a paid invoice again only returns its preimage).
    */
-  private async pay(payout: Payout, row: OutgoingPaymentRow, environment: 'sandbox' | 'production'): Promise<SubmitOutcome> {
-    if (row.preimage) return { status: 'ACCEPTED' };
-    const guard = environment === 'production';
-    const answer = await vaspRequest({
-      url: new URL(`${vaspOrigin(row.counterparty_domain)}/uma/lightning/pay`),
-      method: 'POST',
-      body: JSON.stringify({ invoice: row.invoice }),
-      timeoutMs: this.deps.config.uma.timeoutMs,
-      guard,
-      resolver: this.deps.resolver,
-    });
+  private async present(payout: Payout, row: OutgoingPaymentRow, environment: 'sandbox' | 'production'): Promise<'PAID' | 'IN_FLIGHT' | RailFailureReason> {
+    if (row.preimage) return 'PAID';
+    const send = this.deps.vasps.for({ platformId: row.platform_id, environment });
+    const answer = await send({ url: new URL(`${vaspOrigin(row.counterparty_domain)}/uma/lightning/pay`), method: 'POST', body: JSON.stringify({ invoice: row.invoice }) });
     if (!answer.ok || answer.status >= 500) throw new Error(`the receiving node ${row.counterparty_domain} did not settle ${payout.transactionId}: ${answer.ok ? answer.status : answer.reason}`);
-    if (answer.status !== 200) return { status: 'REJECTED', failureReason: 'QUOTE_EXECUTION_FAILED' };
+    if (answer.status === 202) return 'IN_FLIGHT';
+    if (answer.status !== 200) return counterpartyCode(answer.body) === 'COMPLIANCE_REJECTED' ? 'COMPLIANCE_REJECTED' : 'QUOTE_EXECUTION_FAILED';
     let preimage: string | undefined;
     try {
       preimage = (JSON.parse(answer.body) as { preimage?: unknown }).preimage as string | undefined;
@@ -267,15 +254,15 @@ export class UmaSender {
       throw new Error(`the receiving node ${row.counterparty_domain} answered no valid preimage for ${payout.transactionId}`);
     }
     await setOutgoingPreimage(this.deps.db, row.platform_id, row.quote_id, preimage);
-    if (row.post_transaction_callback) await this.notifyReceiver(row, guard);
-    return { status: 'ACCEPTED' };
+    if (row.post_transaction_callback) await this.notifyReceiver(row, send);
+    return 'PAID';
   }
 
-  private async notifyReceiver(row: OutgoingPaymentRow, guard: boolean): Promise<void> {
+  private async notifyReceiver(row: OutgoingPaymentRow, send: VaspSend): Promise<void> {
     const config = await getConfigRow(this.deps.db, row.platform_id);
     if (!config.uma_domain) return;
     const callback = await getPostTransactionCallback({ utxos: [], vaspDomain: config.uma_domain.toLowerCase(), signingPrivateKey: (await this.deps.keys()).signing.privateKey });
-    await vaspRequest({ url: new URL(row.post_transaction_callback!), method: 'POST', body: JSON.stringify(callback), timeoutMs: this.deps.config.uma.timeoutMs, guard, resolver: this.deps.resolver });
+    await send({ url: new URL(row.post_transaction_callback!), method: 'POST', body: JSON.stringify(callback) });
   }
 
   /** A rail provider that pays UMA payouts over the Lightning leg and hands every other payout to `others`. */
@@ -287,16 +274,23 @@ export class UmaSender {
     return {
       submit: async (payout: Payout): Promise<SubmitOutcome> => {
         const row = await find(payout);
-        return row ? this.pay(payout, row, environment) : others.submit(payout);
+        if (!row) return others.submit(payout);
+        const outcome = await this.present(payout, row, environment);
+        return outcome === 'PAID' || outcome === 'IN_FLIGHT' ? { status: 'ACCEPTED' } : { status: 'REJECTED', failureReason: outcome };
       },
+      // A payment still in flight is presented again: the node answers how it stands now.
       status: async (payout: Payout): Promise<PayoutStatus> => {
         const row = await find(payout);
         if (!row) return others.status(payout);
-        return row.preimage ? { status: 'COMPLETED' } : { status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED' };
+        const outcome = await this.present(payout, row, environment);
+        if (outcome === 'PAID') return { status: 'COMPLETED' };
+        return outcome === 'IN_FLIGHT' ? { status: 'PENDING' } : { status: 'FAILED', failureReason: outcome };
       },
       // Money paid in for REALTIME_FUNDING arrives on the other rails, whatever the destination.
       deposit: (expected) => others.deposit(expected),
       returnDeposit: (expected, amount) => others.returnDeposit(expected, amount),
+      // Pulls (transfer-in) come from external accounts, never over UMA.
+      ...(others.collect ? { collect: others.collect.bind(others) } : {}),
     };
   }
 }
