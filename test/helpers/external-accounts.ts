@@ -21,26 +21,41 @@ export function mobileOf(region: string): string {
   return phones.format(example, phoneLib.PhoneNumberFormat.E164);
 }
 
+/**
+ * Makes a random destination again while its identifier ends in three digits: on sandbox
+ * platforms those choose a payment's or a name check's outcome (the upstream sandbox's account
+ * suffixes), and a random address must not pick one by chance.
+ */
+function withoutTestSuffix<T>(make: () => T, identifierOf: (made: T) => string): T {
+  for (;;) {
+    const made = make();
+    if (!/\d{3}$/.test(identifierOf(made).split('@')[0]!)) return made;
+  }
+}
+
 export interface EvmWallet {
   address: string;
   signMessage(message: string): Promise<string>;
 }
 export function evmWallet(): EvmWallet {
-  const account = privateKeyToAccount(generatePrivateKey());
+  const account = withoutTestSuffix(() => privateKeyToAccount(generatePrivateKey()), (made) => made.address);
   return { address: account.address, signMessage: (message) => account.signMessage({ message }) };
 }
 
 export function solanaWallet() {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const { publicKey, privateKey } = withoutTestSuffix(
+    () => generateKeyPairSync('ed25519'),
+    (made) => base58.encode(made.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32)),
+  );
   const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
   return { address: base58.encode(raw), signMessage: (message: string) => base58.encode(signEd25519(null, Buffer.from(message, 'utf8'), privateKey)) };
 }
 
 /** Tron: the EVM key's address with prefix 0x41, base58check; signs TIP-191 (TronWeb signMessageV2). */
 export function tronWallet() {
-  const privateKey = generatePrivateKey();
-  const evm = privateKeyToAccount(privateKey);
-  const address = base58check.encode(Uint8Array.from([0x41, ...Buffer.from(evm.address.slice(2), 'hex')]));
+  const tronAddress = (key: `0x${string}`) => base58check.encode(Uint8Array.from([0x41, ...Buffer.from(privateKeyToAccount(key).address.slice(2), 'hex')]));
+  const privateKey = withoutTestSuffix(generatePrivateKey, tronAddress);
+  const address = tronAddress(privateKey);
   return {
     address,
     async signMessage(message: string) {
@@ -53,9 +68,10 @@ export function tronWallet() {
 
 /** A Spark wallet: its identity key (secp256k1) in a bech32m Spark address; signs Bitcoin messages with it. */
 export function sparkWallet(prefix = 'spark') {
-  const ecdh = secp256k1Key();
+  const sparkAddress = (key: ReturnType<typeof secp256k1Key>) => bech32m.encode(prefix, bech32m.toWords(Uint8Array.from([0x0a, 0x21, ...key.getPublicKey(undefined, 'compressed')])), 200);
+  const ecdh = withoutTestSuffix(secp256k1Key, sparkAddress);
   const publicKey = ecdh.getPublicKey(undefined, 'compressed');
-  const address = bech32m.encode(prefix, bech32m.toWords(Uint8Array.from([0x0a, 0x21, ...publicKey])), 200);
+  const address = sparkAddress(ecdh);
   // getPrivateKey() drops leading zero bytes (one key in 256 is shorter); signers want all 32.
   const privateKey = Buffer.from(ecdh.getPrivateKey('hex').padStart(64, '0'), 'hex');
   return {
@@ -76,6 +92,10 @@ function secp256k1Key() {
 
 /** A signed BOLT11 invoice for 1000 sats, expiring an hour after `now`. */
 export function bolt11Invoice(now: Date, network: 'bc' | 'tb' = 'bc'): string {
+  return withoutTestSuffix(() => signedInvoice(now, network), (invoice) => invoice);
+}
+
+function signedInvoice(now: Date, network: 'bc' | 'tb'): string {
   const encoded = bolt11.encode({
     ...(network === 'tb' ? { network: { bech32: 'tb', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] } } : {}),
     satoshis: 1000,
@@ -92,6 +112,10 @@ export function bolt11Invoice(now: Date, network: 'bc' | 'tb' = 'bc'): string {
 
 /** A BOLT12 offer: TLV records description (10) and issuer id (22), as bech32 words without checksum. */
 export function bolt12Offer(): string {
+  return withoutTestSuffix(offer, (made) => made);
+}
+
+function offer(): string {
   const description = Buffer.from('corridor test');
   const issuer = secp256k1Key().getPublicKey(undefined, 'compressed');
   const tlv = Buffer.concat([Buffer.from([10, description.length]), description, Buffer.from([22, issuer.length]), issuer]);

@@ -41,7 +41,8 @@ async function create(p: TestPlatform, body: Body): Promise<Account> {
   return response.json() as Account;
 }
 
-const usd = (beneficiary: Body) => ({ currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: String(Date.now() + Math.random()).replace('.', '').slice(0, 15), routingNumber: '021000021', beneficiary } });
+// Unique per call; the final 9 keeps it clear of the sandbox's test suffixes (…102–107 choose the name check's outcome).
+const usd = (beneficiary: Body) => ({ currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: `${String(Date.now() + Math.random()).replace('.', '').slice(0, 15)}9`, routingNumber: '021000021', beneficiary } });
 
 /** STATUS_UPDATED events of one account, oldest first. */
 async function statusEvents(accountId: string): Promise<string[]> {
@@ -71,6 +72,34 @@ describe('beneficiary verification', () => {
       expect(account.beneficiaryVerifiedData).toEqual(verified ? { fullName: verified } : undefined);
     }
     expect(institutionRequests).toEqual([]);
+  });
+
+  it('follows the upstream sandbox’s account suffixes 102–107 on sandbox platforms, and only there', async () => {
+    const ending = (digits: string) => {
+      const body = usd(person('John Doe'));
+      return { ...body, accountInfo: { ...body.accountInfo, accountNumber: `${body.accountInfo.accountNumber.slice(0, 12)}${digits}` } };
+    };
+    const cases: Array<[string, string, string | undefined]> = [
+      ['102', 'NOT_MATCHED', undefined],
+      ['103', 'PARTIAL_MATCH', 'DOE JOHN JONES'],
+      ['104', 'PENDING', undefined],
+      ['106', 'UNSUPPORTED', undefined],
+      ['107', 'CHECKED_BY_RECEIVING_FI', undefined],
+      ['108', 'MATCHED', 'DOE JOHN'],
+    ];
+    for (const [digits, status, verified] of cases) {
+      const account = await create(ctx.platform, ending(digits));
+      expect(account.beneficiaryVerificationStatus, digits).toBe(status);
+      expect(account.beneficiaryVerifiedData).toEqual(verified ? { fullName: verified } : undefined);
+    }
+    const before = ((await call(ctx.platform, 'GET', '/platform/external-accounts')).json() as { totalCount: number }).totalCount;
+    expectEnvelope(await call(ctx.platform, 'POST', '/platform/external-accounts', ending('105')), 400, 'INVALID_BANK_ACCOUNT');
+    expect(((await call(ctx.platform, 'GET', '/platform/external-accounts')).json() as { totalCount: number }).totalCount).toBe(before);
+    expect(institutionRequests).toEqual([]);
+
+    const production = await ctx.newPlatform('production');
+    institutionAnswer = () => ({ status: 200, body: JSON.stringify({ holderName: 'JOHN DOE' }) });
+    for (const digits of ['102', '104', '105']) expect((await create(production, ending(digits))).beneficiaryVerificationStatus).toBe('MATCHED');
   });
 
   it('asks the configured institution for a production platform, and creates nothing when it fails', async () => {

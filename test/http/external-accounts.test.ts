@@ -128,6 +128,23 @@ describe('account rules', () => {
     expect(both.accountInfo.paymentRails).toEqual(['BANK_TRANSFER', 'MOBILE_MONEY']);
   });
 
+  it('takes paymentRails on create, as the upstream SDKs send them: some of the allowed rails narrow the account, others are refused', async () => {
+    const customerId = await newCustomer(ctx.platform);
+    const ghana = { accountType: 'GHS_ACCOUNT', bankName: 'GCB', accountNumber: '7654321', phoneNumber: mobileOf('GH'), beneficiary: person() };
+    const mobileOnly = await create(ctx.platform, { customerId, currency: 'GHS', accountInfo: { ...ghana, paymentRails: ['MOBILE_MONEY'] } });
+    expect(mobileOnly.accountInfo.paymentRails).toEqual(['MOBILE_MONEY']);
+    const usd = samples.USD_ACCOUNT!;
+    const allowed = (await create(ctx.platform, { customerId, ...usd })).accountInfo.paymentRails as string[];
+    expect(allowed.length).toBeGreaterThan(1);
+    const narrowed = await create(ctx.platform, { customerId: await newCustomer(ctx.platform), currency: usd.currency, accountInfo: { ...usd.accountInfo, paymentRails: [allowed[1]] } });
+    expect(narrowed.accountInfo.paymentRails).toEqual([allowed[1]]);
+    const upiOnly = { accountType: 'INR_ACCOUNT', vpa: 'raj@okbank', beneficiary: person() };
+    const refused = await call(ctx.platform, 'POST', '/customers/external-accounts', { customerId, currency: 'INR', accountInfo: { ...upiOnly, paymentRails: ['UPI', 'NEFT'] } });
+    expect(expectEnvelope(refused, 400, 'INVALID_INPUT').details).toMatchObject({ errors: [{ field: 'accountInfo.paymentRails.1' }] });
+    expectEnvelope(await call(ctx.platform, 'POST', '/customers/external-accounts', { customerId, currency: 'INR', accountInfo: { ...upiOnly, paymentRails: ['ACH'] } }), 400, 'INVALID_INPUT');
+    expectEnvelope(await call(ctx.platform, 'POST', '/customers/external-accounts', { customerId, currency: 'INR', accountInfo: { ...upiOnly, paymentRails: [] } }), 400, 'INVALID_INPUT');
+  });
+
   it('reports every problem of a request at once, schema and account rules together', async () => {
     const response = await call(ctx.platform, 'POST', '/customers/external-accounts', {
       currency: 'USD',

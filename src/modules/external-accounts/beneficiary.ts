@@ -3,6 +3,7 @@ import type { HttpProviderConfig } from '../../config.js';
 import { AppError } from '../../platform/errors.js';
 import { postToProvider } from '../../platform/provider-http.js';
 import { matchNames, normaliseName } from './name-match.js';
+import { accountSuffix, primaryIdentifier } from './sandbox-suffix.js';
 import type { AccountInfo, BeneficiaryVerificationStatus } from './schemas.js';
 
 /** What the receiving institution is asked about: the account, and the holder the platform named. */
@@ -32,6 +33,16 @@ export interface BeneficiaryVerification {
 
 /** Words in a sandbox holder name that force an outcome (docs/external-accounts.md). */
 export const SANDBOX_TRIGGERS = { notMatched: 'nomatch', partial: 'partial', unsupported: 'unsupported' } as const;
+/** The upstream sandbox's account suffixes (sandbox-suffix.ts) for the outcomes of the name on record. */
+const SANDBOX_NAME_SUFFIXES: Record<string, keyof typeof SANDBOX_TRIGGERS> = { '102': 'notMatched', '103': 'partial', '106': 'unsupported' };
+/** The upstream sandbox's account suffixes for outcomes without a name comparison: 105 is an account the institution refuses. */
+const SANDBOX_STATUS_SUFFIXES: Record<string, 'PENDING' | 'CHECKED_BY_RECEIVING_FI' | 'INVALID'> = { '104': 'PENDING', '105': 'INVALID', '107': 'CHECKED_BY_RECEIVING_FI' };
+
+/** The upstream sandbox's test digits at the end of the account's primary identifier, if any. */
+function suffixOf(query: BeneficiaryQuery): string | undefined {
+  const identifier = primaryIdentifier(query.account);
+  return identifier === undefined ? undefined : accountSuffix(identifier);
+}
 const SANDBOX_OTHER_HOLDER = 'JORDAN RIVERA';
 const SANDBOX_EXTRA_SURNAME = 'JONES';
 
@@ -40,11 +51,14 @@ const SANDBOX_EXTRA_SURNAME = 'JONES';
  * capitals, an individual's family name first ("Jürgen Müller" → "MULLER JURGEN"), so the
  * matching rule really runs (transliteration, token order) and answers MATCHED. A name with the
  * word `nomatch` is on record as someone else's (NOT_MATCHED), with `partial` carries an extra
- * surname (PARTIAL_MATCH), with `unsupported` the institution does not confirm names.
+ * surname (PARTIAL_MATCH), with `unsupported` the institution does not confirm names. An account
+ * identifier ending in 102, 103 or 106 (the upstream sandbox's values) does the same.
  */
 export class SimulatedInstitution implements InstitutionDirectory {
   async holderName(query: BeneficiaryQuery): Promise<string | null> {
     const words = normaliseName(query.name).split(' ');
+    const bySuffix = SANDBOX_NAME_SUFFIXES[suffixOf(query) ?? ''];
+    if (bySuffix) words.push(SANDBOX_TRIGGERS[bySuffix]);
     if (words.includes(SANDBOX_TRIGGERS.unsupported)) return null;
     if (words.includes(SANDBOX_TRIGGERS.notMatched)) return SANDBOX_OTHER_HOLDER;
     const ascii = anyAscii(query.name).toUpperCase().replace(/\s+/g, ' ').trim();
@@ -97,6 +111,11 @@ export class BeneficiaryVerifier {
   }
 
   async verify(environment: 'sandbox' | 'production', query: BeneficiaryQuery): Promise<BeneficiaryVerification> {
+    const bySuffix = environment === 'sandbox' ? SANDBOX_STATUS_SUFFIXES[suffixOf(query) ?? ''] : undefined;
+    if (bySuffix === 'INVALID') {
+      throw new AppError('INVALID_BANK_ACCOUNT', 'The receiving institution does not recognise this account (sandbox: an identifier ending in 105).');
+    }
+    if (bySuffix) return { status: bySuffix };
     const holderName = await (environment === 'sandbox' ? this.sandbox : this.production).holderName(query);
     if (holderName === null) return { status: 'UNSUPPORTED' };
     const status = matchNames(query.name, holderName);

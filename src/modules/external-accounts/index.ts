@@ -13,5 +13,6 @@ export {
   type ExternalAccountDestination,
   type ReceiveDecision,
 } from './lookup.js';
+export { accountSuffix } from './sandbox-suffix.js';
 export { checkWithdrawalAddress, type WithdrawalNetwork } from './addresses.js';
 export type { NetworkScope } from './formats.js';

@@ -3,6 +3,7 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import type { Owner } from './repo.js';
 import type { BeneficiaryVerificationStatus, ExternalAccount, ExternalAccountStatus, OwnershipType } from './schemas.js';
+import { primaryIdentifier } from './sandbox-suffix.js';
 import { loadAccount, needsOwnershipProof, notFound, toExternalAccount, variantOf } from './service.js';
 import type { DestinationNetwork, ExternalAccountType, PaymentRail } from './variants.js';
 
@@ -112,13 +113,6 @@ export async function findExternalAccount(
 }
 
 /**
- * Fields that name where the money goes, most specific first: the account's primary identifier is
- * the first of them its accountInfo holds (an Indian account with a UPI handle and an account
- * number is named by the account number; a wallet by its address).
- */
-const PRIMARY_IDENTIFIER_FIELDS = ['accountNumber', 'iban', 'clabeNumber', 'pixKey', 'vpa', 'address', 'lightningAddress', 'invoice', 'bolt12', 'phoneNumber'] as const;
-
-/**
  * The primary identifier (account number, IBAN, CLABE, PIX key, wallet address…) of the platform's
  * live external account `externalAccountId`; null when there is none, or no such account. Sandbox
  * rails read their test outcomes from it.
@@ -132,6 +126,5 @@ export async function primaryIdentifierOf(db: DbOrTx, platformUuid: string, exte
     if (error instanceof AppError) return null;
     throw error;
   }
-  const field = PRIMARY_IDENTIFIER_FIELDS.find((name) => typeof info[name] === 'string');
-  return field ? (info[field] as string) : null;
+  return primaryIdentifier(info) ?? null;
 }

@@ -58,6 +58,14 @@ function accountInfoBranch(variant: Variant, form: 'create' | 'response', docume
     if (form === 'response') {
       properties.paymentRails = Type.Array(StringEnum(variant.rails), { description: 'Rails this account can be paid on.' });
       required.push('paymentRails');
+    } else {
+      // The upstream's SDKs send the rails with the account; Corridor derives them from its fields.
+      properties.paymentRails = Type.Array(StringEnum(variant.rails), {
+        minItems: 1,
+        maxItems: variant.rails.length,
+        uniqueItems: true,
+        description: 'The rails to pay the account on: some of those its fields allow (default all of them).',
+      });
     }
   } else if (variant.kind === 'wallet') {
     const owners = documented ? [ref('WalletIndividualBeneficiary'), ref('BusinessBeneficiary')] : [WalletIndividualBeneficiary, BusinessBeneficiary];

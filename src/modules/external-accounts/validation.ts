@@ -68,6 +68,13 @@ function crossFieldErrors(variant: Variant, info: Record<string, unknown>, body:
   if (variant.kind === 'bank') {
     const rails = railsOf(variant, info);
     if (variant.railNeeds && rails.length === 0) errors.push({ field: 'accountInfo', message: `needs ${describeNeeds(variant)}` });
+    if (Array.isArray(info.paymentRails)) {
+      info.paymentRails.forEach((rail, i) => {
+        if (typeof rail === 'string' && !rails.includes(rail as PaymentRail)) {
+          errors.push({ field: `accountInfo.paymentRails.${i}`, constraint: { enum: rails }, message: `the account's fields do not allow ${rail}: it can be paid on ${rails.join(', ') || 'no rail'}` });
+        }
+      });
+    }
     const beneficiaryType = isObject(info.beneficiary) ? info.beneficiary.beneficiaryType : undefined;
     for (const rail of variant.businessOnlyRails ?? []) {
       if (rails.includes(rail) && beneficiaryType === 'INDIVIDUAL') {
@@ -133,6 +140,8 @@ export function checkAccount(body: unknown, schemaErrors: FieldError[], options:
   if (accountErrors.length) throw new AppError('INVALID_BANK_ACCOUNT', 'The account details fail their checks.', { details: { errors: accountErrors } });
   // The schema held, so `variant` is known and `info` has its shape.
   const checked = variant!;
-  const rails = checked.kind === 'bank' ? railsOf(checked, info) : [];
+  const allowed = checked.kind === 'bank' ? railsOf(checked, info) : [];
+  const chosen = Array.isArray(info.paymentRails) ? (info.paymentRails as PaymentRail[]) : undefined;
+  const rails = chosen ? allowed.filter((rail) => chosen.includes(rail)) : allowed;
   return { variant: checked, info: { ...(info as AccountInfo), ...(checked.kind === 'bank' ? { paymentRails: rails } : {}) }, rails };
 }

@@ -1,6 +1,7 @@
 import type { HttpProviderConfig } from '../../config.js';
 import { AppError } from '../../platform/errors.js';
 import { postToProvider, readProviderAnswer } from '../../platform/provider-http.js';
+import { accountSuffix } from '../external-accounts/index.js';
 import type { DepositSender, ReportedDeposit } from './deposits.js';
 
 /**
@@ -167,14 +168,6 @@ export const SANDBOX_PULL_FAILURES: Record<string, { afterSeconds: number }> = {
   '004': { afterSeconds: 0 },
   '005': { afterSeconds: 30 },
 };
-
-/**
- * The three digits an identifier ends in, read before any `@` (an e-mail PIX key
- * `name.002@bank.example` ends in 002); undefined when it does not end in three digits.
- */
-export function accountSuffix(identifier: string): string | undefined {
-  return /(\d{3})$/.exec(identifier.split('@')[0]!)?.[1];
-}
 
 /** Reads the primary identifier (account number, IBAN, CLABE, address, PIX key…) of a platform's external account; null when unknown. */
 export type IdentifierOf = (platformId: string, externalAccountId: string) => Promise<string | null>;
