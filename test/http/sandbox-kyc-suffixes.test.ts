@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DocumentType } from '../../src/modules/documents/catalogue.js';
-import { validPdf } from '../helpers/document-files.js';
 import { BASE, createTestContext, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { sendDocumentForm, textParts } from '../helpers/multipart.js';
+import { startVerification, uploadPdf } from '../helpers/verifications.js';
 
 // Upstream's sandbox test values (last three characters of a name or registration number),
 // accepted beside Corridor's own triggers: customers/README.md and verifications/README.md.
@@ -14,7 +13,6 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 type Body = Record<string, unknown>;
-type Verification = { id: string; verificationStatus: string; errors: Body[] };
 
 const call = (pl: TestPlatform, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown) =>
   ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: pl.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
@@ -58,20 +56,8 @@ async function owner(pl: TestPlatform, customerId: unknown, lastName: string, ow
   return response.json() as Body;
 }
 
-async function doc(pl: TestPlatform, holder: unknown, documentType: DocumentType, extra: Body = {}): Promise<Body> {
-  const response = await sendDocumentForm(ctx.app, pl, 'POST', '/documents', [
-    ...textParts({ documentHolder: String(holder), documentType, country: 'US', ...extra }),
-    { name: 'file', filename: `${documentType}.pdf`, contentType: 'application/pdf', data: await validPdf() },
-  ]);
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json() as Body;
-}
-
-async function verify(pl: TestPlatform, customerId: unknown): Promise<Verification> {
-  const response = await call(pl, 'POST', '/verifications', { customerId });
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json() as Verification;
-}
+const doc = (pl: TestPlatform, holder: unknown, documentType: DocumentType, extra: Record<string, string> = {}) => uploadPdf(ctx.app, pl, holder, documentType, extra);
+const verify = (pl: TestPlatform, customerId: unknown) => startVerification(ctx.app, pl, customerId);
 
 const read = async (pl: TestPlatform, path: string) => (await call(pl, 'GET', path)).json() as Body;
 const accountCount = async (pl: TestPlatform, customerId: unknown) =>

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DocumentType } from '../../src/modules/documents/catalogue.js';
-import { validPdf } from '../helpers/document-files.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { sendDocumentForm, textParts } from '../helpers/multipart.js';
+import { startVerification, uploadPdf, type Verification } from '../helpers/verifications.js';
 
 let ctx: TestContext;
 let p: TestPlatform;
@@ -13,7 +12,6 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 type Body = Record<string, unknown>;
-type Verification = { id: string; customerId: string; verificationStatus: string; errors: Body[]; createdAt: string; updatedAt: string };
 
 const call = (pl: TestPlatform, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: unknown) =>
   ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: pl.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
@@ -52,21 +50,8 @@ async function business(pl: TestPlatform, extra: Body = {}): Promise<Body> {
 
 type DocumentExtra = { side?: 'FRONT' | 'BACK'; country?: string; documentNumber?: string };
 
-/** Uploads a real (screened) PDF over HTTP. */
-async function doc(pl: TestPlatform, holder: unknown, documentType: DocumentType, extra: DocumentExtra = {}): Promise<Body> {
-  const response = await sendDocumentForm(ctx.app, pl, 'POST', '/documents', [
-    ...textParts({ documentHolder: String(holder), documentType, country: 'US', ...extra }),
-    { name: 'file', filename: `${documentType}.pdf`, contentType: 'application/pdf', data: await validPdf() },
-  ]);
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json() as Body;
-}
-
-async function verify(pl: TestPlatform, customerId: unknown): Promise<Verification> {
-  const response = await call(pl, 'POST', '/verifications', { customerId });
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json() as Verification;
-}
+const doc = (pl: TestPlatform, holder: unknown, documentType: DocumentType, extra: DocumentExtra = {}) => uploadPdf(ctx.app, pl, holder, documentType, extra);
+const verify = (pl: TestPlatform, customerId: unknown) => startVerification(ctx.app, pl, customerId);
 
 const read = async (pl: TestPlatform, id: string) => (await call(pl, 'GET', `/verifications/${id}`)).json() as Verification;
 const customer = async (pl: TestPlatform, id: unknown) => (await call(pl, 'GET', `/customers/${String(id)}`)).json() as Body;
