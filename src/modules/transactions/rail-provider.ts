@@ -169,6 +169,9 @@ export const SANDBOX_PULL_FAILURES: Record<string, { afterSeconds: number }> = {
   '005': { afterSeconds: 30 },
 };
 
+/** Accounts whose suffix a process keeps at most (oldest dropped first). */
+const KEPT_SUFFIXES = 10_000;
+
 /** Reads the primary identifier (account number, IBAN, CLABE, address, PIX key…) of a platform's external account; null when unknown. */
 export type IdentifierOf = (platformId: string, externalAccountId: string) => Promise<string | null>;
 
@@ -178,12 +181,31 @@ export type IdentifierOf = (platformId: string, externalAccountId: string) => Pr
  * The amount goes first: a trigger amount to a suffixed account ends as the amount says.
  */
 export class SandboxRails implements RailProvider {
+  /**
+   * The suffix (or none) of accounts already read, by platform and account. An external
+   * account's details never change after creation, so any process may keep them: a payout's
+   * submission and its settlement read the account once, further payouts to it not at all.
+   */
+  private readonly suffixes = new Map<string, string | undefined>();
+
   constructor(private readonly identifierOf: IdentifierOf) {}
+
+  private async suffixOf(platformId: string, accountId: string): Promise<string | undefined> {
+    const key = `${platformId}/${accountId}`;
+    if (this.suffixes.has(key)) return this.suffixes.get(key);
+    const identifier = await this.identifierOf(platformId, accountId);
+    const suffix = identifier ? accountSuffix(identifier) : undefined;
+    // Unknown (deleted or foreign) accounts are not kept: they are rare, and not worth a slot.
+    if (identifier !== null) {
+      if (this.suffixes.size >= KEPT_SUFFIXES) this.suffixes.delete(this.suffixes.keys().next().value!);
+      this.suffixes.set(key, suffix);
+    }
+    return suffix;
+  }
 
   private async accountOutcome(payout: Payout): Promise<AccountOutcome | undefined> {
     const accountId = (payout.destination as { accountId?: string } | null)?.accountId;
-    const identifier = accountId?.startsWith('ExternalAccount:') ? await this.identifierOf(payout.platformId, accountId) : null;
-    const suffix = identifier ? accountSuffix(identifier) : undefined;
+    const suffix = accountId?.startsWith('ExternalAccount:') ? await this.suffixOf(payout.platformId, accountId) : undefined;
     if (!suffix) return undefined;
     return (payout.requestedAs === 'TRANSFER' ? SANDBOX_TRANSFER_ACCOUNT_OUTCOMES : SANDBOX_QUOTE_ACCOUNT_OUTCOMES)[suffix];
   }
@@ -205,8 +227,7 @@ export class SandboxRails implements RailProvider {
 
   /** A pull is refused by the suffix of the account it comes from; amounts trigger nothing here (the triggers are payout outcomes). */
   async collect(pull: Pull): Promise<PullOutcome> {
-    const identifier = await this.identifierOf(pull.platformId, pull.accountId);
-    const failure = identifier ? SANDBOX_PULL_FAILURES[accountSuffix(identifier) ?? ''] : undefined;
+    const failure = SANDBOX_PULL_FAILURES[(await this.suffixOf(pull.platformId, pull.accountId)) ?? ''];
     return failure ? { status: 'FAILED', afterSeconds: failure.afterSeconds } : { status: 'COLLECTED' };
   }
 
