@@ -159,7 +159,7 @@ export function validSamples(now: Date): Record<string, Sample> {
       { ...person(), countryOfResidence: 'GT', phoneNumber: mobileOf('GT') },
     ),
     HKD_ACCOUNT: bank('HKD', { bankName: 'HSBC', accountNumber: '123456789012', swiftCode: 'HSBCHKHHHKH' }),
-    HTG_ACCOUNT: bank('HTG', { phoneNumber: mobileOf('HT'), provider: 'MonCash' }),
+    HTG_ACCOUNT: bank('HTG', { phoneNumber: mobileOf('HT') }),
     IDR_ACCOUNT: bank('IDR', { bankName: 'Bank Central Asia', accountNumber: '1234567890', swiftCode: 'CENAIDJA', phoneNumber: mobileOf('ID') }),
     INR_ACCOUNT: bank('INR', { accountNumber: '000111222333', ifsc: 'HDFC0001234', rail: 'NEFT' }),
     JMD_ACCOUNT: bank(

@@ -199,7 +199,10 @@ const BANK_VARIANTS: BankVariant[] = [
     { individual: { required: ['countryOfResidence', 'phoneNumber'] }, identity: ['bankName', 'accountNumber'] },
   ),
   bankWithSwift('HKD', 'HK'),
-  mobileMoney('HTG', 'HT', GENERIC_PHONE),
+  // Haitian mobile money names no provider: the number alone reaches the wallet.
+  bank('HTG', 'HT', { phoneNumber: field.phone(GENERIC_PHONE, true, 'Mobile money number in international format.') }, ['phoneNumber'], ['MOBILE_MONEY'], {
+    identity: ['phoneNumber'],
+  }),
   bank(
     'IDR',
     'ID',
