@@ -205,6 +205,16 @@ describe('POST /customers', () => {
     expect(await countCustomers(ctx.platform)).toBe(before);
   });
 
+  it('takes the owner’s SSN or ITIN as the tax id of a US sole proprietorship, and only there', async () => {
+    const info = { legalName: 'Ann Lee Consulting', country: 'US', incorporatedOn: '2015-03-01', taxId: '123-45-6789' };
+    const sole = await create(ctx.platform, business({ businessInfo: { ...info, entityType: 'SOLE_PROPRIETORSHIP' } }));
+    expect(sole.businessInfo).toMatchObject({ entityType: 'SOLE_PROPRIETORSHIP' });
+    const llc = expectEnvelope(await call(ctx.platform, 'POST', '/customers', business({ businessInfo: { ...info, entityType: 'LLC' } })), 400, 'INVALID_INPUT');
+    expect(errorFor(llc, 'businessInfo.taxId')!.constraint).toEqual({ pattern: '^\\d{2}-?\\d{7}$' });
+    const unnamed = expectEnvelope(await call(ctx.platform, 'POST', '/customers', business({ businessInfo: info })), 400, 'INVALID_INPUT');
+    expect(fieldsOf(unnamed)).toEqual(['businessInfo.taxId']);
+  });
+
   it('names customerType with its allowed values when it is missing or unknown', async () => {
     for (const payload of [{}, { customerType: 'ROBOT' }, undefined]) {
       const body = expectEnvelope(await call(ctx.platform, 'POST', '/customers', payload), 400, 'INVALID_INPUT');

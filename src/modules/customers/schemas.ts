@@ -112,7 +112,7 @@ const businessInfoFields = {
   registrationNumber: Type.Optional(Text(64)),
   incorporatedOn: DateOnly({ description: 'Date of incorporation; not in the future.' }),
   entityType: Type.Optional(StringEnum(ENTITY_TYPES)),
-  taxId: Text(64, { description: 'Tax id; for a US business an EIN, ##-#######.' }),
+  taxId: Text(64, { description: 'Tax id; for a US business an EIN, ##-#######, or for a sole proprietorship also the owner’s SSN or ITIN, ###-##-####.' }),
   countriesOfOperation: Type.Optional(CountryList),
   businessType: Type.Optional(StringEnum(BUSINESS_TYPES)),
   purposeOfAccount: Type.Optional(StringEnum(PURPOSE_OF_ACCOUNT)),

@@ -5,6 +5,10 @@ import { AppError, invalidInput, type FieldError } from '../../platform/errors.j
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import type { CustomerType, EndUserTermsConsentT } from './schemas.js';
 
+/** A US business's taxId: an EIN; for a sole proprietorship also the owner's SSN or ITIN. */
+const US_EIN = '^\\d{2}-?\\d{7}$';
+const US_SOLE_PROPRIETOR_TIN = '^(\\d{2}-?\\d{7}|\\d{3}-?\\d{2}-?\\d{4})$';
+
 // What a customer's fields must satisfy beyond their JSON Schema, on create, update and import.
 
 export interface EndUserTerms {
@@ -90,8 +94,11 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
     checkPastDate(info.incorporatedOn, 'businessInfo.incorporatedOn', now, errors);
     const country = at(merged, 'businessInfo.country');
     const taxId = info.taxId;
-    if (country === 'US' && typeof taxId === 'string' && !/^\d{2}-?\d{7}$/.test(taxId)) {
-      errors.push({ field: 'businessInfo.taxId', constraint: { pattern: '^\\d{2}-?\\d{7}$' }, message: 'must be an EIN (##-#######) for a US business' });
+    // A US business files under its EIN; a sole proprietor without one files under the owner's SSN or ITIN.
+    const soleProprietor = at(merged, 'businessInfo.entityType') === 'SOLE_PROPRIETORSHIP';
+    const [pattern, named] = soleProprietor ? [US_SOLE_PROPRIETOR_TIN, 'an EIN (##-#######) or the owner’s SSN/ITIN (###-##-####)'] : [US_EIN, 'an EIN (##-#######)'];
+    if (country === 'US' && typeof taxId === 'string' && !new RegExp(pattern).test(taxId)) {
+      errors.push({ field: 'businessInfo.taxId', constraint: { pattern }, message: `must be ${named} for a US business` });
     }
   }
   for (const [listPath, descriptionPath] of OTHER_PAIRS[type]) {
