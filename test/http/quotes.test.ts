@@ -137,6 +137,16 @@ describe('POST /quotes, GET /quotes/{id}', () => {
     expect(q.feesIncluded).toBe(30 + Math.round(sent * 0.001));
   });
 
+  it('takes the destination account’s own currency in destination.currency, as the upstream’s wallet walkthrough sends it, and no other', async () => {
+    const { p, usd, mxn } = await world();
+    const request = (currency: string) => ({ source: fromAccount(usd.id), destination: { ...toAccount(mxn), currency }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 10_000 });
+    const same = await quote(p, request('MXN'));
+    expect(same.statusCode, same.body).toBe(201);
+    expect(same.json()).toMatchObject({ receivingCurrency: { code: 'MXN' }, destination: { accountId: mxn } });
+    const other = expectEnvelope(await quote(p, request('USD')), 400, 'INVALID_INPUT');
+    expect(other.details).toMatchObject({ errors: [{ field: 'destination.currency' }] });
+  });
+
   it('same currency: rate 1, the rail’s fee only, no cross-currency platform fee', async () => {
     const { p, usd, usdOut } = await world();
     await call(p, 'PATCH', '/config', { feeConfigs: [{ feeType: 'CROSS_CURRENCY_TRANSACTION', sourceCurrency: 'USD', variableFeeBps: 100, fixedFee: { amount: 50, currency: 'USD' } }] });

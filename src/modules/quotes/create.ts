@@ -12,7 +12,7 @@ import { findInternalAccount, fundingInstructions, newFundingReference, type Int
 import { BOOK_TRANSFER, convertDown, corridorRate, formatRate, NETWORKS, priceRequest, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
 import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
 import { insertQuote, type QuoteRow } from './repo.js';
-import type { QuoteRequest } from './schemas.js';
+import type { AccountDestinationT, QuoteRequest } from './schemas.js';
 import type { UmaQuote } from '../uma/index.js';
 import { toQuote } from './views.js';
 
@@ -94,6 +94,14 @@ async function resolveSource(trx: DbOrTx, platformId: string, body: QuoteRequest
 async function resolveDestination(trx: DbOrTx, platformId: string, body: QuoteRequest): Promise<ResolvedDestination> {
   const destination = body.destination;
   if (destination.destinationType === 'UMA_ADDRESS') throw new Error('UMA destinations are quoted by createUmaQuote');
+  const resolved = await destinationAccount(trx, platformId, destination);
+  if (destination.currency !== undefined && destination.currency !== resolved.currency) {
+    throw field('destination.currency', `must be ${resolved.currency}, the destination account's currency (or be left out)`);
+  }
+  return resolved;
+}
+
+async function destinationAccount(trx: DbOrTx, platformId: string, destination: AccountDestinationT): Promise<ResolvedDestination> {
   if (parseId('ExternalAccount', destination.accountId)) {
     const account = await findExternalAccount(trx, platformId, destination.accountId);
     let routeName: string;

@@ -45,6 +45,8 @@ export const AccountDestination = Type.Object(
     destinationType: StringEnum(['ACCOUNT']),
     accountId: Type.String({ ...AccountId, description: 'An external account, or an internal account of the platform.' }),
     paymentRail: Type.Optional(PaymentRailSchema),
+    // The upstream's wallet walkthrough sends it; the account alone decides the currency.
+    currency: Type.Optional(CurrencyCode({ description: 'The destination account’s currency, if given; any other is 400.' })),
   },
   { additionalProperties: false, title: 'AccountDestination' },
 );
@@ -162,3 +164,4 @@ export const QUOTE_SCHEMAS = [QuoteShape];
 export type QuoteRequest = Static<typeof QuoteRequest>;
 export type QuoteSource = Static<typeof QuoteSource>;
 export type QuoteDestination = Static<typeof QuoteDestination>;
+export type AccountDestinationT = Static<typeof AccountDestination>;
