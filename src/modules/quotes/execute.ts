@@ -197,7 +197,7 @@ export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quo
     });
   }
   if (row.source_account_type === 'EMBEDDED_WALLET') {
-    throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header: the stamp of an active session over the quote’s payloadToSign.');
+    throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header (or Grid-Wallet-Signature): the stamp of an active session over the quote’s payloadToSign.');
   }
   if (claim.alreadyExecuted) throw alreadyExecuted(row);
   return executeTaken(trx, deps, row, prefetched, { claimed: true });

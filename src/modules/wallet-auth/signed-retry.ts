@@ -152,7 +152,7 @@ export class SignedRequests {
       stamp = parseStamp(spec.stamp);
     } catch (error) {
       if (error instanceof StampMalformedError) {
-        throw unauthorized('WALLET_SIGNATURE_MALFORMED', `Service-Wallet-Signature cannot be parsed: ${error.message}`);
+        throw unauthorized('WALLET_SIGNATURE_MALFORMED', `The wallet signature (Service-Wallet-Signature or Grid-Wallet-Signature) cannot be parsed: ${error.message}`);
       }
       throw error;
     }
