@@ -10,11 +10,10 @@ import { customerTypeOf } from '../customers/index.js';
 import type { DestinationNetwork, PaymentRail } from '../external-accounts/index.js';
 import { findLedgerTransaction, LedgerError, type Ledger, type LedgerAccountRef, type Posting } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
-import type { ExpectedDeposit, Payout, RailProvider } from './rail-provider.js';
-import { BOOK_TRANSFER, COLLECTION_RAIL, FUNDING_RAIL, isPaymentRail, isRoute, railCarries, settlementSecondsOf, UMA_RAIL, type RailName } from './rails.js';
+import type { Payout, RailProvider } from './rail-provider.js';
+import { BOOK_TRANSFER, FUNDING_RAIL, isPaymentRail, isRoute, railCarries, settlementSecondsOf, UMA_RAIL, type RailName } from './rails.js';
 import {
   findTransaction,
-  findTransactionByQuote,
   insertTransaction,
   statusesByQuote,
   updateTransaction,
@@ -25,6 +24,7 @@ import {
 } from './repo.js';
 import { INCOMING_PAYMENT_EVENTS, type OutgoingFailureReason, type Transaction } from './schemas.js';
 import { assertTransition, type TransactionStatus } from './status.js';
+import { RealtimeFunding } from './realtime-funding.js';
 import { toTransaction } from './views.js';
 
 /** What a quote's execution hands over (MONEY-CONTRACT.md). Ids are the API's `<Type>:<uuid>`, platformId a uuid. */
@@ -81,16 +81,8 @@ interface SettlePayload extends SubmitPayload {
   submitted: boolean;
 }
 export const SETTLE_JOB = 'payments.settle';
-/** A REALTIME_FUNDING payment's wait for its money: asks the provider (production), expires it at the quote's deadline. */
-export const FUNDING_JOB = 'payments.await-funding';
-/** Tells the rail provider to send a production deposit back to the payer. */
-export const RETURN_DEPOSIT_JOB = 'payments.return-deposit';
-/** How often a production provider is asked whether a REALTIME_FUNDING deposit arrived. */
-const DEPOSIT_POLL_MS = 10_000;
 /** A settlement job waits (RetryJobAt) for its due time and for a slow provider: it must not run out of attempts doing so. */
 const SETTLE_MAX_ATTEMPTS = 1_000;
-/** A deposit return is retried with backoff (capped at an hour) for about two days, then REFUND_FAILED. */
-const RETURN_MAX_ATTEMPTS = 48;
 /** How soon a provider that still answers PENDING is asked again. */
 const PROVIDER_POLL_MS = 60_000;
 
@@ -119,6 +111,12 @@ function idOrFail(type: string, id: string): string {
   return uuid;
 }
 
+/** The external account a payment pulls its money from (transfer-in), or undefined when it is paid from an internal account or funded in real time. */
+function pulledFrom(row: TransactionRow): string | undefined {
+  const source = row.source as { sourceType: string; accountId?: string };
+  return !row.source_account_id && source.sourceType === 'ACCOUNT' ? source.accountId : undefined;
+}
+
 /**
  * Money movement after a quote's execution: the hold, the hand-over to the rail (the debit),
  * settlement, failure and refund, each a ledger transaction in the same database transaction as
@@ -126,18 +124,25 @@ function idOrFail(type: string, id: string): string {
  * jobs: a restart resumes them, and the conditional status update and the ledger's unique
  * references make a repeated step a no-op.
  */
-/** The external account a payment pulls its money from (transfer-in), or undefined when it is paid from an internal account or funded in real time. */
-function pulledFrom(row: TransactionRow): string | undefined {
-  const source = row.source as { sourceType: string; accountId?: string };
-  return !row.source_account_id && source.sourceType === 'ACCOUNT' ? source.accountId : undefined;
-}
-
 export class Payments {
+  /** REALTIME_FUNDING payments' money in (realtime-funding.ts), on this class's steps. */
+  private readonly funding: RealtimeFunding;
+
   constructor(private readonly deps: PaymentsDeps) {
     deps.jobs.register(SUBMIT_JOB, (job, checkpoint) => this.onSubmit(job, checkpoint));
     deps.jobs.register(SETTLE_JOB, (job, checkpoint) => this.onSettle(job, checkpoint));
-    deps.jobs.register(FUNDING_JOB, (job) => this.onAwaitFunding(job));
-    deps.jobs.register(RETURN_DEPOSIT_JOB, (job) => this.onReturnDeposit(job));
+    this.funding = new RealtimeFunding(deps, {
+      reference: ref,
+      hold: (trx, row) => this.hold(trx, row),
+      submit: async (trx, row) => {
+        await enqueueJob(trx, deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id } });
+      },
+      transition: (trx, row, to, changes) => this.transition(trx, row, to, changes),
+      emit: (trx, row, types) => this.emit(trx, row, types),
+      unspent: (trx, row) => this.unspent(trx, row),
+      refundOf: (trx, row, reference, reason) => this.refundOf(trx, row, reference, reason),
+      railsOf: (environment) => this.railsOf(environment),
+    });
   }
 
   private railsOf(environment: 'sandbox' | 'production'): RailProvider | undefined {
@@ -318,7 +323,7 @@ export class Payments {
       };
       await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload });
     }
-    else if (input.fundingDeadline) await this.awaitFunding(trx, row, input.fundingDeadline);
+    else if (input.fundingDeadline) await this.funding.awaitFunds(trx, row, input.fundingDeadline);
     await this.emit(trx, row, ['OUTGOING_PAYMENT.PENDING']);
     return toTransaction(row);
   }
@@ -479,15 +484,7 @@ export class Payments {
     const posted = await findLedgerTransaction(trx, row.platform_id, { reference: ref(row.id, 'post') });
     if (posted) await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: posted.id, reference: ref(row.id, 'refund') });
     else if (row.hold_id) await this.deps.ledger.voidHold(trx, { platformId: row.platform_id, holdId: row.hold_id, reference: ref(row.id, 'void') });
-    if (row.funding_id) await this.returnFunding(trx, row, row.funding_id);
-  }
-
-  /** Reverses money the platform paid in; a production deposit is also sent back to the payer by the provider (a durable job). */
-  private async returnFunding(trx: DbOrTx, row: TransactionRow, fundingId: string): Promise<void> {
-    await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: fundingId, reference: ref(row.id, 'funding-return') });
-    if (row.environment === 'production') {
-      await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: RETURN_MAX_ATTEMPTS });
-    }
+    if (row.funding_id) await this.funding.returnFunds(trx, row, row.funding_id);
   }
 
   /**
@@ -580,162 +577,10 @@ export class Payments {
 
   /**
    * POST /sandbox/send: the platform pays a REALTIME_FUNDING quote's instructions before the
-   * payment's funding deadline (the quote's expiresAt, the platform's clock). The money arrives
-   * from the sandbox's outside world (SANDBOX_FUNDING); `fund` does the rest.
+   * payment's funding deadline (realtime-funding.ts).
    */
-  async fundFromSandbox(trx: Tx, platformId: string, quoteId: string, currencyCode: string, amount: bigint | undefined): Promise<TransactionView> {
-    const quoteUuid = parseId('Quote', quoteId);
-    const row = quoteUuid ? await findTransactionByQuote(trx, platformId, quoteUuid, { forUpdate: true }) : undefined;
-    if (!row) throw new AppError('QUOTE_NOT_FOUND', `No payment of quote ${quoteId} waits for funds.`);
-    const source = row.source as { sourceType: string };
-    if (source.sourceType !== 'REALTIME_FUNDING') throw new AppError('CONFLICT', `Quote ${quoteId} is not funded in real time: its source is ${source.sourceType}.`);
-    if (row.status !== 'PENDING' || row.funding_id) throw new AppError('CONFLICT', `The payment of quote ${quoteId} is ${row.status} and takes no more funds.`);
-    // Past the deadline the payment is as good as EXPIRED, even before the expiry job has recorded it: same answer.
-    const deadline = row.funding_deadline;
-    if (deadline && (await this.deps.platformClock.now(platformId, trx)) >= deadline) {
-      throw new AppError('CONFLICT', `Quote ${quoteId} expired at ${deadline.toISOString()}: its payment takes no more funds.`, {
-        details: { reason: 'QUOTE_EXPIRED', quoteId, transactionId: formatId('Transaction', row.id) },
-      });
-    }
-    if (currencyCode !== row.sending_currency) {
-      throw invalidInput([{ field: 'currencyCode', message: `the quote is paid in ${row.sending_currency}` }]);
-    }
-    return toTransaction(await this.fund(trx, row, { kind: 'SANDBOX_FUNDING', currency: currencyCode }, amount ?? BigInt(row.total_sending_amount)));
-  }
-
-  /**
-   * Money paid in for a REALTIME_FUNDING payment (locked PENDING row, not yet funded) arrives
-   * from `origin` on `SETTLEMENT(REALTIME_FUNDING)`. The expected amount funds the payment (held
-   * and handed to the rail like an account payment); any other amount fails it
-   * FUNDING_AMOUNT_MISMATCH and goes straight back.
-   */
-  private async fund(trx: Tx, row: TransactionRow, origin: LedgerAccountRef, paid: bigint): Promise<TransactionRow> {
-    const { platform_id: platformId } = row;
-    const currency = row.sending_currency;
-    const arrival = await this.deps.ledger.transfer(trx, {
-      platformId,
-      reference: ref(row.id, 'funding'),
-      postings: [{ from: origin, to: { kind: 'SETTLEMENT', rail: FUNDING_RAIL, currency }, amount: paid, currency }],
-      metadata: { transactionId: formatId('Transaction', row.id) },
-    });
-    const funded = (await updateTransaction(trx, platformId, row.id, 'PENDING', { funding_id: arrival.id, funded_amount: paid }, this.deps.clock.now()))!;
-    if (paid !== BigInt(row.total_sending_amount)) {
-      await this.returnFunding(trx, funded, arrival.id);
-      const refund = await this.refundOf(trx, funded, ref(row.id, 'funding-return'), 'TRANSACTION_FAILED');
-      const failed = await this.transition(trx, funded, 'FAILED', { failure_reason: 'FUNDING_AMOUNT_MISMATCH', ...refund.changes });
-      await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
-      await this.unspent(trx, failed);
-      return failed;
-    }
-    const holdId = await this.hold(trx, funded);
-    // The rail's time runs from the money's arrival, not from the execution that waited for it.
-    const arrived = await this.deps.platformClock.now(platformId, trx);
-    const expected = new Date(arrived.getTime() + settlementSecondsOf(row.payment_rail as RailName) * 1000);
-    const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId, expected_settlement_at: expected }, this.deps.clock.now()))!;
-    await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId, payload: { transactionId: row.id } });
-    return held;
-  }
-
-  /**
-   * Queues the wait for a REALTIME_FUNDING payment's money, due at once on production (the
-   * provider is asked every DEPOSIT_POLL_MS) and at the deadline on sandbox (its money comes
-   * through POST /sandbox/send). Run times are real time; the test clock moves them.
-   */
-  private async awaitFunding(trx: DbOrTx, row: TransactionRow, deadline: Date): Promise<void> {
-    const now = this.deps.clock.now();
-    const platformNow = await this.deps.platformClock.now(row.platform_id, trx);
-    const untilDeadline = Math.max(0, deadline.getTime() - platformNow.getTime());
-    await enqueueJob(trx, this.deps.clock, {
-      kind: FUNDING_JOB,
-      platformId: row.platform_id,
-      payload: { transactionId: row.id, deadline: deadline.toISOString() },
-      runAt: new Date(now.getTime() + (row.environment === 'production' ? 0 : untilDeadline)),
-      maxAttempts: SETTLE_MAX_ATTEMPTS,
-    });
-  }
-
-  private expectedDeposit(row: TransactionRow): ExpectedDeposit {
-    const instructions = (row.payment_instructions ?? []) as Array<{ accountOrWalletInfo?: Record<string, unknown> }>;
-    const info = instructions[0]?.accountOrWalletInfo ?? {};
-    const reference = [info.reference, info.address, info.invoice].find((v): v is string => typeof v === 'string') ?? null;
-    return {
-      transactionId: formatId('Transaction', row.id),
-      platformId: row.platform_id,
-      quoteId: formatId('Quote', row.quote_id!),
-      currency: row.sending_currency,
-      amount: BigInt(row.total_sending_amount),
-      reference,
-      paymentInstructions: row.payment_instructions,
-    };
-  }
-
-  /**
-   * A REALTIME_FUNDING payment waiting for its money: on production, the provider is asked
-   * whether the deposit arrived (received → funded, or failed on a wrong amount); past the
-   * quote's deadline (the platform's clock) an unfunded payment ends EXPIRED (QUOTE_EXPIRED).
-   */
-  private async onAwaitFunding(job: Job): Promise<void> {
-    const { transactionId, deadline } = job.payload as { transactionId: string; deadline: string };
-    const platformId = job.platform_id!;
-    const row = await findTransaction(this.deps.db, platformId, transactionId);
-    if (!row || row.status !== 'PENDING' || row.funding_id) return;
-    const production = row.environment === 'production';
-    const rails = production ? this.railsOf('production') : undefined;
-    if (rails) {
-      const deposit = await rails.deposit(this.expectedDeposit(row));
-      if (deposit.status === 'RECEIVED') {
-        await withTx(this.deps.db, async (trx) => {
-          const locked = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
-          if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
-          await this.fund(trx, locked, { kind: 'SETTLEMENT', rail: COLLECTION_RAIL, currency: locked.sending_currency }, deposit.amount);
-        });
-        return;
-      }
-    }
-    const platformNow = await this.deps.platformClock.now(platformId);
-    const left = new Date(deadline).getTime() - platformNow.getTime();
-    if (left > 0) {
-      throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (rails ? Math.min(left, DEPOSIT_POLL_MS) : left)), 'waiting for the platform’s money');
-    }
-    await withTx(this.deps.db, async (trx) => {
-      const locked = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
-      if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
-      const expired = await this.transition(trx, locked, 'EXPIRED', { failure_reason: 'QUOTE_EXPIRED' });
-      await this.emit(trx, expired, ['OUTGOING_PAYMENT.EXPIRED']);
-      await this.unspent(trx, expired);
-    });
-  }
-
-  /**
-   * Sends a returned production deposit back through the provider, retried with backoff; its
-   * answer settles the refund (REFUND_COMPLETED). When the last attempt fails too, the refund is
-   * FAILED (REFUND_FAILED): the money sits on the rail's settlement account for the operator.
-   */
-  private async onReturnDeposit(job: Job): Promise<void> {
-    const { transactionId } = job.payload as { transactionId: string };
-    const row = await findTransaction(this.deps.db, job.platform_id!, transactionId);
-    if (!row || row.funded_amount === null || row.refund_status !== 'PENDING') return;
-    try {
-      const rails = this.railsOf('production');
-      if (!rails) throw new Error(`no rail provider to return the deposit of ${row.id}`);
-      await rails.returnDeposit(this.expectedDeposit(row), BigInt(row.funded_amount));
-    } catch (error) {
-      if (job.attempts < job.max_attempts) throw error;
-      this.deps.logger.error({ transactionId: formatId('Transaction', row.id), err: error }, 'deposit return failed for good');
-      await this.settleRefund(row, 'FAILED');
-      return;
-    }
-    await this.settleRefund(row, 'COMPLETED');
-  }
-
-  private async settleRefund(row: TransactionRow, outcome: 'COMPLETED' | 'FAILED'): Promise<void> {
-    await withTx(this.deps.db, async (trx) => {
-      const locked = await findTransaction(trx, row.platform_id, row.id, { forUpdate: true });
-      if (!locked || locked.refund_status !== 'PENDING') return;
-      const at = await this.deps.platformClock.now(row.platform_id, trx);
-      const settled = (await updateTransaction(trx, row.platform_id, row.id, locked.status, { refund_status: outcome, refund_settled_at: at }, this.deps.clock.now()))!;
-      await this.emit(trx, settled, [outcome === 'COMPLETED' ? 'OUTGOING_PAYMENT.REFUND_COMPLETED' : 'OUTGOING_PAYMENT.REFUND_FAILED']);
-    });
+  fundFromSandbox(trx: Tx, platformId: string, quoteId: string, currencyCode: string, amount: bigint | undefined): Promise<TransactionView> {
+    return this.funding.fromSandbox(trx, platformId, quoteId, currencyCode, amount);
   }
 }
 

@@ -1,0 +1,240 @@
+import type { Logger } from 'pino';
+import type { Clock, PlatformClock } from '../../platform/clock.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { withTx } from '../../platform/db/tx.js';
+import { AppError, invalidInput } from '../../platform/errors.js';
+import { formatId, parseId } from '../../platform/ids.js';
+import { enqueueJob, RetryJobAt, type Job, type JobWorker } from '../../platform/jobs.js';
+import type { Ledger, LedgerAccountRef } from '../ledger/index.js';
+import type { ExpectedDeposit, RailProvider } from './rail-provider.js';
+import { COLLECTION_RAIL, FUNDING_RAIL, settlementSecondsOf, type RailName } from './rails.js';
+import { findTransaction, findTransactionByQuote, updateTransaction, type TransactionChanges, type TransactionRow } from './repo.js';
+import type { Transaction } from './schemas.js';
+import type { TransactionStatus } from './status.js';
+import { toTransaction } from './views.js';
+
+/**
+ * REALTIME_FUNDING payments: the platform pays a quote's instructions in before its deadline (in
+ * sandbox through POST /sandbox/send; in production the rail provider reports the deposit). The
+ * money arrives on SETTLEMENT(REALTIME_FUNDING); the expected amount funds the payment, which is
+ * then held and handed to its rail like an account payment (Payments), any other amount goes
+ * straight back. Unfunded at the deadline, the payment EXPIRES. A production deposit sent back is
+ * returned through the provider by a durable job.
+ */
+
+/** A REALTIME_FUNDING payment's wait for its money: asks the provider (production), expires it at the quote's deadline. */
+export const FUNDING_JOB = 'payments.await-funding';
+/** Tells the rail provider to send a production deposit back to the payer. */
+export const RETURN_DEPOSIT_JOB = 'payments.return-deposit';
+/** How often a production provider is asked whether a REALTIME_FUNDING deposit arrived. */
+const DEPOSIT_POLL_MS = 10_000;
+/** The wait for funds retries (RetryJobAt) until the deadline, like a settlement: it must not run out of attempts doing so. */
+const FUNDING_MAX_ATTEMPTS = 1_000;
+/** A deposit return is retried with backoff (capped at an hour) for about two days, then REFUND_FAILED. */
+const RETURN_MAX_ATTEMPTS = 48;
+
+export interface FundingDeps {
+  db: Db;
+  clock: Clock;
+  platformClock: PlatformClock;
+  ledger: Ledger;
+  jobs: JobWorker;
+  logger: Logger;
+}
+
+/** The steps of a payment's life the funding shares with Payments, which hands them in: one status machine, one set of ledger references. */
+export interface PaymentSteps {
+  /** The ledger reference of a payment's step (`transaction:<uuid>:<step>`). */
+  reference(transactionUuid: string, step: string): string;
+  hold(trx: DbOrTx, row: TransactionRow): Promise<string>;
+  /** Queues the hand-over of a held payment to its rail. */
+  submit(trx: DbOrTx, row: TransactionRow): Promise<void>;
+  transition(trx: DbOrTx, row: TransactionRow, to: TransactionStatus, changes?: TransactionChanges): Promise<TransactionRow>;
+  emit(trx: DbOrTx, row: TransactionRow, types: string[]): Promise<void>;
+  unspent(trx: DbOrTx, row: TransactionRow): Promise<void>;
+  refundOf(
+    trx: DbOrTx,
+    row: TransactionRow,
+    reference: string,
+    reason: 'TRANSACTION_FAILED' | 'USER_CANCELLATION',
+  ): Promise<{ changes: TransactionChanges; event: 'OUTGOING_PAYMENT.REFUND_PENDING' | 'OUTGOING_PAYMENT.REFUND_COMPLETED' }>;
+  railsOf(environment: 'sandbox' | 'production'): RailProvider | undefined;
+}
+
+export class RealtimeFunding {
+  constructor(
+    private readonly deps: FundingDeps,
+    private readonly steps: PaymentSteps,
+  ) {
+    deps.jobs.register(FUNDING_JOB, (job) => this.onAwaitFunding(job));
+    deps.jobs.register(RETURN_DEPOSIT_JOB, (job) => this.onReturnDeposit(job));
+  }
+
+  /** Reverses money the platform paid in; a production deposit is also sent back to the payer by the provider (a durable job). */
+  async returnFunds(trx: DbOrTx, row: TransactionRow, fundingId: string): Promise<void> {
+    await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: fundingId, reference: this.steps.reference(row.id, 'funding-return') });
+    if (row.environment === 'production') {
+      await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: RETURN_MAX_ATTEMPTS });
+    }
+  }
+
+  /**
+   * POST /sandbox/send: the platform pays a REALTIME_FUNDING quote's instructions before the
+   * payment's funding deadline (the quote's expiresAt, the platform's clock). The money arrives
+   * from the sandbox's outside world (SANDBOX_FUNDING); `fund` does the rest.
+   */
+  async fromSandbox(trx: Tx, platformId: string, quoteId: string, currencyCode: string, amount: bigint | undefined): Promise<Transaction> {
+    const quoteUuid = parseId('Quote', quoteId);
+    const row = quoteUuid ? await findTransactionByQuote(trx, platformId, quoteUuid, { forUpdate: true }) : undefined;
+    if (!row) throw new AppError('QUOTE_NOT_FOUND', `No payment of quote ${quoteId} waits for funds.`);
+    const source = row.source as { sourceType: string };
+    if (source.sourceType !== 'REALTIME_FUNDING') throw new AppError('CONFLICT', `Quote ${quoteId} is not funded in real time: its source is ${source.sourceType}.`);
+    if (row.status !== 'PENDING' || row.funding_id) throw new AppError('CONFLICT', `The payment of quote ${quoteId} is ${row.status} and takes no more funds.`);
+    // Past the deadline the payment is as good as EXPIRED, even before the expiry job has recorded it: same answer.
+    const deadline = row.funding_deadline;
+    if (deadline && (await this.deps.platformClock.now(platformId, trx)) >= deadline) {
+      throw new AppError('CONFLICT', `Quote ${quoteId} expired at ${deadline.toISOString()}: its payment takes no more funds.`, {
+        details: { reason: 'QUOTE_EXPIRED', quoteId, transactionId: formatId('Transaction', row.id) },
+      });
+    }
+    if (currencyCode !== row.sending_currency) {
+      throw invalidInput([{ field: 'currencyCode', message: `the quote is paid in ${row.sending_currency}` }]);
+    }
+    return toTransaction(await this.fund(trx, row, { kind: 'SANDBOX_FUNDING', currency: currencyCode }, amount ?? BigInt(row.total_sending_amount)));
+  }
+
+  /**
+   * Money paid in for a REALTIME_FUNDING payment (locked PENDING row, not yet funded) arrives
+   * from `origin` on `SETTLEMENT(REALTIME_FUNDING)`. The expected amount funds the payment (held
+   * and handed to the rail like an account payment); any other amount fails it
+   * FUNDING_AMOUNT_MISMATCH and goes straight back.
+   */
+  private async fund(trx: Tx, row: TransactionRow, origin: LedgerAccountRef, paid: bigint): Promise<TransactionRow> {
+    const { platform_id: platformId } = row;
+    const currency = row.sending_currency;
+    const arrival = await this.deps.ledger.transfer(trx, {
+      platformId,
+      reference: this.steps.reference(row.id, 'funding'),
+      postings: [{ from: origin, to: { kind: 'SETTLEMENT', rail: FUNDING_RAIL, currency }, amount: paid, currency }],
+      metadata: { transactionId: formatId('Transaction', row.id) },
+    });
+    const funded = (await updateTransaction(trx, platformId, row.id, 'PENDING', { funding_id: arrival.id, funded_amount: paid }, this.deps.clock.now()))!;
+    if (paid !== BigInt(row.total_sending_amount)) {
+      await this.returnFunds(trx, funded, arrival.id);
+      const refund = await this.steps.refundOf(trx, funded, this.steps.reference(row.id, 'funding-return'), 'TRANSACTION_FAILED');
+      const failed = await this.steps.transition(trx, funded, 'FAILED', { failure_reason: 'FUNDING_AMOUNT_MISMATCH', ...refund.changes });
+      await this.steps.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
+      await this.steps.unspent(trx, failed);
+      return failed;
+    }
+    const holdId = await this.steps.hold(trx, funded);
+    // The rail's time runs from the money's arrival, not from the execution that waited for it.
+    const arrived = await this.deps.platformClock.now(platformId, trx);
+    const expected = new Date(arrived.getTime() + settlementSecondsOf(row.payment_rail as RailName) * 1000);
+    const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId, expected_settlement_at: expected }, this.deps.clock.now()))!;
+    await this.steps.submit(trx, held);
+    return held;
+  }
+
+  /**
+   * Queues the wait for a REALTIME_FUNDING payment's money, due at once on production (the
+   * provider is asked every DEPOSIT_POLL_MS) and at the deadline on sandbox (its money comes
+   * through POST /sandbox/send). Run times are real time; the test clock moves them.
+   */
+  async awaitFunds(trx: DbOrTx, row: TransactionRow, deadline: Date): Promise<void> {
+    const now = this.deps.clock.now();
+    const platformNow = await this.deps.platformClock.now(row.platform_id, trx);
+    const untilDeadline = Math.max(0, deadline.getTime() - platformNow.getTime());
+    await enqueueJob(trx, this.deps.clock, {
+      kind: FUNDING_JOB,
+      platformId: row.platform_id,
+      payload: { transactionId: row.id, deadline: deadline.toISOString() },
+      runAt: new Date(now.getTime() + (row.environment === 'production' ? 0 : untilDeadline)),
+      maxAttempts: FUNDING_MAX_ATTEMPTS,
+    });
+  }
+
+  private expectedDeposit(row: TransactionRow): ExpectedDeposit {
+    const instructions = (row.payment_instructions ?? []) as Array<{ accountOrWalletInfo?: Record<string, unknown> }>;
+    const info = instructions[0]?.accountOrWalletInfo ?? {};
+    const reference = [info.reference, info.address, info.invoice].find((v): v is string => typeof v === 'string') ?? null;
+    return {
+      transactionId: formatId('Transaction', row.id),
+      platformId: row.platform_id,
+      quoteId: formatId('Quote', row.quote_id!),
+      currency: row.sending_currency,
+      amount: BigInt(row.total_sending_amount),
+      reference,
+      paymentInstructions: row.payment_instructions,
+    };
+  }
+
+  /**
+   * A REALTIME_FUNDING payment waiting for its money: on production, the provider is asked
+   * whether the deposit arrived (received → funded, or failed on a wrong amount); past the
+   * quote's deadline (the platform's clock) an unfunded payment ends EXPIRED (QUOTE_EXPIRED).
+   */
+  private async onAwaitFunding(job: Job): Promise<void> {
+    const { transactionId, deadline } = job.payload as { transactionId: string; deadline: string };
+    const platformId = job.platform_id!;
+    const row = await findTransaction(this.deps.db, platformId, transactionId);
+    if (!row || row.status !== 'PENDING' || row.funding_id) return;
+    const production = row.environment === 'production';
+    const rails = production ? this.steps.railsOf('production') : undefined;
+    if (rails) {
+      const deposit = await rails.deposit(this.expectedDeposit(row));
+      if (deposit.status === 'RECEIVED') {
+        await withTx(this.deps.db, async (trx) => {
+          const locked = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
+          if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
+          await this.fund(trx, locked, { kind: 'SETTLEMENT', rail: COLLECTION_RAIL, currency: locked.sending_currency }, deposit.amount);
+        });
+        return;
+      }
+    }
+    const platformNow = await this.deps.platformClock.now(platformId);
+    const left = new Date(deadline).getTime() - platformNow.getTime();
+    if (left > 0) {
+      throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (rails ? Math.min(left, DEPOSIT_POLL_MS) : left)), 'waiting for the platform’s money');
+    }
+    await withTx(this.deps.db, async (trx) => {
+      const locked = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
+      if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
+      const expired = await this.steps.transition(trx, locked, 'EXPIRED', { failure_reason: 'QUOTE_EXPIRED' });
+      await this.steps.emit(trx, expired, ['OUTGOING_PAYMENT.EXPIRED']);
+      await this.steps.unspent(trx, expired);
+    });
+  }
+
+  /**
+   * Sends a returned production deposit back through the provider, retried with backoff; its
+   * answer settles the refund (REFUND_COMPLETED). When the last attempt fails too, the refund is
+   * FAILED (REFUND_FAILED): the money sits on the rail's settlement account for the operator.
+   */
+  private async onReturnDeposit(job: Job): Promise<void> {
+    const { transactionId } = job.payload as { transactionId: string };
+    const row = await findTransaction(this.deps.db, job.platform_id!, transactionId);
+    if (!row || row.funded_amount === null || row.refund_status !== 'PENDING') return;
+    try {
+      const rails = this.steps.railsOf('production');
+      if (!rails) throw new Error(`no rail provider to return the deposit of ${row.id}`);
+      await rails.returnDeposit(this.expectedDeposit(row), BigInt(row.funded_amount));
+    } catch (error) {
+      if (job.attempts < job.max_attempts) throw error;
+      this.deps.logger.error({ transactionId: formatId('Transaction', row.id), err: error }, 'deposit return failed for good');
+      await this.settleRefund(row, 'FAILED');
+      return;
+    }
+    await this.settleRefund(row, 'COMPLETED');
+  }
+
+  private async settleRefund(row: TransactionRow, outcome: 'COMPLETED' | 'FAILED'): Promise<void> {
+    await withTx(this.deps.db, async (trx) => {
+      const locked = await findTransaction(trx, row.platform_id, row.id, { forUpdate: true });
+      if (!locked || locked.refund_status !== 'PENDING') return;
+      const at = await this.deps.platformClock.now(row.platform_id, trx);
+      const settled = (await updateTransaction(trx, row.platform_id, row.id, locked.status, { refund_status: outcome, refund_settled_at: at }, this.deps.clock.now()))!;
+      await this.steps.emit(trx, settled, [outcome === 'COMPLETED' ? 'OUTGOING_PAYMENT.REFUND_COMPLETED' : 'OUTGOING_PAYMENT.REFUND_FAILED']);
+    });
+  }
+}
