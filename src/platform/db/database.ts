@@ -63,6 +63,10 @@ export async function openDatabase(options: OpenOptions): Promise<DbHandle> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options);
 }
 
+/** A lost LISTEN connection is opened again after this pause, doubled on each failure up to the maximum. */
+const LISTEN_RETRY_FIRST_MS = 500;
+const LISTEN_RETRY_MAX_MS = 15_000;
+
 async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<DbHandle> {
   const clientConfig: pg.ClientConfig = {
     connectionString: databaseUrl,
@@ -87,24 +91,38 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
     engine: 'postgres',
     location: `${postgresLocation(databaseUrl)}${options.schema ? ` (schema ${options.schema})` : ''}`,
     async listen(channel, onMessage, onReset) {
+      let delay = LISTEN_RETRY_FIRST_MS;
       const connect = async (): Promise<void> => {
         const client = new pg.Client(clientConfig);
+        // A lost or failed connection is replaced once, after a growing pause: its error and
+        // its end (or a failed connect and its error event) both report the same loss, and a
+        // database that refuses every connection must not be asked more often each round.
+        let lost = false;
         const reconnect = () => {
-          if (closed) return;
+          if (lost || closed) return;
+          lost = true;
           onReset?.();
           client.removeAllListeners();
           client.end().catch(() => {});
-          listeners.splice(listeners.indexOf(client), 1);
-          setTimeout(() => connect().catch(reconnect), 500).unref();
+          const at = listeners.indexOf(client);
+          if (at >= 0) listeners.splice(at, 1);
+          setTimeout(() => connect().catch(() => {}), delay).unref();
+          delay = Math.min(delay * 2, LISTEN_RETRY_MAX_MS);
         };
         client.on('error', reconnect);
         client.on('end', reconnect);
         client.on('notification', (msg) => {
           if (msg.channel === channel) onMessage(msg.payload ?? '');
         });
-        await client.connect();
-        await client.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+        try {
+          await client.connect();
+          await client.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+        } catch (error) {
+          reconnect();
+          throw error;
+        }
         listeners.push(client);
+        delay = LISTEN_RETRY_FIRST_MS;
       };
       await connect();
     },

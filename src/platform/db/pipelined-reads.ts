@@ -75,8 +75,10 @@ export class PipelinedReads {
     const existing = this.clients[slot];
     if (existing) return existing;
     const client = new pg.Client({ ...this.config, pipeline: true });
+    // A failed or lost connection is let go (its socket closed) and replaced by the next read.
     const forget = () => {
       if (this.clients[slot] === client) this.clients[slot] = undefined;
+      client.end().catch(() => {});
     };
     client.on('error', forget);
     client.on('end', forget);
