@@ -14,6 +14,7 @@ describe('the database unavailable', () => {
       sqlError('57P01', 'terminating connection due to administrator command'),
       sqlError('57P03', 'the database system is starting up'),
       sqlError('08006', 'connection failure'),
+      sqlError('3D000', 'database "corridor" does not exist'),
       sqlError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'),
       new Error('Connection terminated unexpectedly'),
       new Error('timeout exceeded when trying to connect'),

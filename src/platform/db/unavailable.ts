@@ -1,10 +1,12 @@
 /**
  * SQLSTATEs that say the database cannot serve now, not that the request is wrong: connection
  * exceptions (class 08), insufficient resources (class 53: too many connections, out of memory,
- * disk full) and operator intervention that ends sessions (57P01 admin shutdown, 57P02 crash
- * shutdown, 57P03 cannot connect now, 57P04 database dropped, 57P05 idle session timeout).
+ * disk full), operator intervention that ends sessions (57P01 admin shutdown, 57P02 crash
+ * shutdown, 57P03 cannot connect now, 57P04 database dropped, 57P05 idle session timeout) and
+ * 3D000, the database the process was started on no longer there for a new connection (being
+ * restored or failed over; readiness answers 503 too).
  */
-const UNAVAILABLE_SQLSTATE = /^(08...|53...|57P0[1-5])$/;
+const UNAVAILABLE_SQLSTATE = /^(08...|53...|57P0[1-5]|3D000)$/;
 /** The socket's own errors when the server cannot be reached or drops the connection. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /** node-postgres's messages when a connection dies under a query (they carry no code). */
