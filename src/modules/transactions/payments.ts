@@ -1,14 +1,12 @@
-import type { Logger } from 'pino';
-import type { Clock, PlatformClock } from '../../platform/clock.js';
-import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
-import { enqueueJob, RetryJobAt, type Job, type JobCheckpoint, type JobWorker } from '../../platform/jobs.js';
+import { enqueueJob, RetryJobAt, type Job, type JobCheckpoint } from '../../platform/jobs.js';
 import { recordEvents, type DomainEvent } from '../../platform/outbox.js';
 import { customerTypeOf } from '../customers/index.js';
 import type { DestinationNetwork, PaymentRail } from '../external-accounts/index.js';
-import { findLedgerTransaction, LedgerError, type Ledger, type LedgerAccountRef, type Posting } from '../ledger/index.js';
+import { findLedgerTransaction, LedgerError, type LedgerAccountRef, type Posting } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
 import type { Payout, RailProvider } from './rail-provider.js';
 import { BOOK_TRANSFER, FUNDING_RAIL, isPaymentRail, isRoute, railCarries, settlementSecondsOf, UMA_RAIL, type RailName } from './rails.js';
@@ -24,7 +22,7 @@ import {
 } from './repo.js';
 import { INCOMING_PAYMENT_EVENTS, type OutgoingFailureReason, type Transaction } from './schemas.js';
 import { assertTransition, type TransactionStatus } from './status.js';
-import { RealtimeFunding } from './realtime-funding.js';
+import { RealtimeFunding, type FundingDeps } from './realtime-funding.js';
 import { toTransaction } from './views.js';
 
 /** What a quote's execution hands over (MONEY-CONTRACT.md). Ids are the API's `<Type>:<uuid>`, platformId a uuid. */
@@ -86,13 +84,7 @@ const SETTLE_MAX_ATTEMPTS = 1_000;
 /** How soon a provider that still answers PENDING is asked again. */
 const PROVIDER_POLL_MS = 60_000;
 
-export interface PaymentsDeps {
-  db: Db;
-  clock: Clock;
-  platformClock: PlatformClock;
-  ledger: Ledger;
-  jobs: JobWorker;
-  logger: Logger;
+export interface PaymentsDeps extends FundingDeps {
   /** Simulated rails for sandbox platforms; the configured provider (if any) for production ones. */
   rails: { sandbox: RailProvider; production?: RailProvider };
   /**
