@@ -5,9 +5,10 @@ import { AppError, invalidInput, type FieldError } from '../../platform/errors.j
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import type { CustomerType, EndUserTermsConsentT } from './schemas.js';
 
-/** A US business's taxId: an EIN; for a sole proprietorship also the owner's SSN or ITIN. */
-const US_EIN = '^\\d{2}-?\\d{7}$';
-const US_SOLE_PROPRIETOR_TIN = '^(\\d{2}-?\\d{7}|\\d{3}-?\\d{2}-?\\d{4})$';
+/** A US business's taxId: an EIN; for a sole proprietorship also the owner's SSN or ITIN. The pattern is what a refusal names. */
+const taxIdRule = (pattern: string, named: string) => ({ pattern, compiled: new RegExp(pattern), named });
+const US_EIN = taxIdRule('^\\d{2}-?\\d{7}$', 'an EIN (##-#######)');
+const US_SOLE_PROPRIETOR_TIN = taxIdRule('^(\\d{2}-?\\d{7}|\\d{3}-?\\d{2}-?\\d{4})$', 'an EIN (##-#######) or the owner’s SSN/ITIN (###-##-####)');
 
 // What a customer's fields must satisfy beyond their JSON Schema, on create, update and import.
 
@@ -96,9 +97,9 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
     const taxId = info.taxId;
     // A US business files under its EIN; a sole proprietor without one files under the owner's SSN or ITIN.
     const soleProprietor = at(merged, 'businessInfo.entityType') === 'SOLE_PROPRIETORSHIP';
-    const [pattern, named] = soleProprietor ? [US_SOLE_PROPRIETOR_TIN, 'an EIN (##-#######) or the owner’s SSN/ITIN (###-##-####)'] : [US_EIN, 'an EIN (##-#######)'];
-    if (country === 'US' && typeof taxId === 'string' && !new RegExp(pattern).test(taxId)) {
-      errors.push({ field: 'businessInfo.taxId', constraint: { pattern }, message: `must be ${named} for a US business` });
+    const rule = soleProprietor ? US_SOLE_PROPRIETOR_TIN : US_EIN;
+    if (country === 'US' && typeof taxId === 'string' && !rule.compiled.test(taxId)) {
+      errors.push({ field: 'businessInfo.taxId', constraint: { pattern: rule.pattern }, message: `must be ${rule.named} for a US business` });
     }
   }
   for (const [listPath, descriptionPath] of OTHER_PAIRS[type]) {
