@@ -24,11 +24,9 @@ export const PlatformCurrencyConfig = Type.Object(
   { additionalProperties: false },
 );
 
-/** What the provider requires for a currency: read-only, decided by Corridor. */
-const providerRequiredFields = {
-  providerRequiredCustomerFields: Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true }),
-  providerRequiredCounterpartyCustomerFields: Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true }),
-};
+/** What the provider requires for a currency: read-only, decided by Corridor (ignored when sent). */
+const providerRequired = Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true, maxItems: 100, description: 'Read-only; ignored in PATCH /config.' });
+const providerRequiredFields = { providerRequiredCustomerFields: providerRequired, providerRequiredCounterpartyCustomerFields: providerRequired };
 
 const CurrencyConfigResponse = Type.Object({ ...PlatformCurrencyConfig.properties, ...providerRequiredFields });
 
@@ -40,10 +38,8 @@ const CurrencyConfigResponse = Type.Object({ ...PlatformCurrencyConfig.propertie
 const CurrencyConfigUpdate = Type.Object(
   {
     ...PlatformCurrencyConfig.properties,
-    providerRequiredCustomerFields: Type.Optional(Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true, maxItems: 100, description: 'Read-only; ignored.' })),
-    providerRequiredCounterpartyCustomerFields: Type.Optional(
-      Type.Array(StringEnum(CUSTOMER_INFO_FIELDS), { readOnly: true, maxItems: 100, description: 'Read-only; ignored.' }),
-    ),
+    providerRequiredCustomerFields: Type.Optional(providerRequired),
+    providerRequiredCounterpartyCustomerFields: Type.Optional(providerRequired),
   },
   { additionalProperties: false },
 );

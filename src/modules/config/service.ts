@@ -255,13 +255,10 @@ export async function updatePlatformConfig(
     ...(update.webhookEndpoint !== undefined ? { webhook_endpoint: update.webhookEndpoint } : {}),
     ...(update.supportedCurrencies
       ? {
-          supported_currencies: update.supportedCurrencies.map(({ currencyCode, minAmount, maxAmount, requiredCounterpartyFields, enabledTransactionTypes }) => ({
-            currencyCode,
-            minAmount,
-            maxAmount,
-            requiredCounterpartyFields,
-            enabledTransactionTypes,
-          })),
+          // The read-only fields a client sent back are not the platform's to set.
+          supported_currencies: update.supportedCurrencies.map(
+            ({ providerRequiredCustomerFields: _customer, providerRequiredCounterpartyCustomerFields: _counterparty, ...stored }) => stored,
+          ),
         }
       : {}),
     ...(update.embeddedWalletConfig !== undefined
