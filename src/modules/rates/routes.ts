@@ -18,14 +18,6 @@ export const rateRoutes: FastifyPluginAsyncTypebox<{ rates: ExchangeRates; confi
       querystring: ExchangeRatesQuery,
       response: { 200: ExchangeRateList, ...errorResponses(400, 401, 500, 503) },
     },
-    // The upstream's generated SDKs send an array as one comma-separated value
-    // (`destinationCurrency=EUR,MXN`) where the document says to repeat the parameter; both
-    // mean the same list, and no currency code holds a comma.
-    preValidation: async (request) => {
-      const query = request.query as { destinationCurrency?: string | string[] };
-      const given = query.destinationCurrency;
-      if (given !== undefined) query.destinationCurrency = [given].flat().flatMap((value) => value.split(','));
-    },
     handler: async (request) => {
       const { platformId, environment } = request.principal;
       const [snapshot, config] = await Promise.all([deps.rates.snapshot(environment), deps.configCache.get(platformId)]);

@@ -92,8 +92,39 @@ function compileOnFirstUse(ajv: Ajv, schema: object): Validator {
   return validate;
 }
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  compileOnFirstUse(httpPart === 'body' ? bodyAjv : textAjv, schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+/**
+ * Query parameters that are lists of codes (an array whose items have an enum or a pattern, so a
+ * value holds no comma): their values may also come comma-separated (`?currency=EUR,MXN`), as
+ * generated SDKs send arrays, and mean the same as the repeated parameter the document names.
+ */
+function commaListParameters(schema: object): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown; items?: { enum?: unknown; pattern?: unknown } }> }).properties ?? {};
+  return Object.entries(properties)
+    .filter(([, property]) => property.type === 'array' && (property.items?.enum !== undefined || property.items?.pattern !== undefined))
+    .map(([name]) => name);
+}
+
+function splittingCommaLists(validate: Validator, lists: string[]): Validator {
+  const split: Validator = (data) => {
+    const query = data as Record<string, unknown>;
+    for (const name of lists) {
+      const given = query[name];
+      if (typeof given === 'string' || Array.isArray(given)) query[name] = [given].flat().flatMap((value) => (typeof value === 'string' ? value.split(',') : [value]));
+    }
+    const valid = validate(data);
+    split.errors = validate.errors;
+    return valid;
+  };
+  split.errors = null;
+  return split;
+}
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  if (httpPart === 'body') return compileOnFirstUse(bodyAjv, schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  const validate = compileOnFirstUse(textAjv, schema as object);
+  const lists = httpPart === 'querystring' ? commaListParameters(schema as object) : [];
+  return (lists.length ? splittingCommaLists(validate, lists) : validate) as ReturnType<FastifySchemaCompiler<unknown>>;
+};
 
 /** Compiles a schema for checks outside Fastify's request validation (multipart fields, CSV rows), on first use. */
 export function compileBodySchema(schema: object): Validator {
