@@ -1,10 +1,39 @@
 /**
- * The shape of an UMA address (UMAD-01): `$`, a user part of 1–64 characters `a-z 0-9 . _ -`,
- * `@`, and a domain name, with a port where the VASP answers on one (`$alice@localhost:8080`, as
- * a platform's `umaDomain` may be). Whether anyone answers at it is for the UMA protocol to find out.
+ * The one rule for an UMA address (UMAD-01), used wherever one comes in: a customer's own,
+ * invitations, receiver lookups, payments to and from other VASPs. `$`, a user part of 1–64
+ * characters `A-Z a-z 0-9 . _ + -` (what the UMA SDK's `isValidUmaAddress` accepts, so every
+ * address another VASP's SDK can pay is one Corridor takes), `@`, a DNS host name (labels of 1–63
+ * letters, digits and inner hyphens, 253 characters in all: narrower than the SDK's
+ * `[a-z0-9.-]+`, which also lets `a..b` or `-a` through, names no VASP can answer at), and a port
+ * where the VASP answers on one (`$alice@localhost:8080`, as a platform's `umaDomain` may be).
+ * test/unit/uma-address.test.ts holds every address this accepts to the SDK's rule.
  */
-const UMA_ADDRESS = /^\$[A-Za-z0-9._-]{1,64}@(?=[^:]{1,253}(?::|$))[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::[0-9]{1,5})?$/;
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/** 1–65535, without leading zeros. */
+const PORT = '(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])';
+
+/** The rule as a JSON Schema `pattern` (ECMAScript), for request schemas. */
+export const UMA_ADDRESS_PATTERN = `^\\$[A-Za-z0-9._+-]{1,64}@(?=[^:]{1,253}(?::|$))${LABEL}(?:\\.${LABEL})*(?::${PORT})?$`;
+
+const UMA_ADDRESS = new RegExp(UMA_ADDRESS_PATTERN);
+
+export interface UmaAddress {
+  /** `$user@domain`, the domain lower-cased: the form compared and signed. */
+  address: string;
+  /** The user part with its `$`. */
+  user: string;
+  /** Host and optional port, lower-cased: where the VASP answers. */
+  domain: string;
+}
+
+export function parseUmaAddress(raw: string): UmaAddress | undefined {
+  if (!UMA_ADDRESS.test(raw)) return undefined;
+  const at = raw.indexOf('@');
+  const user = raw.slice(0, at);
+  const domain = raw.slice(at + 1).toLowerCase();
+  return { address: `${user}@${domain}`, user, domain };
+}
 
 export function isUmaAddress(value: string): boolean {
-  return UMA_ADDRESS.test(value);
+  return parseUmaAddress(value) !== undefined;
 }

@@ -224,6 +224,15 @@ describe('POST /customers', () => {
     }
   });
 
+  it('takes an UMA address by the one rule every UMA path uses (platform/uma-address.ts)', async () => {
+    const plus = await create(ctx.platform, individual({ umaAddress: '$ann+pay@Pay.Example.com:8443' }));
+    expect(plus.umaAddress).toBe('$ann+pay@Pay.Example.com:8443');
+    for (const umaAddress of ['$ann@pay..example.com', '$ann@-pay.example.com', '$ann@pay.example.com:0', '$ann@pay.example.com:65536', 'ann@pay.example.com']) {
+      const body = expectEnvelope(await call(ctx.platform, 'POST', '/customers', individual({ umaAddress })), 400, 'INVALID_INPUT');
+      expect(body.details!.errors, umaAddress).toEqual([expect.objectContaining({ field: 'umaAddress' })]);
+    }
+  });
+
   it('answers 409 for a live duplicate platformCustomerId or umaAddress, and allows reuse after delete', async () => {
     const first = await create(ctx.platform, individual({ platformCustomerId: 'dup-1', umaAddress: '$dup@pay.example.com' }));
     const conflict = expectEnvelope(await call(ctx.platform, 'POST', '/customers', individual({ platformCustomerId: 'dup-1' })), 409, 'CONFLICT');

@@ -78,6 +78,13 @@ describe('POST /invitations', () => {
     expectEnvelope(await call(local, 'POST', '/invitations', { inviterUma: '$dev@localhost:' }), 400, 'INVALID_UMA_ADDRESS');
   });
 
+  it('takes an inviter whose user part has a +, as every UMA path does', async () => {
+    await customer(inviting, '$ann+gifts@a.example.com');
+    const invitation = await invite({ inviterUma: '$ann+gifts@a.example.com' });
+    expect(invitation.inviterUma).toBe('$ann+gifts@a.example.com');
+    expectEnvelope(await call(inviting, 'POST', '/invitations', { inviterUma: '$ann+gifts@a..example.com' }), 400, 'INVALID_UMA_ADDRESS');
+  });
+
   it('needs an UMA domain: INVITATIONS_NOT_CONFIGURED', async () => {
     const bare = await ctx.newPlatform();
     expectEnvelope(await call(bare, 'POST', '/invitations', { inviterUma: '$x@y.example.com' }), 400, 'INVITATIONS_NOT_CONFIGURED');

@@ -1,6 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { CurrencyCode, DateTime, FieldErrorSchema, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion, TimeRangeQuery } from '../../platform/http/schemas.js';
 import type { EventGroup } from '../../platform/outbox.js';
+import { UMA_ADDRESS_PATTERN } from '../../platform/uma-address.js';
 
 export const REVIEW_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED', 'HOLD'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -50,8 +51,8 @@ const CurrencyList = Type.Array(CurrencyCode(), { maxItems: 50, uniqueItems: tru
 const CountryList = Type.Array(Country(), { maxItems: 250, uniqueItems: true });
 const EnumList = <const T extends readonly string[]>(values: T) => Type.Array(StringEnum(values), { maxItems: values.length, uniqueItems: true });
 export const UmaAddress = Type.String({
-  // The domain may carry a port, as a platform's umaDomain may (config module).
-  pattern: '^\\$[A-Za-z0-9._-]{1,64}@[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?$',
+  // The one rule for UMA addresses; the domain may carry a port, as a platform's umaDomain may (config module).
+  pattern: UMA_ADDRESS_PATTERN,
   maxLength: 320,
   examples: ['$jane.doe@pay.example.com'],
   description: 'UMA address `$user@domain`; generated when left out.',

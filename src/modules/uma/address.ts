@@ -1,29 +1,6 @@
-import { isValidUmaAddress } from '@uma-sdk/core';
 import { isIP } from 'node:net';
 import { AppError } from '../../platform/errors.js';
-
-export interface UmaAddress {
-  /** `$user@domain`, the domain lower-cased: the form compared and signed. */
-  address: string;
-  /** The user part with its `$`. */
-  user: string;
-  /** Host and optional port, lower-cased: where the VASP answers. */
-  domain: string;
-}
-
-/**
- * `$user@domain[:port]`. The SDK's check decides what a user part and a domain may hold; a port
- * is accepted beside it, since a VASP may answer on one (UMA's own test VASPs do).
- */
-export function parseUmaAddress(raw: string): UmaAddress | undefined {
-  const match = /^(\$[^@]+)@([^@:]+)(?::(\d{1,5}))?$/.exec(raw);
-  if (!match) return undefined;
-  const [, user, host, port] = match as unknown as [string, string, string, string | undefined];
-  if (!isValidUmaAddress(`${user}@${host}`)) return undefined;
-  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return undefined;
-  const domain = `${host.toLowerCase()}${port !== undefined ? `:${port}` : ''}`;
-  return { address: `${user}@${domain}`, user, domain };
-}
+import { parseUmaAddress, type UmaAddress } from '../../platform/uma-address.js';
 
 export function requireUmaAddress(raw: string): UmaAddress {
   const parsed = parseUmaAddress(raw);

@@ -3,7 +3,7 @@ import { createECDH, createHash, createHmac, hkdfSync, randomBytes } from 'node:
 import type { PlatformClock } from '../../platform/clock.js';
 import { currency } from '../../platform/currencies.js';
 import type { ExchangeRates } from '../rates/index.js';
-import { parseUmaAddress } from './address.js';
+import { parseUmaAddress } from '../../platform/uma-address.js';
 import { certificatesFromPem, selfSignedChains, type SelfSignedChains } from './certificates.js';
 import type { VaspResponse } from './http-client.js';
 import { bolt11, INVOICE_EXPIRY_SECONDS, NETWORKS } from './invoices.js';
