@@ -62,6 +62,14 @@ describe('corridor serve', () => {
     });
     // The wallet guide's script, run as a platform's client would: register, log in, one signed operation.
     expect(e2e.stdout).toMatch(/^wallet InternalAccount:\S+ credential EMAIL_OTP \S+@example\.com\nsession Session:\S+ until \S+\nprivateEnabled true\n$/);
+    // The README's first payment, as a platform's backend would make it: quote, execute, settle.
+    const payment = await promisify(execFile)(process.execPath, ['examples/first-payment.mjs'], {
+      cwd: root,
+      env: { ...process.env, CORRIDOR_URL: `http://127.0.0.1:${first.port}${BASE}`, CORRIDOR_CLIENT_ID: clientId, CORRIDOR_SECRET: secret },
+    });
+    expect(payment.stdout).toMatch(
+      /^quote Quote:\S+: send 100\.00 USD, receive \d+\.\d\d EUR \(rate [\d.]+, fees [\d.]+ USD\), until \S+\nexecuted Transaction:\S+: (PENDING|PROCESSING), available 900\.00 USD\nCOMPLETED: available 900\.00 USD, total 900\.00 USD\n$/,
+    );
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     const requestLine = first.output().split('\n').find((l) => l.includes('"msg":"request"') && l.includes(requestId!));
