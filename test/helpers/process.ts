@@ -1,11 +1,29 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
+
+/**
+ * Servers this test file started and has not seen exit. A test that fails before stopping its
+ * server would leave it running after the file (vitest ends a worker without an 'exit' event),
+ * polling a database that is then dropped; the file's last hook kills what is left.
+ */
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Kills `child` when the test file ends, if it has not exited by then. */
+export function untilFileEnds<T extends ChildProcess>(child: T): T {
+  running.add(child);
+  child.on('exit', () => running.delete(child));
+  return child;
+}
 
 /** A TCP port nothing listens on right now. */
 export async function freePort(): Promise<number> {
@@ -60,12 +78,12 @@ export interface CorridorProcess {
 /** Starts `corridor serve` from the sources in its own process and waits until /readyz answers 200. */
 export async function startCorridor(env: Record<string, string>): Promise<CorridorProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+  const child = untilFileEnds(spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: new URL('../../', import.meta.url).pathname,
     // Jobs off unless the test runs them in the server (CORRIDOR_JOBS: 'true'); warnings only unless it reads the log.
     env: { ...process.env, DATABASE_URL: '', CORRIDOR_JOBS: 'false', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
