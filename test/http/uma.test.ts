@@ -152,6 +152,14 @@ describe('GET /receiver/uma/{receiverUmaAddress} between two Corridors', () => {
     expect(response.statusCode, response.body).toBe(200);
   });
 
+  it('takes user parts with a + on both sides, as the UMA SDK does (platform/uma-address.ts)', async () => {
+    const plusSender = await customer(a, a.platform, 'ann-plus', { currencies: ['EUR'], umaAddress: `$ann+eur@${domainA}` });
+    const plusReceiver = await customer(b, b.platform, 'bob-plus', { currencies: ['MXN'], umaAddress: `$bob+mx@${domainB}` });
+    const response = await lookup(plusReceiver.umaAddress, `senderUmaAddress=${encodeURIComponent(plusSender.umaAddress)}`);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toMatchObject({ receiverUmaAddress: plusReceiver.umaAddress });
+  });
+
   it('UMA_NOT_FOUND for an address nobody has at the receiving VASP', async () => {
     expectEnvelope(await lookup(`$nobody@${domainB}`), 404, 'UMA_NOT_FOUND');
   });
