@@ -213,6 +213,11 @@ describe('POST /customers', () => {
     expect(errorFor(llc, 'businessInfo.taxId')!.constraint).toEqual({ pattern: '^\\d{2}-?\\d{7}$' });
     const unnamed = expectEnvelope(await call(ctx.platform, 'POST', '/customers', business({ businessInfo: info })), 400, 'INVALID_INPUT');
     expect(fieldsOf(unnamed)).toEqual(['businessInfo.taxId']);
+    // By the same SSN and ITIN rules as an individual's identifier: an ITIN is taken, an SSN never issued is not.
+    const itin = await create(ctx.platform, business({ businessInfo: { ...info, entityType: 'SOLE_PROPRIETORSHIP', taxId: '912-78-1234' } }));
+    expect(itin.businessInfo).toMatchObject({ entityType: 'SOLE_PROPRIETORSHIP' });
+    const neverIssued = { ...info, entityType: 'SOLE_PROPRIETORSHIP', taxId: '000-45-6789' };
+    expect(fieldsOf(expectEnvelope(await call(ctx.platform, 'POST', '/customers', business({ businessInfo: neverIssued })), 400, 'INVALID_INPUT'))).toEqual(['businessInfo.taxId']);
   });
 
   it('names customerType with its allowed values when it is missing or unknown', async () => {

@@ -2,13 +2,19 @@ import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
 import { parseDateTime } from '../../platform/datetime.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
-import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
+import { CUSTOM_FORMATS, FORMAT_PATTERNS } from '../../platform/http/validation.js';
 import type { CustomerType, EndUserTermsConsentT } from './schemas.js';
 
-/** A US business's taxId: an EIN; for a sole proprietorship also the owner's SSN or ITIN. The pattern is what a refusal names. */
+/**
+ * A US business's taxId: an EIN; for a sole proprietorship also the owner's SSN or ITIN, by the
+ * formats an individual's identifier is held to. The pattern is what a refusal names.
+ */
 const taxIdRule = (pattern: string, named: string) => ({ pattern, compiled: new RegExp(pattern), named });
 const US_EIN = taxIdRule('^\\d{2}-?\\d{7}$', 'an EIN (##-#######)');
-const US_SOLE_PROPRIETOR_TIN = taxIdRule('^(\\d{2}-?\\d{7}|\\d{3}-?\\d{2}-?\\d{4})$', 'an EIN (##-#######) or the owner’s SSN/ITIN (###-##-####)');
+const US_SOLE_PROPRIETOR_TIN = taxIdRule(
+  [US_EIN.pattern, FORMAT_PATTERNS['us-ssn'], FORMAT_PATTERNS['us-itin']].join('|'),
+  'an EIN (##-#######) or the owner’s SSN/ITIN (###-##-####)',
+);
 
 // What a customer's fields must satisfy beyond their JSON Schema, on create, update and import.
 
