@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { compileBodySchema, CUSTOM_FORMATS, FORMAT_PATTERNS, toFieldErrors } from '../../src/platform/http/validation.js';
+import { compileBodySchema, CUSTOM_FORMATS, FORMAT_PATTERNS, toFieldErrors, validatorCompiler } from '../../src/platform/http/validation.js';
 
 const Address = Type.Object({ line1: Type.String({ maxLength: 5 }), postalCode: Type.String({ pattern: '^\\d{5}$' }) }, { additionalProperties: false });
 const Schema = Type.Object(
@@ -102,5 +102,35 @@ describe('custom formats', () => {
       }
     }
     expect(['XX', 'XYZ', 'XAU'].filter((v) => CUSTOM_FORMATS[v.length === 2 ? 'iso3166-1-alpha-2' : 'currency-code']!(v))).toEqual([]);
+  });
+});
+
+describe('query lists of codes', () => {
+  const Query = Type.Object(
+    {
+      currency: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Z]{3}$' }))),
+      rail: Type.Optional(Type.Array(Type.String({ enum: ['ACH', 'SEPA'] }))),
+      note: Type.Optional(Type.Array(Type.String())),
+    },
+    { additionalProperties: false },
+  );
+  const compile = (httpPart: string) => validatorCompiler({ schema: Query, httpPart, method: 'GET', url: '/x' }) as (data: unknown) => boolean;
+
+  it('reads a comma-separated value as the repeated parameter, for lists of codes only', () => {
+    const query: Record<string, unknown> = { currency: 'EUR,MXN', rail: ['ACH,SEPA'], note: 'a,b' };
+    expect(compile('querystring')(query)).toBe(true);
+    expect(query).toEqual({ currency: ['EUR', 'MXN'], rail: ['ACH', 'SEPA'], note: ['a,b'] });
+    const repeated: Record<string, unknown> = { currency: ['EUR', 'MXN'] };
+    expect(compile('querystring')(repeated)).toBe(true);
+    expect(repeated).toEqual({ currency: ['EUR', 'MXN'] });
+  });
+
+  it('still refuses a code that is not one, and splits nothing outside the query string', () => {
+    const validate = compile('querystring') as ((data: unknown) => boolean) & { errors?: unknown[] | null };
+    expect(validate({ currency: 'EUR,mxn' })).toBe(false);
+    expect(validate.errors).not.toBeNull();
+    const params: Record<string, unknown> = { currency: 'EUR,MXN' };
+    compile('params')(params);
+    expect(params.currency).toEqual(['EUR,MXN']);
   });
 });
