@@ -35,5 +35,5 @@ export function parseUmaAddress(raw: string): UmaAddress | undefined {
 }
 
 export function isUmaAddress(value: string): boolean {
-  return parseUmaAddress(value) !== undefined;
+  return UMA_ADDRESS.test(value);
 }
