@@ -1,3 +1,5 @@
+import { AppError } from './errors.js';
+
 /**
  * The one rule for an UMA address (UMAD-01), used wherever one comes in: a customer's own,
  * invitations, receiver lookups, payments to and from other VASPs. `$`, a user part of 1–64
@@ -36,4 +38,18 @@ export function parseUmaAddress(raw: string): UmaAddress | undefined {
 
 export function isUmaAddress(value: string): boolean {
   return UMA_ADDRESS.test(value);
+}
+
+/** What a malformed address is refused with, wherever it came in: the field, and (at most 330 characters of) what it held. */
+function invalidUmaAddress(field: string, value: string): AppError {
+  return new AppError('INVALID_UMA_ADDRESS', `${field} must be a UMA address: $user@domain, with a port where the VASP answers on one.`, {
+    details: { field, value: value.slice(0, 330) },
+  });
+}
+
+/** The parsed address of `field`; 400 INVALID_UMA_ADDRESS when it is not one. */
+export function requireUmaAddress(field: string, raw: string): UmaAddress {
+  const parsed = parseUmaAddress(raw);
+  if (!parsed) throw invalidUmaAddress(field, raw);
+  return parsed;
 }

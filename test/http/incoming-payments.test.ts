@@ -166,7 +166,10 @@ describe('POST /sandbox/uma/receive', () => {
     expectEnvelope(await receive(p, { ...sent(bob), customerId: bob.customerId }), 400, 'INVALID_INPUT');
     const { receiverUmaAddress: _r, ...nobody } = sent(bob);
     expectEnvelope(await receive(p, nobody), 400, 'INVALID_INPUT');
-    expectEnvelope(await receive(p, { ...sent(bob), senderUmaAddress: 'alice' }), 400, 'INVALID_UMA_ADDRESS');
+    const sender = expectEnvelope(await receive(p, { ...sent(bob), senderUmaAddress: 'alice' }), 400, 'INVALID_UMA_ADDRESS');
+    expect(sender.details).toEqual({ field: 'senderUmaAddress', value: 'alice' });
+    const malformedReceiver = expectEnvelope(await receive(p, { ...sent(bob), receiverUmaAddress: 'bob@nowhere.example' }), 400, 'INVALID_UMA_ADDRESS');
+    expect(malformedReceiver.details).toEqual({ field: 'receiverUmaAddress', value: 'bob@nowhere.example' });
     expectEnvelope(await receive(p, { ...sent(bob), receiverUmaAddress: '$nobody@nowhere.example' }), 404, 'UMA_NOT_FOUND');
     expectEnvelope(await receive(p, { ...sent(bob), receivingCurrencyCode: 'EUR' }), 400, 'INVALID_CURRENCY');
     expectEnvelope(await receive(p, { ...sent(bob), receivingCurrencyAmount: 200_000_000 }), 400, 'AMOUNT_OUT_OF_RANGE');

@@ -81,7 +81,8 @@ describe('GET /receiver/external-account/{accountId}', () => {
   it('refuses what does not name a sender, or names one wrongly', async () => {
     const none = expectEnvelope(await lookup(mxnAccount, ''), 400, 'INVALID_INPUT');
     expect((none.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual(['customerId', 'senderUmaAddress']);
-    expectEnvelope(await lookup(mxnAccount, '?senderUmaAddress=ann'), 400, 'INVALID_UMA_ADDRESS');
+    const malformed = expectEnvelope(await lookup(mxnAccount, '?senderUmaAddress=ann'), 400, 'INVALID_UMA_ADDRESS');
+    expect(malformed.details).toEqual({ field: 'senderUmaAddress', value: 'ann' });
     expectEnvelope(await lookup(mxnAccount, '?customerId=nope'), 400, 'INVALID_INPUT');
     expectEnvelope(await lookup(mxnAccount, '?customerId=Customer:019542f5-b3e7-7d02-8000-000000000001'), 404, 'USER_NOT_FOUND');
     expectEnvelope(await lookup(mxnAccount, `?senderUmaAddress=${encodeURIComponent('$nobody@pay.example.com')}`), 404, 'USER_NOT_FOUND');

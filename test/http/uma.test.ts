@@ -166,7 +166,8 @@ describe('GET /receiver/uma/{receiverUmaAddress} between two Corridors', () => {
 
   it('INVALID_UMA_ADDRESS for a malformed address', async () => {
     for (const address of ['bob@example.com', '$bob', '$bo b@example.com', '$a@b@c', '$bob@exa_mple.com', `$bob@${domainB}:1`, '$bob@host:70000']) {
-      expectEnvelope(await lookup(address), 400, 'INVALID_UMA_ADDRESS');
+      const refused = expectEnvelope(await lookup(address), 400, 'INVALID_UMA_ADDRESS');
+      expect(refused.details).toEqual({ field: 'receiverUmaAddress', value: address });
     }
   });
 

@@ -1,7 +1,8 @@
 import { isValidUmaAddress } from '@uma-sdk/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isUmaAddress, parseUmaAddress, UMA_ADDRESS_PATTERN } from '../../src/platform/uma-address.js';
+import { AppError } from '../../src/platform/errors.js';
+import { isUmaAddress, parseUmaAddress, requireUmaAddress, UMA_ADDRESS_PATTERN } from '../../src/platform/uma-address.js';
 
 describe('the UMA address rule', () => {
   it('takes what another VASP can pay, with a port where the VASP answers on one', () => {
@@ -71,5 +72,20 @@ describe('the UMA address rule', () => {
 
   it('is the pattern request schemas carry', () => {
     expect(new RegExp(UMA_ADDRESS_PATTERN).test('$a+b@localhost:8080')).toBe(true);
+  });
+
+  it('refuses a malformed address with the field it came in and a bounded copy of it', () => {
+    const long = `$${'a'.repeat(400)}@example.com`;
+    for (const [field, raw] of [['inviterUma', 'alice@example.com'], ['receiverUmaAddress', long]] as const) {
+      let thrown: unknown;
+      try {
+        requireUmaAddress(field, raw);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(AppError);
+      expect(thrown).toMatchObject({ code: 'INVALID_UMA_ADDRESS', details: { field, value: raw.slice(0, 330) } });
+    }
+    expect(requireUmaAddress('f', '$Ann@Pay.Example.com')).toEqual({ address: '$Ann@pay.example.com', user: '$Ann', domain: 'pay.example.com' });
   });
 });

@@ -6,7 +6,7 @@ import { validDateTime } from '../../platform/datetime.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { isUmaAddress } from '../../platform/uma-address.js';
+import { requireUmaAddress } from '../../platform/uma-address.js';
 import { getConfigRow } from '../config/index.js';
 import { findLiveCustomerByUmaAddress } from '../customers/index.js';
 import { cancelIfClaimable, claimIfClaimable, findByCode, insertInvitation, type InvitationRow } from './repo.js';
@@ -24,12 +24,6 @@ function newCode(): string {
 }
 
 const notFound = (code: string) => new AppError('INVITATION_NOT_FOUND', `No invitation has the code ${code}.`);
-
-function checkUmaAddress(field: string, value: string): void {
-  if (!isUmaAddress(value)) {
-    throw new AppError('INVALID_UMA_ADDRESS', `${field} must be an UMA address, $user@domain.`, { details: { field, value } });
-  }
-}
 
 function isExpired(row: InvitationRow, now: Date): boolean {
   return row.status === 'PENDING' && row.expires_at !== null && row.expires_at.getTime() <= now.getTime();
@@ -73,7 +67,7 @@ function refusal(row: InvitationRow, now: Date): AppError {
 
 export async function createInvitation(trx: Tx, clock: Clock, platformId: string, request: UmaInvitationCreateRequest): Promise<UmaInvitation> {
   const domain = await umaDomainOf(trx, platformId);
-  checkUmaAddress('inviterUma', request.inviterUma);
+  requireUmaAddress('inviterUma', request.inviterUma);
   const now = clock.now();
   const expiresAt = request.expiresAt === undefined ? null : validDateTime(request.expiresAt);
   if (expiresAt && expiresAt.getTime() <= now.getTime()) throw invalidInput([{ field: 'expiresAt', message: 'must be in the future' }]);
@@ -124,7 +118,7 @@ export async function getInvitation(db: DbOrTx, clock: Clock, code: string): Pro
  */
 export async function claimInvitation(trx: Tx, clock: Clock, claimerPlatformId: string, code: string, request: UmaInvitationClaimRequest): Promise<UmaInvitation> {
   await umaDomainOf(trx, claimerPlatformId);
-  checkUmaAddress('inviteeUma', request.inviteeUma);
+  requireUmaAddress('inviteeUma', request.inviteeUma);
   const now = clock.now();
   const claimed = await claimIfClaimable(trx, code, { inviteeUma: request.inviteeUma, claimerPlatformId }, now);
   if (!claimed) {

@@ -3,7 +3,7 @@ import { currency as currencyOf, minorUnits } from '../../platform/currencies.js
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { amountToWire, MAX_WIRE_AMOUNT } from '../../platform/money.js';
-import { isUmaAddress } from '../../platform/uma-address.js';
+import { requireUmaAddress } from '../../platform/uma-address.js';
 import { getConfigRow } from '../config/index.js';
 import { findLiveCustomerById, findLiveCustomerByUmaAddress } from '../customers/index.js';
 import { findExternalAccount } from '../external-accounts/index.js';
@@ -24,9 +24,7 @@ async function findSender(db: DbOrTx, platformId: string, query: ReceiverLookupQ
       { field: 'senderUmaAddress', message: 'is required when customerId is not given' },
     ]);
   }
-  if (query.senderUmaAddress !== undefined && !isUmaAddress(query.senderUmaAddress)) {
-    throw new AppError('INVALID_UMA_ADDRESS', 'senderUmaAddress must be an UMA address, $user@domain.', { details: { field: 'senderUmaAddress' } });
-  }
+  if (query.senderUmaAddress !== undefined) requireUmaAddress('senderUmaAddress', query.senderUmaAddress);
   const byId = query.customerId ? await findLiveCustomerById(db, platformId, parseId('Customer', query.customerId)!) : undefined;
   const byAddress = query.senderUmaAddress ? await findLiveCustomerByUmaAddress(db, platformId, query.senderUmaAddress) : undefined;
   if (query.customerId && !byId) throw new AppError('USER_NOT_FOUND', `Customer ${query.customerId} not found.`);

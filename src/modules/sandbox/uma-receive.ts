@@ -1,10 +1,10 @@
 import type { Db } from '../../platform/db/database.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
+import { requireUmaAddress } from '../../platform/uma-address.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { getConfigRow } from '../config/index.js';
 import { findLiveCustomerById, findLiveCustomerByUmaAddress } from '../customers/index.js';
 import { toTransaction, type IncomingPayments, type IncomingTransaction } from '../transactions/index.js';
-import { requireUmaAddress } from '../uma/index.js';
 import type { SandboxUmaReceiveRequest } from './schemas.js';
 
 /**
@@ -17,10 +17,10 @@ export async function simulateUmaReceive(db: Db, incoming: IncomingPayments, pla
   if ((body.receiverUmaAddress === undefined) === (body.customerId === undefined)) {
     throw invalidInput([{ field: 'receiverUmaAddress', message: 'give exactly one of receiverUmaAddress and customerId' }]);
   }
-  const sender = requireUmaAddress(body.senderUmaAddress);
+  const sender = requireUmaAddress('senderUmaAddress', body.senderUmaAddress);
   let customer: { id: string; uma_address: string | null } | undefined;
   if (body.receiverUmaAddress !== undefined) {
-    const receiver = requireUmaAddress(body.receiverUmaAddress);
+    const receiver = requireUmaAddress('receiverUmaAddress', body.receiverUmaAddress);
     customer = await findLiveCustomerByUmaAddress(db, platformId, receiver.address);
     if (!customer) throw new AppError('UMA_NOT_FOUND', `No customer of the platform has the UMA address ${receiver.address}.`);
   } else {

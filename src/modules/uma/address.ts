@@ -1,13 +1,4 @@
 import { isIP } from 'node:net';
-import { AppError } from '../../platform/errors.js';
-import { parseUmaAddress, type UmaAddress } from '../../platform/uma-address.js';
-
-export function requireUmaAddress(raw: string): UmaAddress {
-  const parsed = parseUmaAddress(raw);
-  if (!parsed) throw new AppError('INVALID_UMA_ADDRESS', `"${raw.slice(0, 330)}" is not a UMA address ($user@domain).`, { details: { umaAddress: raw.slice(0, 330) } });
-  return parsed;
-}
-
 /**
  * A domain reached over plain http: loopback and the local-only names, as the UMA SDK decides
  * (its encodeToUrl and key fetch use the same rule); every other VASP is reached over https.

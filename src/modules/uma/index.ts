@@ -4,7 +4,6 @@ export { vaspKeySource, type VaspKeys, type VaspKeySource } from './keys.js';
 export { LightningNode } from './invoices.js';
 export { findUmaLookup } from './lookup.js';
 export type { StoredLookup } from './schemas.js';
-export { requireUmaAddress } from './address.js';
 export { UmaSender, type UmaQuote, type UmaQuoteRequest, type UmaSenderDeps } from './sending.js';
 export { VaspTransport } from './transport.js';
 export { SimulatedTestVasp } from './simulated-vasp.js';

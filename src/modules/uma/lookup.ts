@@ -13,12 +13,12 @@ import type { Clock } from '../../platform/clock.js';
 import { currency, isCurrency } from '../../platform/currencies.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
+import { requireUmaAddress } from '../../platform/uma-address.js';
 import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
 import { findCustomer, findCustomerByUmaAddress } from '../customers/index.js';
 import type { ExchangeRates } from '../rates/index.js';
-import { requireUmaAddress } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import type { VaspKeySource } from './keys.js';
 import { payerDataKeyToField } from './payer-data.js';
@@ -61,7 +61,7 @@ async function senderOf(deps: LookupDeps, platformId: string, query: LookupQuery
  * quote can name.
  */
 export async function lookupReceiver(deps: LookupDeps, principal: Principal, rawAddress: string, query: LookupQuery): Promise<ReceiverUmaLookupResponse> {
-  const receiver = requireUmaAddress(rawAddress);
+  const receiver = requireUmaAddress('receiverUmaAddress', rawAddress);
   const sender = await senderOf(deps, principal.platformId, query);
   const config = await getConfigRow(deps.db, principal.platformId);
   if (!config.uma_domain) {

@@ -4,11 +4,12 @@ import { createHash } from 'node:crypto';
 import { currency } from '../../platform/currencies.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
+import { requireUmaAddress } from '../../platform/uma-address.js';
 import { parseId } from '../../platform/ids.js';
 import { getConfigRow } from '../config/index.js';
 import { findCustomer } from '../customers/index.js';
 import type { Payout, PayoutStatus, RailFailureReason, RailProvider, SubmitOutcome } from '../transactions/index.js';
-import { requireUmaAddress, vaspOrigin } from './address.js';
+import { vaspOrigin } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { bolt11, NETWORKS } from './invoices.js';
 import { findUmaLookup, type LookupDeps } from './lookup.js';
@@ -84,7 +85,7 @@ export class UmaSender {
   async quote(request: UmaQuoteRequest): Promise<UmaQuote> {
     const { deps } = this;
     const lookup = await findUmaLookup(deps.db, deps.clock, request.platformId, request.lookupId);
-    const receiver = requireUmaAddress(request.umaAddress);
+    const receiver = requireUmaAddress('destination.umaAddress', request.umaAddress);
     if (receiver.address.toLowerCase() !== lookup.receiver_uma_address.toLowerCase()) {
       throw new AppError('INVALID_RECEIVER', `Lookup ${request.lookupId} was for ${lookup.receiver_uma_address}, not ${receiver.address}.`, {
         details: { lookupReceiver: lookup.receiver_uma_address },
