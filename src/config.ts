@@ -56,7 +56,7 @@ export interface Config {
   messages: HttpProviderConfig;
   /** Name-check provider for production platforms' new bank accounts; unset: their names are not checked (UNSUPPORTED). */
   beneficiaryVerification: HttpProviderConfig;
-  /** Payment-rail provider that sends production platforms' payouts (docs/rail-provider.md); unset: production payments are refused. */
+  /** Payment-rail provider that sends production platforms' payouts (docs/payments.md); unset: production payments are refused. */
   rails: HttpProviderConfig;
   /** Exchange-rate provider for production platforms (modules/rates); unset: production quotes answer 503. */
   rates: HttpProviderConfig;

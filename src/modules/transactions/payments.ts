@@ -8,8 +8,8 @@ import { customerTypeOf } from '../customers/index.js';
 import type { DestinationNetwork, PaymentRail } from '../external-accounts/index.js';
 import { findLedgerTransaction, LedgerError, type LedgerAccountRef, type Posting } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
-import type { Payout, RailProvider } from './rail-provider.js';
-import { BOOK_TRANSFER, FUNDING_RAIL, isPaymentRail, isRoute, railCarries, settlementSecondsOf, UMA_RAIL, type RailName } from './rails.js';
+import type { Payout, Pull, RailProvider } from './rail-provider.js';
+import { BOOK_TRANSFER, FUNDING_RAIL, isPaymentRail, isRoute, pullRailOf, railCarries, settlementSecondsOf, UMA_RAIL, type RailName } from './rails.js';
 import {
   findTransaction,
   insertTransaction,
@@ -31,6 +31,8 @@ export interface OutgoingPaymentInput {
   platformId: string;
   /** The sending customer; absent on the platform's own transfers (a platform account, or REALTIME_FUNDING without customerId). */
   customerId?: string;
+  /** That customer as the caller has just read it in this transaction (so it is not read twice); read here when absent. */
+  sender?: { uuid: string; platformCustomerId: string };
   quoteId: string;
   source: { sourceType: 'ACCOUNT'; accountId: string } | { sourceType: 'REALTIME_FUNDING'; currency: string; cryptoNetwork?: string };
   /**
@@ -71,17 +73,22 @@ export const SUBMIT_JOB = 'payments.submit';
 interface SubmitPayload {
   transactionId: string;
   requestedAs?: 'TRANSFER';
-  /** Money pulled from an external account (transfer-in): the rail may refuse the pull first. */
+  /** Money pulled from an external account: the rail collects it (or refuses) before anything is credited. */
   pull?: true;
+  /** The rail ACCEPTED the pull: what is left is to ask how it stands (`collectionStatus`). */
+  collecting?: true;
 }
 /** The settlement job's progress: whether the payout was handed to the rail. */
 interface SettlePayload extends SubmitPayload {
   submitted: boolean;
 }
 export const SETTLE_JOB = 'payments.settle';
-/** A settlement job waits (RetryJobAt) for its due time and for a slow provider: it must not run out of attempts doing so. */
+/**
+ * A settlement job waits (RetryJobAt) for its due time and for a slow provider: it must not run
+ * out of attempts doing so. A pull's submit job waits for the collection the same way, and has as many.
+ */
 const SETTLE_MAX_ATTEMPTS = 1_000;
-/** How soon a provider that still answers PENDING is asked again. */
+/** How soon a provider that still answers PENDING (a payout, a collection) is asked again. */
 const PROVIDER_POLL_MS = 60_000;
 
 export interface PaymentsDeps extends FundingDeps {
@@ -107,6 +114,21 @@ function idOrFail(type: string, id: string): string {
 function pulledFrom(row: TransactionRow): string | undefined {
   const source = row.source as { sourceType: string; accountId?: string };
   return !row.source_account_id && source.sourceType === 'ACCOUNT' ? source.accountId : undefined;
+}
+
+/** Whether a payment's money comes from an external account (a pull), judged before its row exists: `pulledFrom`'s rule. */
+function isPull(input: OutgoingPaymentInput): boolean {
+  return input.source.sourceType === 'ACCOUNT' && !parseId('InternalAccount', input.source.accountId);
+}
+
+/**
+ * Seconds a pull's collection takes before the payment goes on: a production pull's debit rail
+ * settlement time (rails.ts PULL_RAILS); 0 for the sandbox's simulated pulls, which answer at once,
+ * and for every other payment.
+ */
+function collectionSeconds(environment: 'sandbox' | 'production', pull: boolean, sendingCurrency: string): number {
+  const rail = environment === 'production' && pull ? pullRailOf(sendingCurrency) : undefined;
+  return rail ? settlementSecondsOf(rail) : 0;
 }
 
 /**
@@ -202,7 +224,7 @@ export class Payments {
   /** The row of a new payment, not yet written. */
   private async newRow(trx: DbOrTx, input: OutgoingPaymentInput, status: TransactionStatus, failureReason: OutgoingFailureReason | null): Promise<TransactionRecord> {
     const uuid = idOrFail('Transaction', input.transactionId);
-    const customer = input.customerId ? await customerTypeOf(trx, input.platformId, input.customerId) : null;
+    const customer = input.sender ?? (input.customerId ? await customerTypeOf(trx, input.platformId, input.customerId) : null);
     const environment = await platformEnvironment(trx, input.platformId);
     const platformNow = await this.deps.platformClock.now(input.platformId, trx);
     const now = this.deps.clock.now();
@@ -223,7 +245,9 @@ export class Payments {
       }
     }
     const sourceAccountId = input.source.sourceType === 'ACCOUNT' ? (parseId('InternalAccount', input.source.accountId) ?? null) : null;
-    const expected = input.expectedSettlementAt ?? new Date(platformNow.getTime() + settlementSecondsOf(rail) * 1000);
+    // A production pull is collected on its debit rail first, then travels its route (`collectionDue`).
+    const seconds = collectionSeconds(environment, isPull(input), input.sendingCurrency) + settlementSecondsOf(rail);
+    const expected = input.expectedSettlementAt ?? new Date(platformNow.getTime() + seconds * 1000);
     const source =
       input.source.sourceType === 'ACCOUNT'
         ? { sourceType: 'ACCOUNT', accountId: input.source.accountId, currency: input.sendingCurrency }
@@ -294,14 +318,25 @@ export class Payments {
    * `totalSendingAmount` on an internal-account source (too little available: 400
    * AMOUNT_OUT_OF_RANGE, and the caller's transaction must roll back), records
    * OUTGOING_PAYMENT.PENDING and queues the hand-over to the rail. A REALTIME_FUNDING payment
-   * waits for the platform's money (POST /sandbox/send) before anything is held. A production
-   * platform without a rail provider is refused (501) before anything is written.
+   * waits for the platform's money (POST /sandbox/send) before anything is held; a pull from an
+   * external account for the rail's collection before anything is credited. A production platform
+   * without a rail provider (or with one that cannot pull, for a pull) is refused (501) before
+   * anything is written: only a book transfer, internal account to internal account, needs none.
    */
   async startOutgoingPayment(trx: DbOrTx, input: OutgoingPaymentInput): Promise<TransactionView> {
     const environment = await platformEnvironment(trx, input.platformId);
-    const book = input.destination.destinationType === 'ACCOUNT' && input.destination.paymentRail === BOOK_TRANSFER;
-    if (!book && !this.railsOf(environment)) {
+    const pull = isPull(input);
+    // A book transfer moves money already inside: from an internal account (or embedded wallet) to an internal account. A pull never is one.
+    const book = !pull && input.source.sourceType === 'ACCOUNT' && input.destination.destinationType === 'ACCOUNT' && input.destination.paymentRail === BOOK_TRANSFER;
+    const rails = this.railsOf(environment);
+    if (!book && !rails) {
       throw new AppError('NOT_IMPLEMENTED', 'No payment rail provider is configured for production payments (CORRIDOR_RAILS_URL); nothing was moved.');
+    }
+    if (pull && !rails?.collect) {
+      throw new AppError('NOT_IMPLEMENTED', 'The configured payment rail provider cannot pull from external accounts (collect); nothing was moved.');
+    }
+    if (pull && !pullRailOf(input.sendingCurrency)) {
+      throw invalidInput([{ field: 'source.accountId', message: `money cannot be pulled from an external account in ${input.sendingCurrency} (ACH debit for USD, SEPA Direct Debit for EUR)` }]);
     }
     const fresh = await this.newRow(trx, input, 'PENDING', null);
     // From an account the hold comes first, so the row is written once, with it.
@@ -311,9 +346,10 @@ export class Payments {
       const payload: SubmitPayload = {
         transactionId: row.id,
         ...(input.requestedAs ? { requestedAs: input.requestedAs } : {}),
-        ...(pulledFrom(row) ? { pull: true } : {}),
+        ...(pull ? { pull: true } : {}),
       };
-      await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload });
+      // A pull's submit job waits for the collection (a day on a debit rail): the settlement job's attempts.
+      await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload, ...(pull ? { maxAttempts: SETTLE_MAX_ATTEMPTS } : {}) });
     }
     else if (input.fundingDeadline) await this.funding.awaitFunds(trx, row, input.fundingDeadline);
     await this.emit(trx, row, ['OUTGOING_PAYMENT.PENDING']);
@@ -363,45 +399,95 @@ export class Payments {
     };
   }
 
-  /**
-   * A pull from an external account (transfer-in) that the rail refuses: the payment fails before
-   * anything is credited (the hold is voided), once the platform's clock has passed the time the
-   * bank took to answer. Undefined: collected, or no rail that checks pulls (production).
-   */
-  private async refusedPull(row: TransactionRow): Promise<{ failAt: Date } | undefined> {
-    const accountId = pulledFrom(row);
-    const rails = this.railsOf(row.environment);
-    if (!accountId || !rails?.collect) return undefined;
-    const pulled = await rails.collect({
+  /** What the rail is asked to collect: the payment's totalSendingAmount from `accountId`, on the currency's debit rail. */
+  private pull(row: TransactionRow, accountId: string): Pull {
+    // startOutgoingPayment refuses a pull in a currency without a debit rail: none is written.
+    const rail = pullRailOf(row.sending_currency);
+    if (!rail) throw new Error(`payment ${row.id} pulls ${row.sending_currency}, which no debit rail carries`);
+    return {
       transactionId: formatId('Transaction', row.id),
       platformId: row.platform_id,
       accountId,
+      rail,
       currency: row.sending_currency,
       amount: BigInt(row.total_sending_amount),
-    });
-    if (pulled.status === 'COLLECTED') return undefined;
-    // A pull is a book transfer: its expected settlement time is the platform's time at execution.
-    const executedAt = row.expected_settlement_at ?? (await this.deps.platformClock.now(row.platform_id));
-    return { failAt: new Date(executedAt.getTime() + pulled.afterSeconds * 1000) };
+      reference: row.reconciliation_reference,
+    };
   }
 
   /**
-   * The point of no return: the hold is posted (the sender is debited) and the payment is
-   * PROCESSING. In the same transaction the job is handed on as the payment's settlement job
-   * (`payments.settle`, SETTLE_MAX_ATTEMPTS), which it then runs at once with the row it holds:
-   * one job row, one claim and no re-read per payment instead of a second job. Runs once: a
-   * repeat finds the transaction no longer PENDING (a committed hand-over is a settlement job).
+   * The collection of a pull from an external account, before anything is credited: true once the
+   * money is in. Otherwise the payment has failed (`failPull`: nothing credited, the hold voided)
+   * and the answer is false, or the job is to run again (RetryJobAt) to ask later.
+   *
+   * The rail's answer to the hand-over (`collect`, idempotent by transaction id): COLLECTED (the
+   * sandbox's simulated pulls), FAILED — on the platform's clock `afterSeconds` after the
+   * execution —, or ACCEPTED (the production provider). An accepted pull is asked about
+   * (`collectionStatus`) once the debit rail's time has passed (`collectionDue`), then every
+   * PROVIDER_POLL_MS while PENDING; the `collecting` checkpoint means it is never handed over twice.
+   */
+  private async collected(row: TransactionRow, payload: SubmitPayload, checkpoint: JobCheckpoint): Promise<boolean> {
+    const platformId = row.platform_id;
+    const accountId = pulledFrom(row)!;
+    const rails = this.railsOf(row.environment);
+    // Refused at execution (startOutgoingPayment); a provider removed since leaves the job to retry, crediting nothing.
+    if (!rails?.collect) throw new Error(`no rail provider that pulls for the ${row.environment} payment ${row.id}`);
+    const pull = this.pull(row, accountId);
+    if (!payload.collecting) {
+      const outcome = await rails.collect(pull);
+      if (outcome.status === 'COLLECTED') return true;
+      if (outcome.status === 'FAILED') {
+        const failAt = new Date(this.executedAt(row).getTime() + outcome.afterSeconds * 1000);
+        const platformNow = await this.deps.platformClock.now(platformId);
+        if (platformNow < failAt) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (failAt.getTime() - platformNow.getTime())), 'the bank has not answered the pull yet');
+        await this.failPull(platformId, row.id);
+        return false;
+      }
+      const progress: SubmitPayload = { ...payload, collecting: true };
+      const due = this.collectionDue(row);
+      const platformNow = await this.deps.platformClock.now(platformId);
+      // The checkpoint rides on the retry: one conditional UPDATE records both.
+      if (platformNow < due) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (due.getTime() - platformNow.getTime())), 'the rail is collecting', { payload: progress });
+      await checkpoint(this.deps.db, progress);
+    }
+    if (!rails.collectionStatus) throw new Error(`the ${row.environment} rail provider accepted the pull of ${row.id} but cannot tell how it stands`);
+    const status = await rails.collectionStatus(pull);
+    if (status.status === 'PENDING') throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + PROVIDER_POLL_MS), 'the rail has not collected yet');
+    if (status.status === 'FAILED') {
+      await this.failPull(platformId, row.id);
+      return false;
+    }
+    return true;
+  }
+
+  /** The platform's time a pull was executed: its expected settlement time less the collection's and the route's (newRow). */
+  private executedAt(row: TransactionRow): Date {
+    const expected = row.expected_settlement_at ?? row.created_at;
+    const seconds = collectionSeconds(row.environment, true, row.sending_currency) + settlementSecondsOf(row.payment_rail as RailName);
+    return new Date(expected.getTime() - seconds * 1000);
+  }
+
+  /** When an accepted pull's collection is expected to be over: the execution plus the debit rail's settlement time. */
+  private collectionDue(row: TransactionRow): Date {
+    return new Date(this.executedAt(row).getTime() + collectionSeconds(row.environment, true, row.sending_currency) * 1000);
+  }
+
+  /**
+   * The point of no return: the hold is posted (the sender is debited; a pull's destination
+   * credited, once the rail collected the money) and the payment is PROCESSING. In the same
+   * transaction the job is handed on as the payment's settlement job (`payments.settle`,
+   * SETTLE_MAX_ATTEMPTS), which it then runs at once with the row it holds: one job row, one
+   * claim and no re-read per payment instead of a second job. Runs once: a repeat finds the
+   * transaction no longer PENDING (a committed hand-over is a settlement job).
    */
   private async onSubmit(job: Job, checkpoint: JobCheckpoint): Promise<void> {
-    const { transactionId, requestedAs, pull } = job.payload as SubmitPayload;
+    const payload = job.payload as SubmitPayload;
+    const { transactionId, requestedAs, pull } = payload;
     const settlement: SettlePayload = { transactionId, ...(requestedAs ? { requestedAs } : {}), submitted: false };
-    // Only a pull is read first: every other payment goes straight to its hand-over.
-    const pending = pull ? await findTransaction(this.deps.db, job.platform_id!, transactionId) : undefined;
-    const refused = pending?.status === 'PENDING' ? await this.refusedPull(pending) : undefined;
-    if (refused) {
-      const platformNow = await this.deps.platformClock.now(job.platform_id!);
-      if (platformNow < refused.failAt) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (refused.failAt.getTime() - platformNow.getTime())), 'the bank has not answered the pull yet');
-      return this.failPull(job.platform_id!, transactionId);
+    if (pull) {
+      // Only a pull is read first: every other payment goes straight to its hand-over.
+      const pending = await findTransaction(this.deps.db, job.platform_id!, transactionId);
+      if (!pending || pending.status !== 'PENDING' || !(await this.collected(pending, payload, checkpoint))) return;
     }
     const processing = await withTx(this.deps.db, async (trx) => {
       const row = await findTransaction(trx, job.platform_id!, transactionId, { forUpdate: true });
@@ -430,7 +516,8 @@ export class Payments {
   private async settle(row: TransactionRow, payload: SettlePayload, checkpoint: JobCheckpoint): Promise<void> {
     const platformId = row.platform_id;
     if (row.status !== 'PROCESSING') return;
-    // A book transfer was complete when its hold was posted: no rail to ask.
+    // To an internal account the payment was complete when its hold was posted: no rail to ask.
+    // (A pull's hold is posted only once the rail collected the money: `collected`.)
     if (row.payment_rail === BOOK_TRANSFER) return this.complete(platformId, row.id);
     const rails = this.railsOf(row.environment);
     if (!rails) throw new Error(`no rail provider for the ${row.environment} payment ${row.id}`);
@@ -543,6 +630,12 @@ export class Payments {
     const row = await this.load(trx, platformId, transactionId, { forUpdate: true });
     if (row.type !== 'OUTGOING' || (row.status !== 'PENDING' && row.status !== 'PENDING_AUTHORIZATION')) {
       throw new AppError('TRANSACTION_NOT_CANCELLABLE', `Transaction ${transactionId} is ${row.status} and can no longer be cancelled.`, {
+        details: { status: row.status },
+      });
+    }
+    // A production pull goes to the rail provider right after execution, and the contract has no call to stop a collection.
+    if (row.environment === 'production' && pulledFrom(row)) {
+      throw new AppError('TRANSACTION_NOT_CANCELLABLE', `Transaction ${transactionId} pulls from an external account: the rail provider is collecting it, and a collection cannot be called back.`, {
         details: { status: row.status },
       });
     }

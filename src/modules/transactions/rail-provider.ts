@@ -34,14 +34,23 @@ export interface Payout {
   requestedAs?: 'TRANSFER';
 }
 
-/** A pull from an external account (POST /transfer-in): the money arrives from `accountId`. */
+/**
+ * A pull from an external account (POST /transfer-in, or a quote whose source is an external
+ * account): the money arrives from `accountId`.
+ */
 export interface Pull {
+  /** `Transaction:<uuid>`: the provider's idempotency key; handing it over again answers the first outcome. */
   transactionId: string;
   platformId: string;
   /** `ExternalAccount:<uuid>` the money is pulled from. */
   accountId: string;
+  /** The debit rail (rails.ts PULL_RAILS): ACH for USD, SEPA for EUR. */
+  rail: string;
   currency: string;
+  /** Minor units taken from the account: the payment's totalSendingAmount. */
   amount: bigint;
+  /** The transaction's reconciliation reference. */
+  reference: string;
 }
 
 /**
@@ -49,8 +58,15 @@ export interface Pull {
  * rail's usual settlement time holds.
  */
 export type SubmitOutcome = { status: 'ACCEPTED'; settlesInSeconds?: number } | { status: 'REJECTED'; failureReason: RailFailureReason };
-/** How a pull ended: `afterSeconds` (counted from the execution) is how long the bank took to answer. */
-export type PullOutcome = { status: 'COLLECTED' } | { status: 'FAILED'; afterSeconds: number };
+/**
+ * The answer to a pull's hand-over. `COLLECTED`: the money is in (the sandbox's simulated pulls).
+ * `FAILED`: refused, nothing collected; `afterSeconds` (counted from the execution) is how long
+ * the bank took to answer (0: at once). `ACCEPTED`: the rail is collecting; how it ends is learned
+ * from `collectionStatus` (the production provider).
+ */
+export type PullOutcome = { status: 'COLLECTED' } | { status: 'FAILED'; afterSeconds: number } | { status: 'ACCEPTED' };
+/** How an accepted pull stands: still being collected, collected (the money is in), or failed (nothing collected). */
+export type CollectionStatus = { status: 'PENDING' } | { status: 'COLLECTED' } | { status: 'FAILED' };
 export type PayoutStatus = { status: 'PENDING' } | { status: 'COMPLETED' } | { status: 'FAILED'; failureReason: RailFailureReason };
 
 /** Money a REALTIME_FUNDING payment waits for: the platform pays the quote's instructions. */
@@ -69,7 +85,7 @@ export interface ExpectedDeposit {
 
 export type DepositStatus = { status: 'PENDING' } | { status: 'RECEIVED'; amount: bigint };
 
-/** Sends payouts and tells how they ended. Production platforms' payments go through one. */
+/** Sends payouts, makes pulls, and tells how they ended. Production platforms' payments go through one. */
 export interface RailProvider {
   submit(payout: Payout): Promise<SubmitOutcome>;
   status(payout: Payout): Promise<PayoutStatus>;
@@ -77,8 +93,14 @@ export interface RailProvider {
   deposit(expected: ExpectedDeposit): Promise<DepositStatus>;
   /** Sends a received deposit back to the payer (idempotent by transactionId): wrong amount, failed or cancelled payment. */
   returnDeposit(expected: ExpectedDeposit, amount: bigint): Promise<void>;
-  /** Whether a pull from an external account succeeds. Absent (HttpRails): pulls are collected as today. */
+  /**
+   * Hands a pull from an external account to the rail (idempotent by transactionId). Nothing is
+   * credited before it answers COLLECTED here or in `collectionStatus`. A provider without it
+   * cannot take pulls: executing one on its platforms is 501 and nothing moves.
+   */
   collect?(pull: Pull): Promise<PullOutcome>;
+  /** How a pull that `collect` ACCEPTED stands; required of a provider whose `collect` answers ACCEPTED. */
+  collectionStatus?(pull: Pull): Promise<CollectionStatus>;
 }
 
 /** One page of the deposits the provider received at accounts' funding instructions, oldest first. */
@@ -244,9 +266,11 @@ export class SandboxRails implements RailProvider {
 const MAX_ANSWER_BYTES = 16 * 1024;
 
 /**
- * The production rail provider over HTTP (docs/rail-provider.md): `POST {url}/payouts` submits
- * (idempotent by `transactionId`), `POST {url}/payouts/status` asks how it ended. Bearer token,
- * a deadline per call; an unreachable, slow or malformed provider is 503, and the job retries.
+ * The production rail provider over HTTP (docs/payments.md, "Production: the rail-provider
+ * contract"): `POST {url}/payouts` submits (idempotent by `transactionId`), `POST
+ * {url}/payouts/status` asks how it ended; `POST {url}/collections` hands a pull over (idempotent
+ * by `transactionId`), `POST {url}/collections/status` asks how it stands. Bearer token, a
+ * deadline per call; an unreachable, slow or malformed provider is 503, and the job retries.
  */
 export class HttpRails implements RailProvider, DepositSource {
   constructor(private readonly config: HttpProviderConfig & { url: string }) {}
@@ -279,6 +303,21 @@ export class HttpRails implements RailProvider, DepositSource {
 
   status(payout: Payout): Promise<PayoutStatus> {
     return this.call('/payouts/status', payout, ['PENDING', 'COMPLETED', 'FAILED']);
+  }
+
+  /** `POST {url}/collections` → `{"status": "ACCEPTED" | "REJECTED"}`. */
+  async collect(pull: Pull): Promise<PullOutcome> {
+    const answer = await this.post('/collections', pullBody(pull));
+    if (answer?.status === 'ACCEPTED') return { status: 'ACCEPTED' };
+    if (answer?.status === 'REJECTED') return { status: 'FAILED', afterSeconds: 0 };
+    throw unavailable('the collection answer does not follow the contract');
+  }
+
+  /** `POST {url}/collections/status` → `{"status": "PENDING" | "COLLECTED" | "FAILED"}`. */
+  async collectionStatus(pull: Pull): Promise<CollectionStatus> {
+    const answer = await this.post('/collections/status', pullBody(pull));
+    if (answer?.status === 'PENDING' || answer?.status === 'COLLECTED' || answer?.status === 'FAILED') return { status: answer.status };
+    throw unavailable('the collection status answer does not follow the contract');
   }
 
   async deposit(expected: ExpectedDeposit): Promise<DepositStatus> {
@@ -317,4 +356,9 @@ const unavailable = (reason: string) => new AppError('SERVICE_UNAVAILABLE', `The
 
 function depositBody(expected: ExpectedDeposit) {
   return { ...expected, amount: expected.amount.toString() };
+}
+
+/** The contract's body of a pull: every field of Pull, in this order, the amount a decimal string. */
+function pullBody(pull: Pull) {
+  return { transactionId: pull.transactionId, platformId: pull.platformId, accountId: pull.accountId, rail: pull.rail, currency: pull.currency, amount: pull.amount.toString(), reference: pull.reference };
 }

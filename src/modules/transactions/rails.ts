@@ -46,6 +46,18 @@ export const UMA_RAIL = 'UMA';
 /** Between two internal accounts of one platform: a ledger transfer, no rail, settled at once. */
 export const BOOK_TRANSFER = 'BOOK';
 
+/**
+ * The debit rail a pull from an external account travels on, by the account's currency: ACH debit
+ * for USD, SEPA Direct Debit for EUR — the only accounts money can be pulled from (external-accounts'
+ * PULL_RAILS, by account type; keep the two together). A production pull is handed to the rail
+ * provider on it, and its collection takes that rail's settlement time.
+ */
+export const PULL_RAILS: Readonly<Record<string, PaymentRail>> = { USD: 'ACH', EUR: 'SEPA' };
+
+export function pullRailOf(currency: string): PaymentRail | undefined {
+  return Object.hasOwn(PULL_RAILS, currency) ? PULL_RAILS[currency] : undefined;
+}
+
 /** The route a payout goes out on: a PaymentRail, a crypto network, UMA, or a book transfer. */
 export type RailName = PaymentRail | DestinationNetwork | typeof UMA_RAIL | typeof BOOK_TRANSFER;
 
