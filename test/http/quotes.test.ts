@@ -39,7 +39,7 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown, headers: Record<string, string> = {}) =>
+const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: unknown, headers: Record<string, string> = {}) =>
   ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth, ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
 const consent = () => ({ acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' });
@@ -394,6 +394,33 @@ describe('POST /quotes/{id}/execute', () => {
     await fund(p, usd.id, 1);
     expect((await execute(p, q.id)).statusCode).toBe(200);
     expect((await account(p, usd.id)).balance.amount).toBe(0);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('holds the sender and the destination to the quote’s rules again at execution: review withdrawn, customer deleted, destination deleted', async () => {
+    const { p, sender, usd, eur, mxn } = await world();
+    const pending = async (destination = eur) =>
+      ((await quote(p, { source: fromAccount(usd.id), destination: toAccount(destination), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 10_000 })).json() as Quote).id;
+    const before = await ctx.handle.db.selectFrom('transactions').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+
+    const rejected = await pending();
+    await withTx(ctx.handle.db, (trx) => setReviewStatus(trx, ctx.clock, p.uuid, parseId('Customer', sender.id)!, 'REJECTED'));
+    expect(expectEnvelope(await execute(p, rejected), 403, 'USER_NOT_READY').details).toMatchObject({ customerId: sender.id, status: 'REJECTED' });
+    await withTx(ctx.handle.db, (trx) => setReviewStatus(trx, ctx.clock, p.uuid, parseId('Customer', sender.id)!, 'APPROVED'));
+
+    const toDeleted = await pending(mxn);
+    expect((await call(p, 'DELETE', `/platform/external-accounts/${mxn}`)).statusCode).toBe(204);
+    expectEnvelope(await execute(p, toDeleted), 404, 'REFERENCE_NOT_FOUND');
+
+    const deleted = await pending();
+    expect((await call(p, 'DELETE', `/customers/${sender.id}`)).statusCode).toBe(200);
+    expectEnvelope(await execute(p, deleted), 410, 'CUSTOMER_DELETED');
+
+    // Every refusal rolled back: no transaction, the quotes still PENDING, the balance untouched.
+    const after = await ctx.handle.db.selectFrom('transactions').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+    for (const id of [rejected, toDeleted, deleted]) expect(((await call(p, 'GET', `/quotes/${id}`)).json() as Quote).status).toBe('PENDING');
+    expect((await account(p, usd.id)).balance.amount).toBe(1_000_000);
     await expectLedgerConsistent(ctx.handle.db);
   });
 

@@ -247,6 +247,20 @@ describe('signed retries', () => {
     expect(reused.details).toEqual({ reason: 'REQUEST_ID_USED' });
   });
 
+  it('keeps a refusal of a wallet-auth operation as its outcome: the identical re-send answers it again, another stamp is REQUEST_ID_USED', async () => {
+    // Only operations that opt in (retryableRefusals: a wallet's quote execution) give a refused request back.
+    const wallet = await client.newWallet({ phoneNumber: '+14155550199' });
+    const { key } = await client.login(wallet.credentialId);
+    const body = { type: 'SMS_OTP', accountId: wallet.accountId };
+    const first = await client.firstLeg('POST', '/auth/credentials', body);
+    const second = await client.firstLeg('POST', '/auth/credentials', body);
+    expect((await client.signedRetry('POST', '/auth/credentials', body, first, key)).statusCode).toBe(201);
+    const headers = { 'service-wallet-signature': await stamp(key, second.payloadToSign), 'request-id': second.requestId };
+    expectEnvelope(await client.call('POST', '/auth/credentials', body, headers), 400, 'SMS_OTP_CREDENTIAL_ALREADY_EXISTS');
+    expectEnvelope(await client.call('POST', '/auth/credentials', body, headers), 400, 'SMS_OTP_CREDENTIAL_ALREADY_EXISTS');
+    expect(expectEnvelope(await client.signedRetry('POST', '/auth/credentials', body, second, key), 401, 'UNAUTHORIZED').details).toEqual({ reason: 'REQUEST_ID_USED' });
+  });
+
   it('refuses a retry after the five-minute window', async () => {
     const { key, path, body, challenge } = await exportChallenge();
     ctx.clock.advance(FIVE_MINUTES);

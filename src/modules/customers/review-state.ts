@@ -54,14 +54,16 @@ export async function setReviewStatus(trx: Tx, clock: Clock, platformId: string,
 /** What a payment needs to know about its sending customer; undefined when it is not a live customer of the platform. */
 export interface SenderReadiness {
   id: string;
+  deleted: boolean;
+  platformCustomerId: string;
   reviewStatus: ReviewStatus;
   termsAccepted: boolean;
 }
 
 export async function senderReadiness(db: DbOrTx, platformId: string, customerUuid: string): Promise<SenderReadiness | undefined> {
   const row = await findCustomer(db, platformId, customerUuid);
-  if (!row || row.deleted_at) return undefined;
-  return { id: formatId('Customer', row.id), reviewStatus: row.review_status, termsAccepted: row.terms_accepted_at !== null };
+  if (!row) return undefined;
+  return { id: formatId('Customer', row.id), deleted: row.deleted_at !== null, platformCustomerId: row.platform_customer_id, reviewStatus: row.review_status, termsAccepted: row.terms_accepted_at !== null };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { CRYPTO_CURRENCY_CODES, minorUnits } from '../../platform/currencies.js';
+import { CRYPTO_CURRENCY_CODES } from '../../platform/currencies.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { inTransaction } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
@@ -6,11 +6,11 @@ import type { StoredResponse } from '../../platform/idempotency.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { MAX_POSTING_AMOUNT } from '../ledger/index.js';
 import type { PlatformConfig } from '../config/index.js';
-import { senderReadiness } from '../customers/index.js';
-import { assertCanReceive, findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
+import { findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
 import { findInternalAccount, fundingInstructions, newFundingReference, type InternalAccountRef } from '../internal-accounts/index.js';
-import { BOOK_TRANSFER, convertDown, corridorRate, formatRate, NETWORKS, priceRequest, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
+import { BOOK_TRANSFER, formatRate, NETWORKS, priceRequest, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
 import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
+import { checkDestination, checkSender } from './payability.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import type { AccountDestinationT, QuoteRequest } from './schemas.js';
 import type { UmaQuote } from '../uma/index.js';
@@ -136,21 +136,6 @@ function currencyConfig(config: PlatformConfig, code: string, direction: 'INCOMI
   return entry;
 }
 
-async function checkSender(trx: DbOrTx, platformId: string, customerUuid: string): Promise<void> {
-  const sender = await senderReadiness(trx, platformId, customerUuid);
-  if (!sender) throw new AppError('USER_NOT_FOUND', `Customer ${formatId('Customer', customerUuid)} was not found.`);
-  if (!sender.termsAccepted) {
-    throw new AppError('END_USER_TERMS_NOT_ACCEPTED', `Customer ${sender.id} has not accepted the end-user terms: send endUserTermsConsent (PATCH /customers/{customerId}) first.`, {
-      details: { customerId: sender.id },
-    });
-  }
-  if (sender.reviewStatus !== 'APPROVED') {
-    throw new AppError('USER_NOT_READY', `Customer ${sender.id} cannot send money until its KYC/KYB review is APPROVED (now ${sender.reviewStatus}).`, {
-      details: { customerId: sender.id, status: sender.reviewStatus },
-    });
-  }
-}
-
 function paymentInstructionsFor(source: ResolvedSource, body: QuoteRequest, now: Date): unknown[] | null {
   if (source.kind !== 'REALTIME_FUNDING' || body.source.sourceType !== 'REALTIME_FUNDING') return null;
   const crypto = CRYPTO_CURRENCY_CODES.has(source.currency);
@@ -158,6 +143,63 @@ function paymentInstructionsFor(source: ResolvedSource, body: QuoteRequest, now:
   if (!crypto) return all;
   const wanted = NETWORK_INSTRUCTION[body.source.cryptoNetwork!];
   return all.filter((i) => i.accountOrWalletInfo.accountType === wanted);
+}
+
+/**
+ * An embedded wallet pays only with its session's stamp over the quote's payloadToSign, so no
+ * path that executes at once (immediatelyExecute, a UMA quote's or a transfer's) may start from
+ * one; executeLocked refuses it too, as the last line.
+ */
+function refuseUnsignedWalletExecution(body: QuoteRequest, source: ResolvedSource): void {
+  if (body.immediatelyExecute && source.accountType === 'EMBEDDED_WALLET') {
+    throw field('immediatelyExecute', 'is not available for EMBEDDED_WALLET sources: create the quote, then execute it with the wallet’s Service-Wallet-Signature');
+  }
+}
+
+/**
+ * The quote's paymentInstructions. From an embedded wallet they are the challenge its session
+ * signs to execute (written in `trx`, the transaction the quote is stored in); otherwise what the
+ * source's kind shows.
+ */
+async function instructionsFor(
+  trx: DbOrTx,
+  deps: QuoteDeps,
+  caller: Caller,
+  body: QuoteRequest,
+  source: ResolvedSource,
+  now: Date,
+  quote: { quoteId: string; totalSendingAmount: bigint; receivingAmount: bigint; receivingCurrency: string; destination: string },
+): Promise<{ paymentInstructions: QuoteRow['payment_instructions']; signedRequestId: string | null }> {
+  if (source.accountType !== 'EMBEDDED_WALLET') return { paymentInstructions: paymentInstructionsFor(source, body, now), signedRequestId: null };
+  const challenge = await inTransaction(trx, (wtx) =>
+    deps.walletAuth.wallets.issueFor(wtx, {
+      platformId: caller.platformId,
+      accountUuid: source.accountUuid!,
+      operation: QUOTE_EXECUTE_OPERATION,
+      targetId: quote.quoteId,
+      body: {},
+      context: { environment: caller.environment },
+      type: 'ACTIVITY_TYPE_EXECUTE_QUOTE',
+      parameters: {
+        quoteId: quote.quoteId,
+        totalSendingAmount: String(quote.totalSendingAmount),
+        sendingCurrency: source.currency,
+        receivingAmount: String(quote.receivingAmount),
+        receivingCurrency: quote.receivingCurrency,
+        destination: quote.destination,
+      },
+    }),
+  );
+  return {
+    signedRequestId: parseId('Request', challenge.requestId)!,
+    paymentInstructions: [
+      {
+        instructionsNotes: 'Sign payloadToSign with an active session key of the wallet, then POST /quotes/{quoteId}/execute with the stamp in Service-Wallet-Signature.',
+        isPlatformAccount: false,
+        accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET', payloadToSign: challenge.payloadToSign },
+      },
+    ],
+  };
 }
 
 /**
@@ -179,9 +221,7 @@ export async function createQuote(
   const uma = prefetched.uma;
   if (uma) return inTransaction(db, (trx) => createUmaQuote(trx, deps, caller, body, { ...prefetched, uma }));
   const source = await resolveSource(db, platformId, body);
-  if (body.immediatelyExecute && source.accountType === 'EMBEDDED_WALLET') {
-    throw field('immediatelyExecute', 'is not available for EMBEDDED_WALLET sources: create the quote, then execute it with the wallet’s Service-Wallet-Signature');
-  }
+  refuseUnsignedWalletExecution(body, source);
   const destination = await resolveDestination(db, platformId, body);
   if (source.accountId && source.accountId === destination.accountId) {
     throw new AppError('SELF_PAYMENT', 'The source and the destination are the same account.', { details: { accountId: destination.accountId } });
@@ -230,10 +270,7 @@ export async function createQuote(
       details: { totalSendingAmount: Number(priced.total), limit: Number(sizeLimit), currency: source.currency, corridor: `${source.currency}:${destination.currency}` },
     });
   }
-  if (destination.external) {
-    const inEur = convertDown(priced.received, corridorRate(snapshot, destination.currency, 'EUR').mid, minorUnits(destination.currency), minorUnits('EUR'));
-    assertCanReceive(destination.external, inEur);
-  }
+  if (destination.external) checkDestination(destination.external, priced.received, destination.currency, snapshot);
 
   const now = prefetched.now;
   const createdAt = deps.clock.now();
@@ -242,36 +279,13 @@ export async function createQuote(
   // Stored and nothing else written: one INSERT, no transaction needed.
   const onlyStored = source.accountType !== 'EMBEDDED_WALLET' && !body.immediatelyExecute && source.kind !== 'REALTIME_FUNDING';
   const store = async (trx: DbOrTx): Promise<QuoteRow> => {
-    let paymentInstructions = paymentInstructionsFor(source, body, now);
-    let signedRequestId: string | null = null;
-    if (source.accountType === 'EMBEDDED_WALLET') {
-      // Never onlyStored: `trx` is the transaction the quote is stored in.
-      const challenge = await inTransaction(trx, (wtx) => deps.walletAuth.wallets.issueFor(wtx, {
-        platformId,
-        accountUuid: source.accountUuid!,
-        operation: QUOTE_EXECUTE_OPERATION,
-        targetId: quoteId,
-        body: {},
-        context: { environment: caller.environment },
-        type: 'ACTIVITY_TYPE_EXECUTE_QUOTE',
-        parameters: {
-          quoteId,
-          totalSendingAmount: String(priced.total),
-          sendingCurrency: source.currency,
-          receivingAmount: String(priced.received),
-          receivingCurrency: destination.currency,
-          destination: destination.accountId,
-        },
-      }));
-      signedRequestId = parseId('Request', challenge.requestId)!;
-      paymentInstructions = [
-        {
-          instructionsNotes: 'Sign payloadToSign with an active session key of the wallet, then POST /quotes/{quoteId}/execute with the stamp in Service-Wallet-Signature.',
-          isPlatformAccount: false,
-          accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET', payloadToSign: challenge.payloadToSign },
-        },
-      ];
-    }
+    const { paymentInstructions, signedRequestId } = await instructionsFor(trx, deps, caller, body, source, now, {
+      quoteId,
+      totalSendingAmount: priced.total,
+      receivingAmount: priced.received,
+      receivingCurrency: destination.currency,
+      destination: destination.accountId,
+    });
     const rate = pricing.corridor.rate;
     const row: QuoteRow = {
       id,
@@ -338,7 +352,7 @@ function carriedFromRequest(body: QuoteRequest) {
  */
 async function openIfDue(trx: Tx, deps: QuoteDeps, row: QuoteRow, body: QuoteRequest, source: ResolvedSource, prefetched: Prefetched): Promise<StoredResponse> {
   if (body.immediatelyExecute || source.kind === 'REALTIME_FUNDING') {
-    const executed = await executeLocked(trx, deps, row, prefetched);
+    const executed = await executeLocked(trx, deps, row, prefetched, { createdNow: true });
     return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
   }
   return { statusCode: 201, body: toQuote(row, 'PENDING') };
@@ -390,6 +404,7 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
   const { platformId } = caller;
   const { uma, config, snapshot } = prefetched;
   const source = await resolveSource(trx, platformId, body);
+  refuseUnsignedWalletExecution(body, source);
   if (source.customerUuid !== uma.customerUuid) throw field('lookupId', 'was made for another sender than the source’s customer');
   await checkSender(trx, platformId, uma.customerUuid);
   const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', 'source');
@@ -409,6 +424,13 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
   }
   const createdAt = deps.clock.now();
   const id = uuidv7(createdAt.getTime());
+  const { paymentInstructions, signedRequestId } = await instructionsFor(trx, deps, caller, body, source, prefetched.now, {
+    quoteId: formatId('Quote', id),
+    totalSendingAmount: total,
+    receivingAmount: uma.receivedAmount,
+    receivingCurrency: uma.receivingCurrency,
+    destination: uma.receiverUmaAddress,
+  });
   const row: QuoteRow = {
     id,
     platform_id: platformId,
@@ -433,8 +455,8 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
     exchange_rate: uma.exchangeRate,
     rate_details: uma.rateDetails,
     rate_window_start: snapshot.windowStart,
-    payment_instructions: paymentInstructionsFor(source, body, prefetched.now),
-    signed_request_id: null,
+    payment_instructions: paymentInstructions,
+    signed_request_id: signedRequestId,
     ...carriedFromRequest(body),
     transaction_id: uuidv7(createdAt.getTime()),
     expires_at: new Date(prefetched.now.getTime() + UMA_QUOTE_SECONDS * 1000),

@@ -11,6 +11,8 @@ import { corridorRate, fromUsdMinor, type ExchangeRates, type RateSnapshot } fro
 import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
 import type { UmaSender } from '../uma/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
+import { findExternalAccount } from '../external-accounts/index.js';
+import { checkDestination, checkSender } from './payability.js';
 import { addDailyVolume, claimQuote, findQuote, markExecuted, type QuoteRow } from './repo.js';
 import type { QuoteDestination, QuoteSource } from './schemas.js';
 import { quoteStatus, toQuote } from './views.js';
@@ -114,6 +116,10 @@ export async function prefetch(deps: QuoteDeps, caller: Caller): Promise<Prefetc
   return { snapshot, now };
 }
 
+function walletSignatureMissing(): AppError {
+  return new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header (or Grid-Wallet-Signature): the stamp of an active session over the quote’s payloadToSign.');
+}
+
 function alreadyExecuted(row: QuoteRow): AppError {
   return new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
     details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
@@ -128,24 +134,29 @@ export async function executeLocked(
   prefetched: Prefetched,
   // The deprecated transfer-in records its payment as INCOMING (money entering an internal account);
   // transfer-out tells the rail it is a transfer (sandbox rails have transfer outcomes of their own).
-  options: Pick<OutgoingPaymentInput, 'recordAs' | 'requestedAs'> = {},
+  // `walletSigned`: the wallet's session stamp over the quote's payloadToSign was verified (the signed path).
+  // `createdNow`: the quote was created in this transaction, so its sender and destination were checked just now.
+  { walletSigned = false, createdNow = false, ...options }: Pick<OutgoingPaymentInput, 'recordAs' | 'requestedAs'> & { walletSigned?: boolean; createdNow?: boolean } = {},
 ): Promise<StoredResponse> {
+  if (row.source_account_type === 'EMBEDDED_WALLET' && !walletSigned) throw walletSignatureMissing();
   if (row.executed_at) throw alreadyExecuted(row);
-  return executeTaken(trx, deps, row, prefetched, { ...options, claimed: false });
+  return executeTaken(trx, deps, row, prefetched, { ...options, claimed: false, recheck: !createdNow });
 }
 
 /**
  * The execution of a quote this transaction has locked. `claimed`: claimQuote has already marked
- * it executed (and set its volume day); otherwise it is marked here.
+ * it executed (and set its volume day); otherwise it is marked here. `recheck`: the sender and the
+ * destination are held to the quote's rules again (payability.ts), since either may have changed
+ * while the quote waited.
  */
 async function executeTaken(
   trx: Tx,
   deps: QuoteDeps,
   row: QuoteRow,
   { snapshot, now }: Prefetched,
-  { claimed, ...options }: Pick<OutgoingPaymentInput, 'recordAs' | 'requestedAs'> & { claimed: boolean },
+  { claimed, recheck, ...options }: Pick<OutgoingPaymentInput, 'recordAs' | 'requestedAs'> & { claimed: boolean; recheck: boolean },
 ): Promise<StoredResponse> {
-  const input = { ...paymentInput(row), ...options };
+  const input: OutgoingPaymentInput = { ...paymentInput(row), ...options };
   if (row.expires_at <= now) {
     await deps.payments.recordExpiredPayment(trx, input);
     if (!claimed) await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
@@ -157,6 +168,13 @@ async function executeTaken(
         transactionId: input.transactionId,
       }),
     };
+  }
+  if (recheck) {
+    if (row.customer_id) input.sender = await checkSender(trx, row.platform_id, row.customer_id);
+    if (row.destination_kind === 'EXTERNAL_ACCOUNT') {
+      const destination = await findExternalAccount(trx, row.platform_id, formatId('ExternalAccount', row.destination_account_id!));
+      checkDestination(destination, BigInt(row.received_amount), row.receiving_currency, snapshot);
+    }
   }
   // The daily volume is a customer's (spec §8); the platform's own transfers have none to count.
   let volumeDay: string | null = null;
@@ -196,11 +214,9 @@ export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quo
       details: { reason: 'REALTIME_FUNDING_NOT_EXECUTABLE', quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
     });
   }
-  if (row.source_account_type === 'EMBEDDED_WALLET') {
-    throw new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header (or Grid-Wallet-Signature): the stamp of an active session over the quote’s payloadToSign.');
-  }
+  if (row.source_account_type === 'EMBEDDED_WALLET') throw walletSignatureMissing();
   if (claim.alreadyExecuted) throw alreadyExecuted(row);
-  return executeTaken(trx, deps, row, prefetched, { claimed: true });
+  return executeTaken(trx, deps, row, prefetched, { claimed: true, recheck: true });
 }
 
 export async function readQuote(deps: QuoteDeps, caller: Caller, quoteUuid: string) {

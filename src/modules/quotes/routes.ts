@@ -18,8 +18,19 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       const environment = (request.context.environment as 'sandbox' | 'production' | undefined) ?? 'sandbox';
       // A settling job may run this without a request: the rates are read through its transaction.
       const prefetched = { snapshot: await deps.rates.snapshot(environment, trx), now: await deps.platformClock.now(request.platform_id, trx) };
-      return executeLocked(trx, deps, row, prefetched);
+      return executeLocked(trx, deps, row, prefetched, { walletSigned: true });
     },
+    // The challenge outlives the quote (issued after it was priced, for 5 minutes; a quote lives at
+    // most 5): past the challenge's window an expired quote is still executed, so that its
+    // transaction is recorded EXPIRED and the answer is the 409 QUOTE_EXPIRED of the unsigned path.
+    targetExpired: async (db, request) => {
+      const row = await loadQuote(db, request.platform_id, parseId('Quote', request.target_id)!);
+      return row.expires_at <= (await deps.platformClock.now(request.platform_id, db));
+    },
+    // A refusal (balance, daily volume, the sender's review, the destination) rolled everything
+    // back and leaves the quote PENDING: like an unsigned quote, it can run again once that is
+    // fixed, with the same or a fresh stamp. The expiry is an outcome, not a refusal: it is final.
+    retryableRefusals: true,
   });
 
   app.post('/quotes', {
@@ -33,7 +44,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
         'Same-currency transfers work at rate 1. To a UMA address: `destination.destinationType: UMA_ADDRESS` with the `lookupId` of GET /receiver/uma/{receiverUmaAddress}; the receiver’s VASP is asked over UMA and its conversion priced (docs/uma.md). `immediatelyExecute: true` also executes it (not for EMBEDDED_WALLET sources; no difference for REALTIME_FUNDING). Send `Idempotency-Key` to make retries safe.',
       idempotencyKey: true,
       body: QuoteRequest,
-      response: { 201: Quote, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 501, 503) },
+      response: { 201: Quote, ...errorResponses(400, 401, 403, 404, 409, 410, 429, 500, 501, 503) },
     },
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
@@ -69,13 +80,15 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
         'Starts the transfer at the quote’s fixed price, exactly once: a second execution is 409, an expired quote is 409 (`details.reason: QUOTE_EXPIRED`) and its transaction is recorded EXPIRED. ' +
         'Account sources only: a REALTIME_FUNDING quote is paid through its paymentInstructions, not executed (400, `details.reason: REALTIME_FUNDING_NOT_EXECUTABLE`). ' +
         'From an internal account the total is held at once (available balance drops). From an EMBEDDED_WALLET the request needs `Service-Wallet-Signature` (or `Grid-Wallet-Signature`): ' +
-        'the stamp of an active session of the wallet over the quote’s `paymentInstructions[].accountOrWalletInfo.payloadToSign`; re-sending the identical signed request answers the same outcome. ' +
+        'the stamp of an active session of the wallet over the quote’s `paymentInstructions[].accountOrWalletInfo.payloadToSign`. Once it executed (or was recorded EXPIRED) the challenge is used: re-sending the identical signed request answers the same outcome, another stamp is 401 (`details.reason: REQUEST_ID_USED`). ' +
+        'A refusal that changed nothing (too little balance, the daily volume, the sender’s review, the destination) does not use it: once fixed, the same or a fresh stamp over the same payloadToSign executes the quote. ' +
+        'Past the quote’s expiresAt a signed execution answers as an unsigned one (409 QUOTE_EXPIRED, transaction EXPIRED), however late. ' +
         'Send `Idempotency-Key` to make retries safe.',
       idempotencyKey: true,
       headers: ExecuteHeaders,
       params: QuoteParams,
       body: ExecuteQuoteRequest,
-      response: { 200: Quote, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 501, 503) },
+      response: { 200: Quote, ...errorResponses(400, 401, 403, 404, 409, 410, 429, 500, 501, 503) },
     },
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {

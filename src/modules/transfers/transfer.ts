@@ -59,8 +59,12 @@ export async function transfer(trx: Tx, deps: TransferDeps, caller: Caller, requ
     });
   }
   const row = await loadQuote(trx, caller.platformId, parseId('Quote', quote.id)!, { forUpdate: true });
+  if (row.source_account_type === 'EMBEDDED_WALLET') {
+    // An embedded wallet pays only with its session's stamp: through POST /quotes and a signed execute.
+    throw invalidInput([{ field: 'source.accountId', message: 'is an EMBEDDED_WALLET: create a quote, then execute it with the wallet’s Service-Wallet-Signature' }]);
+  }
   // Transfer-in is money entering an internal account from outside: an INCOMING transaction (upstream's TransactionOneOf).
-  const executed = await executeLocked(trx, deps, row, prefetched, request.direction === 'IN' ? { recordAs: 'INCOMING' } : { requestedAs: 'TRANSFER' });
+  const executed = await executeLocked(trx, deps, row, prefetched, { createdNow: true, ...(request.direction === 'IN' ? { recordAs: 'INCOMING' } : { requestedAs: 'TRANSFER' }) });
   // A quote executed in the transaction that created it has not expired; any other answer passes through unchanged.
   if (executed.statusCode !== 200) return executed;
   return { statusCode: 201, body: toTransaction(await deps.payments.load(trx, caller.platformId, quote.transactionId)) };

@@ -339,6 +339,16 @@ export async function setSignedRequestContext(db: DbOrTx, id: string, context: R
   return db.updateTable('signed_requests').set({ context: json(context) as never }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
+/** Gives a claimed request back after a refusal that changed nothing: PENDING again, with no stamp, so any allowed key may redeem it. */
+export async function releaseSignedRequest(db: DbOrTx, id: string, now: Date): Promise<SignedRequestRow> {
+  return db
+    .updateTable('signed_requests')
+    .set({ status: 'PENDING', stamp: null, settle_at: null, updated_at: now })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
 export async function completeSignedRequest(db: DbOrTx, id: string, outcome: StoredOutcome, now: Date): Promise<SignedRequestRow> {
   return db
     .updateTable('signed_requests')

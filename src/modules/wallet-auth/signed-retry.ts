@@ -9,6 +9,7 @@ import { parseStamp, StampMalformedError, verifyStamp, type WalletStamp } from '
 import {
   claimSignedRequest,
   completeSignedRequest,
+  releaseSignedRequest,
   setSignedRequestContext,
   findSignedRequest,
   insertSignedRequest,
@@ -39,6 +40,23 @@ export interface SignedOperation {
    * status, and each identical retry builds the body again from this.
    */
   reveal?(db: DbOrTx, request: SignedRequestRow): Promise<unknown>;
+  /**
+   * For an operation whose target has a lifetime of its own that ends no later than the
+   * challenge's window (a quote's: at most 5 minutes, priced before the challenge is issued):
+   * whether that target has expired. A retry after the window is then still redeemed (the stamp
+   * checked against an active session, the request claimed once) so the operation can record the
+   * expiry; any other retry after the window, and every one of an operation without this hook, is
+   * 401 REQUEST_ID_EXPIRED.
+   */
+  targetExpired?(db: DbOrTx, request: SignedRequestRow): Promise<boolean>;
+  /**
+   * A refusal (an AppError from `execute`, whose savepoint is undone, so nothing changed) does not
+   * use the challenge up: the request goes back to PENDING, the retry that ran it answers the
+   * refusal, and an identical re-send or a fresh stamp of an allowed key may redeem it again. Only
+   * a completed outcome (success, or a result `execute` returns) is stored and final. Off by
+   * default: the refusal is the stored outcome, as spec §4.3 has it ("a terminal response").
+   */
+  retryableRefusals?: boolean;
 }
 
 export interface IssueSpec {
@@ -197,7 +215,7 @@ export class SignedRequests {
     if (row.status !== 'PENDING') return this.resend(row, same(row));
 
     const now = this.clock.now();
-    if (row.expires_at <= now) {
+    if (row.expires_at <= now && !(await this.operations.get(row.operation)?.targetExpired?.(this.db, row))) {
       throw unauthorized('UNAUTHORIZED', 'The challenge for this Request-Id has expired; start the operation again.', 'REQUEST_ID_EXPIRED');
     }
     const delayMs = spec.environment === 'sandbox' ? (spec.settleDelaySeconds ?? 0) * 1000 : 0;
@@ -215,6 +233,8 @@ export class SignedRequests {
     });
     if (claimed) return this.outcomeOf(claimed);
     const taken = (await findSignedRequest(this.db, spec.platformId, row.id))!;
+    // Given back meanwhile by a refusal (`retryableRefusals`, settled late): it may be redeemed again.
+    if (taken.status === 'PENDING') return this.redeem(spec);
     return this.resend(taken, same(taken));
   }
 
@@ -256,7 +276,11 @@ export class SignedRequests {
         return PROCESSING;
       }
     }
-    const outcome = current.outcome!;
+    // PENDING again: the operation refused and gave the request back (`retryableRefusals`). The
+    // settling call holds the refusal (`execute`); one that only waited answers PROCESSING, and
+    // its identical re-send redeems the request again.
+    const outcome = current.outcome;
+    if (!outcome) return PROCESSING;
     const operation = this.operations.get(current.operation)!;
     if (outcome.error || !operation.reveal) return outcome;
     // What is never stored is revealed only inside the challenge's window (spec §4.3, export).
@@ -272,7 +296,11 @@ export class SignedRequests {
     return row?.status === 'PROCESSING' ? this.execute(trx, row) : row;
   }
 
-  /** Runs a claimed request's operation once, in a savepoint, and stores how it ended. */
+  /**
+   * Runs a claimed request's operation once, in a savepoint, and stores how it ended. A refusal of
+   * an operation with `retryableRefusals` instead gives the request back (PENDING, nothing stored:
+   * a PENDING row has no outcome) and answers the row with the refusal as its outcome, in memory only.
+   */
   private async execute(trx: Tx, row: SignedRequestRow): Promise<SignedRequestRow> {
     const operation = this.operations.get(row.operation);
     if (!operation) throw new Error(`no signed operation named ${row.operation}`);
@@ -285,6 +313,7 @@ export class SignedRequests {
         statusCode: statusOf(error.code),
         error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
       };
+      if (operation.retryableRefusals) return { ...(await releaseSignedRequest(trx, row.id, this.clock.now())), outcome };
     }
     const stored = operation.reveal && !outcome.error ? { statusCode: outcome.statusCode } : outcome;
     return completeSignedRequest(trx, row.id, stored, this.clock.now());
