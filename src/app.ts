@@ -310,7 +310,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(configRoutes, { ...deps, configCache });
       const owners = { ownersOf: (db: DbOrTx, platformId: string, customerUuids: string[]) => ownersOfCustomers(db, deps.identifiers, platformId, customerUuids) };
       await api.register(customerRoutes, { ...deps, ...wallet, owners });
-      await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger });
+      await api.register(internalAccountRoutes, { ...deps, ...wallet, ledger, platformClock });
       await api.register(walletAuthRoutes, { ...deps, ...wallet });
       await api.register(beneficialOwnerRoutes, deps);
       await api.register(verificationRoutes, { ...deps, intake, kycLinkTokens: new KycLinkTokens(masterKey) });

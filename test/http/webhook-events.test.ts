@@ -30,7 +30,10 @@ const EMITTED_BY_PAYMENT_FLOWS = [
   'INCOMING_PAYMENT.REFUND_COMPLETED',
   'INCOMING_PAYMENT.REFUND_FAILED',
 ];
-/** No Corridor operation emits these yet: funding instructions never change, and SCA is not built. */
+/**
+ * Not emitted by this file's flows: funding instructions change only when a Lightning invoice is
+ * renewed a year on (test/http/internal-accounts.test.ts), and SCA is not built.
+ */
 const NOT_EMITTED_YET = ['INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED', 'OUTGOING_PAYMENT.PENDING_AUTHORIZATION'];
 const NOT_EMITTED_HERE = [...EMITTED_BY_PAYMENT_FLOWS, ...NOT_EMITTED_YET];
 

@@ -179,7 +179,7 @@ export const PlatformConfigUpdate = Type.Object(
       Type.Array(CurrencyConfigUpdate, {
         minItems: 1,
         maxItems: 50,
-        description: 'Replaces the whole list. Approved customers get an INTERNAL_FIAT account in each added currency.',
+        description: 'Replaces the whole list. Approved customers get an account in each added currency: INTERNAL_FIAT, or INTERNAL_CRYPTO for a crypto currency.',
       }),
     ),
     embeddedWalletConfig: Type.Optional(

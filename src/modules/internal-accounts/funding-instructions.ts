@@ -117,7 +117,24 @@ function bankInstructions(currency: string, reference: string, isPlatformAccount
   }
 }
 
-/** A Lightning invoice without an amount, signed by a throw-away node key, valid for a year. */
+/** How long a Lightning funding invoice is valid from when it is drawn. */
+export const LIGHTNING_INVOICE_SECONDS = 365 * 24 * 3600;
+
+/**
+ * How close to its expiry a stored Lightning funding invoice is replaced by a fresh one (when the
+ * account is next read): a payer is never handed an invoice with less than this left to pay it.
+ */
+export const LIGHTNING_RENEW_BEFORE_SECONDS = 30 * 24 * 3600;
+
+/** The description of every Lightning funding invoice: it names the account's funding reference. */
+const invoiceDescription = (reference: string) => `Deposit to Corridor account ${reference}`;
+const INVOICE_DESCRIPTION = /^Deposit to Corridor account (CDR[0-9A-Z]{13})$/;
+
+/**
+ * A Lightning invoice without an amount, signed by a throw-away node key, dated `now` (the
+ * platform's time) and valid for LIGHTNING_INVOICE_SECONDS. Its description carries the
+ * account's funding reference, which stays the same whichever of its invoices is paid.
+ */
 function lightningInvoice(reference: string, now: Date): string {
   const unsigned = bolt11().encode({
     network: { bech32: 'bc', pubKeyHash: 0x00, scriptHash: 0x05, validWitnessVersions: [0, 1] },
@@ -125,11 +142,96 @@ function lightningInvoice(reference: string, now: Date): string {
     tags: [
       { tagName: 'payment_hash', data: randomBytes(32).toString('hex') },
       { tagName: 'payment_secret', data: randomBytes(32).toString('hex') },
-      { tagName: 'description', data: `Deposit to Corridor account ${reference}` },
-      { tagName: 'expire_time', data: 365 * 24 * 3600 },
+      { tagName: 'description', data: invoiceDescription(reference) },
+      { tagName: 'expire_time', data: LIGHTNING_INVOICE_SECONDS },
     ],
   });
   return bolt11().sign(unsigned, randomBytes(32)).paymentRequest!;
+}
+
+/** BOLT11 field layout in 5-bit words: a 35-bit timestamp, tagged fields, a 520-bit signature. */
+const BOLT11_TIMESTAMP_WORDS = 7;
+const BOLT11_SIGNATURE_WORDS = 104;
+/** Tag `x` (expire_time); an invoice without one expires an hour after its timestamp (BOLT11). */
+const BOLT11_EXPIRE_TIME_TAG = 6;
+const BOLT11_DEFAULT_EXPIRY_SECONDS = 3600;
+
+const wordsToNumber = (words: ArrayLike<number>, from: number, to: number): number => {
+  let value = 0;
+  for (let i = from; i < to; i++) value = value * 32 + words[i]!;
+  return value;
+};
+
+/**
+ * When a BOLT11 invoice expires (ms since the epoch), read from its timestamp and expire_time
+ * without checking the signature (a microsecond, not the 0.4 ms of a full decode: accounts are
+ * listed by the hundred); undefined when it is not bech32 with room for those fields.
+ */
+export function invoiceExpiresAt(invoice: string): number | undefined {
+  const decoded = bech32.decodeUnsafe(invoice.toLowerCase(), false);
+  if (!decoded) return undefined;
+  const { words } = decoded;
+  const end = words.length - BOLT11_SIGNATURE_WORDS;
+  if (end < BOLT11_TIMESTAMP_WORDS) return undefined;
+  const timestamp = wordsToNumber(words, 0, BOLT11_TIMESTAMP_WORDS);
+  let expiry = BOLT11_DEFAULT_EXPIRY_SECONDS;
+  for (let i = BOLT11_TIMESTAMP_WORDS; i + 3 <= end; ) {
+    const tag = words[i]!;
+    const length = wordsToNumber(words, i + 1, i + 3);
+    if (i + 3 + length > end) return undefined;
+    if (tag === BOLT11_EXPIRE_TIME_TAG) expiry = wordsToNumber(words, i + 3, i + 3 + length);
+    i += 3 + length;
+  }
+  return (timestamp + expiry) * 1000;
+}
+
+/**
+ * The funding reference a Lightning funding invoice was drawn for (its description), checked
+ * as a whole invoice (signature included); undefined for anything else. Deposits to an invoice
+ * that has since been replaced by a fresh one are matched to the account by it.
+ */
+export function fundingReferenceOfInvoice(invoice: string): string | undefined {
+  if (!/^ln/i.test(invoice)) return undefined;
+  try {
+    const decoded = bolt11().decode(invoice);
+    if (!decoded.payeeNodeKey) return undefined;
+    const description = decoded.tags.find((t) => t.tagName === 'description')?.data;
+    return typeof description === 'string' ? INVOICE_DESCRIPTION.exec(description)?.[1] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The instructions with their Lightning invoice replaced by one dated `now`, when the stored one
+ * is expired or has less than LIGHTNING_RENEW_BEFORE_SECONDS left at `now` (the platform's
+ * time); undefined when nothing is due (no Lightning instruction, or one with time to spare).
+ * Everything else, the funding reference included, stays as it is.
+ */
+export function renewedInstructions(instructions: readonly FundingInstruction[], reference: string, now: Date): FundingInstruction[] | undefined {
+  const due = (info: FundingInstruction['accountOrWalletInfo']) => {
+    if (info.accountType !== 'LIGHTNING') return false;
+    const expiresAt = typeof info.invoice === 'string' ? invoiceExpiresAt(info.invoice) : undefined;
+    return expiresAt === undefined || expiresAt - LIGHTNING_RENEW_BEFORE_SECONDS * 1000 <= now.getTime();
+  };
+  if (!instructions.some((i) => due(i.accountOrWalletInfo))) return undefined;
+  return instructions.map((i) => (due(i.accountOrWalletInfo) ? { ...i, accountOrWalletInfo: { ...i.accountOrWalletInfo, invoice: lightningInvoice(reference, now) } } : i));
+}
+
+/** The stored Lightning invoice of these instructions, if they have one. */
+export function lightningInvoiceOf(instructions: readonly FundingInstruction[]): string | undefined {
+  const invoice = instructions.find((i) => i.accountOrWalletInfo.accountType === 'LIGHTNING')?.accountOrWalletInfo.invoice;
+  return typeof invoice === 'string' ? invoice : undefined;
+}
+
+/** Whether an account in `currency` is funded (also) by a Lightning invoice, which expires and is renewed. */
+export function fundedByLightning(currency: string): boolean {
+  return NETWORKS[currency]?.includes('LIGHTNING') ?? false;
+}
+
+/** The type of the account that holds `currency` for its owner: crypto currencies (USDC, BTC, …) are INTERNAL_CRYPTO. */
+export function holdingAccountType(currency: string): 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' {
+  return CRYPTO_CURRENCY_CODES.has(currency) ? 'INTERNAL_CRYPTO' : 'INTERNAL_FIAT';
 }
 
 function walletInfo(accountType: string, currency: string, reference: string, now: Date): FundingInstruction['accountOrWalletInfo'] {
@@ -160,7 +262,8 @@ function walletInfo(accountType: string, currency: string, reference: string, no
  * Where money for a new account is sent: a bank account in the account's currency (with the
  * account's reference), or for a crypto currency one deposit address per network, each this
  * account's alone (its private key is never kept: the rails are simulated). An embedded wallet
- * is funded by transfers from other accounts and has none.
+ * is funded by transfers from other accounts and has none. `now` dates the Lightning invoice:
+ * the platform's time, by which it is later renewed (renewedInstructions).
  */
 export function fundingInstructions(account: {
   type: InternalAccountType;

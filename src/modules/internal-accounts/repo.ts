@@ -117,15 +117,39 @@ export async function updateAccount(db: DbOrTx, id: string, changes: Partial<Int
   return db.updateTable('internal_accounts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function selectActiveFiatAccount(db: DbOrTx, platformId: string, customerId: string, currency: string): Promise<InternalAccountRow | undefined> {
+/**
+ * The customer's ACTIVE account holding `currency` (INTERNAL_FIAT, or INTERNAL_CRYPTO for a crypto
+ * currency), where a payment to the customer is credited; never its embedded wallet.
+ */
+export async function selectActiveHoldingAccount(db: DbOrTx, platformId: string, customerId: string, currency: string): Promise<InternalAccountRow | undefined> {
   return db
     .selectFrom('internal_accounts')
     .selectAll()
     .where('platform_id', '=', platformId)
     .where('customer_id', '=', customerId)
     .where('currency', '=', currency)
-    .where('type', '=', 'INTERNAL_FIAT')
+    .where('type', 'in', ['INTERNAL_FIAT', 'INTERNAL_CRYPTO'])
     .where('status', '=', 'ACTIVE')
+    .executeTakeFirst();
+}
+
+/**
+ * Stores renewed funding instructions, unless the account's Lightning invoice is no longer
+ * `invoice` (another request renewed it first): answers the updated row, or undefined then.
+ */
+export async function replaceFundingInstructions(
+  db: DbOrTx,
+  id: string,
+  invoice: string,
+  instructions: unknown[],
+  updatedAt: Date,
+): Promise<InternalAccountRow | undefined> {
+  return db
+    .updateTable('internal_accounts')
+    .set({ funding_payment_instructions: sql`${JSON.stringify(instructions)}::jsonb`, updated_at: updatedAt })
+    .where('id', '=', id)
+    .where(sql`funding_payment_instructions`, '@>', sql`${JSON.stringify([{ accountOrWalletInfo: { invoice } }])}::jsonb`)
+    .returningAll()
     .executeTakeFirst();
 }
 
@@ -133,9 +157,16 @@ export async function selectActiveFiatAccount(db: DbOrTx, platformId: string, cu
  * The account a deposit is for: the bank reference it carried (`funding_reference`, compared
  * without case, spaces or hyphens, which banks add or drop), or a deposit address / Lightning
  * invoice of its instructions (exact: addresses are case-sensitive; the GIN index of 0027 finds
- * them). `platformId` narrows it to one platform's accounts (the sandbox).
+ * them). `invoiceReference`: the funding reference a paid Lightning invoice's description names,
+ * which finds an account funded by Lightning whose invoice has since been renewed.
+ * `platformId` narrows it to one platform's accounts (the sandbox).
  */
-export async function findAccountByDepositReference(db: DbOrTx, reference: string, platformId?: string): Promise<InternalAccountRow | undefined> {
+export async function selectAccountByDepositReference(
+  db: DbOrTx,
+  reference: string,
+  invoiceReference: string | undefined,
+  platformId?: string,
+): Promise<InternalAccountRow | undefined> {
   const bankReference = reference.replace(/[\s-]/g, '').toUpperCase();
   const holds = (info: Record<string, string>) => JSON.stringify([{ accountOrWalletInfo: info }]);
   let query = db
@@ -146,6 +177,9 @@ export async function findAccountByDepositReference(db: DbOrTx, reference: strin
         eb('funding_reference', '=', bankReference),
         eb(sql`funding_payment_instructions`, '@>', sql`${holds({ address: reference })}::jsonb`),
         eb(sql`funding_payment_instructions`, '@>', sql`${holds({ invoice: reference })}::jsonb`),
+        ...(invoiceReference
+          ? [eb.and([eb('funding_reference', '=', invoiceReference), eb(sql`funding_payment_instructions`, '@>', sql`${holds({ accountType: 'LIGHTNING' })}::jsonb`)])]
+          : []),
       ]),
     );
   if (platformId) query = query.where('platform_id', '=', platformId);

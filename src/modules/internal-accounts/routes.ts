@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
+import type { PlatformClock } from '../../platform/clock.js';
 import { withTx } from '../../platform/db/tx.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
+import { OffsetPlatformClock } from '../../platform/platform-clock.js';
 import type { Ledger } from '../ledger/index.js';
 import {
   answerSignedRetry,
@@ -15,6 +17,7 @@ import {
   WalletExportResponse,
   WalletOperationProcessing,
 } from '../wallet-auth/index.js';
+import { LIGHTNING_RENEW_BEFORE_SECONDS } from './funding-instructions.js';
 import {
   CustomerAccountList,
   CustomerAccountsQuery,
@@ -31,9 +34,14 @@ import { fundSandboxAccount, listCustomerInternalAccounts, listPlatformInternalA
 /** The signed operation behind PATCH /internal-accounts/{id}. */
 const UPDATE_WALLET_ACCOUNT = 'wallet.privacy';
 
-export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps & { ledger: Ledger }> = async (app, deps) => {
+/**
+ * `platformClock`: the app's (offsets cached); without it, one that reads the platform's offset
+ * from the database, only when an account with a Lightning invoice is read.
+ */
+export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps & { ledger: Ledger; platformClock?: PlatformClock }> = async (app, deps) => {
   const tags = ['Internal Accounts'];
   const { signed, walletAuth } = deps;
+  const clocks = { clock: deps.clock, platformClock: deps.platformClock ?? new OffsetPlatformClock(deps.db, deps.clock) };
   signed.register(UPDATE_WALLET_ACCOUNT, {
     execute: async (trx, row) => ({
       statusCode: 200,
@@ -96,11 +104,13 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
       operationId: 'listCustomerInternalAccounts',
       tags,
       summary: "List customers' internal accounts",
-      description: 'Accounts are opened when a customer passes KYC/KYB. Newest first.',
+      description:
+        'Accounts are opened when a customer passes KYC/KYB: one per supported currency (INTERNAL_FIAT, or INTERNAL_CRYPTO for USDC, USDT and BTC), plus an EMBEDDED_WALLET when configured. Newest first. ' +
+        `A Lightning funding invoice is renewed when it has less than ${LIGHTNING_RENEW_BEFORE_SECONDS / 86_400} days left (same funding reference; INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED).`,
       querystring: CustomerAccountsQuery,
       response: { 200: CustomerAccountList, ...errorResponses(400, 401, 500) },
     },
-    handler: async (request) => listCustomerInternalAccounts(deps.db, request.principal.platformId, request.query),
+    handler: async (request) => listCustomerInternalAccounts(deps.db, clocks.clock, clocks.platformClock, request.principal.platformId, request.query),
   });
 
   app.get('/platform/internal-accounts', {
@@ -108,12 +118,12 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
       operationId: 'listPlatformInternalAccounts',
       tags,
       summary: "List the platform's own internal accounts",
-      description: 'One INTERNAL_FIAT account per currency the platform supports.',
+      description: 'One account per currency the platform supports: INTERNAL_FIAT, or INTERNAL_CRYPTO for USDC, USDT and BTC.',
       querystring: PlatformAccountsQuery,
       response: { 200: PlatformAccountList, ...errorResponses(400, 401, 500) },
     },
     handler: async (request) =>
-      withTx(deps.db, (trx) => listPlatformInternalAccounts(trx, deps.clock, request.principal.platformId, request.query)),
+      withTx(deps.db, (trx) => listPlatformInternalAccounts(trx, deps.clock, clocks.platformClock, request.principal.platformId, request.query)),
   });
 
   app.post('/sandbox/internal-accounts/:accountId/fund', {
@@ -137,7 +147,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
         reply,
         async (trx) => ({
           statusCode: 200,
-          body: await fundSandboxAccount(trx, deps.ledger, request.principal, request.params.accountId, BigInt(request.body.amount), `sandbox-fund:${request.id}`),
+          body: await fundSandboxAccount(trx, deps.ledger, clocks, request.principal, request.params.accountId, BigInt(request.body.amount), `sandbox-fund:${request.id}`),
         }),
         { idempotent: true },
       ),

@@ -1,5 +1,6 @@
-import type { Clock } from '../../platform/clock.js';
-import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import type { Clock, PlatformClock } from '../../platform/clock.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
 import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
@@ -7,17 +8,29 @@ import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { recordEvents } from '../../platform/outbox.js';
+import { OffsetPlatformClock } from '../../platform/platform-clock.js';
 import { getConfigRow } from '../config/index.js';
 import { internalAccountBalances, Ledger, LedgerError, openInternalLedgerAccounts, type Balance, type InternalAccountBalance } from '../ledger/index.js';
 import { initialiseWallets } from '../wallet-auth/index.js';
-import { fundingInstructions, newFundingReference } from './funding-instructions.js';
+import {
+  fundedByLightning,
+  fundingInstructions,
+  fundingReferenceOfInvoice,
+  holdingAccountType,
+  lightningInvoiceOf,
+  newFundingReference,
+  renewedInstructions,
+  type FundingInstruction,
+} from './funding-instructions.js';
 import {
   insertAccountIfAbsent,
   insertCustomerAccountsIfAbsent,
   listCustomerAccounts,
   listPlatformAccounts,
+  replaceFundingInstructions,
+  selectAccountByDepositReference,
   selectAccounts,
-  selectActiveFiatAccount,
+  selectActiveHoldingAccount,
   updateAccount,
   type InternalAccountRow,
   type InternalAccountType,
@@ -59,6 +72,57 @@ async function withBalances(db: DbOrTx, platformUuid: string, rows: InternalAcco
   return rows.map((row) => toInternalAccount(row, balanceOrFail(balances, row.id)));
 }
 
+/**
+ * Brings the Lightning invoices of these accounts' funding instructions up to date (the rest of
+ * the instructions never expire): an invoice expired or within LIGHTNING_RENEW_BEFORE_SECONDS of
+ * expiring at the platform's time (a sandbox test clock moves it) is replaced by a fresh one,
+ * stored, with INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED; the funding reference stays. A
+ * read writes only then, about once a year per account. Two reads renewing at once store one
+ * invoice: the second finds it replaced and serves the stored one. `db`: the caller's
+ * transaction, or the root handle (the renewal then opens its own).
+ */
+async function withCurrentInstructions(
+  db: DbOrTx,
+  clock: Clock,
+  platformClock: PlatformClock,
+  platformUuid: string,
+  rows: InternalAccountRow[],
+): Promise<InternalAccountRow[]> {
+  const lightning = rows.filter((row) => lightningInvoiceOf(row.funding_payment_instructions as FundingInstruction[]) !== undefined);
+  if (lightning.length === 0) return rows;
+  const platformNow = await platformClock.now(platformUuid, db);
+  const due = lightning.flatMap((row) => {
+    const instructions = row.funding_payment_instructions as FundingInstruction[];
+    const renewed = renewedInstructions(instructions, row.funding_reference, platformNow);
+    return renewed ? [{ row, invoice: lightningInvoiceOf(instructions)!, renewed }] : [];
+  });
+  if (due.length === 0) return rows;
+  const renew = async (trx: Tx) => {
+    const current = new Map<string, InternalAccountRow>();
+    const replaced: InternalAccountRow[] = [];
+    for (const { row, invoice, renewed } of due) {
+      const updated = await replaceFundingInstructions(trx, row.id, invoice, renewed, clock.now());
+      if (updated) replaced.push(updated);
+      const [stored] = updated ? [updated] : await selectAccounts(trx, platformUuid, [row.id]);
+      if (stored) current.set(row.id, stored);
+    }
+    const views = await withBalances(trx, platformUuid, replaced);
+    await recordEvents(
+      trx,
+      clock,
+      views.map((account) => ({ platformId: platformUuid, type: 'INTERNAL_ACCOUNT.FUNDING_INSTRUCTIONS_UPDATED', resourceId: account.id, data: account })),
+    );
+    return current;
+  };
+  const current = db.isTransaction ? await renew(db as Tx) : await withTx(db as Db, renew);
+  return rows.map((row) => current.get(row.id) ?? row);
+}
+
+/** The platform's time, from its offset in the database (for callers that have no PlatformClock). */
+function platformTime(db: DbOrTx, clock: Clock, platformUuid: string): Promise<Date> {
+  return new OffsetPlatformClock(db as Db, clock).now(platformUuid, db);
+}
+
 interface Owner {
   customerUuid: string | null;
   email: string | null;
@@ -73,11 +137,14 @@ interface Owner {
 async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Owner[]): Promise<number> {
   const config = await getConfigRow(trx, platformUuid, { lock: 'share' });
   const now = clock.now();
+  // A Lightning invoice is dated by the platform's time (a sandbox test clock may be ahead), by which it is checked and renewed.
+  const invoicesDated = config.supported_currencies.some((c) => fundedByLightning(c.currencyCode)) ? await platformTime(trx, clock, platformUuid) : now;
   const rows: InternalAccountRow[] = [];
   const emails = new Map<string, string>();
   for (const { customerUuid, email } of owners) {
+    // Each currency in the account that holds it: INTERNAL_CRYPTO for USDC, USDT, BTC; INTERNAL_FIAT for the rest.
     const wanted: Array<{ type: InternalAccountType; currency: string }> = config.supported_currencies.map((c) => ({
-      type: 'INTERNAL_FIAT',
+      type: holdingAccountType(c.currencyCode),
       currency: c.currencyCode,
     }));
     // An embedded wallet is the customer's own, and its first credential is the customer's
@@ -96,7 +163,7 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Ow
         type,
         currency,
         status: 'ACTIVE',
-        funding_payment_instructions: fundingInstructions({ type, currency, reference, isPlatformAccount: customerUuid === null, now }),
+        funding_payment_instructions: fundingInstructions({ type, currency, reference, isPlatformAccount: customerUuid === null, now: invoicesDated }),
         funding_reference: reference,
         private_enabled: type === 'EMBEDDED_WALLET' ? false : null,
         created_at: now,
@@ -134,8 +201,9 @@ async function provision(trx: Tx, clock: Clock, platformUuid: string, owners: Ow
 }
 
 /**
- * A newly approved customer's accounts: one INTERNAL_FIAT per currency the platform supports,
- * plus an EMBEDDED_WALLET when embedded wallets are configured and the customer has an e-mail.
+ * A newly approved customer's accounts: one per currency the platform supports (INTERNAL_FIAT,
+ * or INTERNAL_CRYPTO for a crypto currency), plus an EMBEDDED_WALLET when embedded wallets are
+ * configured and the customer has an e-mail.
  * Safe to call again (e.g. once the e-mail is set).
  */
 export async function provisionCustomerAccounts(trx: Tx, clock: Clock, platformUuid: string, customerUuid: string, email: string | null): Promise<number> {
@@ -150,26 +218,33 @@ export async function provisionAccountsOf(trx: Tx, clock: Clock, platformUuid: s
   return provision(trx, clock, platformUuid, customers.map((c) => ({ customerUuid: c.uuid, email: c.email })));
 }
 
-/** The platform's own INTERNAL_FIAT accounts, one per supported currency. Safe to call again. */
+/** The platform's own accounts, one per supported currency (INTERNAL_FIAT or INTERNAL_CRYPTO). Safe to call again. */
 export async function provisionPlatformAccounts(trx: Tx, clock: Clock, platformUuid: string): Promise<number> {
   return provision(trx, clock, platformUuid, [{ customerUuid: null, email: null }]);
 }
 
-export async function listCustomerInternalAccounts(db: DbOrTx, platformUuid: string, query: CustomerAccountsQuery): Promise<Page<InternalAccount>> {
+export async function listCustomerInternalAccounts(
+  db: Db,
+  clock: Clock,
+  platformClock: PlatformClock,
+  platformUuid: string,
+  query: CustomerAccountsQuery,
+): Promise<Page<InternalAccount>> {
   const page = pageRequest(query);
   const customerId = query.customerId ? parseId('Customer', query.customerId) : undefined;
-  const { rows, totalCount } = await listCustomerAccounts(
+  const listed = await listCustomerAccounts(
     db,
     platformUuid,
     { ...(customerId ? { customerId } : {}), ...(query.currency ? { currency: query.currency } : {}), ...(query.type ? { type: query.type } : {}) },
     page,
   );
+  const rows = await withCurrentInstructions(db, clock, platformClock, platformUuid, listed.rows);
   const balances = await internalAccountBalances(
     db,
     platformUuid,
     rows.map((r) => r.id),
   );
-  return toPage(rows, page, (row) => toInternalAccount(row, balanceOrFail(balances, row.id)), totalCount);
+  return toPage(rows, page, (row) => toInternalAccount(row, balanceOrFail(balances, row.id)), listed.totalCount);
 }
 
 /**
@@ -179,14 +254,16 @@ export async function listCustomerInternalAccounts(db: DbOrTx, platformUuid: str
 export async function listPlatformInternalAccounts(
   trx: Tx,
   clock: Clock,
+  platformClock: PlatformClock,
   platformUuid: string,
   query: PlatformAccountsQuery,
 ): Promise<{ data: InternalAccount[] }> {
   await provisionPlatformAccounts(trx, clock, platformUuid);
-  const rows = await listPlatformAccounts(trx, platformUuid, {
+  const listed = await listPlatformAccounts(trx, platformUuid, {
     ...(query.currency ? { currency: query.currency } : {}),
     ...(query.type ? { type: query.type } : {}),
   });
+  const rows = await withCurrentInstructions(trx, clock, platformClock, platformUuid, listed);
   return { data: await withBalances(trx, platformUuid, rows) };
 }
 
@@ -262,14 +339,17 @@ export function createAccountsLedger(clock: Clock, options: { hotAccountShards?:
 export async function fundSandboxAccount(
   trx: Tx,
   ledger: Ledger,
+  clocks: { clock: Clock; platformClock: PlatformClock },
   principal: Principal,
   accountId: string,
   amount: bigint,
   reference: string,
 ): Promise<InternalAccount> {
   if (principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', 'Sandbox funding is only available to sandbox platforms.');
-  const [row] = await selectAccounts(trx, principal.platformId, [parseId('InternalAccount', accountId)!]);
-  if (!row) throw new AppError('REFERENCE_NOT_FOUND', `Internal account ${accountId} was not found.`);
+  const [found] = await selectAccounts(trx, principal.platformId, [parseId('InternalAccount', accountId)!]);
+  if (!found) throw new AppError('REFERENCE_NOT_FOUND', `Internal account ${accountId} was not found.`);
+  // The answer and its BALANCE_UPDATED event show instructions that can be paid.
+  const [row] = (await withCurrentInstructions(trx, clocks.clock, clocks.platformClock, principal.platformId, [found])) as [InternalAccountRow];
   if (row.status !== 'ACTIVE') throw new AppError('CONFLICT', `Internal account ${accountId} is ${row.status} and cannot be funded.`);
   try {
     const applied = await ledger.transfer(trx, {
@@ -294,8 +374,21 @@ export async function findInternalAccountRow(db: DbOrTx, platformUuid: string, i
   return (await selectAccounts(db, platformUuid, [uuid]))[0];
 }
 
-/** The customer's ACTIVE fiat account in `currency`, where a payment to the customer is credited; undefined when it has none. */
+/**
+ * The customer's ACTIVE account holding `currency` (INTERNAL_FIAT, or INTERNAL_CRYPTO for a crypto
+ * currency), where a payment to the customer is credited; undefined when it has none.
+ */
 export async function findCustomerAccountIn(db: DbOrTx, platformUuid: string, customerUuid: string, currency: string): Promise<InternalAccountRef | undefined> {
-  const row = await selectActiveFiatAccount(db, platformUuid, customerUuid, currency);
+  const row = await selectActiveHoldingAccount(db, platformUuid, customerUuid, currency);
   return row && { id: formatId('InternalAccount', row.id), uuid: row.id, customerUuid: row.customer_id, type: row.type, currency: row.currency, status: row.status };
+}
+
+/**
+ * The account a deposit is for (transactions/deposits.ts): the bank reference it carried, or a
+ * deposit address / Lightning invoice of the account's instructions; or a Lightning invoice the
+ * account showed before it was renewed (paid before it expired, reported after), by the funding
+ * reference its description names, which never changes. `platformId`: one platform's accounts.
+ */
+export async function findAccountByDepositReference(db: DbOrTx, reference: string, platformId?: string): Promise<InternalAccountRow | undefined> {
+  return selectAccountByDepositReference(db, reference, fundingReferenceOfInvoice(reference), platformId);
 }

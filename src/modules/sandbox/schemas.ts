@@ -35,7 +35,8 @@ export const SandboxDepositRequest = Type.Object(
   {
     reference: Type.String({
       minLength: 1,
-      maxLength: 256,
+      // A Lightning invoice with its description and signature runs to about 325 characters.
+      maxLength: 2048,
       description: 'The `reference` of an internal account’s bank funding instructions, or the `address` (or Lightning `invoice`) of its crypto instructions.',
       examples: ['CDR7K2M9Q4T8V1XZ'],
     }),

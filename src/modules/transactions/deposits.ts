@@ -69,11 +69,15 @@ function networkOf(accountType: string): string {
 
 /**
  * The rails a deposit carrying `reference` can arrive on at this account: the bank instructions'
- * `paymentRails`, or the network of the wallet instruction whose address (or invoice) it is.
+ * `paymentRails`, or the network of the wallet instruction whose address (or invoice) it is. A
+ * Lightning invoice the account's instructions no longer hold (renewed since: internal-accounts
+ * README) arrives on Lightning too.
  */
 export function depositRailsOf(account: InternalAccountRow, reference: string): string[] {
   const instructions = account.funding_payment_instructions as FundingInstruction[];
-  const wallet = instructions.find((i) => i.accountOrWalletInfo.address === reference || i.accountOrWalletInfo.invoice === reference);
+  const wallet = instructions.find(
+    (i) => i.accountOrWalletInfo.address === reference || i.accountOrWalletInfo.invoice === reference || (/^ln/i.test(reference) && i.accountOrWalletInfo.accountType === 'LIGHTNING'),
+  );
   if (wallet) return [networkOf(wallet.accountOrWalletInfo.accountType)];
   return instructions.flatMap((i) => (Array.isArray(i.accountOrWalletInfo.paymentRails) ? i.accountOrWalletInfo.paymentRails : []));
 }
