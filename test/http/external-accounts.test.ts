@@ -211,6 +211,62 @@ describe('account rules', () => {
     await create(ctx.platform, body);
   });
 
+  it('refuses blank and control-character free text in accountInfo and beneficiaries, naming each field', async () => {
+    const usd = samples.USD_ACCOUNT!.accountInfo;
+    const cases: Array<[Body, string[]]> = [
+      [{ currency: 'USD', accountInfo: { ...usd, bankName: '   ' } }, ['accountInfo.bankName']],
+      [{ currency: 'USD', accountInfo: { ...usd, beneficiary: person('   ') } }, ['accountInfo.beneficiary.fullName']],
+      [{ ...samples.KES_ACCOUNT!, accountInfo: { ...samples.KES_ACCOUNT!.accountInfo, provider: '\u0007\u001b[31m' } }, ['accountInfo.provider']],
+      [
+        { currency: 'USD', accountInfo: { ...usd, bankName: 'Chase\tBank', beneficiary: { beneficiaryType: 'BUSINESS', legalName: '\u200b ', address: { line1: '1 Main St\n', postalCode: '10001', country: 'US' } } } },
+        ['accountInfo.bankName', 'accountInfo.beneficiary.address.line1', 'accountInfo.beneficiary.legalName'],
+      ],
+      [{ currency: 'USD', accountInfo: { ...usd, fiToFiInformation: 'ref 42\u001b' } }, ['accountInfo.fiToFiInformation']],
+      [{ currency: 'USDC', accountInfo: { accountType: 'SOLANA_WALLET', address: solanaWallet().address, vaspName: '\u0085' } }, ['accountInfo.vaspName']],
+    ];
+    for (const [body, named] of cases) {
+      const response = await call(ctx.platform, 'POST', '/platform/external-accounts', body);
+      expectEnvelope(response, 400, 'INVALID_INPUT');
+      expect(fields(response), JSON.stringify(body)).toEqual(named);
+    }
+    // Line breaks are text in bank-to-bank instructions; accents and inner spaces anywhere.
+    const customerId = await newCustomer(ctx.platform);
+    const wire = await create(ctx.platform, { customerId, currency: 'USD', accountInfo: { ...usd, bankName: 'Banco de Crédito', fiToFiInformation: '/ACC/ref 42\n/INS/Bank', beneficiary: person('José  Núñez') } });
+    expect(wire.accountInfo).toMatchObject({ fiToFiInformation: '/ACC/ref 42\n/INS/Bank' });
+  });
+
+  it('takes an EVM address all in capitals as one without a checksum, like all lower case, and proves it with the same key', async () => {
+    const wallet = evmWallet();
+    const capitals = `0x${wallet.address.slice(2).toUpperCase()}`;
+    const account = await create(ctx.platform, { currency: 'USDC', ownershipType: 'FIRST_PARTY', accountInfo: { accountType: 'BASE_WALLET', address: capitals } }, '/platform/external-accounts');
+    expect(account).toMatchObject({ status: 'PENDING_OWNERSHIP_VERIFICATION', accountInfo: { address: capitals } });
+    const challenge = (await call(ctx.platform, 'POST', `/platform/external-accounts/${account.id}/challenge`, { method: 'WALLET_SIGNATURE' })).json() as { messageToSign: string };
+    const verified = await call(ctx.platform, 'POST', `/platform/external-accounts/${account.id}/verify`, { signature: await wallet.signMessage(challenge.messageToSign) });
+    expect(verified.statusCode, verified.body).toBe(200);
+    expect(verified.json()).toMatchObject({ status: 'ACTIVE' });
+    // The same address in lower case is the same destination; mixed case still needs its checksum.
+    expectEnvelope(await call(ctx.platform, 'POST', '/platform/external-accounts', { currency: 'USDC', accountInfo: { accountType: 'BASE_WALLET', address: wallet.address.toLowerCase() } }), 409, 'CONFLICT');
+    const flipped = await call(ctx.platform, 'POST', '/platform/external-accounts', { currency: 'USDC', accountInfo: { accountType: 'BASE_WALLET', address: flipCase(evmWallet().address) } });
+    expectEnvelope(flipped, 400, 'INVALID_BANK_ACCOUNT');
+    expect(fields(flipped)).toEqual(['accountInfo.address']);
+  });
+
+  it("holds a EUR account's BIC to the IBAN's country, SEPA territories that use its IBANs included", async () => {
+    const p = await ctx.newPlatform();
+    const eur = (iban: string, swiftCode: string) => ({ currency: 'EUR', accountInfo: { accountType: 'EUR_ACCOUNT', iban, swiftCode, beneficiary: { ...person(), countryOfResidence: 'FR' } } });
+    const french = 'FR1420041010050500013M02606';
+    const refused = await call(p, 'POST', '/platform/external-accounts', eur(french, 'COBADEFF'));
+    expect(expectEnvelope(refused, 400, 'INVALID_BANK_ACCOUNT').details).toMatchObject({
+      errors: [{ field: 'accountInfo.swiftCode', message: "must be the BIC of a bank in FR, the IBAN's country (it names DE)" }],
+    });
+    expectEnvelope(await call(p, 'POST', '/platform/external-accounts', eur('GB29NWBK60161331926819', 'COBADEFF')), 400, 'INVALID_BANK_ACCOUNT');
+    // France's overseas departments (Réunion), Åland and Jersey bank on FR, FI and GB IBANs.
+    for (const [iban, bic] of [[french, 'BNPAFRPP'], ['FR7630006000011234567890189', 'BNPARERX'], ['FI2112345600000785', 'AABAAX22'], ['GB29NWBK60161331926819', 'MIDLJESH']] as const) {
+      const response = await call(p, 'POST', '/platform/external-accounts', eur(iban, bic));
+      expect(response.statusCode, `${iban} ${bic}: ${response.body}`).toBe(201);
+    }
+  });
+
   it('requires the owner of a THIRD_PARTY wallet (Travel Rule)', async () => {
     const response = await call(ctx.platform, 'POST', '/platform/external-accounts', { currency: 'USDC', ownershipType: 'THIRD_PARTY', accountInfo: { accountType: 'SOLANA_WALLET', address: solanaWallet().address } });
     expectEnvelope(response, 400, 'INVALID_INPUT');

@@ -3,24 +3,34 @@ import { BeneficiaryVerifier, SimulatedInstitution, type BeneficiaryQuery } from
 import { matchNames, normaliseName, PARTIAL_MATCH_THRESHOLD } from '../../src/modules/external-accounts/name-match.js';
 
 describe('holder name matching', () => {
-  it('normalises: transliteration, case, punctuation, titles and legal forms', () => {
-    expect(normaliseName('Dr. José  Álvarez-Núñez')).toBe('jose alvarez nunez');
-    expect(normaliseName('Acme Trading GmbH')).toBe('acme trading');
+  it('normalises: transliteration, case, punctuation, titles, generational suffixes, and legal forms of a business only', () => {
+    expect(normaliseName('Dr. José  Álvarez-Núñez Jr.')).toBe('jose alvarez nunez');
+    expect(normaliseName('Acme Trading GmbH', 'BUSINESS')).toBe('acme trading');
+    expect(normaliseName('Acme Trading GmbH', 'INDIVIDUAL')).toBe('acme trading gmbh');
     expect(normaliseName('Σωκράτης')).toBe('sokratis');
   });
 
   it.each([
-    ['John Doe', 'DOE JOHN', 'MATCHED'],
-    ['Mr John Doe', 'John Doe', 'MATCHED'],
-    ['Jürgen Müller', 'MULLER JURGEN', 'MATCHED'],
-    ['Acme Ltd', 'ACME LIMITED', 'MATCHED'],
-    ['Jon Doe', 'JOHN DOE', 'PARTIAL_MATCH'],
-    ['John Doe', 'John Michael Doe', 'PARTIAL_MATCH'],
-    ['Doe', 'John Doe', 'NOT_MATCHED'],
-    ['Jane Roe', 'John Doe', 'NOT_MATCHED'],
-    ['', 'John Doe', 'NOT_MATCHED'],
-  ])('%s against %s: %s', (given, onRecord, expected) => {
-    expect(matchNames(given, onRecord)).toBe(expected);
+    ['John Doe', 'DOE JOHN', 'INDIVIDUAL', 'MATCHED'],
+    ['Mr John Doe', 'John Doe', 'INDIVIDUAL', 'MATCHED'],
+    ['Jürgen Müller', 'MULLER JURGEN', 'INDIVIDUAL', 'MATCHED'],
+    ['John Smith Jr', 'SMITH JOHN JUNIOR', 'INDIVIDUAL', 'MATCHED'],
+    ['John Smith Jr', 'JOHN SMITH SR', 'INDIVIDUAL', 'PARTIAL_MATCH'],
+    ['John Smith', 'JOHN SMITH II', 'INDIVIDUAL', 'PARTIAL_MATCH'],
+    ['Mark Lee', 'MARK LEE CORP', 'INDIVIDUAL', 'PARTIAL_MATCH'],
+    ['Mark Lee Ltd', 'MARK LEE LTD', 'INDIVIDUAL', 'PARTIAL_MATCH'],
+    ['Ab Rahman', 'RAHMAN AB', 'INDIVIDUAL', 'MATCHED'],
+    ['Acme Ltd', 'ACME LIMITED', 'BUSINESS', 'MATCHED'],
+    ['Acme', 'ACME LLC', 'BUSINESS', 'MATCHED'],
+    ['Acme Ltd', 'ACME INC', 'BUSINESS', 'PARTIAL_MATCH'],
+    ['Jon Doe', 'JOHN DOE', 'INDIVIDUAL', 'PARTIAL_MATCH'],
+    ['John Doe', 'John Michael Doe', 'INDIVIDUAL', 'PARTIAL_MATCH'],
+    ['Doe', 'John Doe', 'INDIVIDUAL', 'NOT_MATCHED'],
+    ['Jane Roe', 'John Doe', 'INDIVIDUAL', 'NOT_MATCHED'],
+    ['', 'John Doe', 'INDIVIDUAL', 'NOT_MATCHED'],
+    ['Jr', 'JR', 'INDIVIDUAL', 'NOT_MATCHED'],
+  ] as const)('%s against %s (%s): %s', (given, onRecord, holder, expected) => {
+    expect(matchNames(given, onRecord, holder)).toBe(expected);
   });
 
   it('documents its threshold', () => {

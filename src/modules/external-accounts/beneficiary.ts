@@ -56,7 +56,7 @@ const SANDBOX_EXTRA_SURNAME = 'JONES';
  */
 export class SimulatedInstitution implements InstitutionDirectory {
   async holderName(query: BeneficiaryQuery): Promise<string | null> {
-    const words = normaliseName(query.name).split(' ');
+    const words = normaliseName(query.name, query.beneficiaryType).split(' ');
     const bySuffix = SANDBOX_NAME_SUFFIXES[suffixOf(query) ?? ''];
     if (bySuffix) words.push(SANDBOX_TRIGGERS[bySuffix]);
     if (words.includes(SANDBOX_TRIGGERS.unsupported)) return null;
@@ -118,7 +118,7 @@ export class BeneficiaryVerifier {
     if (bySuffix) return { status: bySuffix };
     const holderName = await (environment === 'sandbox' ? this.sandbox : this.production).holderName(query);
     if (holderName === null) return { status: 'UNSUPPORTED' };
-    const status = matchNames(query.name, holderName);
+    const status = matchNames(query.name, holderName, query.beneficiaryType);
     return status === 'NOT_MATCHED' ? { status } : { status, verifiedName: holderName };
   }
 }

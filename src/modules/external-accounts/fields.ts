@@ -3,6 +3,7 @@ import { StringEnum } from '../../platform/http/schemas.js';
 import { Address, Country, DateOnly, Email, Phone } from '../customers/index.js';
 import {
   checkBic,
+  checkBicOfIban,
   checkBolt11,
   checkBolt12,
   checkClabe,
@@ -35,6 +36,8 @@ export type FieldRule = (value: string, context: RuleContext) => Problem;
 export interface FieldSpec {
   schema: TSchema;
   rule?: FieldRule;
+  /** Free text (a name, a number as the bank writes it): not blank, no control characters; `lines` may hold line breaks. */
+  text?: 'line' | 'lines';
 }
 
 const text = (min: number, max: number, options: Record<string, unknown> = {}) => Type.String({ minLength: min, maxLength: max, ...options });
@@ -43,9 +46,10 @@ const text = (min: number, max: number, options: Record<string, unknown> = {}) =
 const phoneRegion = (context: RuleContext) => (typeof context.info.region === 'string' ? context.info.region : context.country!);
 
 export const field = {
-  bankName: (max = 255, description = 'The name of the bank.'): FieldSpec => ({ schema: text(1, max, { description }) }),
+  bankName: (max = 255, description = 'The name of the bank.'): FieldSpec => ({ schema: text(1, max, { description }), text: 'line' }),
   accountNumber: (min = 1, max = 34, pattern?: string, description = 'The account number at the bank.'): FieldSpec => ({
     schema: text(min, max, { ...(pattern ? { pattern } : {}), description }),
+    text: 'line',
   }),
   /** `ACCOUNT_COUNTRY`: the IBAN must be of the account's country (SWIFT accounts name it). */
   iban: (length: { min: number; max: number }, pattern: string, countries: readonly string[] | 'SEPA' | 'ACCOUNT_COUNTRY'): FieldSpec => ({
@@ -53,10 +57,13 @@ export const field = {
     rule: (v, c) => checkIban(v, countries === 'ACCOUNT_COUNTRY' ? (c.country ? [c.country] : undefined) : countries),
   }),
   country: (description: string): FieldSpec => ({ schema: Country({ description }) }),
-  /** A BIC; `sameCountry`: the bank must be in the account's country. */
-  swiftCode: (sameCountry: boolean): FieldSpec => ({
+  /**
+   * A BIC. `sameCountry`: the bank must be in the account's country; `IBAN_COUNTRY`: in the
+   * country of the account's `iban` (or a SEPA territory using its IBANs, formats.ts).
+   */
+  swiftCode: (sameCountry: boolean | 'IBAN_COUNTRY'): FieldSpec => ({
     schema: text(8, 11, { pattern: '^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$', description: 'SWIFT/BIC code of the bank (ISO 9362).', examples: ['DEUTDEFF'] }),
-    rule: (v, c) => checkBic(v, sameCountry ? c.country : undefined),
+    rule: (v, c) => (sameCountry === 'IBAN_COUNTRY' ? checkBicOfIban(v, c.info.iban) : checkBic(v, sameCountry ? c.country : undefined)),
   }),
   routingNumber: (description = 'ABA routing number; its checksum is verified.'): FieldSpec => ({
     schema: text(9, 9, { pattern: '^[0-9]{9}$', description, examples: ['021000021'] }),
@@ -71,7 +78,7 @@ export const field = {
     schema: text(7, 15, { pattern, description }),
     rule: (v, c) => checkPhone(v, phoneRegion(c), { mobile }),
   }),
-  provider: (): FieldSpec => ({ schema: text(1, 255, { description: 'The mobile money provider.' }) }),
+  provider: (): FieldSpec => ({ schema: text(1, 255, { description: 'The mobile money provider.' }), text: 'line' }),
   bankAccountType: (): FieldSpec => ({ schema: StringEnum(['CHECKING', 'SAVINGS'] as const, { description: 'Checking or savings account.' }) }),
   digits: (length: number, description: string): FieldSpec => ({ schema: text(length, length, { pattern: `^[0-9]{${length}}$`, description }) }),
   enumOf: (values: readonly string[], description: string): FieldSpec => ({ schema: StringEnum(values, { description }) }),
@@ -89,7 +96,7 @@ export const field = {
   vpa: (): FieldSpec => ({
     schema: text(3, 255, { pattern: '^[a-zA-Z0-9.\\-_]+@[a-zA-Z0-9]+$', description: 'UPI virtual payment address (name@handle).', examples: ['user@upi'] }),
   }),
-  freeText: (max: number, description: string): FieldSpec => ({ schema: Type.String({ maxLength: max, description }) }),
+  freeText: (max: number, description: string): FieldSpec => ({ schema: Type.String({ maxLength: max, description }), text: 'lines' }),
   evmAddress: (chain: string): FieldSpec => ({
     schema: text(42, 42, { description: `${chain} address: 0x and 40 hex digits; mixed case must carry a valid EIP-55 checksum.` }),
     rule: checkEvmAddress,

@@ -38,6 +38,37 @@ export function checkBic(value: string, country?: string): Problem {
   return undefined;
 }
 
+/**
+ * SEPA territories that use another country's IBANs while their banks' BICs name the territory:
+ * within a group, a BIC of one country goes with an IBAN of another. France with its overseas
+ * departments and collectivities in SEPA (French Guiana, Guadeloupe, Martinique, Réunion, Mayotte,
+ * Saint Barthélemy, Saint Martin, Saint Pierre and Miquelon: FR IBANs); Finland with Åland (FI
+ * IBANs); the United Kingdom with Guernsey, Jersey and the Isle of Man (GB IBANs).
+ */
+export const SEPA_TERRITORY_GROUPS: readonly (readonly string[])[] = [
+  ['FR', 'GF', 'GP', 'MQ', 'RE', 'YT', 'BL', 'MF', 'PM'],
+  ['FI', 'AX'],
+  ['GB', 'GG', 'JE', 'IM'],
+];
+
+/** Whether a bank in `bicCountry` can hold an IBAN of `ibanCountry`: the same country, or one SEPA territory group. */
+export function bicCountryHoldsIban(bicCountry: string, ibanCountry: string): boolean {
+  return bicCountry === ibanCountry || SEPA_TERRITORY_GROUPS.some((group) => group.includes(bicCountry) && group.includes(ibanCountry));
+}
+
+/**
+ * A BIC that exists in form and belongs to a bank of the IBAN's country (or of a SEPA territory
+ * that uses its IBANs). Without a valid IBAN only the form is checked: the IBAN's own problem is
+ * reported on it.
+ */
+export function checkBicOfIban(value: string, iban: unknown): Problem {
+  const form = checkBic(value);
+  if (form || typeof iban !== 'string' || !isValidIBAN(iban)) return form;
+  const ibanCountry = iban.slice(0, 2);
+  const bicCountry = value.slice(4, 6);
+  return bicCountryHoldsIban(bicCountry, ibanCountry) ? undefined : `must be the BIC of a bank in ${ibanCountry}, the IBAN's country (it names ${bicCountry})`;
+}
+
 /** ABA routing number: its 3-7-1 weighted checksum. */
 export function checkRoutingNumber(value: string): Problem {
   return abaValidator.validate(value) ? undefined : 'is not a valid ABA routing number (checksum)';
@@ -108,10 +139,16 @@ export function checkPixKey(value: string, keyType: unknown): Problem {
   }
 }
 
-/** EVM address: 20 bytes of hex; mixed case must carry a valid EIP-55 checksum. */
+/**
+ * EVM address: 20 bytes of hex. EIP-55 puts its checksum in the letter case, so an address all in
+ * lower or all in upper case carries none and is taken as it is (as ethers' getAddress does);
+ * mixed case must carry a valid checksum.
+ */
 export function checkEvmAddress(value: string): Problem {
   if (!/^0x[0-9a-fA-F]{40}$/.test(value)) return 'is not an EVM address (0x and 40 hex digits)';
-  return viemUtils().isAddress(value, { strict: true }) ? undefined : 'has an invalid EIP-55 checksum (check the letter case)';
+  const hex = value.slice(2);
+  const checksummed = hex !== hex.toLowerCase() && hex !== hex.toUpperCase();
+  return viemUtils().isAddress(value, { strict: checksummed }) ? undefined : 'has an invalid EIP-55 checksum (check the letter case)';
 }
 
 /** Solana address: base58 of a 32-byte public key (on or off the curve: program-derived vaults receive too). */
@@ -143,7 +180,7 @@ const SPARK_PREFIXES: Record<string, 'mainnet' | 'test'> = {
  * The identity public key (33-byte compressed secp256k1) a Spark address encodes: bech32m of
  * protobuf field 1 (0x0a, length 0x21). Throws on anything else, including Spark invoices.
  */
-export function sparkIdentityKey(address: string): { publicKey: Buffer; network: 'mainnet' | 'test' } {
+export function sparkIdentityKey(address: string): { publicKey: Buffer; network: 'mainnet' | 'test'; prefix: string } {
   const decoded = bech32m.decode(address as `${string}1${string}`, 200);
   const network = SPARK_PREFIXES[decoded.prefix];
   if (!network) throw new Error(`unknown Spark prefix ${decoded.prefix}`);
@@ -152,7 +189,7 @@ export function sparkIdentityKey(address: string): { publicKey: Buffer; network:
   const publicKey = payload.subarray(2);
   // Throws unless the key is a point on secp256k1.
   ECDH.convertKey(publicKey, 'secp256k1', undefined, undefined, 'uncompressed');
-  return { publicKey, network };
+  return { publicKey, network, prefix: decoded.prefix };
 }
 
 export function checkSparkAddress(value: string, scope: NetworkScope): Problem {

@@ -7,7 +7,7 @@ import { errorResponses, PathParam } from '../../platform/http/schemas.js';
 import { attachedFieldErrors, validatorCompiler } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
 import type { ModuleDeps } from '../../platform/module.js';
-import { BeneficiaryVerifier, type InstitutionDirectory } from './beneficiary.js';
+import { BeneficiaryVerifier, type BeneficiaryVerification, type InstitutionDirectory } from './beneficiary.js';
 import { livenessHeaders, livenessPage, newNonce, unknownLinkPage } from './liveness-page.js';
 import { completeLiveness, describeLiveness, LIVENESS_PATH, startChallenge, verifySignature, type Attempt } from './ownership.js';
 import type { Owner } from './repo.js';
@@ -84,16 +84,27 @@ export const externalAccountRoutes: FastifyPluginAsyncTypebox<ExternalAccountRou
       validatorCompiler: (route) => (route.httpPart === 'body' ? createRequestValidator(envelope) : validatorCompiler(route)),
       handler: async (request, reply) => {
         const { platformId, environment } = request.principal;
-        const checked = checkAccount(request.body, attachedFieldErrors(request), { scope: environment === 'production' ? 'mainnet' : 'any', now: deps.clock.now() });
         const input = request.body as ExternalAccountCreate;
-        const query = beneficiaryQueryOf(checked, input.currency);
-        const verification = query ? await verifier.verify(environment, query) : ({ status: 'UNSUPPORTED' } as const);
         return sendWrite(
           deps,
           request,
           reply,
-          async (trx) => ({ statusCode: 201, body: await createExternalAccount(trx, deps.clock, { platformId, path }, input, checked, verification) }),
-          { idempotent: true },
+          async (trx, { checked, verification }) => ({
+            statusCode: 201,
+            body: await createExternalAccount(trx, deps.clock, { platformId, path }, input, checked, verification),
+          }),
+          {
+            idempotent: true,
+            // The account's checks and the name check run only when no stored response answers the
+            // Idempotency-Key: a retry answers what the first request did, whatever time has passed
+            // (an invoice that expired since) and without asking the provider again.
+            prepare: async () => {
+              const checked = checkAccount(request.body, attachedFieldErrors(request), { scope: environment === 'production' ? 'mainnet' : 'any', now: deps.clock.now() });
+              const query = beneficiaryQueryOf(checked, input.currency);
+              const verification: BeneficiaryVerification = query ? await verifier.verify(environment, query) : { status: 'UNSUPPORTED' };
+              return { checked, verification };
+            },
+          },
         );
       },
     });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
@@ -7,6 +6,7 @@ import { recordEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { customerTypeOf } from '../customers/index.js';
 import { beneficiaryOf, type BeneficiaryVerification } from './beneficiary.js';
+import { identityOf } from './identity.js';
 import {
   clearDefaultUmaDeposit,
   deleteChallenge,
@@ -57,17 +57,6 @@ export function toExternalAccount(row: ExternalAccountRow): ExternalAccount {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
-}
-
-/** SHA-256 over the fields that name the destination; EVM addresses are case-insensitive. */
-function identityOf(checked: CheckedAccount): string {
-  const { variant, info } = checked;
-  const values = variant.identity.map((name) => {
-    const value = info[name];
-    if (typeof value !== 'string') return null;
-    return variant.kind === 'wallet' && /^0x/i.test(value) ? value.toLowerCase() : value;
-  });
-  return createHash('sha256').update(JSON.stringify([variant.accountType, ...values])).digest('hex');
 }
 
 /** Moves an account's status and records exactly one STATUS_UPDATED event, in the caller's transaction. */

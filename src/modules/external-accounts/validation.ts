@@ -95,6 +95,40 @@ function crossFieldErrors(variant: Variant, info: Record<string, unknown>, body:
   return errors;
 }
 
+const CONTROL = /\p{Cc}/u;
+const CONTROL_BUT_LINE_BREAKS = /[^\P{Cc}\r\n]/u;
+/** Nothing a reader would see: whitespace and invisible format characters (zero-width space, BOM) only. */
+const BLANK = /^[\s\p{Cf}]+$/u;
+
+/** Free text's rule: no control characters (line breaks only where `lines`), and not only spaces. */
+function textProblem(value: string, lines: boolean): string | undefined {
+  if ((lines ? CONTROL_BUT_LINE_BREAKS : CONTROL).test(value)) {
+    return `must not contain control characters (U+0000–U+001F, U+007F–U+009F)${lines ? ' other than line breaks' : ''}`;
+  }
+  return BLANK.test(value) ? 'must not be blank' : undefined;
+}
+
+/**
+ * The free text of an account (bank and provider names, account numbers, a wallet's VASP) and
+ * every text of its beneficiary (names, address, document numbers), by `textProblem`: names that
+ * are only spaces or carry terminal escapes reach bank files, screens and name checks otherwise.
+ */
+function freeTextErrors(variant: Variant, info: Record<string, unknown>): FieldError[] {
+  const errors: FieldError[] = [];
+  const check = (value: unknown, path: string, lines = false) => {
+    if (typeof value === 'string') {
+      const problem = textProblem(value, lines);
+      if (problem) errors.push({ field: path, message: problem });
+    } else if (isObject(value)) {
+      for (const [name, item] of Object.entries(value)) check(item, `${path}.${name}`);
+    }
+  };
+  for (const [name, spec] of Object.entries(variant.fields)) if (spec.text) check(info[name], `accountInfo.${name}`, spec.text === 'lines');
+  check(info.vaspName, 'accountInfo.vaspName');
+  check(info.beneficiary, 'accountInfo.beneficiary');
+  return errors;
+}
+
 function currencyError(variant: Variant, currency: unknown): FieldError | undefined {
   if (typeof currency !== 'string' || !isCurrency(currency)) return undefined;
   if (variant.accountType === 'SWIFT_ACCOUNT') {
@@ -130,6 +164,7 @@ export function checkAccount(body: unknown, schemaErrors: FieldError[], options:
       const problem = spec.rule(value, context);
       if (problem) accountErrors.push({ field: path, message: problem });
     }
+    inputErrors.push(...freeTextErrors(variant, info).filter((e) => !invalid.has(e.field)));
     inputErrors.push(...crossFieldErrors(variant, info, input).filter((e) => !invalid.has(e.field)));
     const wrongCurrency = currencyError(variant, input.currency);
     if (wrongCurrency) inputErrors.push(wrongCurrency);

@@ -178,7 +178,7 @@ const BANK_VARIANTS: BankVariant[] = [
     identity: ['iban'],
   }),
   bankOrMobile('EGP', 'EG', { iban: field.iban({ min: 29, max: 29 }, '^EG[0-9]{27}$', ['EG']), bankName: field.bankName() }, ['bankName', 'iban']),
-  bank('EUR', undefined, { iban: field.iban({ min: 15, max: 34 }, IBAN_PATTERN, 'SEPA'), swiftCode: field.swiftCode(false) }, ['iban'], ['SEPA', 'SEPA_INSTANT'], {
+  bank('EUR', undefined, { iban: field.iban({ min: 15, max: 34 }, IBAN_PATTERN, 'SEPA'), swiftCode: field.swiftCode('IBAN_COUNTRY') }, ['iban'], ['SEPA', 'SEPA_INSTANT'], {
     individual: { required: ['countryOfResidence'] },
     identity: ['iban'],
   }),
