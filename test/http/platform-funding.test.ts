@@ -244,8 +244,8 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       expect(seen.find((s) => s.body.transactionId === paid.transactionId)).toMatchObject({ auth: 'Bearer rail-secret', body: { quoteId: paid.quoteId, currency: 'USD', amount: '10075' } });
       for (const input of [paid, short, unpaid]) expect(await transaction(prod, p, input.transactionId)).toMatchObject({ status: 'PENDING' });
 
-      deposits.CDRPAID0000000A = { status: 'RECEIVED', amount: '10075' };
-      deposits.CDRSHORT000000B = { status: 'RECEIVED', amount: '10000' };
+      deposits.CDRPAID0000000A = { status: 'RECEIVED', amount: '10075', receivedAt: prod.clock.now().toISOString() };
+      deposits.CDRSHORT000000B = { status: 'RECEIVED', amount: '10000', receivedAt: prod.clock.now().toISOString() };
       prod.clock.advance(10_000);
       await drainJobs(prod);
       // Funded, held and handed to the rail; RTP settles 5 s after the money arrived.
@@ -282,7 +282,7 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       await drainJobs(prod);
       expect(seen.filter((s) => s.path === '/rails/deposits/status' && s.body.quoteId === q.id).map((s) => s.body)).toEqual([expect.objectContaining({ reference, amount: '20000' })]);
       expectEnvelope(await call(prod, p, 'POST', `/quotes/${q.id}/execute`), 400, 'INVALID_INPUT');
-      deposits[reference] = { status: 'RECEIVED', amount: '20000' };
+      deposits[reference] = { status: 'RECEIVED', amount: '20000', receivedAt: prod.clock.now().toISOString() };
       prod.clock.advance(10_000);
       await drainJobs(prod);
       expect(await transaction(prod, p, q.transactionId as string)).toMatchObject({ status: 'PROCESSING' });
@@ -292,7 +292,7 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
       // A deposit the provider cannot send back: retried for about two days, then the refund is FAILED.
       const bounced = realtime('CDRBOUNCE00000E', { fundingDeadline: new Date(prod.clock.now().getTime() + 60_000) });
       await startPayment(prod, bounced);
-      deposits.CDRBOUNCE00000E = { status: 'RECEIVED', amount: '1' };
+      deposits.CDRBOUNCE00000E = { status: 'RECEIVED', amount: '1', receivedAt: prod.clock.now().toISOString() };
       prod.clock.advance(10_000);
       await drainJobs(prod);
       expect(await transaction(prod, p, bounced.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'FUNDING_AMOUNT_MISMATCH', refund: { status: 'PENDING' } });

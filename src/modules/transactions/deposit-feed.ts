@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { inSavepoint, withTx } from '../../platform/db/tx.js';
 import { enqueueJob, type Job, type JobCompletion, type JobWorker } from '../../platform/jobs.js';
+import { AppError } from '../../platform/errors.js';
 import { LedgerError } from '../ledger/index.js';
 import type { DepositOutcome, FundingDeposits, ReportedDeposit } from './deposits.js';
 import { DEPOSIT_PAGE_LIMIT, type DepositSource } from './rail-provider.js';
@@ -25,6 +26,13 @@ interface UnmatchedDepositsTable {
   platform_id: string | null;
   account_id: string | null;
   received_at: Date;
+  /** For the operator: what refused the credit (REFUSED), the credit a conflicting listing collides with. */
+  detail: string | null;
+  /** The credit of this deposit id: the first one (CONFLICTING_DEPOSIT), or the one that closed the row. */
+  credited_platform_id: string | null;
+  credited_transaction_id: string | null;
+  /** Set when a later listing of the id was credited: nothing is left for the operator to do. */
+  resolved_at: Date | null;
 }
 
 declare module '../../platform/db/database.js' {
@@ -127,36 +135,62 @@ export class DepositFeed {
     });
   }
 
-  /** Credits one reported deposit, or keeps it in `unmatched_deposits` (once per id) and logs it for the operator. */
+  /**
+   * Credits one reported deposit, or keeps it in `unmatched_deposits` (once per id) and logs it for
+   * the operator. Whatever refuses one deposit's credit (the ledger: past the balance limit, or any
+   * other refusal; an AppError) is that deposit's outcome, rolled back to its savepoint: the page
+   * goes on. Anything else (the database) fails the page, which is read again.
+   */
   private async take(trx: Tx, deposit: ReportedDeposit): Promise<void> {
     let outcome: DepositOutcome;
     try {
       outcome = await inSavepoint(trx, 'funding_deposit', () => this.deps.deposits.receive(trx, deposit, 'production'));
     } catch (error) {
-      if (!(error instanceof LedgerError && error.reason === 'BALANCE_LIMIT')) throw error;
-      outcome = { credited: false, reason: 'BALANCE_LIMIT' };
+      if (!(error instanceof LedgerError) && !(error instanceof AppError)) throw error;
+      const detail = error instanceof LedgerError ? `ledger ${error.reason}: ${error.message}` : `${error.code}: ${error.message}`;
+      const account = await this.deps.deposits.productionAccount(trx, deposit.reference);
+      outcome = { credited: false, reason: error instanceof LedgerError && error.reason === 'BALANCE_LIMIT' ? 'BALANCE_LIMIT' : 'REFUSED', detail, ...(account ? { account } : {}) };
     }
-    if (outcome.credited) return;
+    if (outcome.credited) {
+      // Kept earlier (unknown reference, balance limit…), credited now that it is listed again: the operator's row is closed.
+      if (!outcome.repeated) {
+        const closed = await trx
+          .updateTable('unmatched_deposits')
+          .set({ resolved_at: this.deps.clock.now(), credited_platform_id: outcome.transaction.platform_id, credited_transaction_id: outcome.transaction.id })
+          .where('deposit_id', '=', deposit.depositId)
+          .where('resolved_at', 'is', null)
+          .returning('deposit_id')
+          .executeTakeFirst();
+        if (closed) this.deps.logger.info({ depositId: deposit.depositId }, 'a deposit kept in unmatched_deposits was credited when listed again: its row is closed');
+      }
+      return;
+    }
+    const row = {
+      deposit_id: deposit.depositId,
+      reference: deposit.reference,
+      currency: deposit.currency,
+      amount: deposit.amount,
+      rail: deposit.rail,
+      sender: deposit.sender ? JSON.stringify(deposit.sender) : null,
+      reason: outcome.reason,
+      platform_id: outcome.account?.platform_id ?? null,
+      account_id: outcome.account?.id ?? null,
+      received_at: this.deps.clock.now(),
+      detail: outcome.detail ?? null,
+      credited_platform_id: outcome.credit?.platformId ?? null,
+      credited_transaction_id: outcome.credit?.transactionId ?? null,
+      resolved_at: null,
+    };
     const kept = await trx
       .insertInto('unmatched_deposits')
-      .values({
-        deposit_id: deposit.depositId,
-        reference: deposit.reference,
-        currency: deposit.currency,
-        amount: deposit.amount,
-        rail: deposit.rail,
-        sender: deposit.sender ? JSON.stringify(deposit.sender) : null,
-        reason: outcome.reason,
-        platform_id: outcome.account?.platform_id ?? null,
-        account_id: outcome.account?.id ?? null,
-        received_at: this.deps.clock.now(),
-      })
-      .onConflict((oc) => oc.column('deposit_id').doNothing())
+      .values(row)
+      // Once per id; a row closed by a credit is reopened by a listing that now conflicts with it.
+      .onConflict((oc) => oc.column('deposit_id').doUpdateSet(row).where('unmatched_deposits.resolved_at', 'is not', null))
       .returning('deposit_id')
       .executeTakeFirst();
     if (kept) {
       this.deps.logger.warn(
-        { depositId: deposit.depositId, reference: deposit.reference, currency: deposit.currency, amount: deposit.amount.toString(), reason: outcome.reason },
+        { depositId: deposit.depositId, reference: deposit.reference, currency: deposit.currency, amount: deposit.amount.toString(), reason: outcome.reason, detail: outcome.detail },
         'a deposit credited no account: kept in unmatched_deposits for the operator',
       );
     }

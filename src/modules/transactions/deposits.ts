@@ -5,7 +5,7 @@ import { formatId, uuidv7 } from '../../platform/ids.js';
 import { recordEvents } from '../../platform/outbox.js';
 import { customerTypeOf } from '../customers/index.js';
 import { findAccountByDepositReference, type FundingInstruction, type InternalAccountRow } from '../internal-accounts/index.js';
-import type { Ledger } from '../ledger/index.js';
+import { MAX_POSTING_AMOUNT, type Ledger } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
 import { isPaymentRail } from './rails.js';
 import { findTransaction, insertTransaction, updateTransaction, type TransactionRow } from './repo.js';
@@ -19,9 +19,18 @@ interface FundingDepositsTable {
   created_at: Date;
 }
 
+/** Production (feed) deposit ids, across every platform: the one credit of each (migration 0038). */
+interface FeedDepositsTable {
+  deposit_id: string;
+  platform_id: string;
+  transaction_id: string;
+  created_at: Date;
+}
+
 declare module '../../platform/db/database.js' {
   interface Database {
     funding_deposits: FundingDepositsTable;
+    feed_deposits: FeedDepositsTable;
   }
 }
 
@@ -52,11 +61,24 @@ export interface ReportedDeposit {
   sender?: DepositSender;
 }
 
-export type UnmatchedReason = 'UNKNOWN_REFERENCE' | 'ACCOUNT_NOT_ACTIVE' | 'CURRENCY_MISMATCH' | 'BALANCE_LIMIT';
+/**
+ * Why a deposit credited nothing. CONFLICTING_DEPOSIT: a production deposit id credited before,
+ * listed again with another reference, currency, amount or rail. AMOUNT_OUT_OF_RANGE: more than
+ * one ledger posting takes (MAX_POSTING_AMOUNT). REFUSED: any other refusal of the credit (the
+ * deposit feed's, from the ledger's error).
+ */
+export type UnmatchedReason = 'UNKNOWN_REFERENCE' | 'ACCOUNT_NOT_ACTIVE' | 'CURRENCY_MISMATCH' | 'BALANCE_LIMIT' | 'CONFLICTING_DEPOSIT' | 'AMOUNT_OUT_OF_RANGE' | 'REFUSED';
 
 export type DepositOutcome =
   | { credited: true; transaction: TransactionRow; repeated: boolean }
-  | { credited: false; reason: UnmatchedReason; account?: InternalAccountRow };
+  | {
+      credited: false;
+      reason: UnmatchedReason;
+      account?: InternalAccountRow;
+      /** CONFLICTING_DEPOSIT: the id's one credit. */
+      credit?: { platformId: string; transactionId: string };
+      detail?: string;
+    };
 
 /** The on-chain networks an IncomingTransaction's `onChainTransaction.network` names. */
 const ON_CHAIN_NETWORKS = new Set(['BITCOIN', 'ETHEREUM', 'SOLANA', 'BASE', 'POLYGON', 'TRON', 'PLASMA', 'SPARK']);
@@ -94,7 +116,8 @@ export interface FundingDepositsDeps {
  * transaction is opened and credited in one database transaction, from the rail's SETTLEMENT
  * account, with INCOMING_PAYMENT.PENDING then INCOMING_PAYMENT.COMPLETED (and the ledger's
  * INTERNAL_ACCOUNT.BALANCE_UPDATED). `funding_deposits (platform_id, deposit_id)` makes a
- * deposit id credit once, whoever reports it how often.
+ * deposit id credit once, whoever reports it how often; a production (feed) id also claims
+ * `feed_deposits (deposit_id)`, once across every platform.
  */
 export class FundingDeposits {
   constructor(private readonly deps: FundingDepositsDeps) {}
@@ -104,16 +127,24 @@ export class FundingDeposits {
    * why nothing was credited. `scope`: one platform's accounts (the sandbox's simulation), or
    * every production platform's (the provider's feed: references and addresses are unique, and
    * real money never credits a sandbox platform's simulated instructions). A ledger error
-   * (BALANCE_LIMIT) is thrown: the caller decides what it means.
+   * (BALANCE_LIMIT) is thrown: the caller decides what it means. Production ids are global
+   * (`feed_deposits`, its primary key the guarantee): an id credits once across every platform,
+   * and listed again differently it is CONFLICTING_DEPOSIT (`relisted`).
    */
   async receive(trx: Tx, deposit: ReportedDeposit, scope: { platformId: string } | 'production'): Promise<DepositOutcome> {
-    const account = await findAccountByDepositReference(trx, deposit.reference, scope === 'production' ? undefined : scope.platformId);
+    const feed = scope === 'production';
+    if (feed) {
+      // The provider's ids are global: one credited on any platform is never credited again.
+      const first = await this.feedCredit(trx, deposit.depositId);
+      if (first) return this.relisted(trx, deposit, first);
+    }
+    const account = feed ? await this.productionAccount(trx, deposit.reference) : await findAccountByDepositReference(trx, deposit.reference, scope.platformId);
     if (!account) return { credited: false, reason: 'UNKNOWN_REFERENCE' };
-    if (scope === 'production' && (await platformEnvironment(trx, account.platform_id)) !== 'production') return { credited: false, reason: 'UNKNOWN_REFERENCE' };
     const previous = await this.creditedBefore(trx, account.platform_id, deposit.depositId);
     if (previous) return { credited: true, transaction: previous, repeated: true };
     if (account.status !== 'ACTIVE') return { credited: false, reason: 'ACCOUNT_NOT_ACTIVE', account };
     if (deposit.currency !== account.currency) return { credited: false, reason: 'CURRENCY_MISMATCH', account };
+    if (deposit.amount > MAX_POSTING_AMOUNT) return { credited: false, reason: 'AMOUNT_OUT_OF_RANGE', account };
     let customer: { uuid: string; platformCustomerId: string } | undefined;
     if (account.customer_id) {
       try {
@@ -127,6 +158,16 @@ export class FundingDeposits {
 
     const now = this.deps.clock.now();
     const id = uuidv7(now.getTime());
+    if (feed) {
+      const mine = await trx
+        .insertInto('feed_deposits')
+        .values({ deposit_id: deposit.depositId, platform_id: account.platform_id, transaction_id: id, created_at: now })
+        .onConflict((oc) => oc.column('deposit_id').doNothing())
+        .returning('deposit_id')
+        .executeTakeFirst();
+      // Credited meanwhile (this report waited on the key): as a listing after it.
+      if (!mine) return this.relisted(trx, deposit, (await this.feedCredit(trx, deposit.depositId))!);
+    }
     const claimed = await trx
       .insertInto('funding_deposits')
       .values({ platform_id: account.platform_id, deposit_id: deposit.depositId, transaction_id: id, created_at: now })
@@ -138,6 +179,43 @@ export class FundingDeposits {
       return { credited: true, transaction: (await this.creditedBefore(trx, account.platform_id, deposit.depositId))!, repeated: true };
     }
     return { credited: true, transaction: await this.credit(trx, account, customer, deposit, id, now), repeated: false };
+  }
+
+  /**
+   * The account a production deposit's reference names on a production platform (real money never
+   * credits a sandbox platform's simulated instructions), whatever its state; undefined when none.
+   */
+  async productionAccount(db: Tx, reference: string): Promise<InternalAccountRow | undefined> {
+    const account = await findAccountByDepositReference(db, reference, undefined);
+    return account && (await platformEnvironment(db, account.platform_id)) === 'production' ? account : undefined;
+  }
+
+  private async feedCredit(db: DbOrTx, depositId: string): Promise<{ platformId: string; transactionId: string } | undefined> {
+    const row = await db.selectFrom('feed_deposits').select(['platform_id', 'transaction_id']).where('deposit_id', '=', depositId).executeTakeFirst();
+    return row ? { platformId: row.platform_id, transactionId: row.transaction_id } : undefined;
+  }
+
+  /**
+   * A production deposit id listed again after its credit: the same deposit (reference, currency,
+   * amount and rail as credited) answers that credit; anything else is CONFLICTING_DEPOSIT, kept
+   * for the operator and credited nowhere — the provider says one id is two deposits.
+   */
+  private async relisted(trx: Tx, deposit: ReportedDeposit, first: { platformId: string; transactionId: string }): Promise<DepositOutcome> {
+    const credited = await findTransaction(trx, first.platformId, first.transactionId);
+    if (
+      credited &&
+      credited.reconciliation_reference === deposit.reference &&
+      credited.receiving_currency === deposit.currency &&
+      BigInt(credited.received_amount) === deposit.amount &&
+      credited.payment_rail === deposit.rail
+    ) {
+      return { credited: true, transaction: credited, repeated: true };
+    }
+    const account = await this.productionAccount(trx, deposit.reference);
+    const detail = credited
+      ? `credited before as ${formatId('Transaction', credited.id)} (platform ${first.platformId}): ${credited.received_amount} ${credited.receiving_currency} on ${credited.payment_rail}, reference ${credited.reconciliation_reference}`
+      : `credited before as ${formatId('Transaction', first.transactionId)} (platform ${first.platformId})`;
+    return { credited: false, reason: 'CONFLICTING_DEPOSIT', ...(account ? { account } : {}), credit: first, detail };
   }
 
   private async creditedBefore(db: DbOrTx, platformId: string, depositId: string): Promise<TransactionRow | undefined> {

@@ -7,7 +7,7 @@ import { enqueueJob, type Job, type JobWorker } from '../../platform/jobs.js';
 import { recordEvents } from '../../platform/outbox.js';
 import { customerTypeOf } from '../customers/index.js';
 import { findCustomerAccountIn } from '../internal-accounts/index.js';
-import { LedgerError, type Ledger } from '../ledger/index.js';
+import { findLedgerTransaction, LedgerError, type Ledger } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
 import type { DecidedApproval, IncomingPaymentApprovals, RequestedField } from '../webhooks/index.js';
 import { UMA_RAIL } from './rails.js';
@@ -222,10 +222,23 @@ export class IncomingPayments {
   }
 
   /**
+   * The ledger transaction that credited a COMPLETED incoming payment: `funding_id` (UMA, deposits
+   * to funding instructions), or for a transfer-in — a pull, whose credit is its posted hold — the
+   * `:post` transaction. Undefined when there is none to reverse.
+   */
+  private async creditOf(db: DbOrTx, row: TransactionRow): Promise<string | undefined> {
+    if (row.funding_id) return row.funding_id;
+    if (!row.hold_id) return undefined;
+    return (await findLedgerTransaction(db, row.platform_id, { reference: ref(row.id, 'post') }))?.id;
+  }
+
+  /**
    * Starts returning a COMPLETED incoming payment to its sender: refund PENDING
    * (INCOMING_PAYMENT.REFUND_PENDING) now, and a job that reverses the credit — REFUNDED with
    * REFUND_COMPLETED, or, when the receiver's available balance no longer covers it, the
-   * payment stays COMPLETED with REFUND_FAILED. 409 CONFLICT for any other payment.
+   * payment stays COMPLETED with REFUND_FAILED. A transfer-in's credit (the pull's posted hold)
+   * is reversed the same way: the money goes back to the external account it was pulled from.
+   * 409 CONFLICT for any other payment, and for one with no credit to reverse.
    */
   async startRefund(trx: Tx, platformId: string, transactionId: string): Promise<IncomingTransaction> {
     const uuid = parseId('Transaction', transactionId);
@@ -235,6 +248,9 @@ export class IncomingPayments {
       throw new AppError('CONFLICT', `Transaction ${transactionId} is not a completed incoming payment without a refund under way.`, {
         details: { type: row.type, status: row.status, refundStatus: row.refund_status },
       });
+    }
+    if (!(await this.creditOf(trx, row))) {
+      throw new AppError('CONFLICT', `Transaction ${transactionId} has no credit in the ledger to reverse.`, { details: { type: row.type, status: row.status } });
     }
     const at = await this.deps.platformClock.now(platformId, trx);
     const pending = (await updateTransaction(
@@ -255,9 +271,12 @@ export class IncomingPayments {
     const platformId = job.platform_id!;
     const reversed = await withTx(this.deps.db, async (trx) => {
       const row = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
-      if (!row || row.status !== 'COMPLETED' || row.refund_status !== 'PENDING' || !row.funding_id) return true;
+      if (!row || row.status !== 'COMPLETED' || row.refund_status !== 'PENDING') return true;
+      // startRefund found it: a refund under way always has a credit to reverse.
+      const credit = await this.creditOf(trx, row);
+      if (!credit) throw new Error(`incoming payment ${row.id} has a refund under way and no credit to reverse`);
       try {
-        await this.deps.ledger.reverse(trx, { platformId, transactionId: row.funding_id, reference: ref(row.id, 'refund') });
+        await this.deps.ledger.reverse(trx, { platformId, transactionId: credit, reference: ref(row.id, 'refund') });
       } catch (error) {
         if (error instanceof LedgerError && error.reason === 'INSUFFICIENT_FUNDS') return false;
         throw error;

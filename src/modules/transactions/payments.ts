@@ -22,7 +22,7 @@ import {
 } from './repo.js';
 import { INCOMING_PAYMENT_EVENTS, type OutgoingFailureReason, type Transaction } from './schemas.js';
 import { assertTransition, type TransactionStatus } from './status.js';
-import { RealtimeFunding, type FundingDeps } from './realtime-funding.js';
+import { RealtimeFunding, type FundingDeps, type RefundReason } from './realtime-funding.js';
 import { toTransaction } from './views.js';
 
 /** What a quote's execution hands over (MONEY-CONTRACT.md). Ids are the API's `<Type>:<uuid>`, platformId a uuid. */
@@ -575,7 +575,7 @@ export class Payments {
     trx: DbOrTx,
     row: TransactionRow,
     reference: string,
-    reason: 'TRANSACTION_FAILED' | 'USER_CANCELLATION',
+    reason: RefundReason,
   ): Promise<{ changes: TransactionChanges; event: 'OUTGOING_PAYMENT.REFUND_PENDING' | 'OUTGOING_PAYMENT.REFUND_COMPLETED' }> {
     const at = await this.deps.platformClock.now(row.platform_id, trx);
     const viaProvider = row.environment === 'production' && row.funding_id !== null;
@@ -624,7 +624,9 @@ export class Payments {
   /**
    * POST /transactions/{id}/cancel: possible while the payment waits (PENDING, PENDING_AUTHORIZATION),
    * before it was handed to the rail; the hold is released and money paid in is returned. Past
-   * that point: 409 TRANSACTION_NOT_CANCELLABLE.
+   * that point: 409 TRANSACTION_NOT_CANCELLABLE. A production REALTIME_FUNDING payment whose money
+   * was not yet known keeps its funding job: money the provider reports for it until the deadline
+   * is sent back then (realtime-funding.ts, `returnArrived`).
    */
   async cancel(trx: Tx, platformId: string, transactionId: string): Promise<TransactionView> {
     const row = await this.load(trx, platformId, transactionId, { forUpdate: true });

@@ -2,6 +2,7 @@ import type { HttpProviderConfig } from '../../config.js';
 import { AppError } from '../../platform/errors.js';
 import { postToProvider, readProviderAnswer } from '../../platform/provider-http.js';
 import { accountSuffix } from '../external-accounts/index.js';
+import { MAX_POSTING_AMOUNT } from '../ledger/index.js';
 import type { DepositSender, ReportedDeposit } from './deposits.js';
 
 /**
@@ -81,17 +82,32 @@ export interface ExpectedDeposit {
   /** The reference (bank) or address (crypto) of the instructions that the deposit must carry. */
   reference: string | null;
   paymentInstructions: unknown;
+  /**
+   * The payment's funding deadline (the quote's `expiresAt`, ISO 8601): money received at or after
+   * it does not fund the payment — Corridor has it returned (`returnDeposit`).
+   */
+  expiresAt: string;
 }
 
-export type DepositStatus = { status: 'PENDING' } | { status: 'RECEIVED'; amount: bigint };
+/**
+ * `RECEIVED`: the money is at the provider, `amount` minor units that arrived at `receivedAt` (the
+ * provider's time of arrival, compared with `ExpectedDeposit.expiresAt`).
+ */
+export type DepositStatus = { status: 'PENDING' } | { status: 'RECEIVED'; amount: bigint; receivedAt: Date };
 
 /** Sends payouts, makes pulls, and tells how they ended. Production platforms' payments go through one. */
 export interface RailProvider {
   submit(payout: Payout): Promise<SubmitOutcome>;
   status(payout: Payout): Promise<PayoutStatus>;
-  /** Has the platform's money for this deposit arrived, and how much? Asked until the quote expires. */
+  /**
+   * Has the platform's money for this deposit arrived, how much, and when? Asked until the quote's
+   * expiresAt and once at or after it — also after the payment was cancelled, whose money goes back.
+   */
   deposit(expected: ExpectedDeposit): Promise<DepositStatus>;
-  /** Sends a received deposit back to the payer (idempotent by transactionId): wrong amount, failed or cancelled payment. */
+  /**
+   * Sends a received deposit back to the payer (idempotent by transactionId): wrong amount, failed
+   * or cancelled payment, or money received at or after expiresAt.
+   */
   returnDeposit(expected: ExpectedDeposit, amount: bigint): Promise<void>;
   /**
    * Hands a pull from an external account to the rail (idempotent by transactionId). Nothing is
@@ -123,12 +139,26 @@ const SENDER_FIELDS = ['accountHolderName', 'accountIdentifier', 'bankName', 'ba
 
 const isText = (value: unknown, max: number): value is string => typeof value === 'string' && value.length >= 1 && value.length <= max;
 
+/**
+ * A deposit's amount on the wire: minor units, a decimal string of at most 18 digits — what the
+ * unmatched-deposits table can hold. The ledger takes at most MAX_POSTING_AMOUNT (2^53 − 1): a
+ * listed deposit above it is kept for the operator (`AMOUNT_OUT_OF_RANGE`), not a broken page.
+ */
+const WIRE_AMOUNT_RE = /^[1-9]\d{0,17}$/;
+
+/** An RFC 3339 timestamp with its offset (`2025-10-13T09:30:00Z`), as a Date; undefined otherwise. */
+function timestamp(value: unknown): Date | undefined {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.test(value)) return undefined;
+  const at = new Date(value);
+  return Number.isNaN(at.getTime()) ? undefined : at;
+}
+
 /** A deposit of the provider's page in the contract's shape, or undefined. */
 function reportedDeposit(value: unknown): ReportedDeposit | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const d = value as Record<string, unknown>;
   if (!isText(d.id, 128) || !isText(d.reference, 256) || typeof d.currency !== 'string' || !/^[A-Z]{3,5}$/.test(d.currency)) return undefined;
-  if (typeof d.amount !== 'string' || !/^[1-9]\d{0,17}$/.test(d.amount) || typeof d.rail !== 'string' || !/^[A-Z][A-Z0-9_]{0,31}$/.test(d.rail)) return undefined;
+  if (typeof d.amount !== 'string' || !WIRE_AMOUNT_RE.test(d.amount) || typeof d.rail !== 'string' || !/^[A-Z][A-Z0-9_]{0,31}$/.test(d.rail)) return undefined;
   let sender: DepositSender | undefined;
   if (d.sender !== undefined && d.sender !== null) {
     if (typeof d.sender !== 'object') return undefined;
@@ -320,11 +350,18 @@ export class HttpRails implements RailProvider, DepositSource {
     throw unavailable('the collection status answer does not follow the contract');
   }
 
+  /**
+   * `POST {url}/deposits/status` → `{"status": "PENDING"}` or `{"status": "RECEIVED", "amount",
+   * "receivedAt"}`. A RECEIVED answer without a usable `receivedAt` (or with an amount the ledger
+   * cannot take) is outside the contract: Corridor cannot tell whether the money came in time, and
+   * asks again.
+   */
   async deposit(expected: ExpectedDeposit): Promise<DepositStatus> {
     const answer = await this.post('/deposits/status', depositBody(expected));
     if (answer?.status === 'PENDING') return { status: 'PENDING' };
-    if (answer?.status === 'RECEIVED' && typeof answer.amount === 'string' && /^[1-9]\d{0,17}$/.test(answer.amount)) {
-      return { status: 'RECEIVED', amount: BigInt(answer.amount) };
+    if (answer?.status === 'RECEIVED' && typeof answer.amount === 'string' && WIRE_AMOUNT_RE.test(answer.amount) && BigInt(answer.amount) <= MAX_POSTING_AMOUNT) {
+      const receivedAt = timestamp((answer as { receivedAt?: unknown }).receivedAt);
+      if (receivedAt) return { status: 'RECEIVED', amount: BigInt(answer.amount), receivedAt };
     }
     throw unavailable('the deposit answer does not follow the contract');
   }

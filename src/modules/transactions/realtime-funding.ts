@@ -19,7 +19,8 @@ import { toTransaction } from './views.js';
  * money arrives on SETTLEMENT(REALTIME_FUNDING); the expected amount funds the payment, which is
  * then held and handed to its rail like an account payment (Payments), any other amount goes
  * straight back. Unfunded at the deadline, the payment EXPIRES. A production deposit sent back is
- * returned through the provider by a durable job.
+ * returned through the provider by a durable job; so is production money received at or after the
+ * deadline, or for a payment cancelled before its money was known.
  */
 
 /** A REALTIME_FUNDING payment's wait for its money: asks the provider (production), expires it at the quote's deadline. */
@@ -32,6 +33,20 @@ const DEPOSIT_POLL_MS = 10_000;
 const FUNDING_MAX_ATTEMPTS = 1_000;
 /** A deposit return is retried with backoff (capped at an hour) for about two days, then REFUND_FAILED. */
 const RETURN_MAX_ATTEMPTS = 48;
+
+/** Why money is returned: the payment failed (a wrong amount), was cancelled, or the money came at or after the deadline. */
+export type RefundReason = 'TRANSACTION_FAILED' | 'USER_CANCELLATION' | 'TIMEOUT';
+
+/**
+ * A production REALTIME_FUNDING payment cancelled before its money was known (FAILED by
+ * `Payments.cancel`, nothing paid in recorded): money the provider still reports for it, until the
+ * deadline, is recorded and returned (`returnArrived`). Cancel is the only way such a payment
+ * fails without `funding_id`: a wrong amount is recorded first, and a failure after the
+ * hand-over has been funded.
+ */
+function cancelledUnpaid(row: TransactionRow): boolean {
+  return row.environment === 'production' && row.status === 'FAILED' && row.funding_id === null && row.refund_status === null && (row.source as { sourceType?: string }).sourceType === 'REALTIME_FUNDING';
+}
 
 export interface FundingDeps {
   db: Db;
@@ -56,7 +71,7 @@ export interface PaymentSteps {
     trx: DbOrTx,
     row: TransactionRow,
     reference: string,
-    reason: 'TRANSACTION_FAILED' | 'USER_CANCELLATION',
+    reason: RefundReason,
   ): Promise<{ changes: TransactionChanges; event: 'OUTGOING_PAYMENT.REFUND_PENDING' | 'OUTGOING_PAYMENT.REFUND_COMPLETED' }>;
   railsOf(environment: 'sandbox' | 'production'): RailProvider | undefined;
 }
@@ -111,16 +126,9 @@ export class RealtimeFunding {
    */
   private async fund(trx: Tx, row: TransactionRow, origin: LedgerAccountRef, paid: bigint): Promise<TransactionRow> {
     const { platform_id: platformId } = row;
-    const currency = row.sending_currency;
-    const arrival = await this.deps.ledger.transfer(trx, {
-      platformId,
-      reference: this.steps.reference(row.id, 'funding'),
-      postings: [{ from: origin, to: { kind: 'SETTLEMENT', rail: FUNDING_RAIL, currency }, amount: paid, currency }],
-      metadata: { transactionId: formatId('Transaction', row.id) },
-    });
-    const funded = (await updateTransaction(trx, platformId, row.id, 'PENDING', { funding_id: arrival.id, funded_amount: paid }, this.deps.clock.now()))!;
+    const funded = await this.arrive(trx, row, origin, paid);
     if (paid !== BigInt(row.total_sending_amount)) {
-      await this.returnFunds(trx, funded, arrival.id);
+      await this.returnFunds(trx, funded, funded.funding_id!);
       const refund = await this.steps.refundOf(trx, funded, this.steps.reference(row.id, 'funding-return'), 'TRANSACTION_FAILED');
       const failed = await this.steps.transition(trx, funded, 'FAILED', { failure_reason: 'FUNDING_AMOUNT_MISMATCH', ...refund.changes });
       await this.steps.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
@@ -134,6 +142,46 @@ export class RealtimeFunding {
     const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId, expected_settlement_at: expected }, this.deps.clock.now()))!;
     await this.steps.submit(trx, held);
     return held;
+  }
+
+  /**
+   * Records money paid in for the payment (locked, `funding_id` not yet set): from `origin` onto
+   * `SETTLEMENT(REALTIME_FUNDING)` (`:funding`), its id and amount kept on the row.
+   */
+  private async arrive(trx: Tx, row: TransactionRow, origin: LedgerAccountRef, paid: bigint): Promise<TransactionRow> {
+    const currency = row.sending_currency;
+    const arrival = await this.deps.ledger.transfer(trx, {
+      platformId: row.platform_id,
+      reference: this.steps.reference(row.id, 'funding'),
+      postings: [{ from: origin, to: { kind: 'SETTLEMENT', rail: FUNDING_RAIL, currency }, amount: paid, currency }],
+      metadata: { transactionId: formatId('Transaction', row.id) },
+    });
+    return (await updateTransaction(trx, row.platform_id, row.id, row.status, { funding_id: arrival.id, funded_amount: paid }, this.deps.clock.now()))!;
+  }
+
+  /**
+   * Production money the payment (locked, `funding_id` not set) can no longer use: it arrived at or
+   * after the deadline (the payment, still PENDING, ends EXPIRED with QUOTE_EXPIRED; refund reason
+   * TIMEOUT), or for a payment cancelled meanwhile (it stays FAILED; refund reason
+   * USER_CANCELLATION). The money is recorded as paid in and reversed at once, as for a wrong
+   * amount — nothing is held or credited — and the provider is told to send it back
+   * (`payments.return-deposit`): refund PENDING until it has. `funding_id` set under the row lock
+   * makes it happen once, whoever asks again.
+   */
+  private async returnArrived(trx: Tx, row: TransactionRow, origin: LedgerAccountRef, paid: bigint): Promise<void> {
+    const late = row.status === 'PENDING';
+    const funded = await this.arrive(trx, row, origin, paid);
+    await this.returnFunds(trx, funded, funded.funding_id!);
+    const refund = await this.steps.refundOf(trx, funded, this.steps.reference(row.id, 'funding-return'), late ? 'TIMEOUT' : 'USER_CANCELLATION');
+    if (late) {
+      const expired = await this.steps.transition(trx, funded, 'EXPIRED', { failure_reason: 'QUOTE_EXPIRED', ...refund.changes });
+      await this.steps.emit(trx, expired, ['OUTGOING_PAYMENT.EXPIRED', refund.event]);
+      await this.steps.unspent(trx, expired);
+      return;
+    }
+    // Cancelled: its status and daily volume were settled by the cancel; only the refund is new.
+    const refunded = (await updateTransaction(trx, row.platform_id, row.id, funded.status, refund.changes, this.deps.clock.now()))!;
+    await this.steps.emit(trx, refunded, [refund.event]);
   }
 
   /**
@@ -166,19 +214,26 @@ export class RealtimeFunding {
       amount: BigInt(row.total_sending_amount),
       reference,
       paymentInstructions: row.payment_instructions,
+      expiresAt: (row.funding_deadline ?? row.created_at).toISOString(),
     };
   }
 
   /**
    * A REALTIME_FUNDING payment waiting for its money: on production, the provider is asked
-   * whether the deposit arrived (received → funded, or failed on a wrong amount); past the
-   * quote's deadline (the platform's clock) an unfunded payment ends EXPIRED (QUOTE_EXPIRED).
+   * whether the deposit arrived, and when. Received before the deadline: funded (or failed on a
+   * wrong amount), even when the answer comes later; received at or after it: EXPIRED and sent
+   * back. A payment cancelled before its money was known is asked about all the same until the
+   * deadline (the last ask at or after it): money that reached the provider for it is sent back.
+   * Past the quote's deadline (the platform's clock) an unfunded payment ends EXPIRED
+   * (QUOTE_EXPIRED). An unreachable or off-contract provider throws: the job retries, and the
+   * payment does not expire before the provider has answered for the deadline.
    */
   private async onAwaitFunding(job: Job): Promise<void> {
-    const { transactionId, deadline } = job.payload as { transactionId: string; deadline: string };
+    const { transactionId, deadline: due } = job.payload as { transactionId: string; deadline: string };
     const platformId = job.platform_id!;
     const row = await findTransaction(this.deps.db, platformId, transactionId);
-    if (!row || row.status !== 'PENDING' || row.funding_id) return;
+    if (!row || row.funding_id || (row.status !== 'PENDING' && !cancelledUnpaid(row))) return;
+    const deadline = row.funding_deadline ?? new Date(due);
     const production = row.environment === 'production';
     const rails = production ? this.steps.railsOf('production') : undefined;
     if (rails) {
@@ -186,17 +241,22 @@ export class RealtimeFunding {
       if (deposit.status === 'RECEIVED') {
         await withTx(this.deps.db, async (trx) => {
           const locked = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
-          if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
-          await this.fund(trx, locked, { kind: 'SETTLEMENT', rail: COLLECTION_RAIL, currency: locked.sending_currency }, deposit.amount);
+          if (!locked || locked.funding_id) return;
+          const origin: LedgerAccountRef = { kind: 'SETTLEMENT', rail: COLLECTION_RAIL, currency: locked.sending_currency };
+          // Cancelled meanwhile (even between the provider's answer and this lock), or too late: back to the payer.
+          if (cancelledUnpaid(locked) || (locked.status === 'PENDING' && deposit.receivedAt >= deadline)) await this.returnArrived(trx, locked, origin, deposit.amount);
+          else if (locked.status === 'PENDING') await this.fund(trx, locked, origin, deposit.amount);
         });
         return;
       }
-    }
+    } else if (row.status !== 'PENDING') return;
     const platformNow = await this.deps.platformClock.now(platformId);
-    const left = new Date(deadline).getTime() - platformNow.getTime();
+    const left = deadline.getTime() - platformNow.getTime();
     if (left > 0) {
       throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (rails ? Math.min(left, DEPOSIT_POLL_MS) : left)), 'waiting for the platform’s money');
     }
+    // Asked for the deadline and nothing came: a cancelled payment has nothing left to return.
+    if (row.status !== 'PENDING') return;
     await withTx(this.deps.db, async (trx) => {
       const locked = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
       if (!locked || locked.status !== 'PENDING' || locked.funding_id) return;
