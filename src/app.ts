@@ -36,7 +36,8 @@ import {
   type DepositSource,
   type RailProvider,
 } from './modules/transactions/index.js';
-import { EventCatalogue, systemResolver, webhookRoutes, Webhooks, type Resolver } from './modules/webhooks/index.js';
+import { EventCatalogue, webhookRoutes, Webhooks } from './modules/webhooks/index.js';
+import { systemResolver, type Resolver } from './platform/address-guard.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle, DbOrTx } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';

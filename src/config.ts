@@ -24,6 +24,12 @@ export interface Config {
     timeoutMs: number;
     /** Deliveries to one platform's endpoint a process makes at once. */
     perEndpointConcurrency: number;
+    /**
+     * Whether sandbox platforms' deliveries pass the address guard too (production's always do):
+     * for a shared deployment whose sandbox users must not reach its private network. Off by
+     * default, so a sandbox can deliver to http://localhost.
+     */
+    guardSandbox: boolean;
   };
   bodyLimitBytes: number;
   /** Grace period for in-flight requests on SIGTERM. */
@@ -223,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // round trip (16 at 50 ms: 320/s); a quarter of the job slots, so a dead endpoint (each attempt
       // held until the timeout) leaves three quarters to everyone else.
       perEndpointConcurrency: integer(env, 'CORRIDOR_WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16, 1, 256),
+      guardSandbox: bool(env, 'CORRIDOR_WEBHOOK_GUARD_SANDBOX', false),
     },
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

@@ -1,5 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { refusedRange } from '../../src/platform/address-guard.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -65,6 +66,12 @@ describe('production webhook endpoints', () => {
     dns.set('metadata.example.test', [{ address: '169.254.169.254', family: 4 }]);
     dns.set('mapped.example.test', [{ address: '::ffff:7f00:1', family: 6 }]);
     dns.set('ula.example.test', [{ address: 'fd00:ec2::254', family: 6 }]);
+    // The same loopback address, IPv4-mapped in its long spelling; and ranges that carry an IPv4 address onward.
+    dns.set('mapped-long.example.test', [{ address: '0:0:0:0:0:ffff:7f00:1', family: 6 }]);
+    dns.set('6to4.example.test', [{ address: '2002:7f00:1::1', family: 6 }]);
+    dns.set('teredo.example.test', [{ address: '2001:0:4136:e378:8000:63bf:3fff:fdd2', family: 6 }]);
+    dns.set('siit.example.test', [{ address: '::ffff:0:7f00:1', family: 6 }]);
+    dns.set('relay.example.test', [{ address: '192.88.99.1', family: 4 }]);
     // One bad address among good ones is enough: the socket could be handed either.
     dns.set('mixed.example.test', [
       { address: '93.184.216.34', family: 4 },
@@ -78,6 +85,12 @@ describe('production webhook endpoints', () => {
       ['https://metadata.example.test/latest/meta-data', /169\.254\.169\.254, a link-local \(includes the cloud metadata service\) address/],
       ['https://mapped.example.test/hooks', /::ffff:7f00:1, a loopback address/],
       ['https://ula.example.test/hooks', /fd00:ec2::254, a private \(unique local, includes cloud metadata\) address/],
+      ['https://mapped-long.example.test/hooks', /0:0:0:0:0:ffff:7f00:1, a loopback address/],
+      ['https://6to4.example.test/hooks', /2002:7f00:1::1, a tunnel \(6to4, carries an IPv4 address\) address/],
+      ['https://teredo.example.test/hooks', /2001:0:4136:e378:8000:63bf:3fff:fdd2, a tunnel \(Teredo, carries an IPv4 address\) address/],
+      ['https://siit.example.test/hooks', /::ffff:0:7f00:1, a reserved \(IPv4-translated\) address/],
+      ['https://relay.example.test/hooks', /192\.88\.99\.1, a reserved \(6to4 relay anycast\) address/],
+      [`https://[0:0:0:0:0:ffff:7f00:1]:${r.port}/hooks`, /::ffff:7f00:1, a loopback address/],
       ['https://mixed.example.test/hooks', /192\.168\.1\.20, a private address/],
     ];
     for (const [endpoint, reason] of cases) {
@@ -108,6 +121,59 @@ describe('production webhook endpoints', () => {
     await call(p, 'PATCH', '/config', { webhookEndpoint: r.url });
     await drain();
     expect(r.received.map((w) => w.body.type)).toContain('TEST');
+  });
+});
+
+describe('the address guard (refusedRange)', () => {
+  it('judges an address however it is spelled, and the IPv4 address an IPv6 one leads to', () => {
+    const refused: Array<[string, string]> = [
+      ['127.0.0.1', 'loopback'],
+      ['::ffff:127.0.0.1', 'loopback'],
+      ['::FFFF:7F00:1', 'loopback'],
+      ['0:0:0:0:0:ffff:7f00:1', 'loopback'],
+      ['0000:0000:0000:0000:0000:ffff:a9fe:a9fe', 'link-local (includes the cloud metadata service)'],
+      ['0:0:0:0:0:0:0:1', 'loopback'],
+      ['64:ff9b::10.0.0.1', 'private'],
+      ['0064:ff9b:0000:0000:0000:0000:7f00:0001', 'loopback'],
+      ['fe80::1%eth0', 'link-local'],
+      ['::7f00:1', 'reserved (IPv4-compatible)'],
+      ['::ffff:0:7f00:1', 'reserved (IPv4-translated)'],
+      ['2002:7f00:1::1', 'tunnel (6to4, carries an IPv4 address)'],
+      ['2002:5db8:d822::1', 'tunnel (6to4, carries an IPv4 address)'],
+      ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'tunnel (Teredo, carries an IPv4 address)'],
+      ['192.88.99.1', 'reserved (6to4 relay anycast)'],
+      ['3fff::1', 'documentation'],
+      ['5f00::1', 'reserved (not global unicast)'],
+      ['4000::1', 'reserved (not global unicast)'],
+      ['64:ff9b:0:0:1::1', 'reserved (not global unicast)'],
+      ['not-an-address', 'not an IP address'],
+    ];
+    for (const [address, range] of refused) expect(refusedRange(address), address).toBe(range);
+    // Public addresses, in any spelling, are reached.
+    for (const address of ['93.184.216.34', '::ffff:93.184.216.34', '0:0:0:0:0:ffff:5db8:d822', '64:ff9b::93.184.216.34', '2606:4700:4700::1111', '2A00:1450:4001:80B::200E', '2001:4860:4860::8888']) {
+      expect(refusedRange(address), address).toBeUndefined();
+    }
+  });
+});
+
+describe('CORRIDOR_WEBHOOK_GUARD_SANDBOX=true', () => {
+  let guarded: TestContext;
+  beforeAll(async () => {
+    guarded = await createTestContext({ env: { CORRIDOR_WEBHOOK_GUARD_SANDBOX: 'true' } });
+  });
+  afterAll(() => guarded?.close());
+
+  it('guards sandbox platforms’ deliveries too', async () => {
+    const r = await receiver();
+    const p = await guarded.newPlatform();
+    const patch = await guarded.app.inject({ method: 'PATCH', url: `${BASE}/config`, headers: { authorization: p.auth }, payload: { webhookEndpoint: r.url } });
+    expect(patch.statusCode).toBe(200);
+    while ((await guarded.jobs.runDue(100)) > 0);
+    const test = expectEnvelope(await guarded.app.inject({ method: 'POST', url: `${BASE}/sandbox/webhooks/test`, headers: { authorization: p.auth } }), 400, 'WEBHOOK_DELIVERY_ERROR');
+    expect(test.details!.error).toMatch(/127\.0\.0\.1, a loopback address/);
+    const log = (await guarded.app.inject({ method: 'GET', url: `${BASE}/webhooks/deliveries`, headers: { authorization: p.auth } })).json() as { data: Array<{ type: string; status: string; lastError?: string }> };
+    expect(log.data.find((d) => d.type === 'TEST' && d.status === 'PENDING')).toMatchObject({ lastError: expect.stringMatching(/^refused: /) });
+    expect(r.received).toEqual([]);
   });
 });
 

@@ -1,7 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { guardedLookup, RefusedAddressError } from '../../src/modules/webhooks/address-guard.js';
-import { refusedRange } from '../../src/modules/webhooks/index.js';
+import { guardedLookup, RefusedAddressError, refusedRange } from '../../src/platform/address-guard.js';
 
 describe('refusedRange', () => {
   it('names the range of every address a production webhook may not reach', () => {

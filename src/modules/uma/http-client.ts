@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { guardedLookup, RefusedAddressError, refusedRange, type Resolver } from '../webhooks/index.js';
+import { guardedLookup, RefusedAddressError, refusedRange, type Resolver } from '../../platform/address-guard.js';
 
 /** The most of another VASP's answer Corridor reads: an lnurlp or payreq response is a few KiB. */
 export const MAX_UMA_RESPONSE_BYTES = 64 * 1024;

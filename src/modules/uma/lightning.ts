@@ -7,7 +7,7 @@ import { RetryJobAt, type Job } from '../../platform/jobs.js';
 import { AppError } from '../../platform/errors.js';
 import { platformEnvironment } from '../platforms/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
-import type { Resolver } from '../webhooks/index.js';
+import type { Resolver } from '../../platform/address-guard.js';
 import { counterpartyKeys } from './counterparty.js';
 import { bolt11, NETWORKS, type LightningNode } from './invoices.js';
 import { findIncomingPayment, findIncomingPaymentByHash, findIncomingPaymentById, markSenderConfirmed, setIncomingPaymentStatus } from './repo.js';

@@ -6,7 +6,7 @@ import { errorResponses, PathParam } from '../../platform/http/schemas.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import type { ExchangeRates } from '../rates/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
-import type { Resolver } from '../webhooks/index.js';
+import type { Resolver } from '../../platform/address-guard.js';
 import { expireUnpaidInvoice, INVOICE_EXPIRY_JOB, receivePostTransactionCallback, settleInvoice } from './lightning.js';
 import type { LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';

@@ -1,5 +1,5 @@
 import type { UmaConfig } from '../../config.js';
-import type { Resolver } from '../webhooks/index.js';
+import type { Resolver } from '../../platform/address-guard.js';
 import { vaspRequest, type VaspResponse } from './http-client.js';
 
 /** One message to another VASP, as the protocol code writes it. */

@@ -4,10 +4,11 @@ import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { DbHandle, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
+import { storableJson, storableText } from '../../platform/http/text-input.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.js';
 import type { EventCatalogue } from './catalogue.js';
-import type { WebhookDeliveries } from './deliveries.js';
+import { AttemptNotLogged, type WebhookDeliveries } from './deliveries.js';
 import { decideApproval, findApproval, findPendingApproval, insertApproval, shortenApprovalDeadline, type ApprovalRow } from './repo.js';
 import type { WebhookResponse } from './sender.js';
 
@@ -92,22 +93,26 @@ function missingFields(requested: RequestedField[], info: Record<string, unknown
   return requested.filter((f) => f.mandatory && (info?.[f.name] === undefined || info[f.name] === null || info[f.name] === '')).map((f) => f.name);
 }
 
-/** Reads the receiver's answer to an approval webhook; undefined: it asked to decide later (202, or 409 for a repeat). */
+/**
+ * Reads the receiver's answer to an approval webhook; undefined: it asked to decide later (202,
+ * or 409 for a repeat). What the decision keeps of the answer is stored (jsonb): U+0000 and
+ * unpaired surrogates in it are replaced by U+FFFD (`storableText`), after any cut.
+ */
 function decisionFromResponse(response: WebhookResponse, requested: RequestedField[]): ApprovalDecision | undefined {
   const body = parseJson(response.body);
   switch (response.status) {
     case 200: {
       const info = body.receiverCustomerInfo;
-      const receiverCustomerInfo = info && typeof info === 'object' && !Array.isArray(info) ? (info as Record<string, unknown>) : undefined;
+      const receiverCustomerInfo = info && typeof info === 'object' && !Array.isArray(info) ? (storableJson(info) as Record<string, unknown>) : undefined;
       const missing = missingFields(requested, receiverCustomerInfo);
       if (missing.length) return { status: 'WEBHOOK_ERROR', error: `approved without the mandatory receiverCustomerInfo fields ${missing.join(', ')}` };
       return { status: 'APPROVED', ...(receiverCustomerInfo ? { receiverCustomerInfo } : {}) };
     }
     case 403:
-      return { status: 'REJECTED', ...(typeof body.reason === 'string' ? { reason: body.reason.slice(0, 255) } : {}) };
+      return { status: 'REJECTED', ...(typeof body.reason === 'string' ? { reason: storableText(body.reason.slice(0, 255)) } : {}) };
     case 422: {
       const fields = Array.isArray(body.requiredFields) ? body.requiredFields.filter((f): f is string => typeof f === 'string').slice(0, 50) : [];
-      return { status: 'INFO_REQUIRED', requiredFields: fields.map((f) => f.slice(0, 100)) };
+      return { status: 'INFO_REQUIRED', requiredFields: fields.map((f) => storableText(f.slice(0, 100))) };
     }
     case 202:
     case 409:
@@ -188,11 +193,19 @@ export class IncomingPaymentApprovals {
       const runAt = new Date(this.deps.clock.now().getTime() + latestMs);
       await enqueueJob(trx, this.deps.clock, { kind: APPROVAL_DEADLINE_JOB, platformId: request.platformId, payload: { approvalId: id }, runAt });
     });
-    const { response } = await this.deps.deliveries.sendNow(
-      request.platformId,
-      { kind: 'APPROVAL', type: request.type, resourceId: request.transactionId, data: request.data },
-      (r) => (r.refused ? 'REFUSED' : [200, 202, 403, 409, 422].includes(r.status ?? 0) ? 'SUCCEEDED' : 'FAILED'),
-    );
+    let response: WebhookResponse;
+    try {
+      ({ response } = await this.deps.deliveries.sendNow(
+        request.platformId,
+        { kind: 'APPROVAL', type: request.type, resourceId: request.transactionId, data: request.data },
+        (r) => (r.refused ? 'REFUSED' : [200, 202, 403, 409, 422].includes(r.status ?? 0) ? 'SUCCEEDED' : 'FAILED'),
+      ));
+    } catch (error) {
+      // The platform answered; that the delivery log could not keep the attempt changes nothing to its answer.
+      if (!(error instanceof AttemptNotLogged)) throw error;
+      this.deps.logger.error({ platformId: request.platformId, transactionId: request.transactionId, reason: error.message }, 'approval answer not logged');
+      response = error.response;
+    }
     const decision = decisionFromResponse(response, requested);
     if (decision) return this.decide(request.platformId, id, decision, 'WEBHOOK');
     const deadline = new Date((await this.deps.platformClock.now(request.platformId)).getTime() + windowMs);

@@ -4,13 +4,15 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { Counter, Histogram } from '../../platform/http/metrics.js';
+import { storableText } from '../../platform/http/text-input.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJobs, RetryJobAt, type Job, type JobCompletion } from '../../platform/jobs.js';
 import type { OutboxEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import type { Resolver } from './address-guard.js';
+import type { Resolver } from '../../platform/address-guard.js';
 import { TEST_EVENT, type EventCatalogue } from './catalogue.js';
 import {
+  abandonDelivery,
   findDelivery,
   insertDeliveries,
   listAttempts,
@@ -44,6 +46,30 @@ export function retryDelayMs(attempt: number, random = Math.random): number | un
 
 /** What of a receiver's answer the delivery log keeps. */
 const LOGGED_BODY_CHARS = 2048;
+
+/** Added to an attempt's error when its answer's body could not be kept in the log. */
+const BODY_NOT_LOGGED = 'the answer could not be logged';
+
+/**
+ * The endpoint answered but the attempt could not be logged, not even without the answer's
+ * body (the database refused it): `response` is what the endpoint said, for a caller that acts
+ * on the answer (an approval) whether or not the log has it.
+ */
+export class AttemptNotLogged extends Error {
+  declare readonly response: WebhookResponse;
+
+  constructor(response: WebhookResponse, cause: unknown) {
+    super(`the webhook attempt could not be logged: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'AttemptNotLogged';
+    // Not enumerable: a logged error never carries the receiver's answer (bodies are never logged).
+    Object.defineProperty(this, 'response', { value: response, enumerable: false });
+  }
+}
+
+/** A message fit for the delivery log: storable, and short. */
+function logText(message: string): string {
+  return storableText(message.slice(0, 500));
+}
 
 export interface Target {
   url?: string;
@@ -225,24 +251,35 @@ export class WebhookDeliveries {
     if (outcome === 'SUCCEEDED') status = 'SUCCEEDED';
     else if (next === 'keep') status = row.status;
     else status = next ? 'PENDING' : 'FAILED';
-    const updated = await recordAttempt(
-      this.deps.db,
-      row.platform_id,
-      row.id,
-      {
-        attemptedAt,
-        url: target.url ?? null,
-        outcome,
-        responseStatus: response.status ?? null,
-        responseBody: response.body ? response.body.slice(0, LOGGED_BODY_CHARS) : null,
-        latencyMs: response.latencyMs,
-        error: response.error ?? (outcome === 'SUCCEEDED' ? null : `HTTP ${response.status}`),
-        status,
-        nextAttemptAt: next === 'keep' ? row.next_attempt_at : (next ?? null),
-      },
-      // Delivered: the job is done, in the same statement (a failure's retry is the worker's to schedule).
-      outcome === 'SUCCEEDED' ? job?.update() : undefined,
-    );
+    const fields = {
+      attemptedAt,
+      url: target.url ?? null,
+      outcome,
+      responseStatus: response.status ?? null,
+      // The receiver's text, which may hold what PostgreSQL cannot store (U+0000, a lone
+      // surrogate): replaced, after the cut (which can split a surrogate pair).
+      responseBody: response.body ? storableText(response.body.slice(0, LOGGED_BODY_CHARS)) : null,
+      latencyMs: response.latencyMs,
+      error: response.error ?? (outcome === 'SUCCEEDED' ? null : `HTTP ${response.status}`),
+      status,
+      nextAttemptAt: next === 'keep' ? row.next_attempt_at : (next ?? null),
+    };
+    // Delivered: the job is done, in the same statement (a failure's retry is the worker's to schedule).
+    const record = (attempt: typeof fields) => recordAttempt(this.deps.db, row.platform_id, row.id, attempt, outcome === 'SUCCEEDED' ? job?.update() : undefined);
+    let updated: DeliveryRow;
+    try {
+      updated = await record(fields);
+    } catch (error) {
+      // Whatever in the answer the database still refused, the attempt counts: logged without it.
+      // The message only: a database error's details may quote the value refused.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.deps.logger.warn({ platformId: row.platform_id, webhookId: formatId('Webhook', row.id), reason }, 'webhook attempt logged without its answer');
+      try {
+        updated = await record({ ...fields, responseBody: null, error: fields.error ? `${fields.error}; ${BODY_NOT_LOGGED}` : BODY_NOT_LOGGED });
+      } catch (again) {
+        throw new AttemptNotLogged(response, again);
+      }
+    }
     if (updated.status === 'SUCCEEDED' && row.status !== 'SUCCEEDED') {
       this.outcomes.inc({ outcome: 'delivered' });
       this.lag.observe({}, (this.deps.clock.now().getTime() - row.created_at.getTime()) / 1000);
@@ -257,14 +294,36 @@ export class WebhookDeliveries {
   /** The job: one automatic attempt; a failure is retried on the schedule, then the delivery fails. */
   async deliver(job: Job, completion: JobCompletion): Promise<void> {
     const { deliveryId } = job.payload as { deliveryId: string };
-    const row = await findDelivery(this.deps.db, job.platform_id!, deliveryId);
-    // Acknowledged meanwhile (a manual re-send), or already given up on.
-    if (!row || row.status !== 'PENDING') return;
-    const delay = retryDelayMs(job.attempts);
-    const retryAt = delay === undefined ? undefined : new Date(this.deps.clock.now().getTime() + delay);
-    const { row: after, response } = await this.attempt(row, retryAt, { job: completion });
+    const platformId = job.platform_id!;
+    let sent: SentWebhook;
+    let retryAt: Date | undefined;
+    try {
+      const row = await findDelivery(this.deps.db, platformId, deliveryId);
+      // Acknowledged meanwhile (a manual re-send), or already given up on.
+      if (!row || row.status !== 'PENDING') return;
+      const delay = retryDelayMs(job.attempts);
+      retryAt = delay === undefined ? undefined : new Date(this.deps.clock.now().getTime() + delay);
+      sent = await this.attempt(row, retryAt, { job: completion });
+    } catch (error) {
+      // Not the endpoint's answer (that is logged and scheduled below) but Corridor's side: the
+      // database, signing. The job's backoff retries it; when the job dies, so does the delivery,
+      // with the error, rather than stay PENDING with nothing left to send it.
+      if (job.attempts >= job.max_attempts) await this.abandon(platformId, deliveryId, error);
+      throw error;
+    }
+    const { row: after, response } = sent;
     if (after.status === 'PENDING' && retryAt) throw new RetryJobAt(retryAt, `webhook attempt ${job.attempts} failed: ${summary(response)}`);
     if (after.status === 'FAILED') throw new Error(`webhook gave up after ${job.attempts} attempts: ${summary(response)}`);
+  }
+
+  /** Fails a PENDING delivery with `error` (not the endpoint's answer: that is an attempt's). Never throws. */
+  private async abandon(platformId: string, deliveryId: string, error: unknown): Promise<void> {
+    const message = logText(`Corridor could not complete the delivery: ${error instanceof Error ? error.message : String(error)}`);
+    try {
+      if (await abandonDelivery(this.deps.db, platformId, deliveryId, message, this.deps.clock.now())) this.outcomes.inc({ outcome: 'failed' });
+    } catch (failure) {
+      this.deps.logger.error({ platformId, webhookId: formatId('Webhook', deliveryId), reason: failure instanceof Error ? failure.message : String(failure) }, 'could not fail a webhook delivery');
+    }
   }
 
   /** Creates a delivery that is sent now, once, outside the retry schedule (TEST, approval requests). */
@@ -293,7 +352,13 @@ export class WebhookDeliveries {
       updated_at: now,
     };
     await insertDeliveries(this.deps.db, [row]);
-    return this.attempt(row, undefined, { outcomeOf });
+    try {
+      return await this.attempt(row, undefined, { outcomeOf });
+    } catch (error) {
+      // No job will send it again: it must not stay PENDING.
+      await this.abandon(platformId, row.id, error);
+      throw error;
+    }
   }
 
   /** POST /sandbox/webhooks/test: a TEST webhook now; any answer but 2xx is an error. */
@@ -348,6 +413,16 @@ export class WebhookDeliveries {
    */
   async resend(platformId: string, webhookId: string): Promise<WebhookDeliveryDetail> {
     const row = await this.load(platformId, webhookId);
+    if (row.kind === 'APPROVAL') {
+      // The question is decided by the answer to its one sending (or the API within its window,
+      // or its deadline); an answer to a re-send would decide nothing, so none is sent.
+      throw new AppError(
+        'CONFLICT',
+        `Webhook ${webhookId} asked for the approval of ${row.resource_id ?? 'an incoming payment'}: it was decided when it was sent and cannot be sent again. ` +
+          'Decide a payment still waiting with POST /transactions/{id}/approve or /reject.',
+        { details: { reason: 'APPROVAL_NOT_RESENDABLE', type: row.event_type, ...(row.resource_id ? { resourceId: row.resource_id } : {}) } },
+      );
+    }
     await this.attempt(row, 'keep');
     return this.detail(platformId, webhookId);
   }

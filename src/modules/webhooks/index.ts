@@ -24,4 +24,3 @@ export {
   type RequestedField,
 } from './approvals.js';
 export { RETRY_SCHEDULE_SECONDS } from './deliveries.js';
-export { guardedLookup, RefusedAddressError, refusedRange, systemResolver, type Resolver } from './address-guard.js';

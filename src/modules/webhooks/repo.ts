@@ -163,6 +163,22 @@ export async function recordAttempt(db: DbOrTx, platformId: string, deliveryId: 
   return updated.rows[0]!;
 }
 
+/**
+ * Fails a delivery that is still PENDING without logging an attempt: its job died of something
+ * other than the endpoint's answer (which `recordAttempt` logs), or its only attempt could not
+ * be logged. Answers whether it was PENDING.
+ */
+export async function abandonDelivery(db: DbOrTx, platformId: string, deliveryId: string, error: string, at: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'FAILED', last_error: error, next_attempt_at: null, updated_at: at })
+    .where('platform_id', '=', platformId)
+    .where('id', '=', deliveryId)
+    .where('status', '=', 'PENDING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 export interface DeliveryFilter {
   eventType?: string;
   status?: DeliveryStatus;

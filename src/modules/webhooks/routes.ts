@@ -81,9 +81,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { webhooks: W
       summary: 'Send a webhook again now',
       description:
         'Corridor addition. One attempt now, with the same `id` (receivers that processed it may answer 409, which counts as delivered). ' +
-        'Success marks the delivery `SUCCEEDED`; a failure leaves its status and retry schedule unchanged. Answers the delivery with the new attempt.',
+        'Success marks the delivery `SUCCEEDED`; a failure leaves its status and retry schedule unchanged. Answers the delivery with the new attempt. ' +
+        'An incoming-payment approval question (`INCOMING_PAYMENT.PENDING`) is not sent again: 409 CONFLICT with `details.reason: APPROVAL_NOT_RESENDABLE` ' +
+        '(it was decided when it was sent; a payment still waiting is decided with POST /transactions/{id}/approve or /reject).',
       params: DeliveryParams,
-      response: { 200: WebhookDeliveryDetail, ...errorResponses(400, 401, 403, 404, 500) },
+      response: { 200: WebhookDeliveryDetail, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
     handler: async (request) => deliveries.resend(request.principal.platformId, request.params.webhookId),
   });

@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { guardedLookup, RefusedAddressError, refusedRange, type Resolver } from './address-guard.js';
+import { guardedLookup, RefusedAddressError, refusedRange, type Resolver } from '../../platform/address-guard.js';
 
 /** What is read of a receiver's answer: enough for an approval's JSON, never an unbounded body. */
 export const MAX_RESPONSE_BYTES = 16 * 1024;

@@ -7,7 +7,7 @@ import type { JobWorker } from '../../platform/jobs.js';
 import { outboxRelay } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
 import { platformEnvironment } from '../platforms/index.js';
-import { systemResolver, type Resolver } from './address-guard.js';
+import { systemResolver, type Resolver } from '../../platform/address-guard.js';
 import { APPROVAL_DEADLINE_JOB, IncomingPaymentApprovals } from './approvals.js';
 import type { EventCatalogue } from './catalogue.js';
 import { DELIVER_JOB, WebhookDeliveries, type Target } from './deliveries.js';
@@ -51,7 +51,7 @@ export class Webhooks {
     this.keys = new WebhookSigningKeys(handle, clock, deps.masterKey, config.cacheTtlMs);
     const target = async (platformId: string): Promise<Target> => {
       const [configured, environment] = await Promise.all([deps.configs.get(platformId), platformEnvironment(handle.db, platformId)]);
-      return { ...(configured.webhookEndpoint ? { url: configured.webhookEndpoint } : {}), guard: environment === 'production' };
+      return { ...(configured.webhookEndpoint ? { url: configured.webhookEndpoint } : {}), guard: environment === 'production' || config.webhooks.guardSandbox };
     };
     this.deliveries = new WebhookDeliveries({
       db: handle.db,

@@ -11,6 +11,25 @@ const MESSAGE = 'must not contain U+0000 or an unpaired UTF-16 surrogate (\\ud80
 
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 
+/**
+ * `text` with every character PostgreSQL cannot store (U+0000, an unpaired surrogate) replaced
+ * by U+FFFD: for text Corridor keeps but did not take from a request it can refuse (a webhook
+ * receiver's answer). Truncate before, not after: a cut can split a surrogate pair.
+ */
+export function storableText(text: string): string {
+  return UNSTORABLE.test(text) ? text.replace(UNSTORABLE_ALL, '\ufffd') : text;
+}
+
+/** `value` (parsed JSON) with `storableText` applied to every string and object key in it. */
+export function storableJson(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (Array.isArray(value)) return value.map(storableJson);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), storableJson(item)]));
+  }
+  return value;
+}
+
 /** A field name safe to print: the offending characters escaped. */
 function printable(name: string): string {
   // Most names have nothing to escape: no copy (this runs for every query parameter and body key).

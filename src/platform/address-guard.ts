@@ -3,8 +3,10 @@ import { BlockList, isIP } from 'node:net';
 
 /**
  * Addresses a production platform's webhook may not reach: Corridor's own host, the private
- * networks it sits in, and the cloud metadata service. Each range carries the name an
- * integrator reads in the delivery log.
+ * networks it sits in, the cloud metadata service, and IPv6 ranges that lead to an IPv4 address
+ * by a route the guard cannot follow (6to4, Teredo, SIIT). Each range carries the name an
+ * integrator reads in the delivery log. IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96)
+ * addresses are judged by the IPv4 address they carry (`refusedRange`).
  */
 const RANGES: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['0.0.0.0', 8, 'ipv4', 'unspecified'],
@@ -15,6 +17,7 @@ const RANGES: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['172.16.0.0', 12, 'ipv4', 'private'],
   ['192.0.0.0', 24, 'ipv4', 'reserved'],
   ['192.0.2.0', 24, 'ipv4', 'documentation'],
+  ['192.88.99.0', 24, 'ipv4', 'reserved (6to4 relay anycast)'],
   ['192.168.0.0', 16, 'ipv4', 'private'],
   ['198.18.0.0', 15, 'ipv4', 'benchmarking'],
   ['198.51.100.0', 24, 'ipv4', 'documentation'],
@@ -24,14 +27,24 @@ const RANGES: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['::', 128, 'ipv6', 'unspecified'],
   ['::1', 128, 'ipv6', 'loopback'],
   ['::', 96, 'ipv6', 'reserved (IPv4-compatible)'],
+  ['::ffff:0:0:0', 96, 'ipv6', 'reserved (IPv4-translated)'],
   ['64:ff9b:1::', 48, 'ipv6', 'private (local NAT64)'],
   ['100::', 64, 'ipv6', 'reserved (discard)'],
+  ['2001::', 32, 'ipv6', 'tunnel (Teredo, carries an IPv4 address)'],
+  ['2001:2::', 48, 'ipv6', 'benchmarking'],
+  ['2001:10::', 28, 'ipv6', 'reserved (ORCHID)'],
+  ['2001:20::', 28, 'ipv6', 'reserved (ORCHIDv2)'],
   ['2001:db8::', 32, 'ipv6', 'documentation'],
+  ['2002::', 16, 'ipv6', 'tunnel (6to4, carries an IPv4 address)'],
+  ['3fff::', 20, 'ipv6', 'documentation'],
   ['fc00::', 7, 'ipv6', 'private (unique local, includes cloud metadata)'],
   ['fe80::', 10, 'ipv6', 'link-local'],
   ['fec0::', 10, 'ipv6', 'private (site-local)'],
   ['ff00::', 8, 'ipv6', 'multicast'],
 ];
+
+/** Every IPv6 address outside global unicast (2000::/3) that no range above names is refused as this. */
+const NOT_GLOBAL_UNICAST = 'reserved (not global unicast)';
 
 const LISTS = RANGES.map(([network, prefix, family, name]) => {
   const list = new BlockList();
@@ -39,28 +52,42 @@ const LISTS = RANGES.map(([network, prefix, family, name]) => {
   return { list, family, name };
 });
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::/96) IPv6 address. */
-function embeddedIpv4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (!hex) return undefined;
-  const high = parseInt(hex[1]!, 16);
-  const low = parseInt(hex[2]!, 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+/**
+ * The eight 16-bit groups of an IPv6 address in any spelling `isIP` accepts: `::` anywhere,
+ * leading zeros, upper case, a trailing dotted quad, a zone (`%eth0`, dropped).
+ */
+function ipv6Groups(address: string): number[] {
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
+  const before = part(head);
+  if (tail === undefined) return before;
+  const after = part(tail);
+  return [...before, ...new Array<number>(8 - before.length - after.length).fill(0), ...after];
 }
 
 /** Why `address` may not be reached from production (its range's name), or undefined when it may. */
 export function refusedRange(address: string): string | undefined {
   const family = isIP(address);
   if (family === 0) return 'not an IP address';
-  if (family === 6) {
-    const v4 = embeddedIpv4(address);
-    if (v4) return refusedRange(v4);
-  }
-  const kind = family === 4 ? 'ipv4' : 'ipv6';
-  return LISTS.find((r) => r.family === kind && r.list.check(address, kind))?.name;
+  if (family === 4) return LISTS.find((r) => r.family === 'ipv4' && r.list.check(address, 'ipv4'))?.name;
+  const groups = ipv6Groups(address);
+  const zero = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
+  const ipv4 = () => [groups[6]! >> 8, groups[6]! & 255, groups[7]! >> 8, groups[7]! & 255].join('.');
+  // IPv4-mapped (::ffff:a.b.c.d, however written) reaches the IPv4 address; so does NAT64's
+  // well-known prefix, through the network's translator.
+  if (zero(0, 5) && groups[5] === 0xffff) return refusedRange(ipv4());
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zero(2, 6)) return refusedRange(ipv4());
+  // Checked in one canonical spelling (no zone, no dotted quad).
+  const canonical = groups.map((g) => g.toString(16)).join(':');
+  const named = LISTS.find((r) => r.family === 'ipv6' && r.list.check(canonical, 'ipv6'))?.name;
+  if (named) return named;
+  return (groups[0]! & 0xe000) === 0x2000 ? undefined : NOT_GLOBAL_UNICAST;
 }
 
 export class RefusedAddressError extends Error {
