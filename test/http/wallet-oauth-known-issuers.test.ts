@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notifyChanged } from '../../src/platform/cache.js';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { TestIssuer } from '../helpers/oidc.js';
-import { CapturingMessages, newClientKey, WalletClient } from '../helpers/wallet.js';
+import { CapturingMessages, newClientKey, openSessionKey, WalletClient } from '../helpers/wallet.js';
 
 /**
  * OAUTH without setup (issue 12 C20): Google and Apple are known issuers; a platform names only
@@ -121,5 +123,78 @@ describe('known OIDC issuers', () => {
       'UNAUTHORIZED',
     );
     expect(failed.details).toEqual({ check: 'audience' });
+  });
+});
+
+/**
+ * Audit (critical): a platform backend repointed Google's JWKS at keys of its own, signed a
+ * "Google" token for a victim's identity and exported the victim's wallet. A known issuer's keys
+ * come only from its built-in JWKS: PATCH /config refuses a jwksUri on one, and one stored before
+ * is never used.
+ */
+describe('a known issuer’s keys are never the platform’s', () => {
+  it('refuses a jwksUri on Google (either spelling) or Apple with 400 naming the field', async () => {
+    const forger = await TestIssuer.start();
+    const refused = expectEnvelope(
+      await prod.call('PATCH', '/config', {
+        embeddedWalletConfig: {
+          oidcIssuers: [
+            { issuer: GOOGLE, audiences: ['acme-web.apps.googleusercontent.com'], jwksUri: forger.jwksUri },
+            { issuer: 'accounts.google.com', audiences: ['acme-web.apps.googleusercontent.com'], jwksUri: 'https://keys.platform.example/jwks' },
+            { issuer: APPLE, audiences: ['com.acme.wallet'], jwksUri: 'https://keys.platform.example/jwks' },
+          ],
+        },
+      }),
+      400,
+      'INVALID_INPUT',
+    );
+    await forger.close();
+    expect((refused.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual([
+      'embeddedWalletConfig.oidcIssuers.0.jwksUri',
+      'embeddedWalletConfig.oidcIssuers.1.jwksUri',
+      'embeddedWalletConfig.oidcIssuers.2.jwksUri',
+    ]);
+    const config = (await prod.call('GET', '/config')).json() as { embeddedWalletConfig: Body };
+    expect(config.embeddedWalletConfig.oidcIssuers).toEqual([
+      { issuer: GOOGLE, audiences: ['acme-web.apps.googleusercontent.com'] },
+      { issuer: APPLE, audiences: ['com.acme.wallet'] },
+    ]);
+  });
+
+  it('checks Google tokens against Google’s keys even when a config stored before points Google at the platform’s JWKS: no forged login, no export', async () => {
+    const client = new WalletClient(ctx, await ctx.newPlatform('production'));
+    await client.enableWallets();
+    const audiences = ['acme-web.apps.googleusercontent.com'];
+    expect((await client.call('PATCH', '/config', { embeddedWalletConfig: { oidcIssuers: [{ issuer: GOOGLE, audiences }] } })).statusCode).toBe(200);
+    // The victim adds a Google credential with a genuine token.
+    const wallet = await client.newWallet();
+    const { key } = await client.login(wallet.credentialId, () => messages.lastCode());
+    const genuine = await google.token({ iss: GOOGLE, sub: 'victim', aud: audiences[0], email: 'victim@gmail.example' }, { iat: nowSeconds() });
+    const added = await client.signed('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: genuine }, key);
+    expect(added.statusCode, added.body).toBe(201);
+    const credentialId = (added.json() as { id: string }).id;
+
+    // The platform's own keys, named as Google's JWKS in a config saved before the refusal.
+    const forger = await TestIssuer.start();
+    const stored = { appName: 'Acme Wallet', oidcIssuers: [{ issuer: GOOGLE, audiences, jwksUri: forger.jwksUri }] };
+    await sql`update platform_configs set embedded_wallet_config = ${JSON.stringify(stored)}::jsonb where platform_id = ${client.platform.uuid}`.execute(ctx.handle.db);
+    await notifyChanged(ctx.handle.db, 'corridor_platform_config_changed', client.platform.uuid);
+    const own = newClientKey();
+    const forged = await forger.token({ iss: GOOGLE, sub: 'victim', aud: audiences[0], nonce: nonceFor(own.publicKey) }, { iat: nowSeconds() });
+    const verified = await client.call('POST', `/auth/credentials/${credentialId}/verify`, { type: 'OAUTH', oidcToken: forged, clientPublicKey: own.publicKey });
+    const failed = expectEnvelope(verified, 401, 'UNAUTHORIZED');
+    expect(failed.details).toEqual({ check: 'signature' });
+    expect(forger.jwksRequests).toBe(0);
+    await forger.close();
+    // With no session, the platform's key exports nothing.
+    const exportBody = { clientPublicKey: own.publicKeyUncompressed };
+    expectEnvelope(await client.signed('POST', `/internal-accounts/${wallet.accountId}/export`, exportBody, own), 401, 'WALLET_SIGNATURE_INVALID');
+
+    // The victim's own Google logins still work.
+    const receiver = newClientKey();
+    const login = await google.token({ iss: GOOGLE, sub: 'victim', aud: audiences[0], nonce: nonceFor(receiver.publicKey) }, { iat: nowSeconds() });
+    const session = await client.call('POST', `/auth/credentials/${credentialId}/verify`, { type: 'OAUTH', oidcToken: login, clientPublicKey: receiver.publicKey });
+    expect(session.statusCode, session.body).toBe(200);
+    expect(openSessionKey(String((session.json() as Body).encryptedSessionSigningKey), receiver).publicKey).toMatch(/^0[23]/);
   });
 });

@@ -15,16 +15,33 @@ let sandbox: WalletClient;
 const messages = new CapturingMessages();
 const RP = { rpId: 'wallet.example.com', origin: 'https://wallet.example.com' };
 
+/**
+ * Production JWKS locations are https on public hosts (fetched through the address guard), so
+ * each issuer's is named by a public-looking https URL that this fetch serves from the local
+ * test issuer instead: no test reaches the network.
+ */
+const hosted = new Map<string, TestIssuer>();
+function hostedJwks(from: TestIssuer): string {
+  const host = `jwks-${hosted.size + 1}.idp.example`;
+  hosted.set(host, from);
+  return `https://${host}/jwks`;
+}
+const platformJwksFetch = async (url: string, init: { signal?: AbortSignal | null }) => {
+  const from = hosted.get(new URL(url).host);
+  if (!from) throw new Error(`no test JWKS at ${url}`);
+  return fetch(from.jwksUri, { signal: init.signal ?? null });
+};
+
 beforeAll(async () => {
   // No cool-down between JWKS refetches, so a rotation is followed at once.
-  ctx = await createTestContext({ messages, oidc: new OidcVerifier({ cooldownMs: 0, cacheMaxAgeMs: 600_000, timeoutMs: 5_000 }) });
+  ctx = await createTestContext({ messages, oidc: new OidcVerifier({ cooldownMs: 0, cacheMaxAgeMs: 600_000, timeoutMs: 5_000, platformJwksFetch }) });
   issuer = await TestIssuer.start();
   otherIssuer = await TestIssuer.start();
   const walletConfig = {
     appName: 'Acme',
     oidcIssuers: [
-      { issuer: issuer.issuer, jwksUri: issuer.jwksUri },
-      { issuer: otherIssuer.issuer, jwksUri: otherIssuer.jwksUri },
+      { issuer: issuer.issuer, jwksUri: hostedJwks(issuer) },
+      { issuer: otherIssuer.issuer, jwksUri: hostedJwks(otherIssuer) },
     ],
     passkeyRpId: RP.rpId,
     passkeyOrigins: [RP.origin],
@@ -208,7 +225,7 @@ describe('OAUTH credentials', () => {
     const gone = await TestIssuer.start();
     const client = new WalletClient(ctx, await ctx.newPlatform('production'));
     await client.enableWallets();
-    expect((await client.call('PATCH', '/config', { embeddedWalletConfig: { oidcIssuers: [{ issuer: gone.issuer, jwksUri: gone.jwksUri }] } })).statusCode).toBe(200);
+    expect((await client.call('PATCH', '/config', { embeddedWalletConfig: { oidcIssuers: [{ issuer: gone.issuer, jwksUri: hostedJwks(gone) }] } })).statusCode).toBe(200);
     const wallet = await client.newWallet();
     const token = await gone.token({ sub: 'unreachable', aud: 'acme-web' }, { iat: nowSeconds() });
     await gone.close();
@@ -226,6 +243,81 @@ describe('OAUTH credentials', () => {
     const wrongNonce = await issuer.token({ sub, aud: 'acme-web', nonce: 'x' }, { iat: nowSeconds() });
     const failed = expectEnvelope(await oauthVerify(sandbox, credential.id, `${wrongNonce.split('.').slice(0, 2).join('.')}.c2FuZGJveA`, receiver), 401, 'UNAUTHORIZED');
     expect(failed.details).toEqual({ check: 'nonce' });
+  });
+});
+
+describe('OAUTH: issuers the platform configures', () => {
+  it('keeps each credential on the JWKS in force when it was registered: repointing the issuer later takes over no wallet', async () => {
+    const own = await TestIssuer.start();
+    const forger = await TestIssuer.start();
+    const client = new WalletClient(ctx, await ctx.newPlatform('production'));
+    await client.enableWallets();
+    const original = hostedJwks(own);
+    expect((await client.call('PATCH', '/config', { embeddedWalletConfig: { oidcIssuers: [{ issuer: own.issuer, jwksUri: original }] } })).statusCode).toBe(200);
+    const wallet = await client.newWallet();
+    const { key } = await client.login(wallet.credentialId, () => messages.lastCode());
+    const token = await own.token({ sub: 'pinned-user', aud: 'acme-web' }, { iat: nowSeconds() });
+    const added = await client.signed('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: token }, key);
+    expect(added.statusCode, added.body).toBe(201);
+    const credential = added.json() as { id: string };
+    const stored = await ctx.handle.db.selectFrom('auth_credentials').select('details').where('id', '=', credential.id.split(':')[1]!).executeTakeFirstOrThrow();
+    expect(stored.details).toMatchObject({ iss: own.issuer, sub: 'pinned-user', jwksUri: original });
+
+    // The platform repoints its issuer at other keys and signs a token for the user's identity.
+    expect((await client.call('PATCH', '/config', { embeddedWalletConfig: { oidcIssuers: [{ issuer: own.issuer, jwksUri: hostedJwks(forger) }] } })).statusCode).toBe(200);
+    const mine = newClientKey();
+    const forged = await forger.token({ iss: own.issuer, sub: 'pinned-user', aud: 'acme-web', nonce: nonceFor(mine.publicKey) }, { iat: nowSeconds() });
+    expect(expectEnvelope(await oauthVerify(client, credential.id, forged, mine), 401, 'UNAUTHORIZED').details).toEqual({ check: 'signature' });
+    expect(forger.jwksRequests).toBe(0);
+    // The user's tokens from the keys it registered under still log in.
+    const receiver = newClientKey();
+    const genuine = await own.token({ sub: 'pinned-user', aud: 'acme-web', nonce: nonceFor(receiver.publicKey) }, { iat: nowSeconds() });
+    expect((await oauthVerify(client, credential.id, genuine, receiver)).statusCode).toBe(200);
+    // Taking the issuer off the list still stops its logins.
+    expect((await client.call('PATCH', '/config', { embeddedWalletConfig: { oidcIssuers: [] } })).statusCode).toBe(200);
+    const after = await own.token({ sub: 'pinned-user', aud: 'acme-web', nonce: nonceFor(receiver.publicKey) }, { iat: nowSeconds() });
+    expect(expectEnvelope(await oauthVerify(client, credential.id, after, receiver), 401, 'UNAUTHORIZED').details).toEqual({ check: 'issuer' });
+    await own.close();
+    await forger.close();
+  });
+});
+
+describe('OAUTH: one identity once, bounded token lifetimes', () => {
+  it('refuses the same identity at the second of two adds challenged side by side, at its signed retry', async () => {
+    const wallet = await sandbox.newWallet();
+    const { key } = await sandbox.login(wallet.credentialId);
+    const claims = { sub: 'twice', aud: 'acme-web', email: 'twice@mail.example' };
+    const first = { type: 'OAUTH', accountId: wallet.accountId, oidcToken: await issuer.token(claims, { iat: nowSeconds() }) };
+    const second = { type: 'OAUTH', accountId: wallet.accountId, oidcToken: await issuer.token(claims, { iat: nowSeconds() - 1 }) };
+    // Both checked before either was added: both challenged.
+    const a = await sandbox.firstLeg('POST', '/auth/credentials', first);
+    const b = await sandbox.firstLeg('POST', '/auth/credentials', second);
+    expect((await sandbox.signedRetry('POST', '/auth/credentials', first, a, key)).statusCode).toBe(201);
+    const refused = expectEnvelope(await sandbox.signedRetry('POST', '/auth/credentials', second, b, key), 400, 'INVALID_INPUT');
+    expect(refused.details).toEqual({ errors: [{ field: 'oidcToken', message: 'identity already registered' }] });
+    const list = (await sandbox.call('GET', `/auth/credentials?accountId=${wallet.accountId}`)).json() as { data: Body[] };
+    expect(list.data.map((c) => c.type)).toEqual(['EMAIL_OTP', 'OAUTH']);
+    // The database holds the line too: a second active row of the identity is refused.
+    const [row] = await ctx.handle.db.selectFrom('auth_credentials').selectAll().where('type', '=', 'OAUTH').where('nickname', '=', 'twice@mail.example').execute();
+    await expect(
+      ctx.handle.db
+        .insertInto('auth_credentials')
+        .values({ ...row!, id: crypto.randomUUID(), details: JSON.stringify(row!.details) as never })
+        .execute(),
+    ).rejects.toMatchObject({ code: '23505' });
+  });
+
+  it('refuses a token whose exp is absurdly far ahead with 401 exp, at registration and at verify; a day-long token is fine', async () => {
+    const { sub, credential, wallet } = await oauthWallet(sandbox);
+    const receiver = newClientKey();
+    const far = await issuer.token({ sub, aud: 'acme-web', nonce: nonceFor(receiver.publicKey) }, { iat: nowSeconds(), expiresIn: 1e13 });
+    expect(expectEnvelope(await oauthVerify(sandbox, credential.id, far, receiver), 401, 'UNAUTHORIZED').details).toEqual({ check: 'exp' });
+    const farAdd = await issuer.token({ sub: `${sub}-far`, aud: 'acme-web' }, { iat: nowSeconds(), expiresIn: 1e13 });
+    expect(expectEnvelope(await sandbox.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: farAdd }), 401, 'UNAUTHORIZED').details).toEqual({
+      check: 'exp',
+    });
+    const day = await issuer.token({ sub, aud: 'acme-web', nonce: nonceFor(receiver.publicKey) }, { iat: nowSeconds(), expiresIn: 86_400 });
+    expect((await oauthVerify(sandbox, credential.id, day, receiver)).statusCode).toBe(200);
   });
 });
 

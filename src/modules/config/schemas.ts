@@ -69,7 +69,8 @@ export const EmbeddedWalletConfig = Type.Object(
               Type.String({
                 format: 'uri',
                 maxLength: 2048,
-                description: 'https URL of the issuer’s JWKS (http only for localhost). Required for an issuer Corridor does not know; omit it for Google and Apple.',
+                description:
+                  'https URL of the issuer’s JWKS (sandbox: http also for localhost). Required for an issuer Corridor does not know; refused for Google and Apple, whose keys always come from their own published JWKS. Production: fetched only from a public address. An OAUTH credential keeps the JWKS in force when it was registered.',
               }),
             ),
             audiences: Type.Optional(

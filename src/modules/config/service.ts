@@ -104,14 +104,46 @@ export class PlatformConfigCache {
 
 /**
  * A known issuer (Google, Apple) needs the platform's client ids, since its tokens are issued to
- * every app; any other issuer needs its JWKS location.
+ * every app, and takes no `jwksUri`: its keys always come from its own published JWKS, so a
+ * platform cannot swap in keys of its own and sign logins for its end users' Google or Apple
+ * identities. Any other issuer (the platform's own) needs its JWKS location: https for a
+ * production platform (fetched through the address guard), http also for localhost in sandbox
+ * (which checks no signature).
  */
-function checkOidcIssuer(entry: { issuer: string; jwksUri?: string | undefined; audiences?: string[] | undefined }, field: string, errors: FieldError[]): void {
-  if (entry.jwksUri !== undefined) checkServiceUrl(entry.jwksUri, `${field}.jwksUri`, errors);
-  if (knownOidcIssuer(entry.issuer)) {
+function checkOidcIssuer(
+  entry: { issuer: string; jwksUri?: string | undefined; audiences?: string[] | undefined },
+  field: string,
+  environment: Environment,
+  errors: FieldError[],
+): void {
+  const known = knownOidcIssuer(entry.issuer);
+  if (known) {
+    if (entry.jwksUri !== undefined) {
+      errors.push({
+        field: `${field}.jwksUri`,
+        message: `must not be set for ${known.issuer}: Corridor checks its tokens against the issuer's own published keys; name only your client ids (audiences)`,
+      });
+    }
     if (!entry.audiences) errors.push({ field: `${field}.audiences`, message: `is required for ${entry.issuer}: list your client ids there` });
   } else if (entry.jwksUri === undefined) {
     errors.push({ field: `${field}.jwksUri`, message: 'is required for an issuer Corridor does not know (only Google and Apple are built in)' });
+  } else if (environment === 'production') {
+    checkProductionJwksUri(entry.jwksUri, `${field}.jwksUri`, errors);
+  } else {
+    checkServiceUrl(entry.jwksUri, `${field}.jwksUri`, errors);
+  }
+}
+
+/** A production platform's JWKS location: https without credentials or fragment (its fetch is further refused when the host resolves to a private address). */
+function checkProductionJwksUri(value: string, field: string, errors: FieldError[]): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || url.protocol !== 'https:' || url.username || url.password || url.hash) {
+    errors.push({ field, constraint: { format: 'url', pattern: '^https://' }, message: 'must be an https URL without credentials or fragment' });
   }
 }
 
@@ -242,7 +274,7 @@ export async function updatePlatformConfig(
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
   if (typeof update.webhookEndpoint === 'string') checkWebhookEndpoint(update.webhookEndpoint, caller.environment, errors);
-  update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkOidcIssuer(issuer, `embeddedWalletConfig.oidcIssuers.${i}`, errors));
+  update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkOidcIssuer(issuer, `embeddedWalletConfig.oidcIssuers.${i}`, caller.environment, errors));
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
   if (update.supportedCurrencies) checkCurrencies(update.supportedCurrencies, errors);
   const feeConfigs = update.feeConfigs ? mergeFeeConfigs(current.fee_configs, update.feeConfigs, errors) : undefined;

@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
-import { moveCredentialContact, otpContactTakenByOther, otpCredentialsOfCustomer } from './repo.js';
+import { consumeOtpChallenges, moveCredentialContact, otpContactTakenByOther, otpCredentialsOfCustomer } from './repo.js';
 
 // The OTP credentials tied to a customer's contacts (EMAIL_OTP to its e-mail, SMS_OTP to its
 // phone): a change of that contact needs the end user's signature and moves the credentials
@@ -57,7 +57,7 @@ export async function checkContactFree(db: DbOrTx, platformId: string, customerU
 
 /**
  * The signed retry of a contact change: moves every credential bound at the 202 to `contact`, in
- * the transaction that changes the customer. The tied set must be exactly the bound one (else 409
+ * the transaction that changes the customer, and uses up the codes sent to the old contact. The tied set must be exactly the bound one (else 409
  * EMAIL_OTP_CREDENTIAL_SET_CHANGED) and each credential must still carry the contact it had then
  * (else 424 EMAIL_OTP_CREDENTIAL_SYNC_FAILED, e.g. a competing change was signed first); either
  * error leaves the customer and every credential as they were.
@@ -73,6 +73,9 @@ export async function moveTiedCredentials(trx: Tx, clock: Clock, platformId: str
   }
   const now = clock.now();
   for (const credential of bound.credentials) {
+    // Codes already sent to the old contact die with the move (a verify they passed before it
+    // is refused at its signed retry: logins.ts, OTP_CONTACT_CHANGED).
+    await consumeOtpChallenges(trx, credential.id, now);
     if (!(await moveCredentialContact(trx, credential.id, credential.contact, contact, now))) {
       throw new AppError('EMAIL_OTP_CREDENTIAL_SYNC_FAILED', `A tied ${CREDENTIAL_TYPE[bound.kind]} credential could not be updated: it no longer carries the contact the challenge was issued for. Nothing was changed.`, {
         details: { credentialId: formatId('AuthMethod', credential.id) },

@@ -1,5 +1,6 @@
 import type { Clock } from '../../platform/clock.js';
 import { sha256Hex } from '../../platform/crypto/encoding.js';
+import { InvalidKeyError, parseP256PublicKey } from '../../platform/crypto/p256.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { parseId } from '../../platform/ids.js';
@@ -68,6 +69,22 @@ export function checkCredentialType(credential: CredentialRow, type: CredentialT
   if (type !== credential.type) {
     throw new AppError('INVALID_INPUT', `This credential is ${credential.type}.`, {
       details: { errors: [{ field: 'type', constraint: { enum: [credential.type] }, message: `must be ${credential.type}, the type of this credential` }] },
+    });
+  }
+}
+
+/**
+ * A client's P-256 public key (SEC1 hex), parsed: the schema's pattern admits any hex of the
+ * right length, so a point off the curve (or an x with no square root) is refused here, as the
+ * request arrives, with 400 naming `field`, before anything is issued or stored for it.
+ */
+export function checkClientPublicKey(value: string, field: string): ReturnType<typeof parseP256PublicKey> {
+  try {
+    return parseP256PublicKey(value);
+  } catch (error) {
+    if (!(error instanceof InvalidKeyError)) throw error;
+    throw new AppError('INVALID_INPUT', `${field} is not a P-256 public key: ${error.message}.`, {
+      details: { errors: [{ field, message: 'is not a point on P-256' }] },
     });
   }
 }

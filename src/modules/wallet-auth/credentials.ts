@@ -50,6 +50,17 @@ function registrationActivity(body: CredentialCreateRequest, spec: NewCredential
   }
 }
 
+/** Spec §2.4 rule 4: an OIDC identity (iss, aud, sub) is at most one active OAUTH credential of an account. */
+function oauthIdentityTaken(existing: CredentialRow[], identity: { iss: string; aud: string; sub: string }): boolean {
+  return existing.some((c) => c.type === 'OAUTH' && c.details.iss === identity.iss && c.details.sub === identity.sub && c.details.aud === identity.aud);
+}
+
+function identityRegistered(): AppError {
+  return new AppError('INVALID_INPUT', 'This OIDC identity is already an OAUTH credential of the account.', {
+    details: { errors: [{ field: 'oidcToken', message: 'identity already registered' }] },
+  });
+}
+
 /**
  * Adding, listing and revoking a wallet's credentials (spec §2.4, §4.2, §4.5): what may be
  * added, when the end user must sign for it, and that an account keeps at least one.
@@ -94,7 +105,7 @@ export class CredentialFlows {
         return { type: body.type, nickname: contact, details: {} };
       }
       case 'OAUTH': {
-        const { identity, claims } = await this.deps.oidc
+        const { identity, claims, jwksUri } = await this.deps.oidc
           .verify(body.oidcToken, { trusted: walletConfig?.oidcIssuers ?? [], now: this.deps.clock.now(), checkSignature: environment === 'production' })
           .catch((error: unknown) => {
             // At registration an untrusted issuer or audience is a bad request, not a failed login.
@@ -104,12 +115,15 @@ export class CredentialFlows {
             }
             throw error;
           });
-        const taken = existing.some((c) => c.type === 'OAUTH' && c.details.iss === identity.iss && c.details.sub === identity.sub && c.details.aud === identity.aud);
-        if (taken) {
-          throw new AppError('INVALID_INPUT', 'This OIDC identity is already an OAUTH credential of the account.', { details: { errors: [{ field: 'oidcToken', message: 'identity already registered' }] } });
-        }
+        if (oauthIdentityTaken(existing, identity)) throw identityRegistered();
         await spendOidcToken(trx, this.deps.clock, platformId, body.oidcToken, claims.exp!);
-        return { type: 'OAUTH', nickname: identity.email ?? identity.sub, details: { iss: identity.iss, aud: identity.aud, sub: identity.sub } };
+        // An issuer the platform configured: the credential keeps the JWKS in force now, so a later
+        // change of the platform's config cannot hand its logins to other keys (README, OAUTH).
+        return {
+          type: 'OAUTH',
+          nickname: identity.email ?? identity.sub,
+          details: { iss: identity.iss, aud: identity.aud, sub: identity.sub, ...(jwksUri ? { jwksUri } : {}) },
+        };
       }
       case 'PASSKEY': {
         const passkey = await verifyRegistration(body, passkeySettings(walletConfig));
@@ -134,9 +148,10 @@ export class CredentialFlows {
       created_at: now,
       updated_at: now,
     }).catch((error: unknown) => {
-      // Two concurrent adds of one passkey: the unique index decides, with the spec's code.
-      if (spec.type === 'PASSKEY' && (error as { code?: string }).code === '23505') {
-        throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
+      // Two concurrent adds of one passkey or one OIDC identity: the unique index decides, with the spec's code.
+      if ((error as { code?: string }).code === '23505') {
+        if (spec.type === 'PASSKEY') throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
+        if (spec.type === 'OAUTH') throw identityRegistered();
       }
       throw error;
     });
@@ -180,6 +195,11 @@ export class CredentialFlows {
     // Rules 1–2 again: another credential of the type may have been added since the challenge.
     if ((credential.type === 'EMAIL_OTP' || credential.type === 'SMS_OTP') && existing.some((c) => c.type === credential.type)) {
       throw new AppError(`${credential.type}_CREDENTIAL_ALREADY_EXISTS`, `The account already has an ${credential.type} credential.`);
+    }
+    // Rules 3–4 again: the same passkey or OIDC identity may have been added by another request since.
+    if (credential.type === 'OAUTH' && oauthIdentityTaken(existing, credential.details as { iss: string; aud: string; sub: string })) throw identityRegistered();
+    if (credential.type === 'PASSKEY' && existing.some((c) => c.type === 'PASSKEY' && c.webauthn_id === credential.webauthnId)) {
+      throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
     }
     return { statusCode: 201, body: await this.insert(trx, environment, account, credential) };
   }

@@ -4,7 +4,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
 import type { EmbeddedWalletConfig } from '../config/index.js';
-import { checkCredentialType, loadCredential, OPERATIONS, spendOidcToken, type WalletAuthDeps } from './context.js';
+import { checkClientPublicKey, checkCredentialType, loadCredential, OPERATIONS, spendOidcToken, type WalletAuthDeps } from './context.js';
 import { nonceFor, oidcRejected } from './oidc.js';
 import type { Environment, OneTimeCodes } from './otp.js';
 import { passkeyRejected, passkeySettings, storedPasskey, verifyAssertion } from './passkey.js';
@@ -44,6 +44,7 @@ export class LoginFlows {
    * session-creation challenge (PASSKEY); OAUTH has none.
    */
   async challenge(platformId: string, environment: Environment, credentialId: string, body: { clientPublicKey?: string }, settleDelaySeconds: number): Promise<StoredOutcome> {
+    if (body.clientPublicKey !== undefined) checkClientPublicKey(body.clientPublicKey, 'clientPublicKey');
     return withTx(this.deps.db, async (trx) => {
       const credential = await loadCredential(trx, platformId, credentialId, true);
       if (credential.type === 'PASSKEY') return { statusCode: 200, body: await this.passkeyChallenge(trx, credential, body.clientPublicKey) };
@@ -80,7 +81,8 @@ export class LoginFlows {
       targetId: credentialId,
       body,
       signer: { kind: 'key', publicKey: opened.publicKeyCompressed },
-      context: { environment },
+      // The contact the code went to: a session opens only while the credential still carries it.
+      context: { environment, contact: credential.nickname },
       payload: ({ requestId, expiresAt }) =>
         this.deps.enclave.verificationToken({
           id: requestId,
@@ -97,6 +99,11 @@ export class LoginFlows {
 
   private async executeVerifyOtp(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome> {
     const credential = await loadCredential(trx, row.platform_id, row.target_id, true);
+    const { contact } = row.context as { contact?: string };
+    // The customer's e-mail (phone) changed after the code was checked: the old address proves nothing now (spec §4.3).
+    if (contact !== undefined && contact !== credential.nickname) {
+      throw new AppError('UNAUTHORIZED', 'The credential moved to another contact after this code was checked; request a new code.', { details: { reason: 'OTP_CONTACT_CHANGED' } });
+    }
     const now = this.deps.clock.now();
     const signer = row.signer as { kind: 'key'; publicKey: string };
     const session = await this.sessions.open(trx, credential, signer.publicKey, now);
@@ -109,15 +116,18 @@ export class LoginFlows {
    * `clientPublicKey` opens a session whose key is sealed to that public key.
    */
   async verifyOauth(platformId: string, environment: Environment, credentialId: string, body: OauthVerifyRequest): Promise<AuthSession> {
+    checkClientPublicKey(body.clientPublicKey, 'clientPublicKey');
     const credential = await loadCredential(this.deps.db, platformId, credentialId);
     checkCredentialType(credential, body.type);
     const walletConfig = await this.walletConfig(platformId);
+    const bound = credential.details as { iss: string; aud: string; sub: string; jwksUri?: string };
     const { claims, identity } = await this.deps.oidc.verify(body.oidcToken, {
       trusted: walletConfig?.oidcIssuers ?? [],
       now: this.deps.clock.now(),
       checkSignature: environment === 'production',
+      // Registered under a platform-configured issuer: its keys are those in force at registration.
+      pinned: bound,
     });
-    const bound = credential.details as { iss: string; aud: string; sub: string };
     if (identity.iss !== bound.iss || identity.aud !== bound.aud || identity.sub !== bound.sub) {
       throw oidcRejected('identity', 'iss, aud and sub must be those of the credential');
     }

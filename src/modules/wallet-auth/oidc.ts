@@ -2,6 +2,7 @@ import { sha256Hex } from '../../platform/crypto/encoding.js';
 import type { createRemoteJWKSet, JWTPayload } from 'jose';
 import { AppError } from '../../platform/errors.js';
 import { KNOWN_OIDC_ISSUERS, knownOidcIssuer, type KnownOidcIssuer } from '../../platform/oidc-issuers.js';
+import { guardedJwksFetch, JwksFetchError, type JwksFetch, type Resolver } from './jwks-fetch.js';
 
 /** jose (some 45 modules) is imported on the first OIDC login, not at start-up. */
 let joseModule: Promise<typeof import('jose')> | undefined;
@@ -11,6 +12,12 @@ const jose = () => (joseModule ??= import('jose'));
 export const MAX_TOKEN_AGE_MS = 60_000;
 /** Tolerated drift between the issuer's clock and ours for `iat` in the future. */
 const CLOCK_SKEW_MS = 5_000;
+/**
+ * A token may be valid for at most this long from now (Google's last an hour, Apple's at most a
+ * day): a later `exp` is refused like an expired one, so what is stored of a used token
+ * (`oidc_tokens_used.expires_at`) stays a real date.
+ */
+export const MAX_TOKEN_LIFETIME_MS = 24 * 3600_000;
 const SIGNING_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
 
 /** An issuer as a platform configures it: a known one needs no `jwksUri`; `audiences` limits `aud`. */
@@ -26,6 +33,18 @@ export interface OidcIdentity {
   aud: string;
   sub: string;
   email?: string;
+}
+
+/**
+ * The issuer a token's `iss` resolved to. `jwksUri` is where its keys come from: a known
+ * issuer's built-in location (never the platform's), or the platform's for one it configured
+ * (`platformJwks`: fetched through the address guard).
+ */
+export interface ResolvedIssuer {
+  issuer: string;
+  jwksUri: string;
+  audiences?: string[] | undefined;
+  platformJwks: boolean;
 }
 
 export type OidcCheck = 'signature' | 'issuer' | 'audience' | 'iat' | 'exp' | 'identity' | 'nonce' | 'replay';
@@ -46,44 +65,69 @@ export function nonceFor(clientPublicKey: string): string {
 }
 
 /**
- * Checks OIDC ID tokens against the issuers a platform trusts. JWKS are fetched over HTTPS and
- * cached per URI; a token whose `kid` the cache does not know makes jose fetch the set again
- * (at most once per `cooldownMs`), which is how issuer key rotation is followed.
+ * Checks OIDC ID tokens against the issuers a platform trusts. JWKS are cached per URI; a token
+ * whose `kid` the cache does not know makes jose fetch the set again (at most once per
+ * `cooldownMs`), which is how issuer key rotation is followed.
+ *
+ * Whose keys: a known issuer's (Google, Apple) always come from its built-in JWKS location (or
+ * the operator's `CORRIDOR_OIDC_JWKS_OVERRIDES`), never from a platform: a platform that could
+ * repoint them could sign tokens for any of its end users' Google identities. A JWKS a platform
+ * configured for its own issuer is fetched with `platformJwksFetch`: by default https only,
+ * through the address guard webhooks and UMA use, at most 64 KiB.
  */
 export class OidcVerifier {
   private readonly keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
   private readonly known: readonly KnownOidcIssuer[];
 
-  /** `knownIssuers`: Google and Apple with their public JWKS unless replaced (tests, mirrors). */
-  constructor(private readonly options: { cooldownMs: number; cacheMaxAgeMs: number; timeoutMs: number; knownIssuers?: readonly KnownOidcIssuer[] }) {
+  private readonly platformJwksFetch: JwksFetch;
+
+  /**
+   * `knownIssuers`: Google and Apple with their public JWKS unless replaced (tests, mirrors).
+   * `resolver`: DNS for the guard (tests answer it). `platformJwksFetch`: replaces the guarded
+   * fetch of platform-configured JWKS (tests that serve one locally).
+   */
+  constructor(
+    private readonly options: {
+      cooldownMs: number;
+      cacheMaxAgeMs: number;
+      timeoutMs: number;
+      knownIssuers?: readonly KnownOidcIssuer[];
+      resolver?: Resolver;
+      platformJwksFetch?: JwksFetch;
+    },
+  ) {
     this.known = options.knownIssuers ?? KNOWN_OIDC_ISSUERS;
+    this.platformJwksFetch = options.platformJwksFetch ?? guardedJwksFetch({ guard: true, ...(options.resolver ? { resolver: options.resolver } : {}) });
   }
 
   /**
    * The platform's entry for the token's `iss` (a known issuer matches in any of its spellings),
-   * with the canonical issuer identities are stored under and the JWKS to check against.
+   * with the canonical issuer identities are stored under and the JWKS to check against. A
+   * `jwksUri` stored on a known issuer's entry (configs saved before it was refused) is ignored.
    */
-  private resolve(iss: unknown, trusted: TrustedIssuer[]): { issuer: string; jwksUri: string; audiences?: string[] | undefined } | undefined {
+  private resolve(iss: unknown, trusted: TrustedIssuer[]): ResolvedIssuer | undefined {
     if (typeof iss !== 'string') return undefined;
     const known = knownOidcIssuer(iss, this.known);
     const entry = trusted.find((t) => t.issuer === iss || (known !== undefined && knownOidcIssuer(t.issuer, this.known) === known));
     if (!entry) return undefined;
-    const jwksUri = entry.jwksUri ?? known?.jwksUri;
-    if (!jwksUri) return undefined;
-    return { issuer: known?.issuer ?? entry.issuer, jwksUri, audiences: entry.audiences };
+    if (known) return { issuer: known.issuer, jwksUri: known.jwksUri, audiences: entry.audiences, platformJwks: false };
+    if (!entry.jwksUri) return undefined;
+    return { issuer: entry.issuer, jwksUri: entry.jwksUri, audiences: entry.audiences, platformJwks: true };
   }
 
-  private async keySet(uri: string) {
-    let set = this.keySets.get(uri);
+  private async keySet(uri: string, platformJwks: boolean) {
+    const cacheKey = `${platformJwks ? 'platform' : 'known'} ${uri}`;
+    let set = this.keySets.get(cacheKey);
     if (!set) {
-      const { createRemoteJWKSet } = await jose();
+      const { createRemoteJWKSet, customFetch } = await jose();
       set = createRemoteJWKSet(new URL(uri), {
         cooldownDuration: this.options.cooldownMs,
         cacheMaxAge: this.options.cacheMaxAgeMs,
         timeoutDuration: this.options.timeoutMs,
+        ...(platformJwks ? { [customFetch]: this.platformJwksFetch } : {}),
       });
-      this.keySets.set(uri, set);
+      this.keySets.set(cacheKey, set);
     }
     return set;
   }
@@ -106,27 +150,39 @@ export class OidcVerifier {
   /**
    * Signature (skipped in sandbox), trusted issuer, `iat` age and `exp`. Identity, nonce and
    * single use are the caller's to check, against the credential and the database.
+   * `pinned`: the issuer and JWKS an OAUTH credential of a platform-configured issuer was
+   * registered under; a token of that issuer is checked against that JWKS whatever the
+   * platform's config says now. Answers `jwksUri` for such an issuer, so registration can pin it.
    */
-  async verify(token: string, input: { trusted: TrustedIssuer[]; now: Date; checkSignature: boolean }): Promise<{ claims: JWTPayload; identity: OidcIdentity }> {
+  async verify(
+    token: string,
+    input: { trusted: TrustedIssuer[]; now: Date; checkSignature: boolean; pinned?: { iss: string; jwksUri?: string | undefined } | undefined },
+  ): Promise<{ claims: JWTPayload; identity: OidcIdentity; jwksUri?: string }> {
     const claims = await this.decode(token);
-    const issuer = this.resolve(claims.iss, input.trusted);
-    if (!issuer) throw oidcRejected('issuer', `issuer ${JSON.stringify(claims.iss ?? null)} is not trusted by this platform (embeddedWalletConfig.oidcIssuers)`);
+    const resolved = this.resolve(claims.iss, input.trusted);
+    if (!resolved) throw oidcRejected('issuer', `issuer ${JSON.stringify(claims.iss ?? null)} is not trusted by this platform (embeddedWalletConfig.oidcIssuers)`);
+    const pinnedJwksUri = resolved.platformJwks && input.pinned?.iss === resolved.issuer ? input.pinned.jwksUri : undefined;
+    const issuer = pinnedJwksUri ? { ...resolved, jwksUri: pinnedJwksUri } : resolved;
     if (input.checkSignature) {
       const { compactVerify, errors: joseErrors } = await jose();
       try {
-        await compactVerify(token, await this.keySet(issuer.jwksUri), { algorithms: SIGNING_ALGORITHMS });
+        await compactVerify(token, await this.keySet(issuer.jwksUri, issuer.platformJwks), { algorithms: SIGNING_ALGORITHMS });
       } catch (error) {
-        if (error instanceof joseErrors.JWKSTimeout || (error instanceof Error && /fetch|network|ECONNREFUSED/i.test(error.message))) {
-          throw new AppError('SERVICE_UNAVAILABLE', `The issuer's JWKS could not be fetched from ${issuer.jwksUri}. Retry later.`);
+        if (jwksUnavailable(error, joseErrors)) {
+          const reason = error instanceof JwksFetchError ? ` (${error.message})` : '';
+          throw new AppError('SERVICE_UNAVAILABLE', `The issuer's JWKS could not be fetched from ${issuer.jwksUri}${reason}. Retry later.`);
         }
         throw oidcRejected('signature', error instanceof joseErrors.JWKSNoMatchingKey ? 'no key of the issuer matches the token' : 'the signature does not verify');
       }
     }
     const now = input.now.getTime();
-    if (typeof claims.iat !== 'number') throw oidcRejected('iat', 'iat is missing');
+    if (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)) throw oidcRejected('iat', 'iat is missing');
     if (claims.iat * 1000 > now + CLOCK_SKEW_MS) throw oidcRejected('iat', 'iat is in the future');
     if (now - claims.iat * 1000 > MAX_TOKEN_AGE_MS) throw oidcRejected('iat', `the token was issued more than ${MAX_TOKEN_AGE_MS / 1000} seconds before this request`);
-    if (typeof claims.exp !== 'number' || claims.exp * 1000 <= now) throw oidcRejected('exp', 'the token has expired');
+    if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp) || claims.exp * 1000 <= now) throw oidcRejected('exp', 'the token has expired');
+    if (claims.exp * 1000 > now + MAX_TOKEN_LIFETIME_MS + CLOCK_SKEW_MS) {
+      throw oidcRejected('exp', `exp is more than ${MAX_TOKEN_LIFETIME_MS / 3600_000} hours ahead; no issuer Corridor accepts makes tokens that long-lived`);
+    }
     const aud = Array.isArray(claims.aud) ? (claims.aud.length === 1 ? claims.aud[0] : undefined) : claims.aud;
     if (typeof claims.sub !== 'string' || !claims.sub || typeof aud !== 'string' || !aud) {
       throw oidcRejected('identity', 'sub and a single aud are required');
@@ -135,6 +191,21 @@ export class OidcVerifier {
       throw oidcRejected('audience', `aud ${JSON.stringify(aud)} is not a client id of this platform at ${issuer.issuer} (embeddedWalletConfig.oidcIssuers[].audiences)`);
     }
     const email = typeof claims.email === 'string' ? claims.email : undefined;
-    return { claims, identity: { iss: issuer.issuer, aud, sub: claims.sub, ...(email ? { email } : {}) } };
+    return {
+      claims,
+      identity: { iss: issuer.issuer, aud, sub: claims.sub, ...(email ? { email } : {}) },
+      ...(issuer.platformJwks ? { jwksUri: issuer.jwksUri } : {}),
+    };
   }
+}
+
+/**
+ * Whether the JWKS itself could not be had (503: retry later) rather than the token failing it
+ * (401 signature): unreachable, refused by the guard, timed out, not a 200, not a key set.
+ */
+function jwksUnavailable(error: unknown, joseErrors: typeof import('jose').errors): boolean {
+  if (error instanceof JwksFetchError || error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return true;
+  // jose's own fetch (known issuers): a network failure, or an answer that is not a 200 JSON key set.
+  if (error instanceof joseErrors.JOSEError && error.code === 'ERR_JOSE_GENERIC' && /JSON Web Key Set/.test(error.message)) return true;
+  return error instanceof Error && !(error instanceof joseErrors.JOSEError) && /fetch|network|ECONNREFUSED/i.test(error.message);
 }

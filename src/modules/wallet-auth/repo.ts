@@ -299,6 +299,11 @@ export async function updateOtpChallenge(db: DbOrTx, id: string, changes: Partia
   await db.updateTable('otp_challenges').set(changes).where('id', '=', id).execute();
 }
 
+/** Uses up every open code of a credential (its contact moved: codes sent to the old one must not log in). */
+export async function consumeOtpChallenges(db: DbOrTx, credentialId: string, now: Date): Promise<void> {
+  await db.updateTable('otp_challenges').set({ consumed_at: now }).where('credential_id', '=', credentialId).where('consumed_at', 'is', null).execute();
+}
+
 export async function countOtpChallengesSince(db: DbOrTx, credentialId: string, since: Date): Promise<number> {
   const row = await db
     .selectFrom('otp_challenges')

@@ -1,8 +1,7 @@
-import { parseP256PublicKey } from '../../platform/crypto/p256.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { parseId, uuidv7 } from '../../platform/ids.js';
-import { loadActiveSession, OPERATIONS, type WalletAuthDeps } from './context.js';
+import { checkClientPublicKey, loadActiveSession, OPERATIONS, type WalletAuthDeps } from './context.js';
 import {
   activeSessions,
   findCredential,
@@ -26,7 +25,10 @@ import { toSession } from './views.js';
 export class SessionFlows {
   constructor(private readonly deps: WalletAuthDeps) {
     deps.signed.register(OPERATIONS.revokeSession, { execute: (trx, row) => this.executeRevoke(trx, row) });
-    deps.signed.register(OPERATIONS.refreshSession, { execute: (trx, row) => this.executeRefresh(trx, row) });
+    deps.signed.register(OPERATIONS.refreshSession, {
+      execute: (trx, row) => this.executeRefresh(trx, row),
+      checkBody: (body) => checkClientPublicKey((body as SessionRefreshRequest).clientPublicKey, 'clientPublicKey'),
+    });
   }
 
   /** A session of `credential` signing with `publicKey` (compressed hex), for the configured lifetime. */
@@ -46,7 +48,8 @@ export class SessionFlows {
 
   /** A session whose signing key Corridor makes and seals to the client key (OAUTH, PASSKEY). */
   async openSealed(trx: Tx, credential: CredentialRow, clientPublicKey: string): Promise<AuthSession> {
-    const issued = await this.deps.enclave.issueSessionKey(parseP256PublicKey(clientPublicKey).uncompressed);
+    // Checked when the request arrived; again here for challenges stored before that check (an AppError is a stored refusal, not a 500).
+    const issued = await this.deps.enclave.issueSessionKey(checkClientPublicKey(clientPublicKey, 'clientPublicKey').uncompressed);
     const now = this.deps.clock.now();
     const session = await this.open(trx, credential, issued.publicKeyCompressed, now);
     if (!credential.verified_at) await updateCredential(trx, credential.id, { verified_at: now, updated_at: credential.updated_at });
@@ -85,6 +88,7 @@ export class SessionFlows {
 
   /** POST /auth/sessions/{id}/refresh, first call: signed by that session's own key. */
   async startRefresh(platformId: string, sessionId: string, body: SessionRefreshRequest): Promise<SignedRequestChallenge> {
+    checkClientPublicKey(body.clientPublicKey, 'clientPublicKey');
     return withTx(this.deps.db, async (trx) => {
       const session = await loadActiveSession(trx, this.deps.clock, platformId, sessionId);
       return this.deps.signed.issue(trx, {
@@ -103,7 +107,7 @@ export class SessionFlows {
     const session = await loadActiveSession(trx, this.deps.clock, row.platform_id, row.target_id);
     const credential = (await findCredential(trx, row.platform_id, session.credential_id, true))!;
     const { clientPublicKey } = row.context.body as SessionRefreshRequest;
-    const client = parseP256PublicKey(clientPublicKey);
+    const client = checkClientPublicKey(clientPublicKey, 'clientPublicKey');
     const now = this.deps.clock.now();
     // Compressed: the client holds the private key. Uncompressed: we make one and seal it to the client.
     if (clientPublicKey.length === 66) {

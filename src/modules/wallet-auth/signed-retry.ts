@@ -57,6 +57,12 @@ export interface SignedOperation {
    * default: the refusal is the stored outcome, as spec §4.3 has it ("a terminal response").
    */
   retryableRefusals?: boolean;
+  /**
+   * Checks a request body beyond its schema (a client public key is a point on the curve), as
+   * the first call does: the retry runs it before anything else, so a body the first call would
+   * refuse is refused the same way (400), not as a body mismatch.
+   */
+  checkBody?(body: unknown): void;
 }
 
 export interface IssueSpec {
@@ -165,6 +171,7 @@ export class SignedRequests {
 
   /** The signed retry: the operation's outcome, or PROCESSING while the provider settles. */
   async retry(spec: RetrySpec): Promise<StoredOutcome> {
+    this.operations.get(spec.operation)?.checkBody?.(spec.body);
     let stamp: WalletStamp;
     try {
       stamp = parseStamp(spec.stamp);

@@ -3,7 +3,7 @@ import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs.js';
-import { loadWalletAccount, OPERATIONS, type WalletAuthDeps } from './context.js';
+import { checkClientPublicKey, loadWalletAccount, OPERATIONS, type WalletAuthDeps } from './context.js';
 import { accountsWithWallets, findWallet, insertCredentials, insertWallets, type SignedRequestRow, type WalletAccount, type WalletRow } from './repo.js';
 import type { SignedRequestChallenge, WalletExportRequest } from './schemas.js';
 import { accountRef } from './views.js';
@@ -43,9 +43,15 @@ export class WalletFlows {
     deps.signed.register(OPERATIONS.exportWallet, {
       execute: async (trx, row) => {
         await this.secret(trx, row.platform_id, row.account_id);
+        // Only the status is stored and every identical re-send seals the secret again: build the
+        // answer once now, so a stored 200 is always one that can be answered (a client key off
+        // the curve, from a challenge issued before keys were checked, is a stored 400 instead).
+        checkClientPublicKey((row.context.body as WalletExportRequest).clientPublicKey, 'clientPublicKey');
+        await this.revealExport(trx, row);
         return { statusCode: 200 };
       },
       reveal: (db, row) => this.revealExport(db, row),
+      checkBody: (body) => checkClientPublicKey((body as WalletExportRequest).clientPublicKey, 'clientPublicKey'),
     });
     deps.jobs.register(WALLET_SECRET_JOB, async (job) => {
       // `accountId`: one wallet, as jobs queued before wallets were initialised in batches name it.
@@ -81,6 +87,7 @@ export class WalletFlows {
 
   /** POST /internal-accounts/{id}/export, first call. The secret is sealed only on the signed retry. */
   async startExport(platformId: string, accountId: string, body: WalletExportRequest): Promise<SignedRequestChallenge> {
+    checkClientPublicKey(body.clientPublicKey, 'clientPublicKey');
     return withTx(this.deps.db, async (trx) => {
       const account = await loadWalletAccount(trx, platformId, accountId);
       return this.deps.signed.issue(trx, {
