@@ -119,6 +119,24 @@ describe('beneficial owners', () => {
     ]);
   });
 
+  it("offers upstream's IdentificationType, holding an EIN to the format individuals use", async () => {
+    const biz = await createCustomer(ctx.platform, 'BUSINESS');
+    const ok = await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 10, personalInfo: personalInfo({ idType: 'EIN', identifier: '12-3456789' }) }));
+    expect(ok.statusCode, ok.body).toBe(201);
+    expect((ok.json() as { personalInfo: Body }).personalInfo).toMatchObject({ idType: 'EIN', identifier: '******6789', countryOfIssuance: 'US' });
+    const bad = await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { personalInfo: personalInfo({ idType: 'EIN', identifier: '123456789', countryOfIssuance: 'MX' }) }));
+    expect(expectEnvelope(bad, 400, 'INVALID_INPUT').details!.errors).toEqual([
+      { field: 'personalInfo.identifier', constraint: { pattern: '^\\d{2}-\\d{7}$' }, message: 'must be a valid EIN (##-#######)' },
+      { field: 'personalInfo.countryOfIssuance', constraint: { enum: ['US'] }, message: 'must be US for EIN' },
+    ]);
+    // Switching an owner to EIN checks the identifier it keeps.
+    const id = (ok.json() as Body).id as string;
+    const other = await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 10 }));
+    const patched = await call(ctx.platform, 'PATCH', `/beneficial-owners/${String((other.json() as Body).id)}`, { personalInfo: { idType: 'EIN' } });
+    expect(fieldsOf(expectEnvelope(patched, 400, 'INVALID_INPUT'))).toEqual(['personalInfo.identifier']);
+    expect((await call(ctx.platform, 'PATCH', `/beneficial-owners/${id}`, { personalInfo: { identifier: '98-7654321' } })).statusCode).toBe(200);
+  });
+
   it('reports every invalid field at once and creates nothing', async () => {
     const biz = await createCustomer(ctx.platform, 'BUSINESS');
     const tomorrow = new Date(ctx.clock.now().getTime() + 86_400_000).toISOString().slice(0, 10);
@@ -126,7 +144,7 @@ describe('beneficial owners', () => {
       customerId: biz.id,
       roles: ['OWNER'],
       ownershipPercentage: 101,
-      personalInfo: { firstName: '', lastName: 'X', birthDate: tomorrow, nationality: 'XX', email: 'bad', address: { line1: 'a', country: 'US' }, idType: 'EIN', identifier: 'x' },
+      personalInfo: { firstName: '', lastName: 'X', birthDate: tomorrow, nationality: 'XX', email: 'bad', address: { line1: 'a', country: 'US' }, idType: 'PASSPORT', identifier: 'x' },
       extra: true,
     });
     const body = expectEnvelope(response, 400, 'INVALID_INPUT');

@@ -199,6 +199,18 @@ describe('POST /customers/bulk/csv', () => {
     await ctx.handle.db.deleteFrom('jobs').where('platform_id', '=', p.uuid).execute();
   }, 120_000);
 
+  it('refuses a data row with more cells than the column cap at upload, however empty its cells', async () => {
+    const p = await ctx.newPlatform();
+    const started = Date.now();
+    const body = expectEnvelope(await upload(p, `customerType,fullName\r\nINDIVIDUAL,${','.repeat(200_000)}\r\n`), 400, 'INVALID_INPUT');
+    expect(body.details!.errors).toEqual([{ field: 'file', message: 'has a record of 200002 cells at line 2; at most 100 are read' }]);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await ctx.jobs.runDue()).toBe(0);
+    expect(await totalCustomers(p)).toBe(0);
+    // 100 cells is within the cap: the row reaches the job, which judges it against the header.
+    expect((await upload(p, `customerType,fullName\nINDIVIDUAL,${','.repeat(98)}\n`)).statusCode).toBe(202);
+  });
+
   it('fails a row with fewer or more cells than the header, naming its row and line', async () => {
     const p = await ctx.newPlatform();
     const file = [

@@ -195,6 +195,41 @@ describe('POST /documents', () => {
     expect(await stored()).toEqual(before);
   });
 
+  it("answers 410 CUSTOMER_DELETED for an owner's upload once the business is deleted, storing nothing", async () => {
+    const inject = (method: 'POST' | 'DELETE', path: string, payload?: Body) =>
+      ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth }, ...(payload ? { payload } : {}) });
+    const biz = await inject('POST', '/customers', {
+      customerType: 'BUSINESS',
+      businessInfo: { legalName: 'Gone LLC', country: 'US', incorporatedOn: '2015-03-01', taxId: '12-3456789' },
+    });
+    expect(biz.statusCode, biz.body).toBe(201);
+    const bizId = (biz.json() as Body).id as string;
+    const owner = await inject('POST', '/beneficial-owners', {
+      customerId: bizId,
+      roles: ['UBO'],
+      ownershipPercentage: 50,
+      personalInfo: {
+        firstName: 'Maria',
+        lastName: 'Garcia',
+        birthDate: '1980-05-20',
+        nationality: 'MX',
+        address: { line1: 'Av. Reforma 1', city: 'CDMX', postalCode: '06600', country: 'MX' },
+        idType: 'NON_US_TAX_ID',
+        identifier: 'GAMM800520XX1',
+      },
+    });
+    expect(owner.statusCode, owner.body).toBe(201);
+    const ownerId = (owner.json() as Body).id as string;
+    const kept = await uploadPassport(ownerId);
+    expect((await inject('DELETE', `/customers/${bizId}`)).statusCode).toBe(200);
+
+    const before = await stored();
+    expectEnvelope(await upload({ documentHolder: ownerId, documentType: 'PASSPORT', country: 'US' }, filePart(await cardPhotoJpeg(), 'image/jpeg')), 410, 'CUSTOMER_DELETED');
+    expect(await stored()).toEqual(before);
+    // What was uploaded before stays readable.
+    expect((await get(`/documents/${String(kept.id)}`)).statusCode).toBe(200);
+  });
+
   it('keeps both documents when the same holder uploads the same type twice', async () => {
     const holder = await newCustomer(p);
     const first = await uploadPassport(holder);

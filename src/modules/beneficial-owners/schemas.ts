@@ -2,8 +2,8 @@ import Type, { type Static } from 'typebox';
 import { IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum } from '../../platform/http/schemas.js';
 import { Address, BeneficialOwner, Country, DateOnly, Email, OWNER_ROLES, Phone } from '../customers/index.js';
 
-/** A person's identification; EIN identifies businesses, so it is not offered here. */
-export const OWNER_ID_TYPES = ['SSN', 'ITIN', 'NON_US_TAX_ID'] as const;
+/** Upstream's IdentificationType, which BeneficialOwnerPersonalInfo.idType references. */
+export const OWNER_ID_TYPES = ['SSN', 'ITIN', 'EIN', 'NON_US_TAX_ID'] as const;
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
@@ -20,9 +20,9 @@ const personalInfoFields = {
   identifier: Type.String({
     minLength: 1,
     maxLength: 64,
-    description: 'SSN or ITIN as ###-##-####, or a foreign tax id. Sealed at rest; returned masked (last four characters).',
+    description: 'SSN or ITIN as ###-##-####, EIN as ##-#######, or a foreign tax id. Sealed at rest; returned masked (last four characters).',
   }),
-  countryOfIssuance: Type.Optional(Country({ description: 'Country that issued the identifier; US for SSN and ITIN (the default).' })),
+  countryOfIssuance: Type.Optional(Country({ description: 'Country that issued the identifier; US for SSN, ITIN and EIN (the default).' })),
 };
 
 const PersonalInfo = Type.Object(personalInfoFields, { additionalProperties: false, title: 'BeneficialOwnerPersonalInfo' });

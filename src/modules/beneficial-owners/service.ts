@@ -10,7 +10,15 @@ import { clearValue, customerTypeOf, maskIdentifier, mergeFieldErrors, openIdent
 import { findOwner, insertOwner, listOwners, ownersOf, ownersOfMany, ownersToReseal, setOwnerStatuses, updateOwner, type OwnerRow } from './repo.js';
 import type { BeneficialOwner, BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, OwnerListQuery, PersonalInfo } from './schemas.js';
 
-const US_FORMATS: Record<string, string> = { SSN: 'us-ssn', ITIN: 'us-itin' };
+/**
+ * US-issued identification types and the rule their identifier is held to: the formats an
+ * individual customer's identifier of that type must match (customers/validation.ts ruleErrors).
+ */
+const US_ID_RULES: Record<string, { constraint: Record<string, string>; test: (value: string) => boolean; shape: string }> = {
+  SSN: { constraint: { format: 'us-ssn' }, test: (v) => CUSTOM_FORMATS['us-ssn']!(v), shape: '###-##-####' },
+  ITIN: { constraint: { format: 'us-itin' }, test: (v) => CUSTOM_FORMATS['us-itin']!(v), shape: '###-##-####' },
+  EIN: { constraint: { pattern: '^\\d{2}-\\d{7}$' }, test: (v) => /^\d{2}-\d{7}$/.test(v), shape: '##-#######' },
+};
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -40,7 +48,7 @@ export function toBeneficialOwner(identifiers: TenantSecretBox, row: OwnerRow): 
 
 /**
  * Rules beyond the schema, on the personal info as it will be stored: birth date in the past,
- * US identifiers in their format and issued by the US. Robust to any input shape.
+ * US identifiers (SSN, ITIN, EIN) in their format and issued by the US. Robust to any input shape.
  */
 function personalInfoErrors(info: Record<string, unknown>, sent: Record<string, unknown>, now: Date): FieldError[] {
   const errors: FieldError[] = [];
@@ -48,10 +56,10 @@ function personalInfoErrors(info: Record<string, unknown>, sent: Record<string, 
   if (typeof birthDate === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(birthDate) && birthDate > now.toISOString().slice(0, 10)) {
     errors.push({ field: 'personalInfo.birthDate', constraint: { format: 'date' }, message: 'must not be in the future' });
   }
-  const format = typeof info.idType === 'string' ? US_FORMATS[info.idType] : undefined;
-  if (format && (sent.identifier !== undefined || sent.idType !== undefined)) {
-    if (typeof info.identifier === 'string' && !CUSTOM_FORMATS[format]!(info.identifier)) {
-      errors.push({ field: 'personalInfo.identifier', constraint: { format }, message: `must be a valid ${String(info.idType)} (###-##-####)` });
+  const rule = typeof info.idType === 'string' ? US_ID_RULES[info.idType] : undefined;
+  if (rule && (sent.identifier !== undefined || sent.idType !== undefined)) {
+    if (typeof info.identifier === 'string' && !rule.test(info.identifier)) {
+      errors.push({ field: 'personalInfo.identifier', constraint: rule.constraint, message: `must be a valid ${String(info.idType)} (${rule.shape})` });
     }
     if (info.countryOfIssuance !== undefined && info.countryOfIssuance !== 'US') {
       errors.push({ field: 'personalInfo.countryOfIssuance', constraint: { enum: ['US'] }, message: `must be US for ${String(info.idType)}` });
@@ -102,7 +110,7 @@ export async function createBeneficialOwner(
     customer_id: customer.uuid,
     roles: input.roles,
     ownership_percentage: input.ownershipPercentage,
-    personal_info: { ...personalInfo, ...(US_FORMATS[personalInfo.idType] && !personalInfo.countryOfIssuance ? { countryOfIssuance: 'US' } : {}) },
+    personal_info: { ...personalInfo, ...(US_ID_RULES[personalInfo.idType] && !personalInfo.countryOfIssuance ? { countryOfIssuance: 'US' } : {}) },
     identifier: null,
     ...(await sealIdentifier(trx, identifiers, platformId, id, identifier)),
     kyc_status: 'UNVERIFIED',
@@ -181,10 +189,14 @@ export async function setBeneficialOwnerStatuses(trx: Tx, clock: Clock, platform
   await setOwnerStatuses(trx, platformId, ownerUuids, status, clock.now());
 }
 
-/** The owning customer's uuid, for documents held by an owner (REFERENCE_NOT_FOUND otherwise). */
-export async function ownerHolder(db: DbOrTx, platformId: string, ownerUuid: string): Promise<{ customerUuid: string }> {
+/**
+ * The owning customer's uuid, for documents held by an owner (REFERENCE_NOT_FOUND otherwise).
+ * With `live`, the customer must not be deleted (410 CUSTOMER_DELETED), as for owner writes.
+ */
+export async function ownerHolder(db: DbOrTx, platformId: string, ownerUuid: string, options: { live?: boolean } = {}): Promise<{ customerUuid: string }> {
   const row = await findOwner(db, platformId, ownerUuid);
   if (!row) throw notFound(formatId('BeneficialOwner', ownerUuid));
+  if (options.live) await customerTypeOf(db, platformId, formatId('Customer', row.customer_id));
   return { customerUuid: row.customer_id };
 }
 

@@ -6,8 +6,9 @@ import { BusinessInfo, IndividualCustomerCreate } from './schemas.js';
 
 /**
  * Bounds of one import file, beyond the 10 MB upload limit: a record (a row, quoted newlines
- * included) of at most 64 KiB, at most 100 columns, at most 100,000 rows. The parser stops at
- * the first breach, so no file costs more than that in memory.
+ * included) of at most 64 KiB of cell text and at most 100 cells (every record, not only the
+ * header: empty cells cost no text), at most 100,000 rows. Reading stops at the first record
+ * that breaches a cap, before anything is stored.
  */
 export const CSV_LIMITS = { maxRecordChars: 65_536, maxColumns: 100, maxRows: 100_000 } as const;
 
@@ -51,7 +52,15 @@ export async function* readCsv(text: string): AsyncGenerator<CsvRecord> {
       const line = previousEnd + 1 + (info.empty_lines - previousEmpty);
       previousEnd = info.lines;
       previousEmpty = info.empty_lines;
-      if (info.records === 1 && record.length > CSV_LIMITS.maxColumns) throw new CsvFileError(`has ${record.length} columns; at most ${CSV_LIMITS.maxColumns} are read`, line);
+      if (record.length > CSV_LIMITS.maxColumns) {
+        // Every record, not just the header: empty cells do not count toward max_record_size.
+        throw new CsvFileError(
+          info.records === 1
+            ? `has ${record.length} columns; at most ${CSV_LIMITS.maxColumns} are read`
+            : `has a record of ${record.length} cells at line ${line}; at most ${CSV_LIMITS.maxColumns} are read`,
+          line,
+        );
+      }
       if (info.records > CSV_LIMITS.maxRows + 1) throw new CsvFileError(`has more than ${CSV_LIMITS.maxRows} rows; split it into several files`, line);
       yield { cells: record, row: info.records, line };
     }

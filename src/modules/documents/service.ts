@@ -66,11 +66,11 @@ interface Holder {
   uuid: string;
 }
 
-/** The holder, a live customer or a beneficial owner of this platform (404 otherwise). */
+/** The holder, a live customer or a live customer's beneficial owner of this platform (404, or 410 when deleted). */
 async function resolveHolder(db: DbOrTx, platformId: string, holderId: string): Promise<Holder> {
   const ownerUuid = parseId('BeneficialOwner', holderId);
   if (ownerUuid) {
-    await ownerHolder(db, platformId, ownerUuid);
+    await ownerHolder(db, platformId, ownerUuid, { live: true });
     return { type: 'BeneficialOwner', uuid: ownerUuid };
   }
   return { type: 'Customer', uuid: (await customerTypeOf(db, platformId, holderId)).uuid };
