@@ -11,7 +11,7 @@ import { createPlatform, type Environment } from '../../src/modules/platforms/se
 import { createToken } from '../../src/modules/tokens/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
-import { migrate } from '../../src/platform/db/migrate.js';
+import { listMigrations, migrate } from '../../src/platform/db/migrate.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import type { Permission } from '../../src/platform/http/auth.js';
 import { JobWorker } from '../../src/platform/jobs.js';
@@ -33,33 +33,52 @@ export interface TestPlatform {
   secret: string;
 }
 
+type TestDatabase = { handle: DbHandle; schema?: string; drop: () => Promise<void> };
+
+/** On PostgreSQL (TEST_DATABASE_URL): a fresh, empty schema of its own, dropped by `drop`. */
+async function freshSchema(url: string, poolSize: number): Promise<TestDatabase> {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = await openDatabase({ databaseUrl: url, poolSize: 1 });
+  await admin.db.schema.createSchema(schema).execute();
+  await admin.close();
+  const handle = await openDatabase({ databaseUrl: url, schema, poolSize });
+  return {
+    handle,
+    schema,
+    drop: async () => {
+      await handle.close();
+      const cleanup = await openDatabase({ databaseUrl: url, poolSize: 1 });
+      await cleanup.db.schema.dropSchema(schema).cascade().execute();
+      await cleanup.close();
+    },
+  };
+}
+
 /**
  * A private database for one test file: a fresh PGlite from the migrated template, or on
  * PostgreSQL (TEST_DATABASE_URL) a fresh schema that is dropped afterwards.
  */
-export async function openTestDatabase(): Promise<{ handle: DbHandle; schema?: string; drop: () => Promise<void> }> {
+export async function openTestDatabase(): Promise<TestDatabase> {
   const url = process.env.TEST_DATABASE_URL;
   if (url) {
-    const schema = `t_${randomBytes(6).toString('hex')}`;
-    const admin = await openDatabase({ databaseUrl: url, poolSize: 1 });
-    await admin.db.schema.createSchema(schema).execute();
-    await admin.close();
-    const handle = await openDatabase({ databaseUrl: url, schema, poolSize: 10 });
-    await migrate(handle.db);
-    return {
-      handle,
-      schema,
-      drop: async () => {
-        await handle.close();
-        const cleanup = await openDatabase({ databaseUrl: url, poolSize: 1 });
-        await cleanup.db.schema.dropSchema(schema).cascade().execute();
-        await cleanup.close();
-      },
-    };
+    const database = await freshSchema(url, 10);
+    await migrate(database.handle.db);
+    return database;
   }
   const template = await readFile(inject('pgliteTemplate'));
   const handle = await openDatabase({ loadDataDir: new Blob([template]) });
   return { handle, drop: () => handle.close() };
+}
+
+/** A private database migrated up to migration `version`, not including it: for a test of that migration on rows written before it. */
+export async function openDatabaseBefore(version: number): Promise<TestDatabase> {
+  const url = process.env.TEST_DATABASE_URL;
+  const database = url ? await freshSchema(url, 2) : await openDatabase({}).then((handle) => ({ handle, drop: () => handle.close() }));
+  await migrate(
+    database.handle.db,
+    listMigrations().filter((m) => m.version < version),
+  );
+  return database;
 }
 
 export interface TestContext {

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
+import type { DbHandle } from '../../src/platform/db/database.js';
 import { listMigrations, migrate } from '../../src/platform/db/migrate.js';
 import { uuidv7 } from '../../src/platform/ids.js';
+import { openDatabaseBefore } from '../helpers/context.js';
 
 /**
  * Migration 0039 on a database written before it: an account holding one OIDC identity twice
@@ -15,27 +15,7 @@ let handle: DbHandle;
 let drop: () => Promise<void>;
 
 beforeAll(async () => {
-  const url = process.env.TEST_DATABASE_URL;
-  if (url) {
-    const schema = `m_${randomBytes(6).toString('hex')}`;
-    const admin = await openDatabase({ databaseUrl: url, poolSize: 1 });
-    await admin.db.schema.createSchema(schema).execute();
-    await admin.close();
-    handle = await openDatabase({ databaseUrl: url, schema, poolSize: 2 });
-    drop = async () => {
-      await handle.close();
-      const cleanup = await openDatabase({ databaseUrl: url, poolSize: 1 });
-      await cleanup.db.schema.dropSchema(schema).cascade().execute();
-      await cleanup.close();
-    };
-  } else {
-    handle = await openDatabase({});
-    drop = () => handle.close();
-  }
-  await migrate(
-    handle.db,
-    listMigrations().filter((m) => m.version < 39),
-  );
+  ({ handle, drop } = await openDatabaseBefore(39));
 }, 120_000);
 afterAll(() => drop());
 
