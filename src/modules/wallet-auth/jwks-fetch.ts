@@ -1,7 +1,5 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
-import { guardedLookup, RefusedAddressError, refusedRange, systemResolver, type Resolver } from '../../platform/address-guard.js';
+import { systemResolver, type Resolver } from '../../platform/address-guard.js';
+import { guardedRequest } from '../../platform/guarded-request.js';
 
 export type { Resolver };
 
@@ -39,70 +37,30 @@ export interface JwksFetchOptions {
 export function guardedJwksFetch(options: JwksFetchOptions): JwksFetch {
   const resolver = options.resolver ?? systemResolver;
   const maxBytes = options.maxBytes ?? MAX_JWKS_BYTES;
-  return (href, init) => {
+  return async (href, init) => {
     let url: URL;
     try {
       url = new URL(href);
     } catch {
-      return Promise.reject(new JwksFetchError('the JWKS location is not a URL'));
+      throw new JwksFetchError('the JWKS location is not a URL');
     }
-    if (options.guard) {
-      if (url.protocol !== 'https:') return Promise.reject(new JwksFetchError('the JWKS location must be an https URL'));
-      const literal = url.hostname.replace(/^\[|\]$/g, '');
-      const range = isIP(literal) ? refusedRange(literal) : undefined;
-      if (range) return Promise.reject(new JwksFetchError(new RefusedAddressError(literal, range).message));
-    } else if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      return Promise.reject(new JwksFetchError('the JWKS location must be an http(s) URL'));
-    }
-    const signal = init.signal ?? undefined;
-    return new Promise<Response>((resolve, reject) => {
-      let settled = false;
-      const finish = (error: Error | undefined, response?: Response) => {
-        if (settled) return;
-        settled = true;
-        signal?.removeEventListener('abort', onAbort);
-        if (error) reject(error);
-        else resolve(response!);
-      };
-      // jose maps an error named TimeoutError (the signal's reason) to JWKSTimeout.
-      const onAbort = () => {
-        outgoing.destroy();
-        finish(signal?.reason instanceof Error ? signal.reason : new JwksFetchError('the JWKS request was aborted'));
-      };
-      const outgoing = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
-        url,
-        {
-          method: 'GET',
-          headers: { accept: 'application/json, application/jwk-set+json' },
-          ...(options.guard ? { lookup: guardedLookup(resolver) } : {}),
-        },
-        (response: IncomingMessage) => {
-          if (response.statusCode !== 200) {
-            response.destroy();
-            return finish(new JwksFetchError(`the JWKS location answered HTTP ${response.statusCode}`));
-          }
-          const chunks: Buffer[] = [];
-          let size = 0;
-          response.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > maxBytes) {
-              response.destroy();
-              return finish(new JwksFetchError(`the JWKS is larger than ${maxBytes} bytes`));
-            }
-            chunks.push(chunk);
-          });
-          response.on('end', () => finish(undefined, new Response(Buffer.concat(chunks), { status: 200, headers: { 'content-type': 'application/json' } })));
-          response.on('error', () => finish(new JwksFetchError('the JWKS answer was cut off')));
-          response.on('close', () => finish(new JwksFetchError('the JWKS answer was cut off')));
-        },
-      );
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      outgoing.on('error', (error: NodeJS.ErrnoException) => {
-        if (error instanceof RefusedAddressError) return finish(new JwksFetchError(error.message));
-        finish(new JwksFetchError(error.code ? `the JWKS location is unreachable (${error.code})` : 'the JWKS location is unreachable'));
-      });
-      outgoing.end();
+    if (options.guard && url.protocol !== 'https:') throw new JwksFetchError('the JWKS location must be an https URL');
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new JwksFetchError('the JWKS location must be an http(s) URL');
+    const answer = await guardedRequest({
+      url,
+      method: 'GET',
+      accept: 'application/json, application/jwk-set+json',
+      maxBytes,
+      // The deadline is jose's (`timeoutDuration`): an error named TimeoutError, its signal's reason, is its JWKSTimeout.
+      ...(init.signal ? { signal: init.signal } : {}),
+      guard: options.guard,
+      resolver,
     });
+    if (!answer.ok) {
+      if (answer.aborted instanceof Error) throw answer.aborted;
+      throw new JwksFetchError(answer.reason.startsWith('request failed') ? `the JWKS location is unreachable${answer.reason.slice('request failed'.length)}` : answer.reason);
+    }
+    if (answer.status !== 200) throw new JwksFetchError(`the JWKS location answered HTTP ${answer.status}`);
+    return new Response(new Uint8Array(answer.body), { status: 200, headers: { 'content-type': 'application/json' } });
   };
 }
