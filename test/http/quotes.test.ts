@@ -415,6 +415,8 @@ describe('POST /quotes/{id}/execute', () => {
     const deleted = await pending();
     expect((await call(p, 'DELETE', `/customers/${sender.id}`)).statusCode).toBe(200);
     expectEnvelope(await execute(p, deleted), 410, 'CUSTOMER_DELETED');
+    // And a new quote from the deleted customer's account is refused the same way.
+    expectEnvelope(await quote(p, { source: fromAccount(usd.id), destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 10_000 }), 410, 'CUSTOMER_DELETED');
 
     // Every refusal rolled back: no transaction, the quotes still PENDING, the balance untouched.
     const after = await ctx.handle.db.selectFrom('transactions').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();

@@ -96,12 +96,6 @@ export async function listCustomers(db: DbOrTx, platformId: string, query: Custo
   return toPage(rows, page, toCustomer, totalCount);
 }
 
-/** For quotes: whether a live customer has accepted end-user terms (END_USER_TERMS_NOT_ACCEPTED otherwise). */
-export async function hasAcceptedEndUserTerms(db: DbOrTx, platformId: string, customerUuid: string): Promise<boolean> {
-  const row = await findCustomer(db, platformId, customerUuid);
-  return Boolean(row && !row.deleted_at && row.terms_version);
-}
-
 /** A live customer's type, for modules that hang records on customers (USER_NOT_FOUND otherwise). */
 export async function customerTypeOf(
   db: DbOrTx,
