@@ -5,8 +5,13 @@
  * transaction, and derives a quote's status from `payments.transactionStatusesByQuote`.
  */
 export { transactionRoutes, type TransactionRouteDeps } from './routes.js';
-export { Payments, SETTLE_JOB, SUBMIT_JOB, type OutgoingPaymentInput, type PaymentsDeps, type TransactionView } from './payments.js';
-export { HttpRails, SandboxRails, SANDBOX_TRIGGERS, DEPOSIT_PAGE_LIMIT, type DepositPage, type DepositSource, type Payout, type PayoutStatus, type RailFailureReason, type RailProvider, type SubmitOutcome } from './rail-provider.js';
+export { Payments, type TransactionView } from './payments.js';
+export { type OutgoingPaymentInput } from './payment-rows.js';
+export { type PaymentsDeps } from './payment-steps.js';
+export { SETTLE_JOB, SUBMIT_JOB } from './settlement.js';
+export { HttpRails } from './http-rails.js';
+export { SandboxRails, SANDBOX_TRIGGERS } from './sandbox-rails.js';
+export { DEPOSIT_PAGE_LIMIT, type DepositPage, type DepositSource, type Payout, type PayoutStatus, type RailFailureReason, type RailProvider, type SubmitOutcome } from './rail-provider.js';
 export { RAILS, railCarries, settlementSecondsOf, type RailSpec } from './rails.js';
 export { INCOMING_PAYMENT_EVENTS, OUTGOING_PAYMENT_EVENTS, SandboxSendRequest, Transaction, IncomingTransaction, OutgoingTransaction, TRANSACTION_SCHEMAS } from './schemas.js';
 export { toTransaction } from './views.js';
