@@ -33,11 +33,19 @@ const CurrencyConfigResponse = Type.Object({ ...PlatformCurrencyConfig.propertie
 /**
  * A currency of PATCH /config. The read-only fields are taken and ignored: the upstream's SDKs
  * type the update with the response's currency object, so a config read, changed and sent back
- * carries them.
+ * carries them. As upstream, only the code and the limits are required.
  */
 const CurrencyConfigUpdate = Type.Object(
   {
     ...PlatformCurrencyConfig.properties,
+    requiredCounterpartyFields: Type.Optional({
+      ...PlatformCurrencyConfig.properties.requiredCounterpartyFields,
+      description: 'Omitted: what the currency had, or none for a currency new to the list.',
+    }),
+    enabledTransactionTypes: Type.Optional({
+      ...PlatformCurrencyConfig.properties.enabledTransactionTypes,
+      description: 'Omitted: what the currency had, or both for a currency new to the list.',
+    }),
     providerRequiredCustomerFields: Type.Optional(providerRequired),
     providerRequiredCounterpartyCustomerFields: Type.Optional(providerRequired),
   },

@@ -6,6 +6,7 @@ import { formatId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs.js';
 import { knownOidcIssuer } from '../../platform/oidc-issuers.js';
 import { recordEvent } from '../../platform/outbox.js';
+import { isUmaAddress } from '../../platform/uma-address.js';
 import { findConfig, insertConfig, updateConfig, type ConfigRow } from './repo.js';
 import type { FeeConfig, PlatformConfig, PlatformConfigUpdate, PlatformCurrencyConfig } from './schemas.js';
 
@@ -192,6 +193,29 @@ function checkWebhookEndpoint(value: string, environment: Environment, errors: F
   }
 }
 
+/** The umaDomain is what follows the `@` of its customers' addresses, so it follows the one address rule (platform/uma-address.ts): a port is 1–65535. */
+function checkUmaDomain(value: string, errors: FieldError[]): void {
+  if (!isUmaAddress(`$user@${value}`)) {
+    errors.push({ field: 'umaDomain', message: 'must be a host name with an optional port from 1 to 65535, as it ends every customer\'s UMA address' });
+  }
+}
+
+/**
+ * The list as stored: what the request leaves out of a currency is what that currency had, or
+ * for one new to the list no required counterparty fields and both directions. The read-only
+ * fields a client sent back are not the platform's to set.
+ */
+function currenciesToStore(current: PlatformCurrencyConfig[], sent: NonNullable<PlatformConfigUpdate['supportedCurrencies']>): PlatformCurrencyConfig[] {
+  const before = new Map(current.map((c) => [c.currencyCode, c]));
+  return sent.map((c) => ({
+    currencyCode: c.currencyCode,
+    minAmount: c.minAmount,
+    maxAmount: c.maxAmount,
+    requiredCounterpartyFields: c.requiredCounterpartyFields ?? before.get(c.currencyCode)?.requiredCounterpartyFields ?? [],
+    enabledTransactionTypes: c.enabledTransactionTypes ?? before.get(c.currencyCode)?.enabledTransactionTypes ?? DEFAULT_CURRENCY.enabledTransactionTypes,
+  }));
+}
+
 function checkCurrencies(currencies: PlatformCurrencyConfig[], errors: FieldError[]): void {
   const seen = new Set<string>();
   currencies.forEach((c, i) => {
@@ -273,10 +297,12 @@ export async function updatePlatformConfig(
   const current = await findConfig(trx, platformId, { forUpdate: true });
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
+  if (typeof update.umaDomain === 'string') checkUmaDomain(update.umaDomain, errors);
   if (typeof update.webhookEndpoint === 'string') checkWebhookEndpoint(update.webhookEndpoint, caller.environment, errors);
   update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkOidcIssuer(issuer, `embeddedWalletConfig.oidcIssuers.${i}`, caller.environment, errors));
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
-  if (update.supportedCurrencies) checkCurrencies(update.supportedCurrencies, errors);
+  const currencies = update.supportedCurrencies && currenciesToStore(current.supported_currencies, update.supportedCurrencies);
+  if (currencies) checkCurrencies(currencies, errors);
   const feeConfigs = update.feeConfigs ? mergeFeeConfigs(current.fee_configs, update.feeConfigs, errors) : undefined;
   if (errors.length) throw invalidInput(errors);
 
@@ -285,14 +311,7 @@ export async function updatePlatformConfig(
   const changes: Partial<ConfigRow> = {
     ...(update.umaDomain !== undefined ? { uma_domain: update.umaDomain } : {}),
     ...(update.webhookEndpoint !== undefined ? { webhook_endpoint: update.webhookEndpoint } : {}),
-    ...(update.supportedCurrencies
-      ? {
-          // The read-only fields a client sent back are not the platform's to set.
-          supported_currencies: update.supportedCurrencies.map(
-            ({ providerRequiredCustomerFields: _customer, providerRequiredCounterpartyCustomerFields: _counterparty, ...stored }) => stored,
-          ),
-        }
-      : {}),
+    ...(currencies ? { supported_currencies: currencies } : {}),
     ...(update.embeddedWalletConfig !== undefined
       ? { embedded_wallet_config: update.embeddedWalletConfig && { ...(current.embedded_wallet_config ?? {}), ...update.embeddedWalletConfig } }
       : {}),

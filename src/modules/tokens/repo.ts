@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { notifyChanged } from '../../platform/cache.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
@@ -63,6 +63,23 @@ export async function listLiveTokens(db: DbOrTx, platformId: string, filters: To
   if (page.after) query = query.where('id', '<', page.after);
   const [rows, totalCount] = await Promise.all([query.execute(), countMatches(filtered(db, platformId, filters))]);
   return { rows, totalCount };
+}
+
+/**
+ * The platform's live tokens holding MANAGE, locked until the transaction ends: of two deletes
+ * at once, the second reads what the first left, so they cannot each leave the other's as the
+ * last one and together delete both.
+ */
+export async function lockManagingTokens(trx: DbOrTx, platformId: string): Promise<string[]> {
+  const rows = await trx
+    .selectFrom('api_tokens')
+    .select('id')
+    .where('platform_id', '=', platformId)
+    .where('deleted_at', 'is', null)
+    .where(sql<boolean>`${'MANAGE'} = any(permissions)`)
+    .forUpdate()
+    .execute();
+  return rows.map((row) => row.id);
 }
 
 /** Soft delete; the NOTIFY (the token's uuid) reaches every process's token cache on commit. */

@@ -55,7 +55,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { authenticator
       operationId: 'deleteToken',
       tags,
       summary: 'Delete an API token',
-      description: 'The token stops authenticating on the very next request, in every Corridor process.',
+      description:
+        'The token stops authenticating on the very next request, in every Corridor process. A token may delete itself; ' +
+        'the platform’s last token holding MANAGE cannot be deleted (400 INVALID_INPUT, `details.reason` LAST_MANAGE_TOKEN).',
       params: TokenParams,
       response: { 204: { type: 'null', description: 'Deleted.' }, ...errorResponses(400, 401, 403, 404, 500) },
     },

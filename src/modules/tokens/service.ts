@@ -13,6 +13,7 @@ import {
   findLiveToken,
   insertToken,
   listLiveTokens,
+  lockManagingTokens,
   markTokenDeleted,
   TOKEN_DELETED_CHANNEL,
   type CredentialRow,
@@ -119,10 +120,21 @@ export async function listTokens(db: DbOrTx, platformId: string, query: TokenLis
   return toPage(rows, page, toApiToken, totalCount);
 }
 
-/** Returns the deleted token's uuid (its cache key). */
+/**
+ * Returns the deleted token's uuid (its cache key). The platform's last token holding MANAGE
+ * cannot go (400): without one no token can be created or deleted over the API again, and a
+ * token can only give the permissions it holds.
+ */
 export async function deleteToken(trx: Tx, clock: Clock, platformId: string, tokenId: string): Promise<string> {
   const uuid = parseId('Token', tokenId);
-  const deleted = uuid && (await markTokenDeleted(trx, platformId, uuid, clock.now()));
+  if (!uuid) throw notFound(tokenId);
+  const managing = await lockManagingTokens(trx, platformId);
+  if (managing.length === 1 && managing[0] === uuid) {
+    throw new AppError('INVALID_INPUT', 'This is the platform’s only token with the MANAGE permission; it must keep one. Create another first.', {
+      details: { reason: 'LAST_MANAGE_TOKEN' },
+    });
+  }
+  const deleted = await markTokenDeleted(trx, platformId, uuid, clock.now());
   if (!deleted) throw notFound(tokenId);
   await recordEvent(trx, clock, { platformId, type: 'API_TOKEN.DELETED', resourceId: tokenId, data: { id: tokenId } });
   return deleted;
