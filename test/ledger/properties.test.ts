@@ -35,7 +35,22 @@ describe('ledger properties (fast-check)', () => {
         let expected = zeroBalances();
         for (const batch of batches) {
           // Replays of calls made in this same batch would race their originals; keep them to later batches.
-          const outcomes = await Promise.all(batch.filter((c: Command) => c.op !== 'replay').map((c) => run.apply(c)));
+          const concurrent = batch.filter((c: Command) => c.op !== 'replay');
+          const outcomes = await Promise.all(concurrent.map((c) => run.apply(c)));
+          // In whatever order they ran, an account's available balance never went below what it had
+          // minus everything the batch's successful commands took from it: a debit refused for want
+          // of funds must have asked for more than that, or the refusal was not needed.
+          const lowest = expected.available.map((start, i) =>
+            outcomes.reduce((low, o) => {
+              const change = o.effect?.available.get(i) ?? 0n;
+              return change < 0n ? low + change : low;
+            }, start),
+          );
+          concurrent.forEach((c, k) => {
+            if (outcomes[k]!.refusal !== 'INSUFFICIENT_FUNDS' || (c.op !== 'transfer' && c.op !== 'hold')) return;
+            const asked = BigInt(c.amount + (c.op === 'transfer' ? c.fee : 0));
+            expect(lowest[c.from]! < asked, `${JSON.stringify(c)} refused with at least ${lowest[c.from]} available`).toBe(true);
+          });
           for (const outcome of outcomes) expected = applyEffect(expected, outcome.effect);
           // Whatever order the database chose, the successful commands' effects add up to the balances.
           const actual = await run.balances();

@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountBalance, LedgerError, type LedgerAccountRef } from '../../src/modules/ledger/index.js';
+import type { Tx } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { BASE, createTestContext, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
@@ -120,6 +122,74 @@ describe.runIf(onPostgres)('ledger on PostgreSQL', () => {
     const posted = race.ok[0]!.kind === 'POST_PENDING';
     expect((await accountBalance(ctx.handle.db, p.uuid, internal(a))).available).toBe(posted ? 1_900n : 4_900n);
     await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('one post, void or refund applied at once by many processes (a retried job): one takes effect, the rest replay it', async () => {
+    const p = await ctx.newPlatform();
+    const a = await accountOf(p);
+    const settlement: LedgerAccountRef = { kind: 'SETTLEMENT', rail: 'WIRE', currency: 'USD' };
+    const fund = (reference: string, amount: bigint) =>
+      withTx(ctx.handle.db, (trx) =>
+        ctx.ledger.transfer(trx, { platformId: p.uuid, reference, postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: 'USD' }, to: internal(a), amount, currency: 'USD' }] }),
+      );
+    await fund('seed', 5_000n);
+    const refunded = await fund('seed-2', 2_000n);
+    const holds = await Promise.all(
+      ['h1', 'h2'].map((reference) =>
+        withTx(ctx.handle.db, (trx) => ctx.ledger.hold(trx, { platformId: p.uuid, reference, postings: [{ from: internal(a), to: settlement, amount: 1_000n, currency: 'USD' }] })),
+      ),
+    );
+    const calls = [
+      (trx: Tx) => ctx.ledger.postHold(trx, { platformId: p.uuid, holdId: holds[0]!.id, reference: 'post-h1' }),
+      (trx: Tx) => ctx.ledger.voidHold(trx, { platformId: p.uuid, holdId: holds[1]!.id, reference: 'void-h2' }),
+      (trx: Tx) => ctx.ledger.reverse(trx, { platformId: p.uuid, transactionId: refunded.id, reference: 'refund-seed-2' }),
+    ];
+    for (const call of calls) {
+      const same = await outcomes(Array.from({ length: 8 }, () => () => withTx(ctx.handle.db, call)));
+      expect(same.refused).toEqual([]);
+      expect(same.ok.filter((t) => !t.replayed)).toHaveLength(1);
+      expect(new Set(same.ok.map((t) => t.id)).size).toBe(1);
+    }
+    // 7 000 funded, 1 000 paid out, 1 000 held and given back, 2 000 refunded: each once.
+    expect(await accountBalance(ctx.handle.db, p.uuid, internal(a))).toMatchObject({ available: 4_000n, total: 4_000n });
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('a post repeated by a second process that passes the reference check before the first has written its row: replayed, not refused', async () => {
+    const db = ctx.handle.db;
+    const p = await ctx.newPlatform();
+    const a = await accountOf(p);
+    await withTx(db, (trx) =>
+      ctx.ledger.transfer(trx, { platformId: p.uuid, reference: 'seed', postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: 'USD' }, to: internal(a), amount: 1_000n, currency: 'USD' }] }),
+    );
+    const hold = await withTx(db, (trx) =>
+      ctx.ledger.hold(trx, { platformId: p.uuid, reference: 'race-hold', postings: [{ from: internal(a), to: { kind: 'SETTLEMENT', rail: 'ACH', currency: 'USD' }, amount: 400n, currency: 'USD' }] }),
+    );
+    // Widens a window of microseconds to 300 ms, in this test's schema: PostgreSQL writes a row's
+    // index entries in the order the indexes were made, so an index whose key is slow to compute
+    // for this post's reference, made before the (re-made) reference and resolution indexes,
+    // holds each call between ON CONFLICT's reference check and the entries that check looks for.
+    await sql`create function race_key(reference text) returns text language plpgsql immutable as $$
+      begin if reference = 'race-post' then perform pg_sleep(0.3); end if; return reference; end $$`.execute(db);
+    await sql`create index ledger_transactions_race on ledger_transactions (race_key(reference))`.execute(db);
+    await sql`drop index ledger_transactions_reference`.execute(db);
+    await sql`create unique index ledger_transactions_reference on ledger_transactions (platform_id, reference)`.execute(db);
+    await sql`drop index ledger_transactions_resolution`.execute(db);
+    await sql`create unique index ledger_transactions_resolution on ledger_transactions (pending_id) where pending_id is not null`.execute(db);
+    try {
+      const post = () => withTx(db, (trx) => ctx.ledger.postHold(trx, { platformId: p.uuid, holdId: hold.id, reference: 'race-post' }));
+      const first = post();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const race = await outcomes([() => first, post]);
+      expect(race.refused).toEqual([]);
+      expect(race.ok.map((t) => t.replayed).sort()).toEqual([false, true]);
+      expect(race.ok[0]!.id).toBe(race.ok[1]!.id);
+    } finally {
+      await sql`drop index ledger_transactions_race`.execute(db);
+      await sql`drop function race_key(text)`.execute(db);
+    }
+    expect(await accountBalance(db, p.uuid, internal(a))).toMatchObject({ available: 600n, total: 600n });
+    await expectLedgerConsistent(db);
   });
 
   it('spreads a hot account over shards and still reads one balance', async () => {

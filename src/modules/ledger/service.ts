@@ -235,6 +235,10 @@ function ledgerErrorOf(error: unknown, reversing: boolean): LedgerError | undefi
       return new LedgerError('TRANSACTION_NOT_FOUND', message, detail);
     case 'CL007':
       return new LedgerError('BALANCE_LIMIT', message, detail);
+    case '22003':
+      // A balance row's lifetime debits or credits past 2^63 − 1 (PostgreSQL's bigint): only the
+      // sums of ledger_apply() can overflow, after ~2^10 postings of the largest amount through one row.
+      return new LedgerError('BALANCE_LIMIT', 'a balance sum of the transaction would pass 2^63 - 1');
     case '23505': {
       // Which index refused it: PostgreSQL names the constraint, PGlite only in the message.
       const where = `${String(e.constraint ?? '')} ${message}`;

@@ -8,12 +8,14 @@ export type BreachCheck =
   | 'ENTRY_WITHOUT_TRANSACTION'
   | 'ENTRY_WITHOUT_ACCOUNT'
   | 'RESOLUTION_INVALID'
+  | 'RESOLVED_TWICE'
   | 'BALANCE_MISMATCH'
+  | 'SHARDS_MISSING'
   | 'NEGATIVE_BALANCE';
 
 export interface Breach {
   check: BreachCheck;
-  /** The transaction or account (`<uuid>` or `<uuid>#<shard>`) concerned. */
+  /** The transaction or account (`<uuid>`), or balance row (`<uuid>#<shard>`), concerned. */
   subject: string;
   detail: string;
 }
@@ -22,6 +24,7 @@ export interface VerifyReport {
   ok: boolean;
   transactions: number;
   balanceRows: number;
+  /** Holds by outcome; a hold resolved more than once (RESOLVED_TWICE) is in none of them. */
   holds: { open: number; posted: number; voided: number };
   /** Every breach found, up to `maxBreaches`; `breachCount` counts them all. */
   breaches: Breach[];
@@ -53,10 +56,13 @@ interface TransactionBatchRow {
  *  1. every transaction has entries, and its debits equal its credits in each currency;
  *  2. every entry belongs to a transaction and to a balance row of its platform and currency;
  *  3. every post/void resolves a hold of its platform with exactly the hold's entries, every
- *     reversal undoes a posted transaction with exactly the opposite entries (a hold is
- *     resolved once and a transaction reversed once: unique indexes);
+ *     reversal undoes a posted transaction with exactly the opposite entries, and no hold is
+ *     resolved, nor transaction reversed, more than once (the unique indexes that refuse it
+ *     could have been lost, e.g. in a restore: then balances can agree with the entries);
  *  4. every stored balance row equals the sums of its entries (posted, pending);
- *  5. no internal account's available balance is negative.
+ *  5. no internal account's available balance is negative;
+ *  6. every account has all of its shard rows (a hot account's lost shard row would fail the
+ *     payments that pick it even when nothing sums wrong).
  */
 export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise<VerifyReport> {
   const batch = options.batchSize ?? 1000;
@@ -76,9 +82,10 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
     const done = await withTx(
       db,
       async (trx) => {
-        const ids = await sql<{ id: string; kind: string; resolution: string | null }>`
-          select t.id, t.kind, r.kind as resolution from ledger_transactions t
-          left join ledger_transactions r on t.kind = 'PENDING' and r.pending_id = t.id
+        // One row per transaction, a hold's resolutions counted (two of them are a breach, found below).
+        const ids = await sql<{ id: string; kind: string; resolution: string | null; resolutions: number }>`
+          select t.id, t.kind, r.kind as resolution, coalesce(r.n, 0)::int as resolutions from ledger_transactions t
+          left join lateral (select min(x.kind) as kind, count(*) as n from ledger_transactions x where t.kind = 'PENDING' and x.pending_id = t.id) r on true
           where t.id > ${after}::uuid and (${platform}::uuid is null or t.platform_id = ${platform}::uuid)
           order by t.id limit ${batch}`.execute(trx);
         const last = ids.rows.length === batch ? ids.rows[ids.rows.length - 1]!.id : null;
@@ -94,7 +101,7 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
               and (${platform}::uuid is null or e.platform_id = ${platform}::uuid)
           )
           select 'TRANSACTION_UNBALANCED' as "check", e.transaction_id::text as subject,
-                 e.currency || ': debits ' || sum(e.amount) filter (where e.side = 'D') || ', credits ' || sum(e.amount) filter (where e.side = 'C') as detail
+                 e.currency || ': debits ' || coalesce(sum(e.amount) filter (where e.side = 'D'), 0) || ', credits ' || coalesce(sum(e.amount) filter (where e.side = 'C'), 0) as detail
             from range_entries e group by e.transaction_id, e.currency
             having coalesce(sum(e.amount) filter (where e.side = 'D'), 0) <> coalesce(sum(e.amount) filter (where e.side = 'C'), 0)
           union all
@@ -109,6 +116,14 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
             where not exists (
               select 1 from ledger_balances b join ledger_accounts a on a.id = b.account_id
               where b.account_id = e.account_id and b.shard = e.shard and b.platform_id = e.platform_id and a.platform_id = e.platform_id and a.currency = e.currency)
+          union all
+          select 'RESOLVED_TWICE', t.id::text, 'hold resolved ' || count(*) || ' times: ' || string_agg(r.kind || ' ' || r.id, ', ' order by r.id)
+            from range_tx t join ledger_transactions r on r.pending_id = t.id
+            where t.kind = 'PENDING' group by t.id having count(*) > 1
+          union all
+          select 'RESOLVED_TWICE', t.id::text, 'reversed ' || count(*) || ' times: ' || string_agg(r.id::text, ', ' order by r.id)
+            from range_tx t join ledger_transactions r on r.reverses_id = t.id
+            group by t.id having count(*) > 1
           union all
           select 'RESOLUTION_INVALID', t.id::text,
                  case when h.id is null then 'names no transaction of its platform' else 'does not match ' || h.kind || ' ' || h.id end
@@ -133,7 +148,7 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
         for (const row of found.rows) breach(row);
         report.transactions += ids.rows.length;
         for (const row of ids.rows) {
-          if (row.kind !== 'PENDING') continue;
+          if (row.kind !== 'PENDING' || row.resolutions > 1) continue;
           if (row.resolution === 'POST_PENDING') report.holds.posted++;
           else if (row.resolution === 'VOID_PENDING') report.holds.voided++;
           else report.holds.open++;
@@ -196,6 +211,26 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
     if (rows.length < batch) break;
     afterAccount = rows[rows.length - 1]!.account_id;
     afterShard = rows[rows.length - 1]!.shard;
+  }
+
+  // 6: accounts in id order, each with the shard rows it lacks.
+  let afterAccountId = NIL;
+  for (;;) {
+    const { rows } = await sql<{ id: string; kind: string; currency: string; shards: number; missing: string }>`
+      select a.id, a.kind, a.currency, a.shards,
+             array_to_string(array(select s from generate_series(0, a.shards - 1) s
+                                   where not exists (select 1 from ledger_balances b where b.account_id = a.id and b.shard = s) order by s), ', ') as missing
+      from ledger_accounts a
+      where a.id > ${afterAccountId}::uuid and (${platform}::uuid is null or a.platform_id = ${platform}::uuid)
+      order by a.id limit ${batch}`.execute(db);
+    for (const row of rows) {
+      if (row.missing === '') continue;
+      const present = row.shards - row.missing.split(', ').length;
+      breach({ check: 'SHARDS_MISSING', subject: row.id, detail: `${row.kind} ${row.currency} has ${present} of its ${row.shards} shard rows (missing: ${row.missing})` });
+    }
+    options.onProgress?.(report);
+    if (rows.length < batch) break;
+    afterAccountId = rows[rows.length - 1]!.id;
   }
   return report;
 }

@@ -1,0 +1,98 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger, openInternalLedgerAccount, systemAccountId, type LedgerAccountRef } from '../../src/modules/ledger/index.js';
+import { createPlatform } from '../../src/modules/platforms/index.js';
+import { systemClock } from '../../src/platform/clock.js';
+import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { formatId, uuidv7 } from '../../src/platform/ids.js';
+import { processDatabase, runCli, type ProcessDatabase } from '../helpers/process.js';
+
+/**
+ * `corridor ledger verify` as an operator runs it: against a database another process wrote,
+ * exit 0 when the books are sound, exit 1 with one readable line per breach when rows were
+ * changed behind the ledger's back, the same as JSON with --json, and --platform to look at one
+ * platform's books only.
+ */
+describe('corridor ledger verify', () => {
+  let database: ProcessDatabase;
+  const ledger = new Ledger({ clock: systemClock, hotAccountShards: 4, onInternalBalancesChanged: async () => {} });
+  const FUNDING: LedgerAccountRef = { kind: 'SANDBOX_FUNDING', currency: 'USD' };
+  const FEES: LedgerAccountRef = { kind: 'PLATFORM_FEES', currency: 'USD' };
+
+  beforeAll(async () => {
+    database = await processDatabase('ledgerverify');
+    const migrated = await runCli(database.env, 'migrate');
+    expect(migrated.code, migrated.output).toBe(0);
+  }, 180_000);
+  afterAll(() => database.cleanup());
+
+  async function withDatabase<T>(work: (handle: DbHandle) => Promise<T>): Promise<T> {
+    const url = database.env.DATABASE_URL;
+    const handle = await openDatabase(url ? { databaseUrl: url, poolSize: 1 } : { dataDir: database.env.CORRIDOR_DATA_DIR!, poolSize: 1 });
+    try {
+      return await work(handle);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** A platform (which opens an internal account of its own) whose account A was funded 10 000 and paid B 1 000 with a fee of 25. */
+  async function books(handle: DbHandle) {
+    const db = handle.db;
+    const platformId = await withTx(db, async (trx) => (await createPlatform(trx, systemClock, { name: 'verify cli', environment: 'sandbox' })).platformUuid);
+    const [a, b] = [uuidv7(), uuidv7()];
+    for (const id of [a, b]) await withTx(db, (trx) => openInternalLedgerAccount(trx, { id, platformId, currency: 'USD', now: new Date() }));
+    const A: LedgerAccountRef = { kind: 'INTERNAL_ACCOUNT', id: a };
+    const funding = await withTx(db, (trx) => ledger.transfer(trx, { platformId, reference: 'fund', postings: [{ from: FUNDING, to: A, amount: 10_000n, currency: 'USD' }] }));
+    await withTx(db, (trx) =>
+      ledger.transfer(trx, {
+        platformId,
+        reference: 'pay',
+        postings: [
+          { from: A, to: { kind: 'INTERNAL_ACCOUNT', id: b }, amount: 1_000n, currency: 'USD' },
+          { from: A, to: FEES, amount: 25n, currency: 'USD' },
+        ],
+      }),
+    );
+    return { platformId, a, b, funding: funding.id };
+  }
+
+  it('exit 0 on sound books; exit 1 naming each breach, in text and in JSON; --platform looks at one platform', async () => {
+    const { sound, broken } = await withDatabase(async (handle) => ({ sound: await books(handle), broken: await books(handle) }));
+    const clean = await runCli(database.env, 'ledger', 'verify');
+    expect(clean.code, clean.output).toBe(0);
+    expect(clean.stdout).toMatch(/^checked 4 transactions and 22 balance rows; holds: 0 open, 0 posted, 0 voided\nledger verify: OK, no breach\n$/);
+
+    const fees = systemAccountId(broken.platformId, FEES);
+    await withDatabase(async ({ db }) => {
+      // The funding lost its credit; B's stored balance gained 1; a fee shard row nothing used vanished; A went below zero.
+      await sql`delete from ledger_entries where transaction_id = ${broken.funding} and side = 'C'`.execute(db);
+      await sql`update ledger_balances set credits_posted = credits_posted + 1 where account_id = ${broken.b}`.execute(db);
+      await sql`delete from ledger_balances where account_id = ${fees} and shard = (select max(shard) from ledger_balances where account_id = ${fees} and credits_posted = 0)`.execute(db);
+      await sql`alter table ledger_balances drop constraint ledger_balances_valid`.execute(db);
+      await sql`update ledger_balances set debits_posted = debits_posted + 20000 where account_id = ${broken.a}`.execute(db);
+    });
+    const text = await runCli(database.env, 'ledger', 'verify', '--batch-size', '2');
+    expect(text.code, text.output).toBe(1);
+    const lines = text.stdout.trim().split('\n');
+    expect(lines[0]).toBe('checked 4 transactions and 21 balance rows; holds: 0 open, 0 posted, 0 voided');
+    expect(lines).toContain(`BREACH TRANSACTION_UNBALANCED ${broken.funding}: USD: debits 10000, credits 0`);
+    expect(lines).toContain(`BREACH BALANCE_MISMATCH ${broken.b}#0: debits/credits posted, debits/credits pending: stored 0/1001/0/0, entries 0/1000/0/0`);
+    expect(lines).toContain(`BREACH NEGATIVE_BALANCE ${broken.a}#0: available -11025`);
+    expect(lines.find((l) => l.startsWith(`BREACH SHARDS_MISSING ${fees}: `))).toMatch(/: PLATFORM_FEES USD has 3 of its 4 shard rows \(missing: \d\)$/);
+    expect(lines.at(-1)).toBe('ledger verify: 5 breach(es)');
+
+    const json = await runCli(database.env, 'ledger', 'verify', '--json');
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as { ok: boolean; breachCount: number; breaches: Array<{ check: string }> };
+    expect(report.ok).toBe(false);
+    expect(report.breachCount).toBe(5);
+    expect(report.breaches.map((b) => b.check).sort()).toEqual(['BALANCE_MISMATCH', 'BALANCE_MISMATCH', 'NEGATIVE_BALANCE', 'SHARDS_MISSING', 'TRANSACTION_UNBALANCED']);
+
+    const one = await runCli(database.env, 'ledger', 'verify', '--platform', formatId('Platform', sound.platformId));
+    expect(one.code, one.output).toBe(0);
+    expect(one.stdout).toContain('checked 2 transactions and 11 balance rows');
+    expect((await runCli(database.env, 'ledger', 'verify', '--platform', formatId('Platform', broken.platformId))).code).toBe(1);
+  }, 400_000);
+});

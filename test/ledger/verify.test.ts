@@ -1,0 +1,215 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger, openInternalLedgerAccount, systemAccountId, verifyLedger, type LedgerAccountRef, type VerifyReport } from '../../src/modules/ledger/index.js';
+import { createPlatform } from '../../src/modules/platforms/index.js';
+import { systemClock } from '../../src/platform/clock.js';
+import type { Db, DbHandle, Tx } from '../../src/platform/db/database.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { uuidv7 } from '../../src/platform/ids.js';
+import { openTestDatabase } from '../helpers/context.js';
+
+/**
+ * `verifyLedger` (`corridor ledger verify`) against rows corrupted behind the ledger's back: each
+ * class of breach an operator must hear about is reported, by check, subject and a readable detail.
+ * Each test corrupts the books of a platform of its own and verifies that platform only.
+ */
+describe('ledger verify finds every class of breach', () => {
+  let handle: DbHandle;
+  let drop: () => Promise<void>;
+  let db: Db;
+  const ledger = new Ledger({ clock: systemClock, hotAccountShards: 4, onInternalBalancesChanged: async () => {} });
+
+  beforeAll(async () => {
+    ({ handle, drop } = await openTestDatabase());
+    db = handle.db;
+  });
+  afterAll(() => drop());
+
+  const FEES: LedgerAccountRef = { kind: 'PLATFORM_FEES', currency: 'USD' };
+  const FUNDING: LedgerAccountRef = { kind: 'SANDBOX_FUNDING', currency: 'USD' };
+  const ACH: LedgerAccountRef = { kind: 'SETTLEMENT', rail: 'ACH', currency: 'USD' };
+
+  /**
+   * A platform's books with one of everything: A funded 10 000, a transfer A → B of 1 000 with a
+   * fee of 25, a hold of 500 posted, a hold of 300 voided, a hold of 200 open, the transfer reversed.
+   */
+  async function books() {
+    const platformId = await withTx(db, async (trx) => (await createPlatform(trx, systemClock, { name: 'verify', environment: 'sandbox' })).platformUuid);
+    const [a, b] = [uuidv7(), uuidv7()];
+    for (const id of [a, b]) await withTx(db, (trx) => openInternalLedgerAccount(trx, { id, platformId, currency: 'USD', now: new Date() }));
+    const A: LedgerAccountRef = { kind: 'INTERNAL_ACCOUNT', id: a };
+    const B: LedgerAccountRef = { kind: 'INTERNAL_ACCOUNT', id: b };
+    const usd = (from: LedgerAccountRef, to: LedgerAccountRef, amount: bigint) => ({ from, to, amount, currency: 'USD' });
+    const run = <T>(work: (trx: Tx) => Promise<T>) => withTx(db, work);
+    const funding = await run((trx) => ledger.transfer(trx, { platformId, reference: 'fund', postings: [usd(FUNDING, A, 10_000n)] }));
+    const transfer = await run((trx) => ledger.transfer(trx, { platformId, reference: 'transfer', postings: [usd(A, B, 1_000n), usd(A, FEES, 25n)] }));
+    const posted = await run((trx) => ledger.hold(trx, { platformId, reference: 'hold-1', postings: [usd(A, ACH, 500n)] }));
+    const post = await run((trx) => ledger.postHold(trx, { platformId, holdId: posted.id, reference: 'post-1' }));
+    const voided = await run((trx) => ledger.hold(trx, { platformId, reference: 'hold-2', postings: [usd(A, ACH, 300n)] }));
+    await run((trx) => ledger.voidHold(trx, { platformId, holdId: voided.id, reference: 'void-2' }));
+    const open = await run((trx) => ledger.hold(trx, { platformId, reference: 'hold-3', postings: [usd(A, ACH, 200n)] }));
+    const reversal = await run((trx) => ledger.reverse(trx, { platformId, transactionId: transfer.id, reference: 'refund' }));
+    const report = await verify(platformId);
+    expect(report.breaches).toEqual([]);
+    expect(report.holds).toEqual({ open: 1, posted: 1, voided: 1 });
+    return { platformId, a, b, funding: funding.id, transfer: transfer.id, posted: posted.id, post: post.id, voided: voided.id, open: open.id, reversal: reversal.id };
+  }
+
+  const verify = (platformId: string, batchSize = 3): Promise<VerifyReport> => verifyLedger(db, { platformId, batchSize });
+  const shardsOf = async (platformId: string, ref: Exclude<LedgerAccountRef, { kind: 'INTERNAL_ACCOUNT' }>) =>
+    (await sql<{ shard: number; debits_posted: bigint; credits_posted: bigint }>`select shard, debits_posted, credits_posted from ledger_balances where account_id = ${systemAccountId(platformId, ref)} order by shard`.execute(db)).rows;
+
+  it('a transaction whose debits and credits differ: TRANSACTION_UNBALANCED, with both sums', async () => {
+    const books1 = await books();
+    // The funding's debit grows by 1 and so does its shard's stored sum: only the transaction is wrong.
+    await sql`update ledger_entries set amount = amount + 1 where transaction_id = ${books1.funding} and side = 'D'`.execute(db);
+    const funding = systemAccountId(books1.platformId, FUNDING);
+    await sql`update ledger_balances set debits_posted = debits_posted + 1 where account_id = ${funding} and debits_posted > 0`.execute(db);
+    const report = await verify(books1.platformId);
+    expect(report.ok).toBe(false);
+    expect(report.breaches).toEqual([{ check: 'TRANSACTION_UNBALANCED', subject: books1.funding, detail: 'USD: debits 10001, credits 10000' }]);
+  });
+
+  it('a transaction that lost one side: TRANSACTION_UNBALANCED says which side is missing', async () => {
+    const books1 = await books();
+    await sql`delete from ledger_entries where transaction_id = ${books1.funding} and side = 'C'`.execute(db);
+    const report = await verify(books1.platformId);
+    expect(report.breaches).toContainEqual({ check: 'TRANSACTION_UNBALANCED', subject: books1.funding, detail: 'USD: debits 10000, credits 0' });
+    // A's stored balance still counts the lost credit.
+    expect(report.breaches).toContainEqual(expect.objectContaining({ check: 'BALANCE_MISMATCH', subject: `${books1.a}#0` }));
+  });
+
+  it('a stored balance that is not the sum of its postings: BALANCE_MISMATCH, with both', async () => {
+    const books1 = await books();
+    await sql`update ledger_balances set credits_posted = credits_posted + 1 where account_id = ${books1.b}`.execute(db);
+    const report = await verify(books1.platformId);
+    // B: credited 1 000 by the transfer, debited 1 000 by its reversal.
+    expect(report.breaches).toEqual([
+      { check: 'BALANCE_MISMATCH', subject: `${books1.b}#0`, detail: 'debits/credits posted, debits/credits pending: stored 1000/1001/0/0, entries 1000/1000/0/0' },
+    ]);
+  });
+
+  it('a sharded fee account whose shards do not add up, or lost a shard row', async () => {
+    const books1 = await books();
+    const shards = await shardsOf(books1.platformId, FEES);
+    expect(shards).toHaveLength(4);
+    const paid = shards.find((s) => s.credits_posted > 0n)!;
+    const other = shards.find((s) => s.shard !== paid.shard)!;
+    // The fee moved to another shard: the account's total is right, each shard is not.
+    await sql`update ledger_balances set credits_posted = credits_posted - 25 where account_id = ${systemAccountId(books1.platformId, FEES)} and shard = ${paid.shard}`.execute(db);
+    await sql`update ledger_balances set credits_posted = credits_posted + 25 where account_id = ${systemAccountId(books1.platformId, FEES)} and shard = ${other.shard}`.execute(db);
+    let report = await verify(books1.platformId);
+    expect(report.breaches.map((b) => [b.check, b.subject])).toEqual(
+      [paid.shard, other.shard].sort((x, y) => x - y).map((shard) => ['BALANCE_MISMATCH', `${systemAccountId(books1.platformId, FEES)}#${shard}`]),
+    );
+    await sql`update ledger_balances set credits_posted = credits_posted + 25 where account_id = ${systemAccountId(books1.platformId, FEES)} and shard = ${paid.shard}`.execute(db);
+    await sql`update ledger_balances set credits_posted = credits_posted - 25 where account_id = ${systemAccountId(books1.platformId, FEES)} and shard = ${other.shard}`.execute(db);
+    expect((await verify(books1.platformId)).ok).toBe(true);
+    // A shard row with no entries disappears: nothing sums wrong, but a payment that picks that shard fails.
+    const unused = shards.find((s) => s.credits_posted === 0n && s.debits_posted === 0n)!;
+    await sql`delete from ledger_balances where account_id = ${systemAccountId(books1.platformId, FEES)} and shard = ${unused.shard}`.execute(db);
+    report = await verify(books1.platformId);
+    expect(report.breaches).toEqual([
+      { check: 'SHARDS_MISSING', subject: systemAccountId(books1.platformId, FEES), detail: `PLATFORM_FEES USD has 3 of its 4 shard rows (missing: ${unused.shard})` },
+    ]);
+  });
+
+  it('a customer balance below zero, even one its postings agree with: NEGATIVE_BALANCE', async () => {
+    const books1 = await books();
+    // Only a write around ledger_apply() and its CHECK constraint could do this: B pays out 2 000 it does not have.
+    await sql`alter table ledger_balances drop constraint ledger_balances_valid`.execute(db);
+    try {
+      const id = uuidv7();
+      const settlement = systemAccountId(books1.platformId, ACH);
+      const [{ shard }] = (await sql<{ shard: number }>`select min(shard) as shard from ledger_balances where account_id = ${settlement}`.execute(db)).rows as [{ shard: number }];
+      await sql`insert into ledger_transactions (id, platform_id, reference, kind, fingerprint, created_at) values (${id}, ${books1.platformId}, 'overdraw', 'POSTED', 'f', now())`.execute(db);
+      await sql`insert into ledger_entries (transaction_id, seq, platform_id, account_id, shard, currency, side, amount) values
+        (${id}, 1, ${books1.platformId}, ${books1.b}, 0, 'USD', 'D', 2000), (${id}, 2, ${books1.platformId}, ${settlement}, ${shard}, 'USD', 'C', 2000)`.execute(db);
+      await sql`update ledger_balances set debits_posted = debits_posted + 2000 where account_id = ${books1.b}`.execute(db);
+      await sql`update ledger_balances set credits_posted = credits_posted + 2000 where account_id = ${settlement} and shard = ${shard}`.execute(db);
+    } finally {
+      await sql`alter table ledger_balances add constraint ledger_balances_valid
+        check (ledger_balance_valid(debits_posted, credits_posted, debits_pending, credits_pending, shard, shards, no_overdraft)) not valid`.execute(db);
+    }
+    const report = await verify(books1.platformId);
+    expect(report.breaches).toEqual([{ check: 'NEGATIVE_BALANCE', subject: `${books1.b}#0`, detail: 'available -2000' }]);
+  });
+
+  it('a hold both posted and voided (neither posted, voided nor open): RESOLVED_TWICE', async () => {
+    const books1 = await books();
+    // Only without the unique index that makes a second resolution fail could this be written.
+    await sql`drop index ledger_transactions_resolution`.execute(db);
+    const id = uuidv7();
+    try {
+      await sql`insert into ledger_transactions (id, platform_id, reference, kind, pending_id, fingerprint, created_at) values (${id}, ${books1.platformId}, 'void-1', 'VOID_PENDING', ${books1.posted}, 'f', now())`.execute(db);
+      await sql`insert into ledger_entries (transaction_id, seq, platform_id, account_id, shard, currency, side, amount)
+        select ${id}, seq, platform_id, account_id, shard, currency, side, amount from ledger_entries where transaction_id = ${books1.posted}`.execute(db);
+      const report = await verify(books1.platformId);
+      expect(report.breaches).toContainEqual({ check: 'RESOLVED_TWICE', subject: books1.posted, detail: `hold resolved 2 times: ${[books1.post, id].sort().map((t) => (t === id ? `VOID_PENDING ${t}` : `POST_PENDING ${t}`)).join(', ')}` });
+      expect(report.holds).toEqual({ open: 1, posted: 0, voided: 1 });
+      expect(report.transactions).toBe(9);
+    } finally {
+      await sql`delete from ledger_entries where transaction_id = ${id}`.execute(db);
+      await sql`delete from ledger_transactions where id = ${id}`.execute(db);
+      await sql`create unique index ledger_transactions_resolution on ledger_transactions (pending_id) where pending_id is not null`.execute(db);
+    }
+  });
+
+  it('a transaction reversed twice, with balances that agree: RESOLVED_TWICE', async () => {
+    const books1 = await books();
+    // B has money of its own, so a second refund of the transfer can be written with every sum agreeing.
+    await withTx(db, (trx) =>
+      ledger.transfer(trx, { platformId: books1.platformId, reference: 'fund-b', postings: [{ from: FUNDING, to: { kind: 'INTERNAL_ACCOUNT', id: books1.b }, amount: 5_000n, currency: 'USD' }] }),
+    );
+    await sql`drop index ledger_transactions_reversal`.execute(db);
+    const id = uuidv7();
+    try {
+      await sql`insert into ledger_transactions (id, platform_id, reference, kind, reverses_id, fingerprint, created_at) values (${id}, ${books1.platformId}, 'refund-2', 'POSTED', ${books1.transfer}, 'f', now())`.execute(db);
+      await sql`insert into ledger_entries (transaction_id, seq, platform_id, account_id, shard, currency, side, amount)
+        select ${id}, seq, platform_id, account_id, shard, currency, side, amount from ledger_entries where transaction_id = ${books1.reversal}`.execute(db);
+      await sql`update ledger_balances b set debits_posted = b.debits_posted + e.debits, credits_posted = b.credits_posted + e.credits
+        from (select account_id, shard, coalesce(sum(amount) filter (where side = 'D'), 0) as debits, coalesce(sum(amount) filter (where side = 'C'), 0) as credits
+              from ledger_entries where transaction_id = ${id} group by account_id, shard) e
+        where b.account_id = e.account_id and b.shard = e.shard`.execute(db);
+      // ... which the other checks cannot see: each refund mirrors the transfer, each sum agrees.
+      const report = await verify(books1.platformId);
+      expect(report.breaches).toEqual([{ check: 'RESOLVED_TWICE', subject: books1.transfer, detail: `reversed 2 times: ${[books1.reversal, id].sort().join(', ')}` }]);
+    } finally {
+      await sql`create unique index ledger_transactions_reversal_restored on ledger_transactions (reverses_id) where reverses_id is not null and reference <> 'refund-2'`.execute(db);
+    }
+  });
+
+  it('a post that does not match its hold, entries of no transaction or account, a transaction without entries', async () => {
+    const books1 = await books();
+    await sql`update ledger_entries set amount = amount + 1 where transaction_id = ${books1.post}`.execute(db);
+    await sql`delete from ledger_entries where transaction_id = ${books1.open}`.execute(db);
+    const stray = uuidv7();
+    await sql`insert into ledger_entries (transaction_id, seq, platform_id, account_id, shard, currency, side, amount) values (${stray}, 1, ${books1.platformId}, ${uuidv7()}, 0, 'USD', 'C', 5)`.execute(db);
+    const checks = new Map((await verify(books1.platformId)).breaches.map((b) => [`${b.check} ${b.subject}`, b.detail]));
+    expect(checks.get(`RESOLUTION_INVALID ${books1.post}`)).toBe(`does not match PENDING ${books1.posted}`);
+    expect(checks.get(`TRANSACTION_WITHOUT_ENTRIES ${books1.open}`)).toBe('PENDING hold-3');
+    expect(checks.get(`ENTRY_WITHOUT_TRANSACTION ${stray}`)).toBe('entry 1 names no transaction of its platform');
+    expect(checks.get(`ENTRY_WITHOUT_ACCOUNT ${stray}`)).toMatch(/^entry 1 on [0-9a-f-]{36}#0 USD$/);
+  });
+
+  it('reads in keyset batches: no query returns more rows than a batch, however large the books', async () => {
+    const books1 = await books();
+    let largest = 0;
+    let queries = 0;
+    const counted = db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        queries++;
+        largest = Math.max(largest, args.result.rows.length);
+        return args.result;
+      },
+    });
+    let progress = 0;
+    const report = await verifyLedger(counted, { platformId: books1.platformId, batchSize: 2, onProgress: () => progress++ });
+    expect(report.ok).toBe(true);
+    expect(report.transactions).toBe(8);
+    expect(largest).toBeLessThanOrEqual(2);
+    expect(progress).toBeGreaterThanOrEqual(Math.ceil(report.transactions / 2) + Math.ceil(report.balanceRows / 2));
+    expect(queries).toBeGreaterThan(progress);
+  });
+});
