@@ -32,7 +32,7 @@ export interface Config {
     guardSandbox: boolean;
   };
   bodyLimitBytes: number;
-  /** Grace period for in-flight requests on SIGTERM. */
+  /** Grace period on SIGTERM for in-flight requests and running jobs; unfinished jobs are then handed back to the queue. */
   shutdownGraceMs: number;
   /** The end-user terms customers accept now; consents must name this version. */
   endUserTerms: { version: string; url: string };

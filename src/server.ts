@@ -60,6 +60,20 @@ function firstRunBanner(config: Config, clientId: string, secret: string, platfo
   ].join('\n');
 }
 
+/** How long each last step of a shutdown may take (releasing unfinished jobs, closing the database connections). */
+const CLOSE_MS = 5_000;
+
+/** Whether `work` (which never rejects) ends within `ms`. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Starts Corridor: settings that need more than parsing (the master key), database,
  * migrations, HTTP, first-run bootstrap, job worker. Everything that can refuse to start does
@@ -102,16 +116,22 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      logger.info('shutting down: no new connections, draining in-flight requests');
-      const force = setTimeout(() => {
-        logger.error('in-flight requests did not finish within the grace period; closing anyway');
+      logger.info('shutting down: no new connections or jobs, draining in-flight requests and jobs');
+      // Both at once: the worker claims nothing from now on while requests drain.
+      const drained = Promise.all([app.close(), jobs.stop()]).catch((error: unknown) => logger.error({ err: error }, 'draining failed'));
+      if (!(await settlesWithin(drained, config.shutdownGraceMs))) {
+        logger.error('in-flight requests or jobs did not finish within the grace period; closing anyway');
         app.server.closeAllConnections();
-      }, config.shutdownGraceMs);
-      force.unref();
-      await app.close();
-      await jobs.stop();
-      await handle.close();
-      clearTimeout(force);
+        // Another process takes the unfinished jobs at once, not when their leases run out.
+        const released = jobs.releaseClaims().then(
+          (count) => count > 0 && logger.warn({ released: count }, 'unfinished jobs released to other processes'),
+          (error: unknown) => logger.error({ err: error }, 'could not release the claims of unfinished jobs; they run again when their leases end'),
+        );
+        if (!(await settlesWithin(released, CLOSE_MS))) logger.error('releasing the unfinished jobs took too long; they run again when their leases end');
+      }
+      // Work still holding a connection after the grace period is abandoned, not waited for: its transactions roll back.
+      const closed = handle.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database failed'));
+      if (!(await settlesWithin(closed, CLOSE_MS))) logger.error('database connections did not close in time; exiting anyway');
       logger.info('stopped');
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     })());

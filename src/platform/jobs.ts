@@ -166,6 +166,12 @@ const DEFAULT_MAX_ATTEMPTS = 8;
 const SOURCE_INTERVAL_MS = 10;
 /** How long a claimed job is reserved; a worker that dies mid-job frees it after this. */
 const LEASE_MS = 60_000;
+/**
+ * A started worker renews the leases of the jobs it runs this often (real time): a job that runs
+ * longer than a lease (a slow provider, a large re-seal) is never taken by a second worker while
+ * the first still runs it; only a worker that stopped renewing, one that died, loses its jobs.
+ */
+const LEASE_RENEWAL_MS = LEASE_MS / 4;
 const BACKOFF_BASE_MS = 1_000;
 const BACKOFF_CAP_MS = 60 * 60_000;
 
@@ -185,6 +191,9 @@ interface Registration {
  * without two of them taking the same job. A failed job is retried with backoff (or at the
  * time its handler names) until `max_attempts`, then parked as `dead` with its last error.
  *
+ * A claim is a lease: a started worker renews it while it runs the job, so only a worker that
+ * is gone loses its jobs to another, and one that died in a job's last attempt leaves it dead.
+ *
  * A started worker keeps up to `concurrency` jobs running at once and claims more as slots
  * free; it wakes on NOTIFY (`wakeWorkers` in wake-ups.ts, sent by `enqueueJob` and the outbox) and polls as a
  * fallback, so new work starts within milliseconds of its commit rather than a poll interval.
@@ -193,6 +202,9 @@ export class JobWorker {
   private readonly handlers = new Map<string, Registration>();
   private readonly sources: WorkSource[] = [];
   private readonly running = new Set<Promise<void>>();
+  /** The jobs this worker runs, by id, with the attempt the database holds them at: their leases are this worker's. */
+  private readonly leases = new Map<string, { attempts: number }>();
+  private renewalTimer: NodeJS.Timeout | undefined;
   /** Running jobs per kind and platform, for the per-platform share. */
   private readonly runningShares = new Map<string, Map<string, number>>();
   private timer: NodeJS.Timeout | undefined;
@@ -221,6 +233,7 @@ export class JobWorker {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly concurrency = 16,
+    private readonly leaseRenewalMs = LEASE_RENEWAL_MS,
   ) {}
 
   register(kind: string, handler: JobHandler, options: JobKindOptions = {}): void {
@@ -327,7 +340,21 @@ export class JobWorker {
     if (which === 'due' && claimed.rows.length >= free) this.mayHaveMore = true;
     const started: Array<Promise<void>> = [];
     const over: Job[] = [];
+    const spent: Job[] = [];
     for (const job of claimed.rows.sort((a, b) => a.run_at.getTime() - b.run_at.getTime())) {
+      // This worker's own run, whose lease lapsed (its renewal failed, or came too late): it goes
+      // on under the claim's attempt rather than being started a second time beside itself.
+      const own = this.leases.get(job.id);
+      if (own) {
+        own.attempts = job.attempts;
+        continue;
+      }
+      // Its worker stopped during its last attempt: a job that takes its process down with it
+      // each time (a poison job) would otherwise be run again every lease, for ever.
+      if (which === 'expired' && job.attempts > job.max_attempts) {
+        spent.push(job);
+        continue;
+      }
       if (!this.takeShare(job)) {
         over.push(job);
         continue;
@@ -341,6 +368,11 @@ export class JobWorker {
       this.running.add(run);
       started.push(run);
     }
+    for (const job of spent) {
+      const message = `its worker stopped before finishing its last attempt (${job.max_attempts} of ${job.max_attempts}); the lease ran out`;
+      this.logger.warn({ jobId: job.id, kind: job.kind, attempts: job.max_attempts, dead: true, err: message }, 'job failed');
+      await this.finish(job.id, job.attempts, { status: 'dead', last_error: message, locked_until: null });
+    }
     // The claim keeps to the shares; should it ever take more (a share changed meanwhile), the rest goes back.
     if (over.length) {
       this.mayHaveMore = true;
@@ -352,9 +384,18 @@ export class JobWorker {
   }
 
   private async runOne(job: Job): Promise<void> {
-    const { handler } = this.handlers.get(job.kind)!;
     /** The job as the database holds it now: a checkpoint with `next` hands it on to another kind. */
     const current = { kind: job.kind, attempts: job.attempts, maxAttempts: job.max_attempts };
+    this.leases.set(job.id, current);
+    try {
+      await this.runHandler(job, current);
+    } finally {
+      this.leases.delete(job.id);
+    }
+  }
+
+  private async runHandler(job: Job, current: { kind: string; attempts: number; maxAttempts: number }): Promise<void> {
+    const { handler } = this.handlers.get(job.kind)!;
     const checkpoint: JobCheckpoint = async (trx, payload, next) => {
       const now = this.clock.now();
       const handedOn = next && { kind: next.kind, attempts: 1, max_attempts: next.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
@@ -475,6 +516,10 @@ export class JobWorker {
   async start(pollMs: number, listen?: DbHandle['listen']): Promise<void> {
     this.stopped = false;
     addLocalWorker(this.wakeLocal);
+    this.renewalTimer = setInterval(() => {
+      this.renewLeases().catch((error: unknown) => this.logger.error({ err: error }, 'could not renew job leases'));
+    }, this.leaseRenewalMs);
+    this.renewalTimer.unref();
     // Another process's commits; this process's own wake this worker directly.
     if (listen) await listenForOtherProcesses(listen, () => this.wake());
     const tick = () => {
@@ -485,7 +530,10 @@ export class JobWorker {
     this.timer = setTimeout(tick, 0);
   }
 
-  /** Stops claiming and waits for the jobs that are running to finish. */
+  /**
+   * Stops claiming at once and waits for the jobs that are running to finish (their leases
+   * renewed meanwhile). A shutdown that cannot wait that long calls `releaseClaims`.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     removeLocalWorker(this.wakeLocal);
@@ -494,6 +542,39 @@ export class JobWorker {
     this.sourcesTimer = undefined;
     await this.pumping;
     await Promise.all(this.running);
+    clearInterval(this.renewalTimer);
+  }
+
+  /** The jobs this worker runs, as `(id, attempts)` pairs for the statements that act on exactly those runs. */
+  private ownRuns() {
+    const ids = [...this.leases.keys()];
+    return sql`(id, attempts) in (select * from unnest(${ids}::uuid[], ${[...this.leases.values()].map((l) => l.attempts)}::integer[]))`;
+  }
+
+  /** Extends the lease of every job this worker runs that is still its own (not finished, not taken over). */
+  private async renewLeases(): Promise<void> {
+    if (this.leases.size === 0) return;
+    const until = new Date(this.clock.now().getTime() + LEASE_MS);
+    await sql`update jobs set locked_until = ${until} where status = 'running' and ${this.ownRuns()}`.execute(this.db);
+  }
+
+  /**
+   * Puts the jobs this worker still runs back in the queue, due now, so another process takes
+   * them at once rather than when their leases run out: a shutdown whose grace period is over
+   * calls it just before it exits. Their handlers here record nothing more: every write of a
+   * run is guarded by its status and attempt, and the next claim moves the attempt on.
+   */
+  async releaseClaims(): Promise<number> {
+    clearInterval(this.renewalTimer);
+    // A claim under way when the worker stopped: its jobs are released too.
+    await this.pumping;
+    if (this.leases.size === 0) return 0;
+    const now = this.clock.now();
+    const released = await sql`
+      update jobs set status = 'queued', run_at = ${now}, locked_until = null, updated_at = ${now}
+       where status = 'running' and ${this.ownRuns()}`.execute(this.db);
+    this.leases.clear();
+    return Number(released.numAffectedRows ?? 0n);
   }
 }
 

@@ -54,12 +54,12 @@ export class OffsetPlatformClock implements PlatformClock {
   }
 
   async offsetMs(db: DbOrTx, platformId: string): Promise<number> {
-    const cached = this.offsets?.get(platformId);
-    if (cached !== undefined) return cached;
-    const row = await db.selectFrom('platform_clock_offsets').select('offset_ms').where('platform_id', '=', platformId).executeTakeFirst();
-    const offset = row ? Number(row.offset_ms) : 0;
-    this.offsets?.set(platformId, offset);
-    return offset;
+    const load = async () => {
+      const row = await db.selectFrom('platform_clock_offsets').select('offset_ms').where('platform_id', '=', platformId).executeTakeFirst();
+      return row ? Number(row.offset_ms) : 0;
+    };
+    // Read-through, so an offset read before an advance whose notification overtakes the read is not kept.
+    return (this.offsets ? await this.offsets.getOrLoad(platformId, load) : await load()) ?? 0;
   }
 
   /**

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openDatabase } from '../../src/platform/db/database.js';
+import { NotifiedCache, notifyChanged } from '../../src/platform/cache.js';
+import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
 import { onPostgres } from '../helpers/context.js';
 
 /**
@@ -38,5 +40,74 @@ describe.runIf(onPostgres)('LISTEN connections on PostgreSQL', () => {
       await admin.query(`drop database if exists ${name} with (force)`);
       await admin.end();
     }
+  });
+
+  /** Polls `done` every 20 ms for at most `ms`; answers whether it came true. */
+  async function eventually(done: () => boolean | Promise<boolean>, ms = 5_000): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      if (await done()) return true;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return false;
+  }
+
+  describe('a NotifiedCache', () => {
+    let reader: DbHandle;
+    let writer: DbHandle;
+    afterEach(async () => {
+      await reader?.close();
+      await writer?.close();
+    });
+
+    it('does not keep a value loaded while a change was notified: it may predate the change', async () => {
+      reader = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL! });
+      writer = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL! });
+      const channel = `corridor_test_${randomBytes(4).toString('hex')}`;
+      const cache = new NotifiedCache<string>(reader, channel, 60_000);
+      await cache.start();
+      let heard = 0;
+      await reader.listen(channel, () => heard++);
+      // The load reads the old value, then another process commits a change and its NOTIFY
+      // arrives, then the load returns: what it read is already out of date.
+      let readDone!: () => void;
+      const loaded = cache.getOrLoad('token-1', () => new Promise<string>((resolve) => (readDone = () => resolve('before the change'))));
+      await notifyChanged(writer.db, channel, 'token-1');
+      expect(await eventually(() => heard === 1)).toBe(true);
+      await new Promise((r) => setTimeout(r, 50));
+      readDone();
+      expect(await loaded).toBe('before the change');
+      expect(cache.get('token-1')).toBeUndefined();
+      // A load with nothing notified meanwhile is kept.
+      expect(await cache.getOrLoad('token-1', async () => 'after the change')).toBe('after the change');
+      expect(cache.get('token-1')).toBe('after the change');
+    });
+
+    it('serves nothing while its LISTEN connection is lost, then caches again once it is back', async () => {
+      reader = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL! });
+      writer = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL! });
+      const channel = `corridor_test_${randomBytes(4).toString('hex')}`;
+      const cache = new NotifiedCache<string>(reader, channel, 60_000);
+      await cache.start();
+      expect(await cache.getOrLoad('config-1', async () => 'v1')).toBe('v1');
+      expect(cache.get('config-1')).toBe('v1');
+
+      // The connection is cut (a failover, an idle-session timeout): a NOTIFY sent now is missed.
+      const cut = await sql`select pg_terminate_backend(pid) from pg_stat_activity where query = ${`LISTEN "${channel}"`}`.execute(writer.db);
+      expect(cut.rows).toHaveLength(1);
+      await notifyChanged(writer.db, channel, 'config-1');
+      expect(await eventually(() => cache.get('config-1') === undefined, 2_000)).toBe(true);
+
+      // Once LISTEN is back the cache serves again (it stayed off for good before).
+      expect(
+        await eventually(async () => {
+          await cache.getOrLoad('config-1', async () => 'v2');
+          return cache.get('config-1') === 'v2';
+        }),
+      ).toBe(true);
+      // And notifications reach it again.
+      await notifyChanged(writer.db, channel, 'config-1');
+      expect(await eventually(() => cache.get('config-1') === undefined, 2_000)).toBe(true);
+    });
   });
 });

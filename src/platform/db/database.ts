@@ -26,8 +26,12 @@ export interface DbHandle {
   engine: Engine;
   /** Human description of where the data lives, for the start-up log. */
   location: string;
-  /** Calls `onMessage` for every NOTIFY on `channel`; resolves once listening. */
-  listen(channel: string, onMessage: (payload: string) => void, onReset?: () => void): Promise<void>;
+  /**
+   * Calls `onMessage` for every NOTIFY on `channel`; resolves once listening. A lost LISTEN
+   * connection is replaced: `onReset` is called when it is lost (what was sent meanwhile is
+   * missed), `onListening` each time LISTEN is in place, the first time and after each loss.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onReset?: () => void, onListening?: () => void): Promise<void>;
   close(): Promise<void>;
   /** PGlite only: a snapshot of the whole data directory (tests start from a migrated one). */
   dumpDataDir?: () => Promise<Blob>;
@@ -90,7 +94,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
     db,
     engine: 'postgres',
     location: `${postgresLocation(databaseUrl)}${options.schema ? ` (schema ${options.schema})` : ''}`,
-    async listen(channel, onMessage, onReset) {
+    async listen(channel, onMessage, onReset, onListening) {
       let delay = LISTEN_RETRY_FIRST_MS;
       const connect = async (): Promise<void> => {
         const client = new pg.Client(clientConfig);
@@ -121,8 +125,15 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
           reconnect();
           throw error;
         }
+        // Closed while this connection was being made: it is not kept.
+        if (closed) {
+          client.removeAllListeners();
+          await client.end().catch(() => {});
+          return;
+        }
         listeners.push(client);
         delay = LISTEN_RETRY_FIRST_MS;
+        onListening?.();
       };
       await connect();
     },
@@ -156,8 +167,10 @@ async function openPglite(options: OpenOptions): Promise<DbHandle> {
     db,
     engine: 'pglite',
     location: options.dataDir ? `PGlite in ${options.dataDir}` : 'PGlite in memory',
-    async listen(channel, onMessage) {
+    async listen(channel, onMessage, _onReset, onListening) {
+      // In the process itself: never lost.
       await pglite.listen(channel, onMessage);
+      onListening?.();
     },
     async close() {
       await db.destroy();

@@ -59,11 +59,16 @@ export async function migrate(db: Db, migrations?: Migration[]): Promise<string[
   const done = await appliedVersions(db);
   const pending = files.filter((m) => !done?.has(m.version));
   if (pending.length === 0) return [];
-  await sql`create table if not exists schema_migrations (
-    version integer primary key,
-    name text not null,
-    applied_at timestamptz not null default now()
-  )`.execute(db);
+  // Under the lock too: CREATE TABLE IF NOT EXISTS is not safe against itself. Of two starters
+  // running it at once on a new database, the second fails on the catalogue's unique index (pg_type).
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
+    await sql`create table if not exists schema_migrations (
+      version integer primary key,
+      name text not null,
+      applied_at timestamptz not null default now()
+    )`.execute(trx);
+  });
   const applied: string[] = [];
   for (const migration of pending) {
     const ran = await db.transaction().execute(async (trx) => {
