@@ -359,36 +359,37 @@ async function openIfDue(trx: Tx, deps: QuoteDeps, row: QuoteRow, body: QuoteReq
 }
 
 
-/** How long a quote to a UMA address holds: well inside the receiver's invoice expiry (600 s), as instant rails. */
+/** How long a quote to a UMA address holds at most: as instant rails, and never past its invoice's own lifetime. */
 const UMA_QUOTE_SECONDS = 120;
 
 /**
  * Before the quote's transaction opens (an HTTP exchange with another VASP must not hold a
  * connection): a UMA_ADDRESS destination is priced by a pay request to the receiver's VASP on
- * the `lookupId` of GET /receiver/uma/{address}. Undefined for any other destination.
+ * the `lookupId` of GET /receiver/uma/{address}. Undefined for any other destination. Every
+ * refusal the sender's side can decide on its own (the source, the sender's readiness, the
+ * currency, the lookup's sender) comes first: the pay request discloses the sender to the
+ * receiver's VASP and opens a payment there.
  */
 export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: QuoteRequest): Promise<UmaQuote | undefined> {
   const destination = body.destination;
   if (destination.destinationType !== 'UMA_ADDRESS') return undefined;
   if (!body.lookupId) throw field('lookupId', 'is required to pay a UMA address: look the receiver up first (GET /receiver/uma/{receiverUmaAddress})');
-  let sendingCurrency: string;
-  if (body.source.sourceType === 'REALTIME_FUNDING') {
-    sendingCurrency = body.source.currency;
-  } else {
-    const account = await findInternalAccount(deps.db, caller.platformId, body.source.accountId);
-    if (!account) {
-      if (parseId('ExternalAccount', body.source.accountId)) throw field('source.accountId', 'a UMA payment is sent from an internal account or real-time funding');
-      throw notFound(body.source.accountId);
-    }
-    sendingCurrency = account.currency;
+  if (body.source.sourceType === 'ACCOUNT' && parseId('ExternalAccount', body.source.accountId)) {
+    throw field('source.accountId', 'a UMA payment is sent from an internal account or real-time funding');
   }
+  const source = await resolveSource(deps.db, caller.platformId, body);
+  refuseUnsignedWalletExecution(body, source);
+  if (source.customerUuid) await checkSender(deps.db, caller.platformId, source.customerUuid);
+  currencyConfig(await deps.configCache.get(caller.platformId), source.currency, 'OUTGOING', 'source');
   return deps.uma.quote({
     platformId: caller.platformId,
     environment: caller.environment,
     lookupId: body.lookupId,
+    senderCustomerUuid: source.customerUuid,
+    ...(body.senderCustomerInfo ? { senderCustomerInfo: body.senderCustomerInfo } : {}),
     umaAddress: destination.umaAddress,
     ...(destination.currency ? { currency: destination.currency } : {}),
-    sendingCurrency,
+    sendingCurrency: source.currency,
     lockedSide: body.lockedCurrencySide,
     lockedAmount: BigInt(body.lockedCurrencyAmount),
   });
@@ -403,9 +404,9 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
 async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: QuoteRequest, prefetched: Prefetched & { config: PlatformConfig; uma: UmaQuote }): Promise<StoredResponse> {
   const { platformId } = caller;
   const { uma, config, snapshot } = prefetched;
+  // The sender was checked before the pay request went out (prefetchUmaQuote, which also held the
+  // lookup to the source's customer); again here, since an immediate execution relies on this transaction's check.
   const source = await resolveSource(trx, platformId, body);
-  refuseUnsignedWalletExecution(body, source);
-  if (source.customerUuid !== uma.customerUuid) throw field('lookupId', 'was made for another sender than the source’s customer');
   await checkSender(trx, platformId, uma.customerUuid);
   const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', 'source');
   const total = uma.sentAmount;
@@ -459,7 +460,7 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
     signed_request_id: signedRequestId,
     ...carriedFromRequest(body),
     transaction_id: uuidv7(createdAt.getTime()),
-    expires_at: new Date(prefetched.now.getTime() + UMA_QUOTE_SECONDS * 1000),
+    expires_at: new Date(prefetched.now.getTime() + Math.max(0, Math.min(UMA_QUOTE_SECONDS, uma.invoiceLifetimeSeconds)) * 1000),
     executed_at: null,
     volume_day: null,
     created_at: createdAt,

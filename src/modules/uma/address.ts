@@ -12,3 +12,19 @@ export function isLocalDomain(domain: string): boolean {
 export function vaspOrigin(domain: string): string {
   return `${isLocalDomain(domain) ? 'http' : 'https'}://${domain}`;
 }
+
+/**
+ * A URL another VASP hands us to call (its pay-request callback, its post-transaction
+ * callback), held to the rule its own domain is reached by: https, or http to a local domain.
+ * Undefined for anything else (another scheme, plain http to a public host, not a URL).
+ */
+export function counterpartyUrl(raw: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  if (url.username || url.password) return undefined;
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLocalDomain(url.host)) ? url : undefined;
+}

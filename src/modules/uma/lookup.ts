@@ -1,6 +1,8 @@
 import {
   encodeToUrl,
   getSignableLnurlpRequestPayload,
+  getSupportedMajorVersions,
+  isVersionSupported,
   LnurlpResponse,
   signPayload,
   UmaProtocolVersion,
@@ -12,13 +14,15 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import { currency, isCurrency } from '../../platform/currencies.js';
 import type { Db } from '../../platform/db/database.js';
-import { AppError } from '../../platform/errors.js';
+import { AppError, invalidInput } from '../../platform/errors.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
 import { findCustomer, findCustomerByUmaAddress } from '../customers/index.js';
 import type { ExchangeRates } from '../rates/index.js';
+import { counterpartyUrl } from './address.js';
+import { counterpartyCode } from './http-client.js';
 import { counterpartyKeys } from './counterparty.js';
 import type { VaspKeySource } from './keys.js';
 import { payerDataKeyToField } from './payer-data.js';
@@ -38,21 +42,26 @@ export interface LookupDeps {
   rates: ExchangeRates;
 }
 
-async function senderOf(deps: LookupDeps, platformId: string, query: LookupQuery) {
+/** The sending customer, by id or by UMA address (one is required; both given must name the same live customer). */
+async function senderOf(deps: LookupDeps, platformId: string, query: LookupQuery): Promise<{ id: string; currencies: string[] | null }> {
   if (query.customerId === undefined && query.senderUmaAddress === undefined) {
     throw new AppError('INVALID_INPUT', 'Name the sender: customerId or senderUmaAddress.', {
       details: { errors: [{ field: 'customerId', message: 'customerId or senderUmaAddress is required' }] },
     });
   }
+  const address = query.senderUmaAddress === undefined ? undefined : requireUmaAddress('senderUmaAddress', query.senderUmaAddress);
+  let byId: { id: string; currencies: string[] | null } | undefined;
   if (query.customerId !== undefined) {
     const uuid = parseId('Customer', query.customerId);
     const customer = uuid ? await findCustomer(deps.db, platformId, uuid) : undefined;
     if (!customer || customer.deleted_at) throw new AppError('USER_NOT_FOUND', `Customer ${query.customerId} not found.`);
-    return customer;
+    byId = customer;
   }
-  const customer = await findCustomerByUmaAddress(deps.db, platformId, query.senderUmaAddress!);
-  if (!customer) throw new AppError('USER_NOT_FOUND', `No customer has the UMA address ${query.senderUmaAddress}.`);
-  return customer;
+  if (!address) return byId!;
+  const byAddress = await findCustomerByUmaAddress(deps.db, platformId, address.address);
+  if (!byAddress) throw new AppError('USER_NOT_FOUND', `No customer has the UMA address ${address.address}.`);
+  if (byId && byId.id !== byAddress.id) throw invalidInput([{ field: 'senderUmaAddress', message: 'is not the UMA address of the customer customerId names' }]);
+  return byAddress;
 }
 
 /**
@@ -104,6 +113,17 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
   if (response.compliance.receiverIdentifier.toLowerCase() !== receiver.address.toLowerCase()) {
     throw new AppError('PARSE_LNURLP_RESPONSE_ERROR', `${receiver.domain} answered for ${response.compliance.receiverIdentifier}, not ${receiver.address}.`);
   }
+  if (!isVersionSupported(response.umaVersion)) {
+    throw new AppError('PARSE_LNURLP_RESPONSE_ERROR', `${receiver.domain} answered in UMA ${response.umaVersion}, a version Corridor does not speak.`, {
+      details: { vaspDomain: receiver.domain, umaVersion: response.umaVersion.slice(0, 20), supportedMajorVersions: [...getSupportedMajorVersions()] },
+    });
+  }
+  // The pay request goes where this says: only where the receiver's own domain would be reached (https; http to a local one).
+  if (!counterpartyUrl(response.callback)) {
+    throw new AppError('PARSE_LNURLP_RESPONSE_ERROR', `${receiver.domain} names no usable pay-request callback: an https URL (http only to a local domain).`, {
+      details: { vaspDomain: receiver.domain },
+    });
+  }
 
   const keys = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, send }, receiver.domain, { unreachable: 'LOOKUP_REQUEST_FAILED', explain: true });
   const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, receiver.domain);
@@ -113,16 +133,20 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
   const senderCurrency = (sender.currencies ?? []).find((code) => msatsPerMinorUnit(snapshot, code) !== undefined) ??
     config.supported_currencies.map((c) => c.currencyCode).find((code) => msatsPerMinorUnit(snapshot, code) !== undefined) ?? 'USD';
   const senderMsatsPerUnit = msatsPerMinorUnit(snapshot, senderCurrency)! * 10 ** currency(senderCurrency).decimals;
+  // Receiver minor units per sender minor unit, scaled to major units on both sides.
+  const rateTo = (c: { multiplier: number; decimals: number }) => senderMsatsPerUnit / (c.multiplier * 10 ** c.decimals);
   const currencies = response.currencies
-    // What another VASP sends is only offered when it is something Corridor can quote on.
+    // What another VASP sends is only offered when it is something Corridor can quote on: a currency
+    // it knows, counted in that currency's own minor units (amounts in the quote are Corridor's minor
+    // units: another `decimals` would make every amount off by a power of ten), at a usable rate.
     .filter(
       (c) =>
         isCurrency(c.code) &&
+        c.decimals === currency(c.code).decimals &&
         Number.isFinite(c.multiplier) &&
         c.multiplier > 0 &&
-        Number.isInteger(c.decimals) &&
-        c.decimals >= 0 &&
-        c.decimals <= 18 &&
+        Number.isFinite(rateTo(c)) &&
+        rateTo(c) > 0 &&
         Number.isSafeInteger(c.minSendable) &&
         Number.isSafeInteger(c.maxSendable) &&
         c.maxSendable >= Math.max(1, c.minSendable),
@@ -163,8 +187,7 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
     receiverUmaAddress: receiver.address,
     supportedCurrencies: currencies.map((c) => ({
       currency: { code: c.code, name: c.name, symbol: c.symbol, decimals: c.decimals },
-      // Receiver minor units per sender minor unit, scaled to major units on both sides.
-      estimatedExchangeRate: senderMsatsPerUnit / (c.multiplier * 10 ** c.decimals),
+      estimatedExchangeRate: rateTo(c),
       min: c.min,
       max: c.max,
     })),
@@ -174,16 +197,6 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
     }),
     lookupId: formatId('Lookup', id),
   };
-}
-
-/** The code in another VASP's error answer (Corridor's envelope or LNURL's `{status: "ERROR"}` with a code), if it names one. */
-function counterpartyCode(body: string): string | undefined {
-  try {
-    const parsed = JSON.parse(body) as { code?: unknown };
-    return typeof parsed.code === 'string' && /^[A-Z_]{1,64}$/.test(parsed.code) ? parsed.code : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A lookup of this platform that has not expired, for the quote that names it; else LOOKUP_REQUEST_NOT_FOUND. */

@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { DbOrTx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 
 interface VaspKeysTable {
@@ -150,6 +150,20 @@ export async function setIncomingPaymentStatus(db: DbOrTx, platformId: string, i
 
 export async function markSenderConfirmed(db: DbOrTx, platformId: string, id: string, at: Date): Promise<void> {
   await db.updateTable('uma_incoming_payments').set({ sender_confirmed_at: at }).where('platform_id', '=', platformId).where('id', '=', id).where('sender_confirmed_at', 'is', null).execute();
+}
+
+/** The advisory-lock class of invoice payment hashes (the two-key form: its own key space). */
+const INVOICE_HASH_LOCK_CLASS = 0x756d61; // 'uma'
+
+/** Serialises, until the transaction ends, the quotes that record one invoice: the second waits for the first to commit or roll back. */
+export async function lockInvoiceHash(trx: Tx, paymentHash: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${INVOICE_HASH_LOCK_CLASS}, hashtext(${paymentHash}))`.execute(trx);
+}
+
+/** Whether an outgoing payment already holds this invoice (index uma_outgoing_payments_payment_hash, migration 0042). */
+export async function outgoingPaymentWithHash(db: DbOrTx, paymentHash: string): Promise<boolean> {
+  const row = await db.selectFrom('uma_outgoing_payments').select('quote_id').where('payment_hash', '=', paymentHash).limit(1).executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function insertOutgoingPayment(db: DbOrTx, row: OutgoingPaymentRow): Promise<void> {

@@ -1,20 +1,22 @@
-import { getPayRequest, getPostTransactionCallback, KycStatus, PayReqResponse, verifyPayReqResponseSignature } from '@uma-sdk/core';
+import { getMajorVersion, getPayRequest, getPostTransactionCallback, KycStatus, PayReqResponse, verifyPayReqResponseSignature } from '@uma-sdk/core';
 import type bolt11Module from 'bolt11';
 import { createHash } from 'node:crypto';
 import { currency } from '../../platform/currencies.js';
-import type { DbOrTx } from '../../platform/db/database.js';
-import { AppError } from '../../platform/errors.js';
+import type { Tx } from '../../platform/db/database.js';
+import { AppError, invalidInput } from '../../platform/errors.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import { parseId } from '../../platform/ids.js';
-import { getConfigRow } from '../config/index.js';
+import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
 import { findCustomer } from '../customers/index.js';
 import type { Payout, PayoutStatus, RailFailureReason, RailProvider, SubmitOutcome } from '../transactions/index.js';
-import { vaspOrigin } from './address.js';
+import { counterpartyUrl, vaspOrigin } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
+import { counterpartyCode } from './http-client.js';
 import { bolt11, NETWORKS } from './invoices.js';
 import { findUmaLookup, type LookupDeps } from './lookup.js';
+import { payerDataKeyToField } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
-import { findOutgoingPaymentByTransaction, insertOutgoingPayment, setOutgoingPreimage, type OutgoingPaymentRow } from './repo.js';
+import { findOutgoingPaymentByTransaction, insertOutgoingPayment, lockInvoiceHash, outgoingPaymentWithHash, setOutgoingPreimage, type OutgoingPaymentRow } from './repo.js';
 import type { VaspSend } from './transport.js';
 import { checkTimestamp, NonceCheck, verifySigned } from './verification.js';
 
@@ -25,6 +27,10 @@ export interface UmaQuoteRequest {
   platformId: string;
   environment: 'sandbox' | 'production';
   lookupId: string;
+  /** The quote source's customer (uuid): the lookup must have been made for it. */
+  senderCustomerUuid: string | null;
+  /** The quote's `senderCustomerInfo`: payer data the receiver asks for that the customer's record lacks. */
+  senderCustomerInfo?: Record<string, unknown>;
   umaAddress: string;
   /** The receiving currency asked for; default the receiver's first. */
   currency?: string;
@@ -45,24 +51,114 @@ export interface UmaQuote {
   amountMsats: bigint;
   invoice: string;
   paymentHash: string;
+  /** How long the invoice is payable from its issue: the quote must not outlive it. */
+  invoiceLifetimeSeconds: number;
   exchangeRate: string;
   rateDetails: Record<string, number>;
   postTransactionCallback: string | null;
-}
-
-function counterpartyCode(body: string): string | undefined {
-  try {
-    const parsed = JSON.parse(body) as { code?: unknown };
-    return typeof parsed.code === 'string' && /^[A-Z_]{1,64}$/.test(parsed.code) ? parsed.code : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A decimal rate string (receiving major units per sending major unit), 12 significant digits. */
 function rateOf(sent: bigint, sendingCurrency: string, received: bigint, receivingCurrency: string): string {
   const value = Number(received) / 10 ** currency(receivingCurrency).decimals / (Number(sent) / 10 ** currency(sendingCurrency).decimals);
   return String(Number(value.toPrecision(12)));
+}
+
+/** A customer as the pay request describes it. */
+interface Payer {
+  profile: Record<string, unknown>;
+  email: string | null;
+  phone_number: string | null;
+}
+
+/** The payer-data keys (UMAD-04, the SDK's CounterPartyDataKeys) a customer's own record holds. */
+function fromRecord(customer: Payer, key: string): unknown {
+  const profile = customer.profile as { fullName?: string; legalName?: string; birthDate?: string; nationality?: string; address?: { country?: string } };
+  switch (key) {
+    case 'name':
+      return profile.fullName ?? profile.legalName;
+    case 'email':
+      return customer.email;
+    case 'phoneNumber':
+      return customer.phone_number;
+    case 'birthDate':
+      return profile.birthDate;
+    case 'nationality':
+      return profile.nationality;
+    case 'countryOfResidence':
+      return profile.address?.country;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The payer data of the pay request (LUD-18): exactly the keys the receiver asked for in its
+ * lnurlp answer (identifier and compliance are the SDK's), each from the customer's record or
+ * else from `senderCustomerInfo` under upstream's field name (the lookup's
+ * requiredPayerDataFields: FULL_NAME, NATIONALITY, …), as a string. Nothing it did not ask for
+ * is disclosed. A mandatory field neither holds is refused here, before the receiver hears of
+ * the payment (it would refuse it).
+ */
+function payerDataFor(customer: Payer, requested: Record<string, { mandatory: boolean }>, info: Record<string, unknown>): Record<string, string> {
+  const data: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const [key, option] of Object.entries(requested)) {
+    if (key === 'identifier' || key === 'compliance') continue;
+    const field = payerDataKeyToField(key, CUSTOMER_INFO_FIELDS) ?? key;
+    const given = Object.hasOwn(info, field) ? info[field] : undefined;
+    if (given !== undefined && (typeof given !== 'string' || given.length > 1000)) {
+      throw invalidInput([{ field: `senderCustomerInfo.${field}`, message: 'must be a string of at most 1000 characters' }]);
+    }
+    const value = fromRecord(customer, key) ?? given;
+    if (typeof value === 'string' && value !== '') data[key] = value;
+    else if (option.mandatory) missing.push(field);
+  }
+  if (missing.length > 0) {
+    throw new AppError('MISSING_MANDATORY_USER_INFO', `The receiver requires ${missing.join(', ')} of the sender, which the customer's record does not hold: give them in senderCustomerInfo.`, {
+      details: { missingFields: missing },
+    });
+  }
+  return data;
+}
+
+/** What the quote was asked to price, against which the receiving VASP's conversion is held. */
+interface Asked {
+  code: string;
+  decimals: number;
+  /** The invoice's amount. */
+  amountMsats: bigint;
+  /** RECEIVING: the amount the receiver must get; SENDING: the millisatoshis sent. */
+  lock: { received: bigint } | { msats: bigint };
+}
+
+/**
+ * The receiving VASP's `converted` block, held to what was asked (UMAD-05): the currency and its
+ * decimals, a positive multiplier, a whole non-negative fee, a whole positive amount — the one
+ * asked for on a RECEIVING lock — and an invoice for exactly what that conversion costs
+ * (`amount × multiplier + fee` msats, as the SDK's getPayReqResponse makes it: within 1 msat on a
+ * RECEIVING lock; on a SENDING lock the invoice is the msats sent and the amount is rounded, so
+ * within half a minor unit). Anything else is an invoice for another payment than the quote's.
+ */
+function checkConversion(
+  converted: { amount?: number | undefined; currencyCode: string; decimals: number; multiplier: number; fee: number },
+  asked: Asked,
+  invalid: (why: string) => AppError,
+): { received: bigint; multiplier: number; feeMsats: number } {
+  if (converted.currencyCode !== asked.code) throw invalid(`converts to ${converted.currencyCode}, not ${asked.code}`);
+  if (converted.decimals !== asked.decimals) throw invalid(`counts ${asked.code} with ${converted.decimals} decimals, not ${asked.decimals}`);
+  if (!Number.isFinite(converted.multiplier) || !(converted.multiplier > 0)) throw invalid('converts at no positive multiplier');
+  if (!Number.isSafeInteger(converted.fee) || converted.fee < 0) throw invalid('charges a fee that is no whole, non-negative number of millisatoshis');
+  if (converted.amount === undefined || !Number.isSafeInteger(converted.amount) || converted.amount <= 0) throw invalid('converts to no whole, positive amount');
+  const received = BigInt(converted.amount);
+  if ('received' in asked.lock && received !== asked.lock.received) throw invalid(`converts to ${received}, not the ${asked.lock.received} asked for`);
+  if ('msats' in asked.lock && asked.amountMsats !== asked.lock.msats) throw invalid(`invoices ${asked.amountMsats} msats, not the ${asked.lock.msats} sent`);
+  const costs = converted.amount * converted.multiplier + converted.fee;
+  const tolerance = 'received' in asked.lock ? 1 : converted.multiplier / 2 + 1;
+  if (!(Math.abs(Number(asked.amountMsats) - costs) <= tolerance)) {
+    throw invalid(`invoices ${asked.amountMsats} msats for ${received} ${asked.code} minor units, which cost ${Math.round(costs)} msats at its multiplier and fee`);
+  }
+  return { received, multiplier: converted.multiplier, feeMsats: converted.fee };
 }
 
 /**
@@ -74,17 +170,21 @@ export class UmaSender {
   constructor(private readonly deps: UmaSenderDeps) {}
 
   /**
-   * Sends the signed pay request and checks the signed answer. Errors: the lookup unknown or
-   * expired 404 LOOKUP_REQUEST_NOT_FOUND; for another address 400 INVALID_RECEIVER; an amount
-   * outside the receiver's limits 400 AMOUNT_OUT_OF_RANGE; the receiving VASP unreachable or
-   * failing 400 QUOTE_REQUEST_FAILED (retryable), refusing 400 INVALID_RECEIVER (its code in
-   * `details.counterpartyCode`); an answer that does not parse 400 PARSE_PAYREQ_RESPONSE_ERROR,
-   * one that does not hold together 400 INVALID_PAYREQ_RESPONSE; its signature, nonce,
-   * timestamp and certificates as for the lookup.
+   * Sends the signed pay request and checks the signed answer. Refused before anything is sent:
+   * the lookup unknown or expired 404 LOOKUP_REQUEST_NOT_FOUND, made for another sender 400
+   * INVALID_INPUT, for another address 400 INVALID_RECEIVER; an amount outside the receiver's
+   * limits 400 AMOUNT_OUT_OF_RANGE; a payer-data field the receiver requires that neither the
+   * customer's record nor `senderCustomerInfo` holds 400 MISSING_MANDATORY_USER_INFO. Then: the
+   * receiving VASP unreachable or failing 400 QUOTE_REQUEST_FAILED (retryable), refusing 400
+   * INVALID_RECEIVER (its code in `details.counterpartyCode`); an answer that does not parse 400
+   * PARSE_PAYREQ_RESPONSE_ERROR, one that does not hold together or does not price what was
+   * asked (currency, decimals, amount, an invoice for other than the converted amount and fee)
+   * 400 INVALID_PAYREQ_RESPONSE; its signature, nonce, timestamp and certificates as for the lookup.
    */
   async quote(request: UmaQuoteRequest): Promise<UmaQuote> {
     const { deps } = this;
     const lookup = await findUmaLookup(deps.db, deps.clock, request.platformId, request.lookupId);
+    if (lookup.customer_id !== request.senderCustomerUuid) throw invalidInput([{ field: 'lookupId', message: 'was made for another sender than the source’s customer' }]);
     const receiver = requireUmaAddress('destination.umaAddress', request.umaAddress);
     if (receiver.address.toLowerCase() !== lookup.receiver_uma_address.toLowerCase()) {
       throw new AppError('INVALID_RECEIVER', `Lookup ${request.lookupId} was for ${lookup.receiver_uma_address}, not ${receiver.address}.`, {
@@ -101,9 +201,10 @@ export class UmaSender {
     const sendMsats = msatsPerMinorUnit(snapshot, request.sendingCurrency);
     if (sendMsats === undefined) throw new AppError('INVALID_CURRENCY', `Corridor has no rate for ${request.sendingCurrency} over UMA.`);
     const inReceiving = request.lockedSide === 'RECEIVING';
+    // RECEIVING: receiving minor units; SENDING: the millisatoshis the locked amount buys at Corridor's rate.
     const amount = inReceiving ? Number(request.lockedAmount) : Math.floor(Number(request.lockedAmount) * sendMsats);
     const receivedEstimate = inReceiving ? amount : Math.floor(amount / offered.multiplier);
-    if (receivedEstimate < offered.min || receivedEstimate > offered.max) {
+    if (!Number.isSafeInteger(amount) || receivedEstimate < offered.min || receivedEstimate > offered.max) {
       throw new AppError('AMOUNT_OUT_OF_RANGE', `${receiver.address} receives ${offered.min}–${offered.max} ${offered.code} minor units; this is ${receivedEstimate}.`, {
         details: { min: offered.min, max: offered.max, currency: offered.code },
       });
@@ -111,15 +212,14 @@ export class UmaSender {
 
     const customer = await findCustomer(deps.db, request.platformId, lookup.customer_id);
     if (!customer || customer.deleted_at) throw new AppError('USER_NOT_FOUND', 'The lookup’s sender no longer exists.');
+    const payerData = payerDataFor(customer, lookup.response.payerData, request.senderCustomerInfo ?? {});
     const config = await getConfigRow(deps.db, request.platformId);
     if (!config.uma_domain) throw new AppError('QUOTE_REQUEST_FAILED', "Set the platform's umaDomain (PATCH /config) first.", { details: { reason: 'UMA_DOMAIN_NOT_SET' } });
     const profile = customer.profile as { fullName?: string; legalName?: string };
-    const name = profile.fullName ?? profile.legalName;
     const keys = await deps.keys();
-    let callbackUrl: URL;
-    try {
-      callbackUrl = new URL(lookup.response.callback);
-    } catch {
+    // Lookups are checked when made (lookup.ts); one stored before that rule is held to it here.
+    const callbackUrl = counterpartyUrl(lookup.response.callback);
+    if (!callbackUrl) {
       throw new AppError('INVALID_RECEIVER', `The receiving VASP ${lookup.counterparty_domain} gave no usable pay-request callback.`, { details: { vaspDomain: lookup.counterparty_domain } });
     }
     // The payer data is encrypted to the receiver's published encryption key: one that is not a secp256k1 point cannot be used.
@@ -131,9 +231,9 @@ export class UmaSender {
       isAmountInReceivingCurrency: inReceiving,
       payerIdentifier: customer.uma_address,
       payerKycStatus: customer.review_status === 'APPROVED' ? KycStatus.Verified : KycStatus.Pending,
-      umaMajorVersion: Number(lookup.response.umaVersion.split('.')[0]) || 1,
-      trInfo: JSON.stringify({ name: name ?? null, umaAddress: customer.uma_address }),
-      payerData: { ...(name ? { name } : {}), ...(customer.email ? { email: customer.email } : {}) } as never,
+      umaMajorVersion: getMajorVersion(lookup.response.umaVersion),
+      trInfo: JSON.stringify({ name: profile.fullName ?? profile.legalName ?? null, umaAddress: customer.uma_address }),
+      payerData: payerData as never,
       requestedPayeeData: { identifier: { mandatory: true }, name: { mandatory: false } } as never,
     }).catch(() => {
       throw new AppError('INVALID_PUBKEY_FORMAT', `The encryption key ${lookup.counterparty_domain} publishes is not usable.`, { details: { vaspDomain: lookup.counterparty_domain } });
@@ -157,7 +257,6 @@ export class UmaSender {
     const invalid = (why: string) => new AppError('INVALID_PAYREQ_RESPONSE', `The pay-request answer of ${domain} ${why}.`, { details: { vaspDomain: domain } });
     const compliance = response.payeeData?.compliance as { signatureTimestamp?: number; utxoCallback?: string } | undefined;
     if (!response.isUma() || !response.converted || !compliance) throw invalid('lacks UMA’s converted amount or payee compliance data');
-    if (response.converted.currencyCode !== offered.code) throw invalid(`converts to ${response.converted.currencyCode}, not ${offered.code}`);
     if (response.payeeData?.identifier && String(response.payeeData.identifier).toLowerCase() !== receiver.address.toLowerCase()) throw invalid('names another payee');
     checkTimestamp(compliance.signatureTimestamp ?? Number.NaN, deps.clock, deps.config.uma.timestampWindowSeconds);
     const counterparty = await counterpartyKeys({ clock: deps.clock, config: deps.config.uma, send }, domain, {
@@ -165,9 +264,17 @@ export class UmaSender {
       explain: true,
     });
     const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, domain);
+    // The payee signs payer|payee as it names them: the payer as the pay request named it, itself as
+    // its payee data says (checked above) or as it was looked up; a VASP that lower-cases addresses
+    // (UMA's user part is case-insensitive) signs those. Any of these forms, with the same nonce.
+    const payers = [...new Set([customer.uma_address, customer.uma_address.toLowerCase()])];
+    const payees = [...new Set([...(response.payeeData?.identifier ? [String(response.payeeData.identifier)] : []), receiver.address, receiver.address.toLowerCase()])];
     await verifySigned(
       nonces,
-      (validator) => verifyPayReqResponseSignature(response, customer.uma_address.toLowerCase(), receiver.address.toLowerCase(), counterparty, validator),
+      async (validator) => {
+        for (const payer of payers) for (const payee of payees) if (await verifyPayReqResponseSignature(response, payer, payee, counterparty, validator)) return true;
+        return false;
+      },
       'pay-request response',
     );
 
@@ -180,10 +287,14 @@ export class UmaSender {
     const paymentHash = decoded.tagsObject.payment_hash;
     const amountMsats = BigInt(decoded.millisatoshis ?? '0');
     if (!paymentHash || amountMsats <= 0n) throw invalid('carries an invoice without an amount or payment hash');
-    const convertedAmount = response.converted.amount;
-    if (convertedAmount === undefined || !Number.isSafeInteger(convertedAmount)) throw invalid('converts to no whole amount');
-    const received = BigInt(convertedAmount);
-    if (received <= 0n || (inReceiving && received !== request.lockedAmount)) throw invalid(`converts to ${received}, not the ${request.lockedAmount} asked for`);
+    const converted = checkConversion(response.converted, { code: offered.code, decimals: offered.decimals, amountMsats, lock: inReceiving ? { received: request.lockedAmount } : { msats: BigInt(amount) } }, invalid);
+    let postTransactionCallback: string | null = null;
+    if (compliance.utxoCallback) {
+      const url = counterpartyUrl(compliance.utxoCallback);
+      if (!url) throw invalid('names no usable post-transaction callback (an https URL, http only to a local domain)');
+      postTransactionCallback = url.href;
+    }
+    const received = converted.received;
     // What the invoice costs the sender at Corridor's rate, rounded up; a SENDING lock pays what it locked.
     const sent = inReceiving ? (amountMsats * 1000n + BigInt(Math.round(sendMsats * 1000)) - 1n) / BigInt(Math.round(sendMsats * 1000)) : request.lockedAmount;
     return {
@@ -196,21 +307,36 @@ export class UmaSender {
       amountMsats,
       invoice: response.pr,
       paymentHash,
+      // The invoice's own lifetime (BOLT 11: its expiry after its timestamp, 3600 s when unsaid).
+      invoiceLifetimeSeconds: (decoded.timeExpireDate ?? 0) - (decoded.timestamp ?? 0),
       exchangeRate: rateOf(sent > 0n ? sent : 1n, request.sendingCurrency, received, offered.code),
       rateDetails: {
-        counterpartyMultiplier: response.converted.multiplier,
-        counterpartyFixedFee: response.converted.fee,
+        counterpartyMultiplier: converted.multiplier,
+        // UMA's fee is in millisatoshis; the quote shows it in receiving minor units (upstream's
+        // OutgoingRateDetails), rounded up: a fee is not shown smaller than it is.
+        counterpartyFixedFee: Math.ceil(converted.feeMsats / converted.multiplier),
         gridApiMultiplier: sendMsats,
         gridApiFixedFee: 0,
         gridApiVariableFeeRate: 0,
         gridApiVariableFeeAmount: 0,
       },
-      postTransactionCallback: compliance.utxoCallback ?? null,
+      postTransactionCallback,
     };
   }
 
-  /** Keeps the quote's invoice for its execution, in the quote's transaction. */
-  async record(trx: DbOrTx, platformId: string, quoteUuid: string, transactionUuid: string, quote: UmaQuote): Promise<void> {
+  /**
+   * Keeps the quote's invoice for its execution, in the quote's transaction. One invoice is one
+   * payment: an invoice another quote already holds (a receiving VASP handing the same one out
+   * twice) is refused 400 INVALID_PAYREQ_RESPONSE, since paying it twice would debit two senders
+   * for one payment — the second presentation only returns the first one's preimage.
+   */
+  async record(trx: Tx, platformId: string, quoteUuid: string, transactionUuid: string, quote: UmaQuote): Promise<void> {
+    await lockInvoiceHash(trx, quote.paymentHash);
+    if (await outgoingPaymentWithHash(trx, quote.paymentHash)) {
+      throw new AppError('INVALID_PAYREQ_RESPONSE', `The pay-request answer of ${quote.counterpartyDomain} carries an invoice another quote already holds.`, {
+        details: { vaspDomain: quote.counterpartyDomain },
+      });
+    }
     await insertOutgoingPayment(trx, {
       platform_id: platformId,
       quote_id: quoteUuid,
