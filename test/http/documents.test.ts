@@ -584,7 +584,7 @@ describe('documents and verifications', () => {
     return response.json() as { id: string; verificationStatus: string; errors: Body[] };
   };
 
-  it('refuses to delete a document while its verification is in progress, and allows it after the verdict', async () => {
+  it('refuses to delete a document once a verification has read it: while in progress and after the verdict', async () => {
     const { platform, holder } = await reviewablePlatform();
     const passport = await upload({ documentHolder: holder, documentType: 'PASSPORT', country: 'US' }, filePart(await cardPhotoJpeg(), 'image/jpeg'), platform);
     expect(passport.statusCode, passport.body).toBe(201);
@@ -595,7 +595,10 @@ describe('documents and verifications', () => {
     expect((await get(`/documents/${documentId}`, platform)).statusCode).toBe(200);
 
     await ctx.jobs.runDue();
-    expect((await del(`/documents/${documentId}`, platform)).statusCode).toBe(204);
+    const afterVerdict = await del(`/documents/${documentId}`, platform);
+    expectEnvelope(afterVerdict, 409, 'CONFLICT');
+    expect((afterVerdict.json() as { details?: { reason?: string } }).details?.reason).toBe('SUBMITTED_FOR_VERIFICATION');
+    expect((await get(`/documents/${documentId}`, platform)).statusCode).toBe(200);
   });
 
   it('keeps a verification’s document errors after a replace, until a new review', async () => {

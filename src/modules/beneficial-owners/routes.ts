@@ -21,9 +21,11 @@ export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = asyn
       operationId: 'createBeneficialOwner',
       tags,
       summary: 'Add a beneficial owner to a business customer',
-      description: 'Only BUSINESS customers have beneficial owners. The ownership of all owners of a customer totals at most 100%.',
+      description:
+        'Only BUSINESS customers have beneficial owners. The ownership of all owners of a customer totals at most 100%. While a verification of the ' +
+        'business is IN_PROGRESS or PENDING_MANUAL_REVIEW: 409 CONFLICT (`details.reason: UNDER_REVIEW`).',
       body: BeneficialOwnerCreateRequest,
-      response: { 201: BeneficialOwner, ...errorResponses(400, 401, 403, 404, 410, 500) },
+      response: { 201: BeneficialOwner, ...errorResponses(400, 401, 403, 404, 409, 410, 500) },
     },
     attachValidation: true,
     config: { permission: 'MANAGE' },
@@ -63,10 +65,13 @@ export const beneficialOwnerRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = asyn
       operationId: 'updateBeneficialOwner',
       tags,
       summary: 'Update a beneficial owner',
-      description: 'Fields left out stay as they are; `personalInfo` merges field by field.',
+      description:
+        'Fields left out stay as they are; `personalInfo` merges field by field. A change of the person (`personalInfo`) sets its kycStatus back to ' +
+        'UNVERIFIED until a new verification of the business. While a verification of the business is IN_PROGRESS or PENDING_MANUAL_REVIEW: 409 ' +
+        'CONFLICT (`details.reason: UNDER_REVIEW`).',
       params: OwnerParams,
       body: BeneficialOwnerUpdateRequest,
-      response: { 200: BeneficialOwner, ...errorResponses(400, 401, 403, 404, 410, 500) },
+      response: { 200: BeneficialOwner, ...errorResponses(400, 401, 403, 404, 409, 410, 500) },
     },
     attachValidation: true,
     config: { permission: 'MANAGE' },

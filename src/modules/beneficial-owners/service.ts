@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../../platform/clock.js';
 import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
@@ -100,6 +101,7 @@ export async function createBeneficialOwner(
   if (customer.type !== 'BUSINESS') {
     throw invalidInput([{ field: 'customerId', message: 'must be a BUSINESS customer; individuals have no beneficial owners' }]);
   }
+  if (customer.underReview) throw underReview(input.customerId);
   await checkOwnershipTotal(trx, platformId, customer.uuid, undefined, input.ownershipPercentage);
   const now = clock.now();
   const { identifier, ...personalInfo } = input.personalInfo;
@@ -149,24 +151,40 @@ export async function updateBeneficialOwner(
   schemaErrors: FieldError[],
 ): Promise<BeneficialOwner> {
   const uuid = parseId('BeneficialOwner', ownerId);
-  const row = uuid && (await findOwner(trx, platformId, uuid, { forUpdate: true }));
-  if (!row) throw notFound(ownerId);
+  const unlocked = uuid && (await findOwner(trx, platformId, uuid));
+  if (!unlocked) throw notFound(ownerId);
+  // The customer first, then the owner: the order a verification takes them in.
+  const customer = await customerTypeOf(trx, platformId, formatId('Customer', unlocked.customer_id), { forUpdate: true });
+  const row = (await findOwner(trx, platformId, unlocked.id, { forUpdate: true }))!;
   const sent = isObject(input) && isObject(input.personalInfo) ? input.personalInfo : {};
-  const merged = { ...row.personal_info, identifier: identifierOf(identifiers, row), ...sent };
+  const current = { ...row.personal_info, identifier: identifierOf(identifiers, row) } as Record<string, unknown>;
+  const merged = { ...current, ...sent };
   const errors = mergeFieldErrors(schemaErrors, personalInfoErrors(merged, sent, clock.now()));
   if (errors.length) throw invalidInput(errors);
+  if (customer.underReview) throw underReview(formatId('Customer', row.customer_id));
   const update = input as BeneficialOwnerUpdateRequest;
-  await customerTypeOf(trx, platformId, formatId('Customer', row.customer_id), { forUpdate: true });
   if (update.ownershipPercentage !== undefined) await checkOwnershipTotal(trx, platformId, row.customer_id, row.id, update.ownershipPercentage);
   const { identifier: _identifier, ...personalInfo } = merged as PersonalInfo & { identifier: string };
+  // The person a review judged is no longer the one on file: its status starts over until a new verification.
+  const personChanged = Object.keys(sent).some((field) => !isDeepStrictEqual(sent[field], current[field]));
   const updated = await updateOwner(trx, platformId, row.id, {
     ...(update.roles ? { roles: update.roles } : {}),
     ...(update.ownershipPercentage !== undefined ? { ownership_percentage: update.ownershipPercentage } : {}),
     personal_info: personalInfo,
     ...(typeof sent.identifier === 'string' ? { identifier: null, ...(await sealIdentifier(trx, identifiers, platformId, row.id, sent.identifier)) } : {}),
+    ...(personChanged ? { kyc_status: 'UNVERIFIED' as const } : {}),
     updated_at: clock.now(),
   });
   return toBeneficialOwner(identifiers, updated);
+}
+
+/** 409 while a verification of the business is open: it reads the owners, so they stay as it was given them. */
+function underReview(customerId: string): AppError {
+  return new AppError(
+    'CONFLICT',
+    `Customer ${customerId} is under review (a verification is IN_PROGRESS or PENDING_MANUAL_REVIEW): its beneficial owners cannot be added or changed until its verdict.`,
+    { details: { reason: 'UNDER_REVIEW' } },
+  );
 }
 
 /** What verification needs about a business's owners. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../../platform/clock.js';
 import { validDateTime } from '../../platform/datetime.js';
 import type { Tx } from '../../platform/db/database.js';
@@ -81,6 +82,16 @@ function consentColumns(consent: EndUserTermsConsentT | undefined): Partial<Cust
     terms_ip_address: consent.ipAddress,
     terms_acceptance_method: consent.acceptanceMethod,
   };
+}
+
+/** 409 while a verification reads the customer: a verdict must be about the data it was given. */
+function underReview(customerId: string, fields: string[]): AppError {
+  return new AppError(
+    'CONFLICT',
+    `Customer ${customerId} is under review (a verification is IN_PROGRESS or PENDING_MANUAL_REVIEW): ${fields.join(', ')} cannot change until its verdict. ` +
+      'E-mail, phone, currencies, umaAddress and endUserTermsConsent can.',
+    { details: { reason: 'UNDER_REVIEW', fields } },
+  );
 }
 
 function platformCustomerIdTaken(value: string): AppError {
@@ -230,6 +241,7 @@ export async function createCustomers(
         terms_ip_address: null,
         terms_acceptance_method: null,
         ...consentColumns(input.endUserTermsConsent),
+        under_review_since: null,
         created_at: now,
         updated_at: now,
         deleted_at: null,
@@ -317,13 +329,21 @@ export async function updateCustomer(
   const all = mergeFieldErrors(errors, body.customerType === type ? ruleErrors(body, withPrevious, type, clock.now(), 'update') : []);
   if (all.length) throw invalidInput(all);
 
+  const identifier = sentIdentifier(body);
+  if (row.under_review_since) {
+    // What the review reads (the profile and the tax identifier) stays as it was given to it.
+    const stored = row.profile as Record<string, unknown>;
+    const next = withoutTaxId(merged);
+    const changed = [...new Set([...Object.keys(stored), ...Object.keys(next)])].filter((field) => !isDeepStrictEqual(stored[field], next[field]));
+    if (identifier !== undefined) changed.push(type === 'INDIVIDUAL' ? 'identifier' : 'businessInfo.taxId');
+    if (changed.length) throw underReview(customerId, changed);
+  }
   const update = body as CustomerUpdate;
   const requested = requestedStatus(update);
   if (requested.status !== undefined && !(await platformRunsKyc(trx, platformId))) throw statusNotHonoured(requested.field);
   checkTermsVersion(update.endUserTermsConsent, terms);
   if (update.umaAddress && (await umaAddressTaken(trx, platformId, update.umaAddress, row.id))) throw umaTaken(update.umaAddress);
   if (type === 'INDIVIDUAL' && update.customerType === 'INDIVIDUAL' && update.idType && !merged.countryOfIssuance) merged.countryOfIssuance = 'US';
-  const identifier = sentIdentifier(body);
   const changes: Partial<CustomerRow> = {
     profile: withoutTaxId(merged),
     ...(identifier ? { identifier: null, ...(await sealIdentifier(trx, identifiers, platformId, row.id, identifier)) } : {}),

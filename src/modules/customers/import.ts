@@ -65,14 +65,31 @@ async function toImportJob(db: DbOrTx, row: ImportStatusRow): Promise<ImportJob>
   };
 }
 
+/**
+ * A file's header: its named columns, and how many cells wide it is. A spreadsheet's export may
+ * end the header with unnamed, empty cells ("a,b,c,"); those columns are not columns, and a row's
+ * cells under them must be empty.
+ */
+interface CsvHeader {
+  columns: string[];
+  width: number;
+}
+
+function readHeader(cells: string[]): CsvHeader {
+  const trimmed = cells.map((h) => h.trim());
+  let named = trimmed.length;
+  while (named > 0 && trimmed[named - 1] === '') named--;
+  return { columns: trimmed.slice(0, named), width: trimmed.length };
+}
+
 /** The header, and every record after it; a file that breaks the limits or RFC 4180 is a 400 naming the line. */
-async function* records(text: string): AsyncGenerator<{ header: string[] } | CsvRecord> {
+async function* records(text: string): AsyncGenerator<{ header: CsvHeader } | CsvRecord> {
   try {
-    let header: string[] | undefined;
+    let header: CsvHeader | undefined;
     for await (const record of readCsv(text)) {
       if (!header) {
-        header = record.cells.map((h) => h.trim());
-        const errors = headerErrors(header);
+        header = readHeader(record.cells);
+        const errors = headerErrors(header.columns);
         if (errors.length) throw invalidInput(errors, 'The CSV header has unknown or missing columns.');
         yield { header };
         continue;
@@ -157,13 +174,23 @@ function rowError(record: CsvRecord, correlationId: string, error: AppError): Im
 }
 
 /** A row's request, or the error that keeps it from being one (checked without the database). */
-function prepareRow(header: string[], record: CsvRecord, now: Date): { request: Record<string, unknown>; correlationId: string; error?: AppError } {
-  const request = rowToRequest(header, record.cells);
+function prepareRow(header: CsvHeader, record: CsvRecord, now: Date): { request: Record<string, unknown>; correlationId: string; error?: AppError } {
+  const request = rowToRequest(header.columns, record.cells);
   const correlationId = typeof request.platformCustomerId === 'string' ? request.platformCustomerId : `row ${record.row}`;
-  if (record.cells.length !== header.length) {
+  const named = header.columns.length;
+  if (record.cells.length < named || record.cells.length > header.width) {
+    const expected = named === header.width ? `${named}` : `${named} to ${header.width}`;
     const error = invalidInput(
-      [{ field: 'file', message: `row ${record.row} (line ${record.line}) has ${record.cells.length} cells; the header has ${header.length}` }],
-      `Row ${record.row} (line ${record.line}) has ${record.cells.length < header.length ? 'fewer' : 'more'} cells than the header.`,
+      [{ field: 'file', message: `row ${record.row} (line ${record.line}) has ${record.cells.length} cells; the header has ${expected}` }],
+      `Row ${record.row} (line ${record.line}) has ${record.cells.length < named ? 'fewer' : 'more'} cells than the header.`,
+    );
+    return { request, correlationId, error };
+  }
+  const unnamed = record.cells.findIndex((cell, index) => index >= named && cell.trim() !== '');
+  if (unnamed >= 0) {
+    const error = invalidInput(
+      [{ field: 'file', message: `row ${record.row} (line ${record.line}) has a value in column ${unnamed + 1}, which the header leaves unnamed` }],
+      `Row ${record.row} (line ${record.line}) has a value under a column the header does not name.`,
     );
     return { request, correlationId, error };
   }
@@ -178,7 +205,7 @@ class ImportTakenOver extends Error {}
 type PreparedRow = { record: CsvRecord } & ReturnType<typeof prepareRow>;
 
 /** Validates a batch's rows (synchronous work), giving the event loop to the API's requests every few rows. */
-async function prepareBatch(header: string[], batch: CsvRecord[], now: Date): Promise<PreparedRow[]> {
+async function prepareBatch(header: CsvHeader, batch: CsvRecord[], now: Date): Promise<PreparedRow[]> {
   const prepared: PreparedRow[] = [];
   for (const record of batch) {
     prepared.push({ record, ...prepareRow(header, record, now) });
@@ -210,7 +237,7 @@ export async function runImport(
   const job = await findImport(db, platformId, payload.importId);
   if (!job || job.status === 'COMPLETED' || job.status === 'FAILED' || job.csv === null) return;
   const caller: CallerContext = { platformId, environment: payload.environment };
-  let header: string[] = [];
+  let header: CsvHeader = { columns: [], width: 0 };
   let processed = job.processed;
   let batch: CsvRecord[] = [];
 

@@ -3,7 +3,7 @@ export { customerRoutes } from './routes.js';
 export { Address, BeneficialOwner, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, CUSTOMER_SCHEMAS, DateOnly, Email, Phone, OWNER_ROLES, ResponseAddress, type ReviewStatus } from './schemas.js';
 export { customerTypeOf } from './reads.js';
 export { findLiveCustomerById, findLiveCustomerByUmaAddress } from './repo.js';
-export { loadCustomerForReview, senderReadiness, setReviewStatus, type CustomerForReview, type SenderReadiness } from './review-state.js';
+export { holdForReview, loadCustomerForReview, senderReadiness, setReviewStatus, type CustomerForReview, type SenderReadiness } from './review-state.js';
 export { updateCustomer } from './create-update.js';
 export { getEndUserTerms, mergeFieldErrors, type EndUserTerms } from './validation.js';
 export {

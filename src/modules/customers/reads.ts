@@ -4,7 +4,7 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { findCustomer, findCustomerAnswer, listCustomers as listCustomerRows, type CustomerAnswerRow, type CustomerRow } from './repo.js';
-import type { BeneficialOwner, Customer, CustomerListQuery, CustomerType } from './schemas.js';
+import type { BeneficialOwner, Customer, CustomerListQuery, CustomerType, ReviewStatus } from './schemas.js';
 
 // Reading customers: the response shape, point and list reads, and the live-customer lookups
 // every flow (and other modules) start from.
@@ -96,15 +96,20 @@ export async function listCustomers(db: DbOrTx, platformId: string, query: Custo
   return toPage(rows, page, toCustomer, totalCount);
 }
 
-/** A live customer's type, for modules that hang records on customers (USER_NOT_FOUND otherwise). */
-export async function customerTypeOf(
-  db: DbOrTx,
-  platformId: string,
-  customerId: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<{ uuid: string; type: CustomerType; platformCustomerId: string }> {
+/** What modules that hang records on customers need of a live one (USER_NOT_FOUND otherwise). */
+export interface CustomerKind {
+  uuid: string;
+  type: CustomerType;
+  platformCustomerId: string;
+  reviewStatus: ReviewStatus;
+  /** A verification is IN_PROGRESS or PENDING_MANUAL_REVIEW: what it reads (owners, profile) is held. */
+  underReview: boolean;
+}
+
+/** A live customer's type and review state, for modules that hang records on customers (USER_NOT_FOUND otherwise). */
+export async function customerTypeOf(db: DbOrTx, platformId: string, customerId: string, options: { forUpdate?: boolean } = {}): Promise<CustomerKind> {
   const row = await loadLive(db, platformId, customerId, options.forUpdate);
-  return { uuid: row.id, type: row.customer_type, platformCustomerId: row.platform_customer_id };
+  return { uuid: row.id, type: row.customer_type, platformCustomerId: row.platform_customer_id, reviewStatus: row.review_status, underReview: row.under_review_since !== null };
 }
 
 /**

@@ -32,6 +32,8 @@ interface CustomersTable {
   terms_accepted_at: Date | null;
   terms_ip_address: string | null;
   terms_acceptance_method: string | null;
+  /** Set while a verification is IN_PROGRESS or PENDING_MANUAL_REVIEW: what it reads cannot change (verifications sets it). */
+  under_review_since: Date | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;

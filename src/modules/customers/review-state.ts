@@ -51,6 +51,17 @@ export async function setReviewStatus(trx: Tx, clock: Clock, platformId: string,
   return customer;
 }
 
+/**
+ * Holds (or releases) what a review reads: while held, PATCH /customers cannot change the
+ * customer's profile or tax identifier and its beneficial owners cannot be added or changed
+ * (409 CONFLICT). Verifications hold a customer while one of its reviews is open.
+ */
+export async function holdForReview(trx: Tx, clock: Clock, platformId: string, customerUuid: string, held: boolean): Promise<void> {
+  const row = await findCustomer(trx, platformId, customerUuid, { forUpdate: true });
+  if (!row || (row.under_review_since !== null) === held) return;
+  await updateCustomerRow(trx, platformId, customerUuid, { under_review_since: held ? clock.now() : null });
+}
+
 /** What a payment needs to know about its sending customer; undefined when it is not a live customer of the platform. */
 export interface SenderReadiness {
   id: string;

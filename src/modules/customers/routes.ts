@@ -291,7 +291,9 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
         'signed retry changes the customer contact and every tied credential together and answers 200 (or 200 `{status: PROCESSING}`). E-mail and phone in ' +
         'one request: 400. A contact that another wallet\'s OTP credential carries: 409 EMAIL_OTP_EMAIL_ALREADY_EXISTS (e-mail) or CONFLICT (phone). Tied ' +
         'credentials added or revoked since the 202: 409 EMAIL_OTP_CREDENTIAL_SET_CHANGED; a tied credential that no longer carries the old contact (a ' +
-        'competing change was signed first): 424 EMAIL_OTP_CREDENTIAL_SYNC_FAILED. Either leaves everything unchanged.',
+        'competing change was signed first): 424 EMAIL_OTP_CREDENTIAL_SYNC_FAILED. Either leaves everything unchanged. While a verification of the ' +
+        'customer is IN_PROGRESS or PENDING_MANUAL_REVIEW, a change of a profile field or the tax identifier is 409 CONFLICT (`details.reason: ' +
+        'UNDER_REVIEW`, `details.fields`); contact fields, currencies, umaAddress and consent may change.',
       params: CustomerParams,
       headers: SignedRetryHeaders,
       body: CustomerUpdateRequest,

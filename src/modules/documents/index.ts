@@ -2,6 +2,6 @@
 export { DOCUMENT_CATEGORIES, DOCUMENT_TYPES, TWO_SIDED_TYPES, type DocumentCategory, type DocumentType } from './catalogue.js';
 export { documentRoutes } from './routes.js';
 export type { Document } from './schemas.js';
-export { documentsOfHolders, type ReviewLookup } from './service.js';
+export { documentsOfHolders, recordReviewReading, recordReviewVerdict, type ReviewLookup } from './service.js';
 export { DocumentIntake } from './intake.js';
 export { getDocument } from './service.js';

@@ -15,9 +15,15 @@ interface DocumentsTable {
   document_number: string | null;
   issuing_authority: string | null;
   file_name: string;
+  /** When a review first read the document; from then on it cannot be deleted. */
+  submitted_at: Date | null;
+  /** What the latest finished review said of the current file; null: not judged yet, or replaced since. */
+  review_verdict: ReviewVerdict | null;
   created_at: Date;
   updated_at: Date;
 }
+
+export type ReviewVerdict = 'ACCEPTED' | 'REJECTED';
 
 interface DocumentFilesTable {
   id: string;
@@ -52,8 +58,29 @@ export async function findDocument(db: DbOrTx, platformId: string, id: string, o
   return query.executeTakeFirst();
 }
 
+/** A replace: the new metadata, and no verdict (the new file has not been reviewed). */
 export async function updateDocument(db: DbOrTx, id: string, metadata: DocumentMetadata, at: Date): Promise<DocumentRow> {
-  return db.updateTable('documents').set({ ...metadata, updated_at: at }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  return db.updateTable('documents').set({ ...metadata, review_verdict: null, updated_at: at }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A review reads these documents: submitted from now on (if not before), and their verdict is open again. */
+export async function markSubmitted(db: DbOrTx, platformId: string, ids: string[], at: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('documents')
+    .set((eb) => ({ submitted_at: eb.fn.coalesce('submitted_at', eb.val(at)), review_verdict: null }))
+    .where('platform_id', '=', platformId)
+    .where('id', 'in', ids)
+    .execute();
+}
+
+/** A review's verdict on the documents of these holders it read and has not judged yet: REJECTED for `rejectedIds`, ACCEPTED for the rest. */
+export async function settleVerdicts(db: DbOrTx, platformId: string, holderIds: string[], rejectedIds: string[]): Promise<void> {
+  if (holderIds.length === 0) return;
+  const awaiting = () =>
+    db.updateTable('documents').where('platform_id', '=', platformId).where('holder_id', 'in', holderIds).where('submitted_at', 'is not', null).where('review_verdict', 'is', null);
+  if (rejectedIds.length) await awaiting().set({ review_verdict: 'REJECTED' }).where('id', 'in', rejectedIds).execute();
+  await awaiting().set({ review_verdict: 'ACCEPTED' }).execute();
 }
 
 /** Deletes a document with all its files (the foreign key cascades); answers the digests they used. */

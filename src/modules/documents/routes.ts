@@ -94,16 +94,19 @@ export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (ap
       description:
         `multipart/form-data. ${UPLOAD_RULES} On success the previous file becomes inactive (it is kept, never served as current), the ` +
         'new file is active and the metadata is the one sent here (parts left out are cleared). On 422 the document keeps its previous ' +
-        'file and metadata. Errors of earlier verifications stay until a new POST /verifications gives a new verdict.',
+        'file and metadata. Errors of earlier verifications stay until a new POST /verifications gives a new verdict. Replacing is for a ' +
+        'document a verification rejected (or one no review has judged yet): 409 CONFLICT while a verification of its customer is ' +
+        'IN_PROGRESS or PENDING_MANUAL_REVIEW, once the customer is REJECTED, and when the latest review accepted the current file ' +
+        '(`details.reason`: REVIEW_UNDERWAY, CUSTOMER_REJECTED, ACCEPTED_IN_REVIEW). 410 CUSTOMER_DELETED for a deleted customer.',
       consumes: ['multipart/form-data'],
       params: DocumentParams,
       multipartBody: DocumentReplaceForm,
-      response: { 200: Document, ...errorResponses(400, 401, 403, 404, 422, 500, 503) },
+      response: { 200: Document, ...errorResponses(400, 401, 403, 404, 409, 410, 422, 500, 503) },
     },
     config: { permission: 'MANAGE' },
     handler: async (request) => {
       const { platformId, environment } = request.principal;
-      return intake.replace(request, platformId, environment, request.params.documentId);
+      return intake.replace(request, platformId, environment, request.params.documentId, deps.reviews);
     },
   });
 
@@ -112,7 +115,10 @@ export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (ap
       operationId: 'deleteDocument',
       tags,
       summary: 'Delete a document',
-      description: 'Deletes the document and all its files. While a verification of its customer is IN_PROGRESS or PENDING_MANUAL_REVIEW: 409 CONFLICT.',
+      description:
+        'Deletes the document and all its files. 409 CONFLICT once it was submitted for verification (a review read it; `details.reason` ' +
+        'SUBMITTED_FOR_VERIFICATION: replace it if a verification rejected it), and while a verification of its customer is IN_PROGRESS ' +
+        'or PENDING_MANUAL_REVIEW (REVIEW_UNDERWAY).',
       params: DocumentParams,
       response: { 204: { type: 'null', description: 'Deleted.' }, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },

@@ -17,6 +17,8 @@ import {
   insertDocument,
   insertFile,
   listDocuments as listDocumentRows,
+  markSubmitted,
+  settleVerdicts,
   updateDocument,
   type DocumentFileRow,
   type DocumentMetadata,
@@ -139,6 +141,8 @@ export async function createDocument(trx: Tx, clock: Clock, blobs: BlobStore, pl
     holder_type: holder.type,
     holder_id: holder.uuid,
     ...metadataOf(fields, file),
+    submitted_at: null,
+    review_verdict: null,
     created_at: now,
     updated_at: now,
   };
@@ -158,21 +162,58 @@ export async function getDocument(db: DbOrTx, platformId: string, documentId: st
   return toDocument(await loadDocument(db, platformId, documentId));
 }
 
+/** The customer a document belongs to, directly or through its beneficial owner. */
+async function customerUuidOf(db: DbOrTx, platformId: string, row: DocumentRow): Promise<string> {
+  return row.holder_type === 'Customer' ? row.holder_id : (await ownerHolder(db, platformId, row.holder_id)).customerUuid;
+}
+
+/**
+ * Whether the document's file may be replaced now. Replacing is for a document a review rejected
+ * (spec §4.1 rules 1–3), or one no review has judged yet; otherwise 409 CONFLICT: while a review
+ * of its customer is open (it is reading the file), once the customer is REJECTED (final), and
+ * when the latest review accepted the current file (it is what the verdict was given on: upload a
+ * new document instead). A deleted customer's document is 410 CUSTOMER_DELETED, as for uploads.
+ */
+async function checkReplaceable(db: DbOrTx, reviews: ReviewLookup, platformId: string, row: DocumentRow): Promise<void> {
+  const documentId = formatId('Document', row.id);
+  const customer = await customerTypeOf(db, platformId, formatId('Customer', await customerUuidOf(db, platformId, row)));
+  if (await reviews.reviewUnderway(db, platformId, customer.uuid)) {
+    throw new AppError('CONFLICT', `Document ${documentId} is under an open verification; wait for its verdict before replacing it.`, { details: { reason: 'REVIEW_UNDERWAY' } });
+  }
+  if (customer.reviewStatus === 'REJECTED') {
+    throw new AppError('CONFLICT', `The customer of document ${documentId} was rejected; a rejection is final, so its documents no longer change.`, { details: { reason: 'CUSTOMER_REJECTED' } });
+  }
+  if (row.review_verdict === 'ACCEPTED') {
+    throw new AppError(
+      'CONFLICT',
+      `Document ${documentId} was accepted in review; replace only a document a verification rejected. Upload a newer one with POST /documents and start a new verification.`,
+      { details: { reason: 'ACCEPTED_IN_REVIEW' } },
+    );
+  }
+}
+
+/** Checks, before any screening work, that the document exists (404) and may be replaced now (410, 409: checkReplaceable). */
+export async function checkReplace(db: DbOrTx, reviews: ReviewLookup, platformId: string, documentId: string): Promise<void> {
+  await checkReplaceable(db, reviews, platformId, await loadDocument(db, platformId, documentId));
+}
+
 /**
  * Replaces a document's file and metadata (spec §3, §4.1 rules 1–3): the active file becomes
  * inactive and is kept; the new file becomes active; the metadata is the new request's, whole.
- * Verifications keep their errors until a new review.
+ * Verifications keep their errors until a new review; the new file awaits its verdict.
  */
 export async function replaceDocument(
   trx: Tx,
   clock: Clock,
   blobs: BlobStore,
+  reviews: ReviewLookup,
   platformId: string,
   documentId: string,
   fields: DocumentReplaceFields,
   file: UploadedFile,
 ): Promise<Document> {
   const row = await loadDocument(trx, platformId, documentId, { forUpdate: true });
+  await checkReplaceable(trx, reviews, platformId, row);
   const now = clock.now();
   await deactivateActiveFile(trx, row.id, now);
   await storeActiveFile(trx, blobs, row.id, file, now);
@@ -187,14 +228,21 @@ export async function listDocuments(db: DbOrTx, platformId: string, query: Docum
 }
 
 /**
- * Deletes a document, every file it had, and the bytes no other file uses. A document under an
- * open review (IN_PROGRESS or PENDING_MANUAL_REVIEW) cannot be deleted: 409 CONFLICT.
+ * Deletes a document, every file it had, and the bytes no other file uses. 409 CONFLICT once a
+ * review has read it (upstream: "already submitted for verification"; it is the record of what a
+ * verdict was given on), and while a review of its customer is open (the review would read it).
  */
 export async function deleteDocument(trx: Tx, blobs: BlobStore, reviews: ReviewLookup, platformId: string, documentId: string): Promise<void> {
   const row = await loadDocument(trx, platformId, documentId, { forUpdate: true });
-  const customerUuid = row.holder_type === 'Customer' ? row.holder_id : (await ownerHolder(trx, platformId, row.holder_id)).customerUuid;
-  if (await reviews.reviewUnderway(trx, platformId, customerUuid)) {
-    throw new AppError('CONFLICT', `Document ${documentId} is under an open verification; wait for its verdict before deleting it.`);
+  if (row.submitted_at) {
+    throw new AppError(
+      'CONFLICT',
+      `Document ${documentId} was submitted for verification and is kept as the record of that review. Replace it (PUT) if a verification rejected it.`,
+      { details: { reason: 'SUBMITTED_FOR_VERIFICATION' } },
+    );
+  }
+  if (await reviews.reviewUnderway(trx, platformId, await customerUuidOf(trx, platformId, row))) {
+    throw new AppError('CONFLICT', `Document ${documentId} is under an open verification; wait for its verdict before deleting it.`, { details: { reason: 'REVIEW_UNDERWAY' } });
   }
   for (const sha256 of await deleteDocumentRow(trx, row.id)) {
     await blobs.release(trx, sha256, () => blobInUse(trx, sha256));
@@ -205,6 +253,19 @@ export async function deleteDocument(trx: Tx, blobs: BlobStore, reviews: ReviewL
 export async function documentFiles(db: DbOrTx, platformId: string, documentId: string): Promise<DocumentFileRow[]> {
   const row = await loadDocument(db, platformId, documentId);
   return filesOf(db, row.id);
+}
+
+/** A review reads these documents (`Document:<uuid>` ids): they are submitted from now on, and await its verdict. */
+export async function recordReviewReading(trx: Tx, clock: Clock, platformId: string, documentIds: string[]): Promise<void> {
+  await markSubmitted(trx, platformId, documentIds.map((id) => parseId('Document', id)!), clock.now());
+}
+
+/**
+ * A review's verdict on the documents it read of these holders (customer and owner uuids):
+ * REJECTED for those its errors name (`Document:<uuid>` ids; PUT replaces them), ACCEPTED for the others.
+ */
+export async function recordReviewVerdict(trx: Tx, platformId: string, holderUuids: string[], rejectedDocumentIds: string[]): Promise<void> {
+  await settleVerdicts(trx, platformId, holderUuids, rejectedDocumentIds.map((id) => parseId('Document', id)!));
 }
 
 /** Every document held by any of these customers or owners, oldest first. */

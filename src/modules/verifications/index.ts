@@ -1,5 +1,6 @@
-// The verifications module's public face: what app.ts wires.
+// The verifications module's public face: what app.ts and the CLI wire.
 export { verificationRoutes } from './routes.js';
-export { reviewUnderway } from './service.js';
+export { decideManualReview, reviewUnderway } from './service.js';
+export type { ManualReviewDecision } from './schemas.js';
 export { VERIFICATION_EVENTS } from './schemas.js';
 export { KycLinkTokens } from './kyc-links.js';

@@ -37,27 +37,25 @@ export async function findVerification(db: DbOrTx, platformId: string, id: strin
   return query.executeTakeFirst();
 }
 
-export async function findInProgress(db: DbOrTx, platformId: string, customerId: string) {
+/** The statuses of a review that has not given its verdict: it is still reading the customer. */
+export const OPEN_STATUSES: VerificationStatus[] = ['IN_PROGRESS', 'PENDING_MANUAL_REVIEW'];
+
+/** The customer's newest verification in one of these statuses, if any. */
+export async function findLatest(db: DbOrTx, platformId: string, customerId: string, statuses: VerificationStatus[]) {
   return db
     .selectFrom('verifications')
     .selectAll()
     .where('platform_id', '=', platformId)
     .where('customer_id', '=', customerId)
-    .where('status', '=', 'IN_PROGRESS')
+    .where('status', 'in', statuses)
+    .orderBy('id', 'desc')
+    .limit(1)
     .executeTakeFirst();
 }
 
-/** Whether a review of this customer is still looking at its documents. */
+/** Whether a review of this customer is still reading it (IN_PROGRESS or PENDING_MANUAL_REVIEW). */
 export async function hasOpenReview(db: DbOrTx, platformId: string, customerId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('verifications')
-    .select('id')
-    .where('platform_id', '=', platformId)
-    .where('customer_id', '=', customerId)
-    .where('status', 'in', ['IN_PROGRESS', 'PENDING_MANUAL_REVIEW'])
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await findLatest(db, platformId, customerId, OPEN_STATUSES)) !== undefined;
 }
 
 export async function updateVerification(

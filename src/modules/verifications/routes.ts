@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { BASE_PATH } from '../../config.js';
+import { AppError } from '../../platform/errors.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import { withTx } from '../../platform/db/tx.js';
 import { hostedPageHeaders, newNonce } from '../../platform/http/hosted-page.js';
@@ -28,13 +29,14 @@ import {
   KycLinkCreateRequest,
   KycLinkResponse,
   KycPageFields,
+  ManualReviewDecision,
   Verification,
   VerificationCreateRequest,
   VerificationListQuery,
   VerificationListResponse,
   VerificationParams,
 } from './schemas.js';
-import { getVerification, listVerifications, REVIEW_JOB, reviewVerification, startVerification, type ReviewJobPayload } from './service.js';
+import { decideManualReview, getVerification, listVerifications, REVIEW_JOB, reviewUnderway, reviewVerification, startVerification, type ReviewJobPayload } from './service.js';
 
 export interface VerificationDeps extends ModuleDeps {
   /** Where the hosted page's uploads go: the same intake as POST /documents. */
@@ -57,8 +59,10 @@ export const verificationRoutes: FastifyPluginAsyncTypebox<VerificationDeps> = a
       description:
         'Checks the customer, its beneficial owners and their documents against the requirements. Anything missing answers ' +
         '`RESOLVE_ERRORS` with one entry per problem; otherwise `IN_PROGRESS`, and a background review moves it to `APPROVED`, ' +
-        '`REJECTED`, `RESOLVE_ERRORS` (documents rejected in review) or `PENDING_MANUAL_REVIEW`. While a review is in progress, ' +
-        'starting another returns it.',
+        '`REJECTED`, `RESOLVE_ERRORS` (documents rejected in review) or `PENDING_MANUAL_REVIEW` (a person decides: the operator, or in ' +
+        'sandbox POST /sandbox/verifications/{id}/manual-review). While a review is `IN_PROGRESS` or `PENDING_MANUAL_REVIEW`, starting ' +
+        'another returns it. A rejection is final: for a `REJECTED` customer the answer is the verification that rejected it, and nothing ' +
+        'starts. While a review is open, the customer profile and beneficial owners cannot change, nor its documents be replaced or deleted.',
       body: VerificationCreateRequest,
       response: { 200: Verification, ...errorResponses(400, 401, 403, 404, 410, 500) },
     },
@@ -91,6 +95,31 @@ export const verificationRoutes: FastifyPluginAsyncTypebox<VerificationDeps> = a
       response: { 200: Verification, ...errorResponses(400, 401, 404, 500) },
     },
     handler: async (request) => getVerification(deps.db, request.principal.platformId, request.params.verificationId),
+  });
+
+  app.post('/sandbox/verifications/:verificationId/manual-review', {
+    schema: {
+      operationId: 'decideSandboxManualReview',
+      tags: ['Sandbox'],
+      summary: 'Decide a verification waiting for manual review (sandbox)',
+      description:
+        'Plays the person who reviews a `PENDING_MANUAL_REVIEW` verification (sandbox triggers `SANDBOX_MANUAL_REVIEW`, a fullName ending ' +
+        '`001`): `APPROVED`, or `REJECTED` with one APPLICANT_REJECTED entry carrying `reason`. The customer, its beneficial owners and the ' +
+        'events follow as for any verdict (`VERIFICATION.APPROVED|REJECTED`, `CUSTOMER.KYC_*|KYB_*`; internal accounts open on approval). ' +
+        'The same verdict again answers the verification unchanged; a verification in any other status is 409 CONFLICT. ' +
+        "Production platforms' manual reviews are decided by the operator. Sandbox platforms only (403 otherwise).",
+      params: VerificationParams,
+      body: ManualReviewDecision,
+      response: { 200: Verification, ...errorResponses(400, 401, 403, 404, 409, 500) },
+    },
+    config: { permission: 'MANAGE' },
+    handler: async (request, reply) => {
+      if (request.principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', 'Deciding a manual review is only available to sandbox platforms; the operator decides production ones.');
+      return sendWrite(deps, request, reply, async (trx) => ({
+        statusCode: 200,
+        body: await decideManualReview(trx, deps.clock, request.principal.platformId, request.params.verificationId, request.body),
+      }));
+    },
   });
 
   const pageBaseUrl = `${deps.config.publicUrl}${BASE_PATH}`;
@@ -171,7 +200,7 @@ const hostedKycPage: FastifyPluginAsyncTypebox<VerificationDeps> = async (app, d
     handler: async (request, reply) => {
       const scope = await withTx(deps.db, (trx) => uploadScope(trx, deps.clock, request.params.token));
       await checkDocumentInScope(deps.db, scope, request.params.documentId);
-      const document = await deps.intake.replace(request, scope.platformId, scope.environment, request.params.documentId);
+      const document = await deps.intake.replace(request, scope.platformId, scope.environment, request.params.documentId, { reviewUnderway });
       return reply.headers(noStore).send({ id: document.id });
     },
   });

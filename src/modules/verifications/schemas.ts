@@ -55,6 +55,16 @@ export const VerificationListQuery = Type.Object(
 export type VerificationListQuery = Static<typeof VerificationListQuery>;
 export const VerificationListResponse = ListResponse(Verification, 'VerificationListResponse');
 
+/** A person's verdict on a PENDING_MANUAL_REVIEW verification (sandbox: POST /sandbox/verifications/{id}/manual-review). */
+export const ManualReviewDecision = Type.Object(
+  {
+    verificationStatus: StringEnum(['APPROVED', 'REJECTED'] as const, { description: 'The reviewer’s verdict.' }),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Why, for a rejection: the reason of its APPLICANT_REJECTED entry.' })),
+  },
+  { additionalProperties: false, title: 'ManualReviewDecision' },
+);
+export type ManualReviewDecision = Static<typeof ManualReviewDecision>;
+
 /** Webhooks about a verification's status; `data` is the verification. */
 export const VERIFICATION_EVENTS: EventGroup = {
   name: 'verification-status',

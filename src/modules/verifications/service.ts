@@ -6,9 +6,9 @@ import { enqueueJob } from '../../platform/jobs.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { ownersForReview, setBeneficialOwnerStatuses } from '../beneficial-owners/index.js';
-import { loadCustomerForReview, type ReviewStatus, setReviewStatus } from '../customers/index.js';
-import { documentsOfHolders } from '../documents/index.js';
-import { findInProgress, findVerification, hasOpenReview, insertVerification, listVerifications as listRows, updateVerification, type VerificationRow } from './repo.js';
+import { holdForReview, loadCustomerForReview, type ReviewStatus, setReviewStatus } from '../customers/index.js';
+import { documentsOfHolders, recordReviewReading, recordReviewVerdict } from '../documents/index.js';
+import { findLatest, findVerification, hasOpenReview, insertVerification, listVerifications as listRows, OPEN_STATUSES, updateVerification, type VerificationRow } from './repo.js';
 import {
   missingRequirements,
   reviewDocuments,
@@ -19,7 +19,7 @@ import {
   suffixRejection,
   type ReviewInput,
 } from './rules.js';
-import type { Verification, VerificationError, VerificationListQuery, VerificationStatus } from './schemas.js';
+import type { ManualReviewDecision, Verification, VerificationError, VerificationListQuery, VerificationStatus } from './schemas.js';
 
 export const REVIEW_JOB = 'verification.review';
 
@@ -59,6 +59,9 @@ const CUSTOMER_STATUS: Partial<Record<VerificationStatus, ReviewStatus>> = {
   RESOLVE_ERRORS: 'UNVERIFIED',
 };
 
+/** The verdicts a review ends with; the other statuses leave it open (IN_PROGRESS, PENDING_MANUAL_REVIEW) or are never given. */
+const DECIDED: ReadonlySet<VerificationStatus> = new Set(['APPROVED', 'REJECTED', 'RESOLVE_ERRORS']);
+
 /** What a review concludes: the verification's status and its entries. */
 interface Verdict {
   status: VerificationStatus;
@@ -70,13 +73,15 @@ interface Verdict {
  * customer is never downgraded by a review that merely runs or asks for more (IN_PROGRESS,
  * PENDING_MANUAL_REVIEW, RESOLVE_ERRORS): it stays APPROVED, its accounts stay usable, and the
  * verification itself says what is missing. Only a REJECTED verdict, announced as
- * CUSTOMER.KYC_REJECTED / KYB_REJECTED, changes an approved customer. Owners follow the
+ * CUSTOMER.KYC_REJECTED / KYB_REJECTED, changes an approved customer. A REJECTED customer never
+ * moves again (verdicts reaching one are REJECTED: `finalRejection`). Owners follow the
  * business, except that a business rejected by its sandbox registration-number suffix settles
  * each owner by its own lastName suffix.
  */
 async function applyToCustomer(trx: Tx, clock: Clock, platformId: string, input: ReviewInput, status: VerificationStatus): Promise<void> {
   const next = CUSTOMER_STATUS[status];
   if (!next) return;
+  if (input.customer.status === 'REJECTED') return;
   if (input.customer.status === 'APPROVED' && next !== 'REJECTED') return;
   await setReviewStatus(trx, clock, platformId, input.customer.uuid, next);
   const rejectedBySuffix = input.customer.type === 'BUSINESS' && status === 'REJECTED' && sandboxSuffixOutcome(input) === 'REJECTED';
@@ -89,22 +94,63 @@ async function applyToCustomer(trx: Tx, clock: Clock, platformId: string, input:
 }
 
 /**
+ * What the verification's change means for the customer's documents: `read` — the review read
+ * the documents on file now (they are submitted, and a decided verdict judges them); `judged` —
+ * it read them earlier and decides now; `untouched` — it read none (missing requirements, a
+ * rejection without review, a deleted customer).
+ */
+type DocumentEffect = 'read' | 'judged' | 'untouched';
+
+/**
+ * What follows a verification's new status, in its transaction: the customer's and owners'
+ * statuses; the documents' record (a decided verdict judges each document the review read:
+ * REJECTED when its errors name it, else ACCEPTED); the hold on what the review reads (kept while
+ * any review of the customer is open); and the VERIFICATION.<status> event.
+ */
+async function record(trx: Tx, clock: Clock, platformId: string, input: ReviewInput, row: VerificationRow, documents: DocumentEffect): Promise<Verification> {
+  await applyToCustomer(trx, clock, platformId, input, row.status);
+  if (documents === 'read') await recordReviewReading(trx, clock, platformId, input.documents.map((d) => d.id));
+  if (documents !== 'untouched' && DECIDED.has(row.status)) {
+    const rejected = row.errors.flatMap((e) => (e.resourceId.startsWith('Document:') ? [e.resourceId] : []));
+    await recordReviewVerdict(trx, platformId, [input.customer.uuid, ...input.owners.map((o) => o.id)], rejected);
+  }
+  await holdForReview(trx, clock, platformId, input.customer.uuid, await hasOpenReview(trx, platformId, input.customer.uuid));
+  const verification = toVerification(row);
+  await announce(trx, clock, platformId, verification);
+  return verification;
+}
+
+/**
+ * A customer already REJECTED stays so (a rejection is final): a verdict reached on one is
+ * REJECTED too, keeping its entries and saying why.
+ */
+function finalRejection(input: ReviewInput, verdict: Verdict): Verdict {
+  if (input.customer.status !== 'REJECTED' || verdict.status === 'REJECTED') return verdict;
+  return {
+    status: 'REJECTED',
+    errors: [{ resourceId: input.customer.id, type: 'APPLICANT_REJECTED', reason: 'The customer was rejected while this review ran; a rejection is final.' }, ...verdict.errors],
+  };
+}
+
+/**
  * What POST /verifications answers at once: REJECTED for a sandbox 002 test value (before any
  * check), RESOLVE_ERRORS when something is missing, the verdict itself when a sandbox test value
  * decides it (nothing to wait for), else IN_PROGRESS for the review job.
  */
-function opening(input: ReviewInput): Verdict {
+function opening(input: ReviewInput): Verdict & { documents: DocumentEffect } {
   const suffix = sandboxSuffixOutcome(input);
-  const missing = suffix === 'REJECTED' ? [] : missingRequirements(input);
-  if (missing.length) return { status: 'RESOLVE_ERRORS', errors: missing };
-  return suffix ? decide(input) : { status: 'IN_PROGRESS', errors: [] };
+  if (suffix === 'REJECTED') return { ...decide(input), documents: 'untouched' };
+  const missing = missingRequirements(input);
+  if (missing.length) return { status: 'RESOLVE_ERRORS', errors: missing, documents: 'untouched' };
+  return suffix ? { ...decide(input), documents: 'read' } : { status: 'IN_PROGRESS', errors: [], documents: 'read' };
 }
 
 /**
  * Starts a review. Anything missing answers RESOLVE_ERRORS at once, one entry per problem;
  * otherwise the verification is IN_PROGRESS and a durable job gives the verdict (or, for a
- * sandbox test value, the verdict is given at once). While a review is in progress, starting
- * another returns it.
+ * sandbox test value, the verdict is given at once). While a review is open (IN_PROGRESS or
+ * PENDING_MANUAL_REVIEW), starting another returns it. A REJECTED customer is not reviewed
+ * again: the answer is the verification that rejected it (README.md, "A rejection is final").
  */
 export async function startVerification(
   trx: Tx,
@@ -113,9 +159,13 @@ export async function startVerification(
   customerId: string,
 ): Promise<Verification> {
   const input = await loadReviewInput(trx, caller.platformId, customerId, caller.environment === 'sandbox');
-  const running = await findInProgress(trx, caller.platformId, input.customer.uuid);
-  if (running) return toVerification(running);
-  const { status, errors } = opening(input);
+  const open = await findLatest(trx, caller.platformId, input.customer.uuid, OPEN_STATUSES);
+  if (open) return toVerification(open);
+  if (input.customer.status === 'REJECTED') {
+    const rejection = await findLatest(trx, caller.platformId, input.customer.uuid, ['REJECTED']);
+    if (rejection) return toVerification(rejection);
+  }
+  const { status, errors, documents } = input.customer.status === 'REJECTED' ? { ...rejectedWithoutReview(input), documents: 'untouched' as const } : opening(input);
   const now = clock.now();
   const row: VerificationRow = { id: uuidv7(now.getTime()), platform_id: caller.platformId, customer_id: input.customer.uuid, status, errors, created_at: now, updated_at: now };
   await insertVerification(trx, row);
@@ -123,10 +173,17 @@ export async function startVerification(
     const payload: ReviewJobPayload = { verificationId: row.id, environment: caller.environment };
     await enqueueJob(trx, clock, { kind: REVIEW_JOB, payload, platformId: caller.platformId });
   }
-  await applyToCustomer(trx, clock, caller.platformId, input, status);
-  const verification = toVerification(row);
-  await announce(trx, clock, caller.platformId, verification);
-  return verification;
+  return record(trx, clock, caller.platformId, input, row, documents);
+}
+
+/**
+ * The one verification of a customer that is REJECTED without any verification having rejected
+ * it (a sandbox 002 name at creation, or a platform that runs its own KYC): the rejection, in
+ * the verification's shape, with nothing reviewed.
+ */
+function rejectedWithoutReview(input: ReviewInput): Verdict {
+  if (sandboxSuffixOutcome(input) === 'REJECTED') return { status: 'REJECTED', errors: [suffixRejection(input)] };
+  return { status: 'REJECTED', errors: [{ resourceId: input.customer.id, type: 'APPLICANT_REJECTED', reason: 'The customer is REJECTED; a rejection is final.' }] };
 }
 
 function decide(input: ReviewInput): Verdict {
@@ -146,31 +203,73 @@ function decide(input: ReviewInput): Verdict {
   if (forced === 'PENDING_MANUAL_REVIEW') return { status: 'PENDING_MANUAL_REVIEW', errors: [] };
   if (suffix === 'PENDING_MANUAL_REVIEW') return { status: 'PENDING_MANUAL_REVIEW', errors: [] };
   if (suffix === 'LOW_QUALITY') return { status: 'RESOLVE_ERRORS', errors: [suffixLowQuality(input)] };
-  // Without a screening vendor, production applicants wait for a person to decide.
+  // Without a screening vendor, production applicants wait for a person to decide (decideManualReview).
   return { status: input.sandbox ? 'APPROVED' : 'PENDING_MANUAL_REVIEW', errors: [] };
+}
+
+/** A review whose customer was deleted meanwhile ends REJECTED; nothing else of the customer moves. */
+async function endForDeletedCustomer(trx: Tx, clock: Clock, platformId: string, row: VerificationRow): Promise<Verification> {
+  const updated = await updateVerification(trx, platformId, row.id, {
+    status: 'REJECTED',
+    errors: [{ resourceId: formatId('Customer', row.customer_id), type: 'APPLICANT_REJECTED', reason: 'The customer was deleted during the review.' }],
+    updated_at: clock.now(),
+  });
+  await holdForReview(trx, clock, platformId, row.customer_id, await hasOpenReview(trx, platformId, row.customer_id));
+  const verification = toVerification(updated);
+  await announce(trx, clock, platformId, verification);
+  return verification;
+}
+
+/** The review input of a verification's customer, or undefined when the customer was deleted. */
+async function inputOf(trx: Tx, platformId: string, row: VerificationRow, sandbox: boolean): Promise<ReviewInput | undefined> {
+  try {
+    return await loadReviewInput(trx, platformId, formatId('Customer', row.customer_id), sandbox);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'CUSTOMER_DELETED') return undefined;
+    throw error;
+  }
 }
 
 /** The background verdict of one IN_PROGRESS verification; anything else is left alone. */
 export async function reviewVerification(trx: Tx, clock: Clock, platformId: string, payload: ReviewJobPayload): Promise<void> {
   const row = await findVerification(trx, platformId, payload.verificationId, { forUpdate: true });
   if (!row || row.status !== 'IN_PROGRESS') return;
-  let input: ReviewInput;
-  try {
-    input = await loadReviewInput(trx, platformId, formatId('Customer', row.customer_id), payload.environment === 'sandbox');
-  } catch (error) {
-    if (!(error instanceof AppError && error.code === 'CUSTOMER_DELETED')) throw error;
-    const updated = await updateVerification(trx, platformId, row.id, {
-      status: 'REJECTED',
-      errors: [{ resourceId: formatId('Customer', row.customer_id), type: 'APPLICANT_REJECTED', reason: 'The customer was deleted during the review.' }],
-      updated_at: clock.now(),
-    });
-    await announce(trx, clock, platformId, toVerification(updated));
+  const input = await inputOf(trx, platformId, row, payload.environment === 'sandbox');
+  if (!input) {
+    await endForDeletedCustomer(trx, clock, platformId, row);
     return;
   }
-  const verdict = decide(input);
+  const verdict = finalRejection(input, decide(input));
   const updated = await updateVerification(trx, platformId, row.id, { ...verdict, updated_at: clock.now() });
-  await applyToCustomer(trx, clock, platformId, input, verdict.status);
-  await announce(trx, clock, platformId, toVerification(updated));
+  await record(trx, clock, platformId, input, updated, 'read');
+}
+
+/**
+ * Ends a PENDING_MANUAL_REVIEW verification with a person's verdict: the operator's in production
+ * (the review provider Corridor has there is a person), the sandbox endpoint's in sandbox.
+ * APPROVED or REJECTED (one APPLICANT_REJECTED entry); the customer, its owners, its documents'
+ * verdicts and the events follow as for any verdict. The same verdict again answers the
+ * verification as it is; any other status is 409 CONFLICT. A deleted customer's review ends
+ * REJECTED whatever the decision; a customer rejected meanwhile stays so.
+ */
+export async function decideManualReview(trx: Tx, clock: Clock, platformId: string, verificationId: string, decision: ManualReviewDecision): Promise<Verification> {
+  const uuid = parseId('Verification', verificationId);
+  const row = uuid && (await findVerification(trx, platformId, uuid, { forUpdate: true }));
+  if (!row) throw new AppError('REFERENCE_NOT_FOUND', `Verification ${verificationId} was not found.`);
+  if (row.status === decision.verificationStatus) return toVerification(row);
+  if (row.status !== 'PENDING_MANUAL_REVIEW') {
+    throw new AppError('CONFLICT', `Verification ${verificationId} is ${row.status}; only a PENDING_MANUAL_REVIEW verification awaits a person's decision.`, {
+      details: { verificationStatus: row.status },
+    });
+  }
+  const input = await inputOf(trx, platformId, row, false);
+  if (!input) return endForDeletedCustomer(trx, clock, platformId, row);
+  const verdict: Verdict =
+    decision.verificationStatus === 'APPROVED'
+      ? { status: 'APPROVED', errors: [] }
+      : { status: 'REJECTED', errors: [{ resourceId: input.customer.id, type: 'APPLICANT_REJECTED', reason: decision.reason ?? 'Rejected in manual review.' }] };
+  const updated = await updateVerification(trx, platformId, row.id, { ...finalRejection(input, verdict), updated_at: clock.now() });
+  return record(trx, clock, platformId, input, updated, 'judged');
 }
 
 export async function getVerification(db: DbOrTx, platformId: string, verificationId: string): Promise<Verification> {
