@@ -5,6 +5,7 @@ import { createLogger } from './logger.js';
 import { createPlatform, raiseIdentifierKeyVersion, type Environment } from './modules/platforms/index.js';
 import { DirectoryFileError, loadDirectories, readDirectoryFile } from './modules/directories/index.js';
 import { verifyLedger } from './modules/ledger/index.js';
+import { decideManualReview } from './modules/verifications/index.js';
 import { createToken } from './modules/tokens/index.js';
 import { systemClock } from './platform/clock.js';
 import { openDatabase } from './platform/db/database.js';
@@ -14,6 +15,7 @@ import { PERMISSIONS, type Permission } from './platform/http/auth.js';
 import { RESEAL_JOB } from './modules/customers/index.js';
 import { newMasterKey } from './platform/crypto/master-key.js';
 import { enqueueJob } from './platform/jobs.js';
+import { AppError } from './platform/errors.js';
 import { formatId, parseId } from './platform/ids.js';
 import { openAndMigrate, startServer } from './server.js';
 
@@ -32,6 +34,9 @@ Commands:
                                           a directory file (docs/directories.md) if its version is higher
                                           (--force: if it differs)
   directories show                        print the loaded directory version
+  verifications decide <Verification:id> --platform ID --status APPROVED|REJECTED [--reason TEXT]
+                                          decide a verification waiting for manual review
+                                          (PENDING_MANUAL_REVIEW); prints the verification as JSON
   ledger verify [--platform ID] [--batch-size N] [--json]
                                           check every ledger invariant (read-only, in batches);
                                           exit 1 if any is breached
@@ -75,6 +80,8 @@ async function main(argv: string[]): Promise<void> {
       json: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
       'batch-size': { type: 'string' },
+      status: { type: 'string' },
+      reason: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -199,6 +206,30 @@ async function main(argv: string[]): Promise<void> {
           ? `directories version ${result.version} loaded (was ${result.previousVersion})\n`
           : `directories already at version ${result.version}; ${path} has version ${file.version} (nothing loaded; --force replaces anyway)\n`,
       );
+      return;
+    }
+    case 'verifications': {
+      const verificationId = positionals[2];
+      const expected = 'expected: corridor verifications decide <Verification:id> --platform Platform:<uuid> --status APPROVED|REJECTED [--reason TEXT]';
+      if (sub !== 'decide' || !verificationId || !values.platform) fail(expected);
+      const platformUuid = parseId('Platform', values.platform);
+      if (!platformUuid) fail('--platform must be a Platform:<uuid> id');
+      if (!parseId('Verification', verificationId)) fail('the verification must be a Verification:<uuid> id');
+      const verificationStatus = values.status;
+      if (verificationStatus !== 'APPROVED' && verificationStatus !== 'REJECTED') fail('--status must be APPROVED or REJECTED');
+      const reason = values.reason;
+      if (reason !== undefined && (reason.length < 1 || reason.length > 500)) fail('--reason must be 1–500 characters');
+      try {
+        const decided = await withDatabase((h) =>
+          withTx(h.db, (trx) => decideManualReview(trx, systemClock, platformUuid, verificationId, { verificationStatus, ...(reason ? { reason } : {}) })),
+        );
+        process.stdout.write(`${JSON.stringify(decided)}\n`);
+      } catch (error) {
+        // Not found, or not waiting for a decision: the API's message, without a stack.
+        if (!(error instanceof AppError)) throw error;
+        process.stderr.write(`corridor: ${error.code}: ${error.message}\n`);
+        process.exitCode = 1;
+      }
       return;
     }
     case 'ledger': {
