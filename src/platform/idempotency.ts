@@ -1,6 +1,8 @@
+import type { QueryCreator } from 'kysely';
 import type { Clock } from './clock.js';
 import { canonicalJson, sha256Hex } from './crypto/encoding.js';
-import type { DbOrTx, Tx } from './db/database.js';
+import type { Db, DbOrTx, Tx } from './db/database.js';
+import { deferUpdate } from './db/tx.js';
 import { AppError, invalidInput } from './errors.js';
 
 interface IdempotencyKeysTable {
@@ -38,8 +40,9 @@ export const IDEMPOTENCY_KEY_HEADER = {
     maxLength: 255,
     description:
       'Makes the request safe to retry (1–255 visible ASCII characters, per platform): repeating the same request with the same key answers the stored ' +
-      'response with `Idempotent-Replayed: true`; the same key with a different request is 409 CONFLICT; while the first is still in progress, 409 with ' +
-      '`x-should-retry: true`.',
+      'response with `Idempotent-Replayed: true`; the same key with a different request is 409 CONFLICT. While the first request with the key is still in ' +
+      'progress, a repeat waits for it and answers its response; on an operation that calls another system before it writes (a receiving VASP, a ' +
+      'name-check provider) the repeat is 409 CONFLICT with `x-should-retry: true` instead: retry it. A request that failed stored nothing: its key may be used again.',
   },
 } as const;
 
@@ -60,65 +63,119 @@ export function requestFingerprint(method: string, path: string, body: unknown):
 type Scope = { platformId: string; key: string; fingerprint: string };
 
 /**
- * The response stored under the key, if there is one: 409 CONFLICT when the key was used with
- * another request, or (retryable) while the first request with it is still in progress.
+ * How long a claim on a key may stand unanswered before a request with the same key and body
+ * takes it over: the request that claimed it is taken to have died with its process. Several
+ * times the longest a request works outside its transaction (each provider call it makes is
+ * bounded by a timeout of at most 60 s).
  */
-export async function storedResponse(db: DbOrTx, scope: Scope): Promise<(StoredResponse & { replayed: true }) | undefined> {
-  const stored = await db
-    .selectFrom('idempotency_keys')
-    .select(['request_hash', 'status_code', 'response_body'])
-    .where('platform_id', '=', scope.platformId)
-    .where('key', '=', scope.key)
-    .executeTakeFirst();
-  if (!stored) return undefined;
-  if (stored.request_hash !== scope.fingerprint) {
-    throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request.', {
-      details: { idempotencyKey: scope.key },
-    });
-  }
-  if (stored.status_code === null) {
-    throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress.', { details: { idempotencyKey: scope.key }, retryable: true });
-  }
-  return { statusCode: stored.status_code, body: stored.response_body, replayed: true };
+export const CLAIM_ABANDONED_AFTER_MS = 5 * 60_000;
+
+/** How often a claim is attempted again when the row it conflicted with was gone when read. */
+const CLAIM_ATTEMPTS = 3;
+
+/** The key held by this request: `since` it claimed it, which tells its claim from a later takeover's. */
+export type HeldKey = { claimed: true; since: Date };
+
+/** The key held by this request, or the answer stored under it. */
+export type KeyClaim = HeldKey | { claimed: false; stored: StoredResponse };
+
+function inProgress(scope: Scope): AppError {
+  return new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress.', { details: { idempotencyKey: scope.key }, retryable: true });
 }
 
 /**
- * Runs `work` at most once per (platform, key), inside the caller's transaction: the key, the
- * request's fingerprint and the response commit together with the change, so a replay after
- * a crash either finds the whole result or nothing. A concurrent request with the same key
- * waits on the key's row and then replays what the first one committed.
+ * Claims (platform, key) for this request. On the root handle the claim commits at once, before
+ * work outside the transaction (`sendWrite`'s `prepare`), so a concurrent request with the key
+ * sees it; in a transaction it commits with the change, and a concurrent request's claim waits
+ * on the row until then. A key already claimed is 409 CONFLICT when claimed for another request;
+ * answers its stored response when it has one; is 409 CONFLICT, retryable, while its request is
+ * in progress — unless that claim is older than `CLAIM_ABANDONED_AFTER_MS`, when this request
+ * takes it over.
  */
-export async function runIdempotent(
-  trx: Tx,
-  clock: Clock,
-  scope: Scope,
-  work: () => Promise<StoredResponse>,
-): Promise<StoredResponse & { replayed: boolean }> {
-  const inserted = await trx
-    .insertInto('idempotency_keys')
-    .values({
-      platform_id: scope.platformId,
-      key: scope.key,
-      request_hash: scope.fingerprint,
-      status_code: null,
-      response_body: null,
-      created_at: clock.now(),
-    })
-    .onConflict((oc) => oc.columns(['platform_id', 'key']).doNothing())
-    .returning('key')
-    .executeTakeFirst();
-  if (!inserted) {
-    // The conflicting insert committed (it waited for it), so the row is there.
-    const stored = await storedResponse(trx, scope);
-    if (!stored) throw new Error(`idempotency key ${scope.key} conflicted but is not stored`);
-    return stored;
+export async function claimKey(db: DbOrTx, clock: Clock, scope: Scope): Promise<KeyClaim> {
+  for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+    const now = clock.now();
+    const inserted = await db
+      .insertInto('idempotency_keys')
+      .values({
+        platform_id: scope.platformId,
+        key: scope.key,
+        request_hash: scope.fingerprint,
+        status_code: null,
+        response_body: null,
+        created_at: now,
+      })
+      .onConflict((oc) => oc.columns(['platform_id', 'key']).doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    if (inserted) return { claimed: true, since: now };
+    const held = await db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'status_code', 'response_body', 'created_at'])
+      .where('platform_id', '=', scope.platformId)
+      .where('key', '=', scope.key)
+      .executeTakeFirst();
+    // Its claim was given up between the two statements (its request failed): claim it again.
+    if (!held) continue;
+    if (held.request_hash !== scope.fingerprint) {
+      throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request.', {
+        details: { idempotencyKey: scope.key },
+      });
+    }
+    if (held.status_code !== null) return { claimed: false, stored: { statusCode: held.status_code, body: held.response_body } };
+    if (now.getTime() - held.created_at.getTime() < CLAIM_ABANDONED_AFTER_MS) throw inProgress(scope);
+    const taken = await db
+      .updateTable('idempotency_keys')
+      .set({ created_at: now })
+      .where('platform_id', '=', scope.platformId)
+      .where('key', '=', scope.key)
+      .where('status_code', 'is', null)
+      .where('created_at', '=', held.created_at)
+      .returning('key')
+      .executeTakeFirst();
+    if (taken) return { claimed: true, since: now };
+    // Another request took it over or answered it first: read what it left.
   }
-  const response = await work();
-  await trx
+  throw inProgress(scope);
+}
+
+/** The claim's row answered: built from values (or stand-ins for them), so it compiles once. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const answerUpdate = (db: QueryCreator<any>, [statusCode, body, platformId, key, since]: readonly unknown[]) =>
+  db
     .updateTable('idempotency_keys')
-    .set({ status_code: response.statusCode, response_body: JSON.stringify(response.body ?? null) })
+    .set({ status_code: statusCode, response_body: body })
+    .where('platform_id', '=', platformId)
+    .where('key', '=', key)
+    .where('created_at', '=', since)
+    .where('status_code', 'is', null);
+
+/**
+ * Stores `response` under the claimed key in the transaction of the change it reports (in the
+ * statement that commits it, `deferUpdate`), so a replay after a crash finds the whole result or
+ * nothing. A claim that was taken over (this request outlived `CLAIM_ABANDONED_AFTER_MS`) fails
+ * the transaction: its change is rolled back, and the request is 409, retryable, which a retry
+ * answers with what the request that took over stored.
+ */
+export async function storeAnswer(trx: Tx, scope: Scope, claim: HeldKey, response: StoredResponse): Promise<void> {
+  const values = [response.statusCode, JSON.stringify(response.body ?? null), scope.platformId, scope.key, claim.since];
+  const notOne = () => inProgress(scope);
+  if (!deferUpdate(trx, { shape: 'idempotency answer', values, build: answerUpdate, notOne }) && (await answerUpdate(trx, values).executeTakeFirst()).numUpdatedRows !== 1n) {
+    throw notOne();
+  }
+}
+
+/**
+ * Gives up a claim committed before the request's transaction when the request failed before
+ * storing an answer, so that a retry with the key runs again. Leaves a taken-over or answered
+ * claim alone.
+ */
+export async function releaseKey(db: Db, scope: Scope, claim: HeldKey): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
     .where('platform_id', '=', scope.platformId)
     .where('key', '=', scope.key)
+    .where('created_at', '=', claim.since)
+    .where('status_code', 'is', null)
     .execute();
-  return { ...response, replayed: false };
 }

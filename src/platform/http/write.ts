@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db, DbOrTx, Tx } from '../db/database.js';
 import { withTx } from '../db/tx.js';
-import { checkIdempotencyKey, requestFingerprint, runIdempotent, storedResponse, type StoredResponse } from '../idempotency.js';
+import { checkIdempotencyKey, claimKey, releaseKey, requestFingerprint, storeAnswer, type HeldKey, type StoredResponse } from '../idempotency.js';
 
 interface WriteOptions<Prepared> {
   idempotent?: boolean;
@@ -13,9 +13,10 @@ interface WriteOptions<Prepared> {
    */
   present?: (body: unknown) => unknown;
   /**
-   * Work outside the transaction whose result `work` takes (a call to another system). It is
-   * skipped when a stored response already answers the request's key, so a retry does not
-   * repeat it.
+   * Work outside the transaction whose result `work` takes (a call to another system). With an
+   * Idempotency-Key it runs once per key: the key is claimed, and the claim committed, before
+   * it runs, so a request with the key finds the stored response (a retry does not repeat it)
+   * or, while this one is in progress, is refused (409, retryable) instead of running it too.
    */
   prepare?: () => Promise<Prepared>;
 }
@@ -23,7 +24,10 @@ interface WriteOptions<Prepared> {
 /**
  * One database transaction per writing request. With `idempotent`, an `Idempotency-Key`
  * header makes the write happen at most once: a replay returns the stored response with
- * `Idempotent-Replayed: true`, the same key with another body is 409.
+ * `Idempotent-Replayed: true`, the same key with another body is 409. A concurrent request with
+ * the key waits for the first one's transaction and replays its response; with `prepare`, whose
+ * work outside the transaction takes longer and must not run twice, it is refused while the
+ * first one is in progress (409, retryable).
  *
  * `transaction: 'when-needed'`: without an Idempotency-Key, `work` is handed the root handle
  * instead of a transaction (no BEGIN/COMMIT round trips for a request that writes one row):
@@ -46,20 +50,35 @@ export async function sendWrite<Prepared = undefined, Mode extends 'always' | 'w
     if (result.statusCode === 204) return reply.send();
     return reply.send(options.present ? options.present(result.body) : result.body);
   };
-  let prepared = undefined as Prepared;
-  if (options.prepare) {
-    const stored = scope ? await storedResponse(deps.db, scope) : undefined;
-    if (stored) return answer(stored);
-    prepared = await options.prepare();
+  let claim: HeldKey | undefined;
+  try {
+    let prepared = undefined as Prepared;
+    if (options.prepare) {
+      if (scope) {
+        const claimed = await claimKey(deps.db, deps.clock, scope);
+        if (!claimed.claimed) return answer({ ...claimed.stored, replayed: true });
+        claim = claimed;
+      }
+      prepared = await options.prepare();
+    }
+    if (!scope && options.transaction === 'when-needed') {
+      return answer({ ...(await (work as (db: DbOrTx, prepared: Prepared) => Promise<StoredResponse>)(deps.db, prepared)), replayed: false });
+    }
+    return answer(
+      await withTx(deps.db, async (trx) => {
+        const inTx = work as (trx: Tx, prepared: Prepared) => Promise<StoredResponse>;
+        if (!scope) return { ...(await inTx(trx, prepared)), replayed: false };
+        const held = claim ?? (await claimKey(trx, deps.clock, scope));
+        if (!held.claimed) return { ...held.stored, replayed: true };
+        const response = await inTx(trx, prepared);
+        await storeAnswer(trx, scope, held, response);
+        return { ...response, replayed: false };
+      }),
+    );
+  } catch (error) {
+    // The claim committed before `prepare` holds no answer: give it up, so a retry runs again
+    // (should that fail too, a retry takes it over once abandoned: CLAIM_ABANDONED_AFTER_MS).
+    if (claim && scope) await releaseKey(deps.db, scope, claim).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'could not release an Idempotency-Key claim'));
+    throw error;
   }
-  if (!scope && options.transaction === 'when-needed') {
-    return answer({ ...(await (work as (db: DbOrTx, prepared: Prepared) => Promise<StoredResponse>)(deps.db, prepared)), replayed: false });
-  }
-  return answer(
-    await withTx(deps.db, async (trx) => {
-      const inTx = work as (trx: Tx, prepared: Prepared) => Promise<StoredResponse>;
-      if (!scope) return { ...(await inTx(trx, prepared)), replayed: false };
-      return runIdempotent(trx, deps.clock, scope, () => inTx(trx, prepared));
-    }),
-  );
 }
