@@ -36,11 +36,16 @@ const drain = async () => {
   throw new Error('jobs kept coming');
 };
 
-/** A platform of its own (its test clock moves alone) with a USD customer holding $10,000. */
+/**
+ * A platform of its own (its test clock moves alone) with a USD customer holding $10,000. The
+ * sandbox platforms share one umaDomain, as a CI fleet does; a production platform's domain is
+ * its own (no other platform may hold it, modules/config README).
+ */
 async function newSender(environment: 'sandbox' | 'production' = 'sandbox'): Promise<Sender> {
   const platform = await ctx.newPlatform(environment);
   const usd = { currencyCode: 'USD', minAmount: 1, maxAmount: 10_000_000, requiredCounterpartyFields: [], enabledTransactionTypes: ['INCOMING', 'OUTGOING'] };
-  const configured = await call(platform, 'PATCH', '/config', { umaDomain: 'ci-platform.example', supportedCurrencies: [usd], ...(environment === 'sandbox' ? { webhookEndpoint: hooks.url } : {}) });
+  const umaDomain = environment === 'sandbox' ? 'ci-platform.example' : 'ci-production.example';
+  const configured = await call(platform, 'PATCH', '/config', { umaDomain, supportedCurrencies: [usd], ...(environment === 'sandbox' ? { webhookEndpoint: hooks.url } : {}) });
   expect(configured.statusCode, configured.body).toBe(200);
   const consent = { acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
   const created = await call(platform, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: 'ci-sender', fullName: 'Casey Sender', currencies: ['USD'], endUserTermsConsent: consent });

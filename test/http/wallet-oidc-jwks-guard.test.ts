@@ -54,8 +54,28 @@ describe('production JWKS locations', () => {
     }
   });
 
-  it('are never fetched from loopback, private or metadata addresses: 503 naming the refusal, nothing reached', async () => {
+  it('that are literally a loopback, private, link-local or metadata address are 400 naming the field, nothing changed', async () => {
+    const before = (await prod.call('GET', '/config')).json();
+    const cases: Array<[string, RegExp]> = [
+      [`https://127.0.0.1:${port()}/jwks`, /loopback address \(127\.0\.0\.1\)/],
+      [`https://[::1]:${port()}/jwks`, /loopback address \(::1\)/],
+      ['https://169.254.169.254/latest/meta-data', /link-local \(includes the cloud metadata service\) address \(169\.254\.169\.254\)/],
+      [`https://localhost:${port()}/jwks`, /loopback address \(localhost\)/],
+      ['https://10.0.0.7/jwks', /private address \(10\.0\.0\.7\)/],
+      ['https://[::ffff:a9fe:a9fe]/jwks', /link-local/],
+    ];
+    for (const [jwksUri, reason] of cases) {
+      const refused = expectEnvelope(await prod.call('PATCH', '/config', { embeddedWalletConfig: { oidcIssuers: [{ issuer: internal.issuer, jwksUri }] } }), 400, 'INVALID_INPUT');
+      const errors = (refused.details as { errors: Array<{ field: string; message: string }> }).errors;
+      expect(errors.map((e) => e.field), jwksUri).toEqual(['embeddedWalletConfig.oidcIssuers.0.jwksUri']);
+      expect(errors[0]!.message, jwksUri).toMatch(reason);
+    }
+    expect((await prod.call('GET', '/config')).json()).toEqual(before);
+  });
+
+  it('are never fetched from loopback, private or metadata addresses a host name resolves to: 503 naming the refusal, nothing reached', async () => {
     dns.set('loop.idp.example', [{ address: '127.0.0.1', family: 4 }]);
+    dns.set('loop6.idp.example', [{ address: '::1', family: 6 }]);
     dns.set('internal.idp.example', [{ address: '10.0.0.7', family: 4 }]);
     dns.set('metadata.idp.example', [{ address: '169.254.169.254', family: 4 }]);
     dns.set('mixed.idp.example', [
@@ -63,9 +83,8 @@ describe('production JWKS locations', () => {
       { address: '::1', family: 6 },
     ]);
     const cases: Array<[string, RegExp]> = [
-      [`https://127.0.0.1:${port()}/jwks`, /127\.0\.0\.1, a loopback address/],
-      [`https://[::1]:${port()}/jwks`, /::1, a loopback address/],
       [`https://loop.idp.example:${port()}/jwks`, /127\.0\.0\.1, a loopback address/],
+      [`https://loop6.idp.example:${port()}/jwks`, /::1, a loopback address/],
       ['https://internal.idp.example/jwks', /10\.0\.0\.7, a private address/],
       ['https://metadata.idp.example/latest/meta-data', /169\.254\.169\.254, a link-local/],
       [`https://mixed.idp.example:${port()}/jwks`, /::1, a loopback address/],
@@ -79,6 +98,20 @@ describe('production JWKS locations', () => {
       const failed = expectEnvelope(await prod.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: token }), 503, 'SERVICE_UNAVAILABLE');
       expect(failed.message, jwksUri).toMatch(reason);
     }
+    expect(internal.jwksRequests).toBe(before);
+  });
+
+  it('refuses a literal loopback location stored before PATCH refused it: 503 naming the refusal, nothing fetched', async () => {
+    const client = new WalletClient(ctx, await ctx.newPlatform('production'));
+    await client.enableWallets();
+    const config = { appName: 'Acme', oidcIssuers: [{ issuer: internal.issuer, jwksUri: `https://127.0.0.1:${port()}/jwks` }] };
+    await sql`update platform_configs set embedded_wallet_config = ${JSON.stringify(config)}::jsonb where platform_id = ${client.platform.uuid}`.execute(ctx.handle.db);
+    await notifyChanged(ctx.handle.db, 'corridor_platform_config_changed', client.platform.uuid);
+    const wallet = await client.newWallet();
+    const before = internal.jwksRequests;
+    const token = await internal.token({ sub: 'legacy-literal', aud: 'acme-web' }, { iat: nowSeconds() });
+    const failed = expectEnvelope(await client.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: token }), 503, 'SERVICE_UNAVAILABLE');
+    expect(failed.message).toMatch(/127\.0\.0\.1, a loopback address/);
     expect(internal.jwksRequests).toBe(before);
   });
 

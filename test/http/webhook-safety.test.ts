@@ -1,5 +1,7 @@
 import type { LookupAddress } from 'node:dns';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { notifyChanged } from '../../src/platform/cache.js';
 import { refusedRange } from '../../src/platform/address-guard.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -59,8 +61,41 @@ async function productionPlatform(endpoint: string): Promise<TestPlatform> {
 }
 
 describe('production webhook endpoints', () => {
-  it('are refused when they are, or resolve to, loopback, private, link-local or metadata addresses, and nothing is sent', async () => {
+  it('are refused at PATCH when they are literally a loopback, private, link-local or metadata address: 400 naming the field, nothing changed', async () => {
+    const p = await ctx.newPlatform('production');
+    const before = (await call(p, 'GET', '/config')).json();
+    const cases: Array<[string, RegExp]> = [
+      ['https://127.0.0.1/hooks', /loopback address \(127\.0\.0\.1\)/],
+      ['https://[::1]:8443/hooks', /loopback address \(::1\)/],
+      ['https://169.254.169.254/latest/meta-data', /link-local \(includes the cloud metadata service\) address \(169\.254\.169\.254\)/],
+      ['https://localhost/hooks', /loopback address \(localhost\)/],
+      ['https://hooks.LOCALHOST./in', /loopback address \(hooks\.localhost\)/],
+      ['https://10.0.0.7/hooks', /private address \(10\.0\.0\.7\)/],
+      ['https://[fd00:ec2::254]/hooks', /private \(unique local, includes cloud metadata\) address/],
+      // Spellings the URL parser turns into the same addresses.
+      ['https://2130706433/hooks', /loopback address \(127\.0\.0\.1\)/],
+      ['https://0x7f.1/hooks', /loopback address \(127\.0\.0\.1\)/],
+      ['https://[0:0:0:0:0:ffff:7f00:1]/hooks', /loopback address \(::ffff:7f00:1\)/],
+    ];
+    for (const [webhookEndpoint, reason] of cases) {
+      const refused = expectEnvelope(await call(p, 'PATCH', '/config', { webhookEndpoint }), 400, 'INVALID_INPUT');
+      const errors = refused.details!.errors as Array<{ field: string; message: string }>;
+      expect(errors.map((e) => e.field), webhookEndpoint).toEqual(['webhookEndpoint']);
+      expect(errors[0]!.message, webhookEndpoint).toMatch(reason);
+    }
+    expect((await call(p, 'GET', '/config')).json()).toEqual(before);
+    // A public address, and a host name (judged when it is resolved), are taken.
+    for (const webhookEndpoint of ['https://93.184.216.34/hooks', 'https://[2606:4700:4700::1111]/hooks', 'https://hooks.example.test/in']) {
+      const taken = await call(p, 'PATCH', '/config', { webhookEndpoint });
+      expect(taken.statusCode, taken.body).toBe(200);
+    }
+  });
+
+  it('are refused at send time when they resolve to loopback, private, link-local or metadata addresses, and nothing is sent', async () => {
     const r = await receiver();
+    dns.set('loopback.example.test', [{ address: '127.0.0.1', family: 4 }]);
+    dns.set('loopback-v6.example.test', [{ address: '::1', family: 6 }]);
+    dns.set('mapped-short.example.test', [{ address: '::ffff:127.0.0.1', family: 6 }]);
     dns.set('localhost.example.test', [{ address: '127.0.0.1', family: 4 }]);
     dns.set('internal.example.test', [{ address: '10.0.0.7', family: 4 }]);
     dns.set('metadata.example.test', [{ address: '169.254.169.254', family: 4 }]);
@@ -78,8 +113,8 @@ describe('production webhook endpoints', () => {
       { address: '192.168.1.20', family: 4 },
     ]);
     const cases: Array<[string, RegExp]> = [
-      [`https://127.0.0.1:${r.port}/hooks`, /127\.0\.0\.1, a loopback address/],
-      [`https://[::1]:${r.port}/hooks`, /::1, a loopback address/],
+      [`https://loopback.example.test:${r.port}/hooks`, /127\.0\.0\.1, a loopback address/],
+      [`https://loopback-v6.example.test:${r.port}/hooks`, /::1, a loopback address/],
       [`https://localhost.example.test:${r.port}/hooks`, /127\.0\.0\.1, a loopback address/],
       ['https://internal.example.test/hooks', /10\.0\.0\.7, a private address/],
       ['https://metadata.example.test/latest/meta-data', /169\.254\.169\.254, a link-local \(includes the cloud metadata service\) address/],
@@ -90,7 +125,7 @@ describe('production webhook endpoints', () => {
       ['https://teredo.example.test/hooks', /2001:0:4136:e378:8000:63bf:3fff:fdd2, a tunnel \(Teredo, carries an IPv4 address\) address/],
       ['https://siit.example.test/hooks', /::ffff:0:7f00:1, a reserved \(IPv4-translated\) address/],
       ['https://relay.example.test/hooks', /192\.88\.99\.1, a reserved \(6to4 relay anycast\) address/],
-      [`https://[0:0:0:0:0:ffff:7f00:1]:${r.port}/hooks`, /::ffff:7f00:1, a loopback address/],
+      [`https://mapped-short.example.test:${r.port}/hooks`, /::ffff:127\.0\.0\.1, a loopback address/],
       ['https://mixed.example.test/hooks', /192\.168\.1\.20, a private address/],
     ];
     for (const [endpoint, reason] of cases) {
@@ -105,6 +140,16 @@ describe('production webhook endpoints', () => {
     expect(r.received).toEqual([]);
     const metrics = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^corridor_webhook_attempts_total\{outcome="REFUSED"\} [1-9]\d*$/m);
+  });
+
+  it('stored as a literal address before PATCH refused it are still refused at send time', async () => {
+    const r = await receiver();
+    const p = await ctx.newPlatform('production');
+    await sql`update platform_configs set webhook_endpoint = ${`https://127.0.0.1:${r.port}/hooks`} where platform_id = ${p.uuid}`.execute(ctx.handle.db);
+    await notifyChanged(ctx.handle.db, 'corridor_platform_config_changed', p.uuid);
+    const test = expectEnvelope(await call(p, 'POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
+    expect(test.details!.error).toMatch(/127\.0\.0\.1, a loopback address/);
+    expect(r.received).toEqual([]);
   });
 
   it('still retry a refused endpoint on the schedule: the platform may fix its DNS', async () => {
@@ -159,15 +204,33 @@ describe('the address guard (refusedRange)', () => {
 describe('CORRIDOR_WEBHOOK_GUARD_SANDBOX=true', () => {
   let guarded: TestContext;
   beforeAll(async () => {
-    guarded = await createTestContext({ env: { CORRIDOR_WEBHOOK_GUARD_SANDBOX: 'true' } });
+    guarded = await createTestContext({
+      env: { CORRIDOR_WEBHOOK_GUARD_SANDBOX: 'true' },
+      webhookResolver: async (host) => {
+        if (host === 'receiver.example.test') return [{ address: '127.0.0.1', family: 4 }];
+        throw Object.assign(new Error(`no DNS answer for ${host}`), { code: 'ENOTFOUND' });
+      },
+    });
   });
   afterAll(() => guarded?.close());
+
+  const patchEndpoint = (p: TestPlatform, webhookEndpoint: string) =>
+    guarded.app.inject({ method: 'PATCH', url: `${BASE}/config`, headers: { authorization: p.auth }, payload: { webhookEndpoint } });
+
+  it('refuses sandbox endpoints that are literally a refused address at PATCH, as for production', async () => {
+    const r = await receiver();
+    const p = await guarded.newPlatform();
+    for (const endpoint of [r.url, `http://localhost:${r.port}/webhooks`]) {
+      const refused = expectEnvelope(await patchEndpoint(p, endpoint), 400, 'INVALID_INPUT');
+      expect((refused.details!.errors as Array<{ field: string; message: string }>)[0]).toMatchObject({ field: 'webhookEndpoint', message: expect.stringMatching(/loopback address/) });
+    }
+  });
 
   it('guards sandbox platforms’ deliveries too', async () => {
     const r = await receiver();
     const p = await guarded.newPlatform();
-    const patch = await guarded.app.inject({ method: 'PATCH', url: `${BASE}/config`, headers: { authorization: p.auth }, payload: { webhookEndpoint: r.url } });
-    expect(patch.statusCode).toBe(200);
+    const patch = await patchEndpoint(p, `http://receiver.example.test:${r.port}/webhooks`);
+    expect(patch.statusCode, patch.body).toBe(200);
     while ((await guarded.jobs.runDue(100)) > 0);
     const test = expectEnvelope(await guarded.app.inject({ method: 'POST', url: `${BASE}/sandbox/webhooks/test`, headers: { authorization: p.auth } }), 400, 'WEBHOOK_DELIVERY_ERROR');
     expect(test.details!.error).toMatch(/127\.0\.0\.1, a loopback address/);

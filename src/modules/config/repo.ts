@@ -6,7 +6,11 @@ import type { CardTokenization2faConfig, EmbeddedWalletConfig, FeeConfig, Platfo
 interface PlatformConfigsTable {
   id: string;
   platform_id: string;
+  /** The platform's, fixed at creation (a foreign key holds it to the platform's). */
+  environment: 'sandbox' | 'production';
   uma_domain: string | null;
+  /** When the platform set its current umaDomain (case aside); null without one. */
+  uma_domain_claimed_at: Date | null;
   proxy_uma_subdomain: string | null;
   webhook_endpoint: string | null;
   is_regulated_financial_institution: boolean;
@@ -48,14 +52,41 @@ export async function updateConfig(db: DbOrTx, platformId: string, changes: Part
     .executeTakeFirstOrThrow();
 }
 
-/** Platforms whose `umaDomain` is `domain` (case-insensitive): where an incoming UMA request for that domain may belong. */
-export async function platformsWithUmaDomain(db: DbOrTx, domain: string): Promise<string[]> {
-  const rows = await db
+/** The unique index that gives a production umaDomain to one platform (migration 0044). */
+export const PRODUCTION_UMA_DOMAIN_INDEX = 'platform_configs_production_uma_domain';
+
+/** Whether a production platform other than `platformId` holds `domain` (case-insensitive). */
+export async function productionUmaDomainHeld(db: DbOrTx, platformId: string, domain: string): Promise<boolean> {
+  const row = await db
     .selectFrom('platform_configs')
     .select('platform_id')
     .where(sql<string>`lower(uma_domain)`, '=', domain.toLowerCase())
     .where('uma_domain', 'is not', null)
+    .where('environment', '=', 'production')
+    .where('platform_id', '<>', platformId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Platforms whose `umaDomain` is `domain` (case-insensitive), in the order an incoming UMA
+ * request for that domain is matched against their customers: the production platform holding
+ * it alone (it is its own, and no sandbox platform sharing it may answer for its addresses);
+ * else the sandbox platforms sharing it, the first to set it first (then the older platform), so
+ * an address several of them have is always the same one's and a later one cannot take it. At
+ * most 20 are asked.
+ */
+export async function platformsWithUmaDomain(db: DbOrTx, domain: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('platform_configs')
+    .select(['platform_id', 'environment'])
+    .where(sql<string>`lower(uma_domain)`, '=', domain.toLowerCase())
+    .where('uma_domain', 'is not', null)
+    .orderBy(sql`environment = 'production'`, 'desc')
+    .orderBy('uma_domain_claimed_at')
+    .orderBy('platform_id')
     .limit(20)
     .execute();
+  if (rows[0]?.environment === 'production') return [rows[0].platform_id];
   return rows.map((row) => row.platform_id);
 }

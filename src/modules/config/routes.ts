@@ -22,18 +22,21 @@ export const configRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { configCache:
       tags: ['Platform Configuration'],
       summary: 'Update the platform configuration',
       description:
-        'Fields left out stay as they are. `webhookEndpoint` must be https for production platforms (http is allowed in sandbox); ' +
-        'setting a new one sends it a TEST webhook. `embeddedWalletConfig` and `cardTokenization2faConfig` merge field by field. ' +
-        '`feeConfigs` merge by `(feeType, sourceCurrency)`; a fee whose rate and fixed amount are both 0 is removed. ' +
-        'Fee configs accept USD source currency only (501 NOT_IMPLEMENTED otherwise).',
+        'Fields left out stay as they are. `webhookEndpoint` must be https for production platforms (http is allowed in sandbox), ' +
+        'and a production endpoint or OIDC `jwksUri` may not be a loopback, private, link-local or metadata address (400; a host name that ' +
+        'resolves to one is refused when it is called); setting a new endpoint sends it a TEST webhook. ' +
+        'A production platform\'s `umaDomain` is its own: any other platform asking for it gets 409 CONFLICT (sandbox platforms may share the others). ' +
+        '`embeddedWalletConfig` and `cardTokenization2faConfig` merge field by field. ' +
+        '`feeConfigs` merge by `(feeType, sourceCurrency)`; a fee whose rate and fixed amount are both 0 is removed; a fixed fee may not exceed ' +
+        'the source currency\'s `maxAmount`. Fee configs accept USD source currency only (501 NOT_IMPLEMENTED otherwise).',
       body: PlatformConfigUpdate,
-      response: { 200: PlatformConfig, ...errorResponses(400, 401, 403, 500, 501) },
+      response: { 200: PlatformConfig, ...errorResponses(400, 401, 403, 409, 500, 501) },
     },
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
       await sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
-        body: await updatePlatformConfig(trx, deps.clock, request.principal, request.body),
+        body: await updatePlatformConfig(trx, deps.clock, request.principal, request.body, { guardSandboxWebhooks: deps.config.webhooks.guardSandbox }),
       }));
       // Read-your-writes on this process; the NOTIFY reaches the others.
       deps.configCache.evict(request.principal.platformId);

@@ -78,7 +78,7 @@ export const EmbeddedWalletConfig = Type.Object(
                 format: 'uri',
                 maxLength: 2048,
                 description:
-                  'https URL of the issuer’s JWKS (sandbox: http also for localhost). Required for an issuer Corridor does not know; refused for Google and Apple, whose keys always come from their own published JWKS. Production: fetched only from a public address. An OAUTH credential keeps the JWKS in force when it was registered.',
+                  'https URL of the issuer’s JWKS (sandbox: http also for localhost). Required for an issuer Corridor does not know; refused for Google and Apple, whose keys always come from their own published JWKS. Production: fetched only from a public address (a loopback, private, link-local or metadata address is 400 when set). An OAUTH credential keeps the JWKS in force when it was registered.',
               }),
             ),
             audiences: Type.Optional(
@@ -142,7 +142,7 @@ export const CardTokenization2faConfig = Type.Object(
 );
 
 const FixedFee = Type.Object(
-  { amount: MinorAmount({ description: 'Fixed fee in minor units of `currency`.' }), currency: CurrencyCode() },
+  { amount: MinorAmount({ description: 'Fixed fee in minor units of `currency`; at most the currency\'s `maxAmount` in `supportedCurrencies`.' }), currency: CurrencyCode() },
   { additionalProperties: false },
 );
 
@@ -176,12 +176,18 @@ export const PlatformConfigUpdate = Type.Object(
           maxLength: 259,
           examples: ['pay.example.com'],
         }),
-        { description: 'The domain of the platform\'s customers\' UMA addresses (`$user@<umaDomain>`), where Corridor answers UMA requests for them; a port may follow (`localhost:8080`). `null` clears it.' },
+        {
+          description:
+            'The domain of the platform\'s customers\' UMA addresses (`$user@<umaDomain>`), where Corridor answers UMA requests for them; a port may follow (`localhost:8080`). `null` clears it. ' +
+            'A production platform\'s domain is its own: any other platform setting it (in any case) gets 409 CONFLICT. Sandbox platforms may share a domain no production platform holds.',
+        },
       ),
     ),
     webhookEndpoint: Type.Optional(
       Nullable(Type.String({ format: 'uri', maxLength: 2048 }), {
-        description: 'Where webhooks go: https (http is allowed for sandbox platforms). `null` clears it: no more webhooks are sent.',
+        description:
+          'Where webhooks go: https (http is allowed for sandbox platforms). `null` clears it: no more webhooks are sent. ' +
+          'A production endpoint may not be a loopback, private, link-local or metadata address (400); a host name resolving to one is refused at each delivery.',
       }),
     ),
     supportedCurrencies: Type.Optional(

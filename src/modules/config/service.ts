@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import { refusedRange } from '../../platform/address-guard.js';
 import { NotifiedCache, notifyChanged } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
@@ -7,7 +9,7 @@ import { enqueueJob } from '../../platform/jobs.js';
 import { knownOidcIssuer } from '../../platform/oidc-issuers.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { isUmaAddress } from '../../platform/uma-address.js';
-import { findConfig, insertConfig, updateConfig, type ConfigRow } from './repo.js';
+import { findConfig, insertConfig, PRODUCTION_UMA_DOMAIN_INDEX, productionUmaDomainHeld, updateConfig, type ConfigRow } from './repo.js';
 import type { FeeConfig, PlatformConfig, PlatformConfigUpdate, PlatformCurrencyConfig } from './schemas.js';
 
 export const DEFAULT_CURRENCY: PlatformCurrencyConfig = {
@@ -22,12 +24,14 @@ export const DEFAULT_CURRENCY: PlatformCurrencyConfig = {
 const FEE_SOURCE_CURRENCIES = new Set(['USD']);
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-export async function createDefaultConfig(trx: Tx, clock: Clock, platformId: string): Promise<void> {
+export async function createDefaultConfig(trx: Tx, clock: Clock, platformId: string, environment: Environment): Promise<void> {
   const now = clock.now();
   await insertConfig(trx, {
     id: uuidv7(now.getTime()),
     platform_id: platformId,
+    environment,
     uma_domain: null,
+    uma_domain_claimed_at: null,
     proxy_uma_subdomain: null,
     webhook_endpoint: null,
     is_regulated_financial_institution: false,
@@ -135,7 +139,11 @@ function checkOidcIssuer(
   }
 }
 
-/** A production platform's JWKS location: https without credentials or fragment (its fetch is further refused when the host resolves to a private address). */
+/**
+ * A production platform's JWKS location: https without credentials or fragment, and not a
+ * literal loopback, private, link-local or metadata address (a host name is judged again at
+ * every fetch, when it is resolved: DNS answers change).
+ */
 function checkProductionJwksUri(value: string, field: string, errors: FieldError[]): void {
   let url: URL | undefined;
   try {
@@ -145,7 +153,23 @@ function checkProductionJwksUri(value: string, field: string, errors: FieldError
   }
   if (!url || url.protocol !== 'https:' || url.username || url.password || url.hash) {
     errors.push({ field, constraint: { format: 'url', pattern: '^https://' }, message: 'must be an https URL without credentials or fragment' });
+    return;
   }
+  const refused = literalRefusedRange(url);
+  if (refused) errors.push({ field, message: `must not be a ${refused.range} address (${refused.host}): a production platform's JWKS is fetched only from public addresses` });
+}
+
+/**
+ * The refused range (platform/address-guard.ts) of a URL whose host is itself an address — an IP
+ * literal in any spelling the URL parser accepts, or localhost — which no DNS answer can change:
+ * every connection to it would be refused, so it is refused when it is set. Host names are judged
+ * when they are resolved, at each connection.
+ */
+function literalRefusedRange(url: URL): { host: string; range: string } | undefined {
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return { host, range: 'loopback' };
+  const range = isIP(host) ? refusedRange(host) : undefined;
+  return range ? { host, range } : undefined;
 }
 
 /** An https URL without credentials (http only for local hosts); `origin`: nothing after the port either. */
@@ -170,10 +194,12 @@ function checkServiceUrl(value: string, field: string, errors: FieldError[], ori
 
 /**
  * Where webhooks go: https for production platforms; a sandbox may also use http, so a
- * developer's machine or a tunnel can receive them. Production deliveries are further refused
- * at send time when the host resolves to a private address (modules/webhooks).
+ * developer's machine or a tunnel can receive them. Where deliveries pass the address guard
+ * (production, and sandbox under CORRIDOR_WEBHOOK_GUARD_SANDBOX) an endpoint that is itself a
+ * refused address is refused here; one whose host resolves to such an address is refused at
+ * send time (modules/webhooks), since DNS answers change.
  */
-function checkWebhookEndpoint(value: string, environment: Environment, errors: FieldError[]): void {
+function checkWebhookEndpoint(value: string, environment: Environment, guarded: boolean, errors: FieldError[]): void {
   let url: URL | undefined;
   try {
     url = new URL(value);
@@ -190,7 +216,10 @@ function checkWebhookEndpoint(value: string, environment: Environment, errors: F
           ? 'must be an https URL without credentials or fragment'
           : 'must be an http or https URL without credentials or fragment',
     });
+    return;
   }
+  const refused = guarded ? literalRefusedRange(url) : undefined;
+  if (refused) errors.push({ field: 'webhookEndpoint', message: `must not be a ${refused.range} address (${refused.host}): webhooks are delivered only to public addresses` });
 }
 
 /** The umaDomain is what follows the `@` of its customers' addresses, so it follows the one address rule (platform/uma-address.ts): a port is 1–65535. */
@@ -229,8 +258,18 @@ function checkCurrencies(currencies: PlatformCurrencyConfig[], errors: FieldErro
   });
 }
 
-/** Merge-by-key on (feeType, sourceCurrency); a config whose rate and fixed amount are both 0 is removed. */
-function mergeFeeConfigs(current: FeeConfig[], updates: NonNullable<PlatformConfigUpdate['feeConfigs']>, errors: FieldError[]): FeeConfig[] {
+/**
+ * Merge-by-key on (feeType, sourceCurrency); a config whose rate and fixed amount are both 0 is
+ * removed. A fixed fee sent may not exceed the source currency's maxAmount in `currencies` (the
+ * list as this change leaves it): no transfer from that currency could pay it, and prices and
+ * listings must carry fee and amount within the API's 2^53 − 1.
+ */
+function mergeFeeConfigs(
+  current: FeeConfig[],
+  updates: NonNullable<PlatformConfigUpdate['feeConfigs']>,
+  currencies: PlatformCurrencyConfig[],
+  errors: FieldError[],
+): FeeConfig[] {
   const merged = new Map(current.map((f) => [`${f.feeType}/${f.sourceCurrency}`, f]));
   const seen = new Set<string>();
   updates.forEach((update, i) => {
@@ -243,6 +282,14 @@ function mergeFeeConfigs(current: FeeConfig[], updates: NonNullable<PlatformConf
     }
     if (update.fixedFee && update.fixedFee.currency !== update.sourceCurrency) {
       errors.push({ field: `feeConfigs.${i}.fixedFee.currency`, constraint: { enum: [update.sourceCurrency] }, message: 'must equal sourceCurrency' });
+      return;
+    }
+    const limit = currencies.find((c) => c.currencyCode === update.sourceCurrency)?.maxAmount;
+    if (update.fixedFee && limit !== undefined && update.fixedFee.amount > limit) {
+      errors.push({
+        field: `feeConfigs.${i}.fixedFee.amount`,
+        message: `must not exceed ${update.sourceCurrency}'s maxAmount in supportedCurrencies (${limit}): no transfer could pay it`,
+      });
       return;
     }
     const previous = merged.get(key);
@@ -281,11 +328,27 @@ function opensAccounts(before: ConfigRow, after: ConfigRow): boolean {
 /** The event that tells a new webhook endpoint it is connected (upstream sends TEST on every endpoint change). */
 const WEBHOOK_TEST_EVENT = 'TEST';
 
+function umaDomainTaken(umaDomain: string): AppError {
+  return new AppError('CONFLICT', `The umaDomain ${umaDomain} is a production platform's: a production umaDomain belongs to that platform alone.`, {
+    details: { field: 'umaDomain', umaDomain },
+  });
+}
+
+function isUniqueViolationOf(error: unknown, index: string): boolean {
+  const e = error as { code?: unknown; constraint?: unknown; message?: unknown } | null;
+  return e?.code === '23505' && `${String(e.constraint ?? '')} ${String(e.message ?? '')}`.includes(index);
+}
+
+/**
+ * `guardSandboxWebhooks`: CORRIDOR_WEBHOOK_GUARD_SANDBOX, under which sandbox deliveries pass
+ * the address guard as production ones do, so their endpoints are judged alike.
+ */
 export async function updatePlatformConfig(
   trx: Tx,
   clock: Clock,
   caller: { platformId: string; environment: Environment },
   update: PlatformConfigUpdate,
+  options: { guardSandboxWebhooks: boolean },
 ): Promise<PlatformConfig> {
   const { platformId } = caller;
   const unsupported = (update.feeConfigs ?? []).findIndex((f) => !FEE_SOURCE_CURRENCIES.has(f.sourceCurrency));
@@ -298,18 +361,29 @@ export async function updatePlatformConfig(
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
   if (typeof update.umaDomain === 'string') checkUmaDomain(update.umaDomain, errors);
-  if (typeof update.webhookEndpoint === 'string') checkWebhookEndpoint(update.webhookEndpoint, caller.environment, errors);
+  if (typeof update.webhookEndpoint === 'string') {
+    checkWebhookEndpoint(update.webhookEndpoint, caller.environment, caller.environment === 'production' || options.guardSandboxWebhooks, errors);
+  }
   update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkOidcIssuer(issuer, `embeddedWalletConfig.oidcIssuers.${i}`, caller.environment, errors));
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
   const currencies = update.supportedCurrencies && currenciesToStore(current.supported_currencies, update.supportedCurrencies);
   if (currencies) checkCurrencies(currencies, errors);
-  const feeConfigs = update.feeConfigs ? mergeFeeConfigs(current.fee_configs, update.feeConfigs, errors) : undefined;
+  const feeConfigs = update.feeConfigs ? mergeFeeConfigs(current.fee_configs, update.feeConfigs, currencies ?? current.supported_currencies, errors) : undefined;
   if (errors.length) throw invalidInput(errors);
+  // A umaDomain other than the one held (case aside) is a new claim. A production platform's
+  // domain is no one else's: its customers' addresses, and the sender identity of its UMA
+  // requests (signed with the deployment's keys, which any domain here serves). Sandbox platforms
+  // share what no production platform holds; a new one queues behind those sharing it.
+  const claimsUmaDomain = update.umaDomain !== undefined && update.umaDomain?.toLowerCase() !== current.uma_domain?.toLowerCase();
+  if (claimsUmaDomain && update.umaDomain && (await productionUmaDomainHeld(trx, platformId, update.umaDomain))) {
+    throw umaDomainTaken(update.umaDomain);
+  }
 
   const card = update.cardTokenization2faConfig;
   const currentCard = current.card_tokenization_2fa_config ?? {};
   const changes: Partial<ConfigRow> = {
     ...(update.umaDomain !== undefined ? { uma_domain: update.umaDomain } : {}),
+    ...(claimsUmaDomain ? { uma_domain_claimed_at: update.umaDomain === null ? null : clock.now() } : {}),
     ...(update.webhookEndpoint !== undefined ? { webhook_endpoint: update.webhookEndpoint } : {}),
     ...(currencies ? { supported_currencies: currencies } : {}),
     ...(update.embeddedWalletConfig !== undefined
@@ -328,7 +402,11 @@ export async function updatePlatformConfig(
     ...(feeConfigs ? { fee_configs: feeConfigs } : {}),
     updated_at: clock.now(),
   };
-  const row = await updateConfig(trx, platformId, changes);
+  const row = await updateConfig(trx, platformId, changes).catch((error: unknown) => {
+    // Another production platform took the domain since the check above, and committed first.
+    if (update.umaDomain && isUniqueViolationOf(error, PRODUCTION_UMA_DOMAIN_INDEX)) throw umaDomainTaken(update.umaDomain);
+    throw error;
+  });
   await notifyChanged(trx, CONFIG_CHANGED_CHANNEL, platformId);
   if (opensAccounts(current, row)) {
     const payload: ConfigAccountsJobPayload = {};

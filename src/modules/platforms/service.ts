@@ -30,7 +30,7 @@ export async function createPlatform(
   const now = clock.now();
   const row: PlatformRow = { id: uuidv7(now.getTime()), name: input.name, environment: input.environment, identifier_key_version: 1, created_at: now, updated_at: now };
   await insertPlatform(trx, row);
-  await createDefaultConfig(trx, clock, row.id);
+  await createDefaultConfig(trx, clock, row.id, row.environment);
   await provisionPlatformAccounts(trx, clock, row.id);
   const token = await createToken(trx, clock, row.id, { name: 'Initial token', permissions: ['VIEW', 'TRANSACT', 'MANAGE'] });
   return { platform: toPlatform(row), platformUuid: row.id, token };

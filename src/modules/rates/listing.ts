@@ -40,6 +40,15 @@ export function listExchangeRates(snapshot: RateSnapshot, config: PlatformConfig
         });
         const fixed = pricing.fees.serviceFixed + pricing.fees.platformFixed;
         const priced = pricing.priced;
+        // A fixed fee the answer cannot carry: PATCH /config keeps a platform's fixed fee within
+        // its maxAmount, which may itself reach 2^53 − 1 (or a row predates that rule).
+        if (fixed > MAX_WIRE_AMOUNT) {
+          throw new AppError(
+            'AMOUNT_OUT_OF_RANGE',
+            `The fixed fees from ${source.currencyCode} to ${destination} exceed what the API carries exactly (2^53 − 1 minor units): the platform's fixed fee (feeConfigs) is too large to price.`,
+            { details: { sourceCurrency: source.currencyCode, destinationCurrency: destination, destinationPaymentRail: rail } },
+          );
+        }
         // As a quote for this amount would be (AMOUNT_OUT_OF_RANGE), not an amount the answer cannot carry.
         if (priced && priced.received > MAX_WIRE_AMOUNT) {
           throw new AppError('AMOUNT_OUT_OF_RANGE', `sendingAmount ${amount} buys more ${destination} than the API carries exactly (2^53 − 1 minor units).`, {

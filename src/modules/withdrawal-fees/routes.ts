@@ -15,10 +15,13 @@ export const withdrawalFeeRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { feeMo
         'withdraws. Sandbox platforms get the documented sandbox fee model (per network: a typical transfer at a typical gas price, valued at ' +
         'fixed sandbox prices); production platforms get the deployment\'s estimator (503 without one). Unknown account: 404 ' +
         'REFERENCE_NOT_FOUND. A network that does not carry the currency, another currency than the account\'s, or an address invalid for ' +
-        'the network: 400 INVALID_INPUT naming each. An amount that does not cover the fee: 400 INVALID_AMOUNT. Nothing is reserved.',
+        'the network: 400 INVALID_INPUT naming each. An amount that does not cover the fee: 400 INVALID_AMOUNT. Nothing is reserved. ' +
+        'A read: any token may call it (VIEW).',
       body: EstimateCryptoWithdrawalFeeRequest,
       response: { 200: EstimateCryptoWithdrawalFeeResponse, ...errorResponses(400, 401, 404, 500, 503) },
     },
+    // A POST only because the estimate takes a body: it changes nothing, so it is a read.
+    config: { permission: 'VIEW' },
     handler: async (request) => estimateWithdrawalFee(deps.db, deps.feeModels, request.principal, request.body, deps.clock.now()),
   });
 };
