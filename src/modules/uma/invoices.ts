@@ -16,7 +16,7 @@ export const INVOICE_EXPIRY_SECONDS = 600;
 export interface IssuedInvoice {
   invoice: string;
   paymentHash: string;
-  amountMsats: number;
+  amountMsats: bigint;
 }
 
 /**
@@ -37,7 +37,7 @@ export class LightningNode {
   }
 
   /** `descriptionHashOf` is what LUD-06 commits to: the LNURL metadata (plus payer data, LUD-18). */
-  issue(paymentId: string, amountMsats: number, descriptionHashOf: string, now: Date, environment: 'sandbox' | 'production'): IssuedInvoice {
+  issue(paymentId: string, amountMsats: bigint, descriptionHashOf: string, now: Date, environment: 'sandbox' | 'production'): IssuedInvoice {
     const paymentHash = createHash('sha256').update(this.preimage(paymentId)).digest('hex');
     const unsigned = bolt11().encode({
       network: NETWORKS[environment],

@@ -26,7 +26,8 @@ import { counterpartyCode } from './http-client.js';
 import { counterpartyKeys } from './counterparty.js';
 import type { VaspKeySource } from './keys.js';
 import { payerDataKeyToField } from './payer-data.js';
-import { msatsPerMinorUnit } from './rates.js';
+import { exactDecimal, rateToNumber } from './amounts.js';
+import { exactMsatsPerMinorUnit } from './rates.js';
 import { findLookup, insertLookup, type LookupRow } from './repo.js';
 import type { LookupQuery, ReceiverUmaLookupResponse, StoredLookup } from './schemas.js';
 import { NonceCheck, verifySigned } from './verification.js';
@@ -130,11 +131,19 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
   await verifySigned(nonces, (validator) => verifyUmaLnurlpResponseSignature(response, keys, validator), 'lnurlp response');
 
   const snapshot = await deps.rates.snapshot(principal.environment);
-  const senderCurrency = (sender.currencies ?? []).find((code) => msatsPerMinorUnit(snapshot, code) !== undefined) ??
-    config.supported_currencies.map((c) => c.currencyCode).find((code) => msatsPerMinorUnit(snapshot, code) !== undefined) ?? 'USD';
-  const senderMsatsPerUnit = msatsPerMinorUnit(snapshot, senderCurrency)! * 10 ** currency(senderCurrency).decimals;
-  // Receiver minor units per sender minor unit, scaled to major units on both sides.
-  const rateTo = (c: { multiplier: number; decimals: number }) => senderMsatsPerUnit / (c.multiplier * 10 ** c.decimals);
+  const senderCurrency = (sender.currencies ?? []).find((code) => exactMsatsPerMinorUnit(snapshot, code) !== undefined) ??
+    config.supported_currencies.map((c) => c.currencyCode).find((code) => exactMsatsPerMinorUnit(snapshot, code) !== undefined) ?? 'USD';
+  const senderRate = exactMsatsPerMinorUnit(snapshot, senderCurrency);
+  // Receiving major units per sending major unit (msats per sending major unit ÷ msats per
+  // receiving major unit), shown as a number; NaN without a sending rate, which offers nothing.
+  const rateTo = (c: { multiplier: number; decimals: number }) => {
+    if (!senderRate) return Number.NaN;
+    const multiplier = exactDecimal(c.multiplier);
+    return rateToNumber({
+      num: senderRate.num * 10n ** BigInt(currency(senderCurrency).decimals) * multiplier.den,
+      den: senderRate.den * multiplier.num * 10n ** BigInt(c.decimals),
+    });
+  };
   const currencies = response.currencies
     // What another VASP sends is only offered when it is something Corridor can quote on: a currency
     // it knows, counted in that currency's own minor units (amounts in the quote are Corridor's minor

@@ -33,6 +33,8 @@ import { isLocalDomain, vaspOrigin } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { INVOICE_EXPIRY_SECONDS, type IssuedInvoice, type LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
+import { exactDecimal, MAX_INVOICE_MSATS, sendableSats } from './amounts.js';
+import { convertPayRequest, withReceivingAmount } from './pay-conversion.js';
 import { fieldToPayerDataKey, payerDataKeyToField } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { insertIncomingPayment } from './repo.js';
@@ -172,17 +174,16 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
   );
   await verifySigned(nonces, (validator) => verifyUmaLnurlpQuerySignature(query, senderKeys, validator), 'lnurlp request');
 
-  // LUD-06 limits in msats: the widest the receiver's currencies allow (at least 1 sat).
-  const minMsats = Math.min(...receiver.currencies.map((c) => c.minSendable * c.multiplier));
-  const maxMsats = Math.max(...receiver.currencies.map((c) => c.maxSendable * c.multiplier));
+  // LUD-06 limits: the widest the receiver's currencies allow.
+  const sendable = sendableSats(receiver.currencies.map((c) => ({ min: BigInt(c.minSendable), max: BigInt(c.maxSendable), multiplier: exactDecimal(c.multiplier) })));
   const response = await getLnurlpResponse({
     request: { ...query, receiverAddress: receiver.address.address },
     privateKeyBytes: (await deps.keys()).signing.privateKey,
     requiresTravelRuleInfo: true,
     callback: callbackOf(receiver),
     encodedMetadata: metadataOf(receiver),
-    minSendableSats: Number.isFinite(minMsats) ? Math.max(1, Math.ceil(minMsats / 1000)) : 1,
-    maxSendableSats: Number.isFinite(maxMsats) ? Math.max(1, Math.floor(maxMsats / 1000)) : 1,
+    minSendableSats: sendable.min,
+    maxSendableSats: sendable.max,
     payerDataOptions: receiver.payerData,
     currencyOptions: receiver.currencies,
     receiverKycStatus: receiver.kycStatus,
@@ -217,12 +218,18 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
       details: { currencies: receiver.currencies.map((c) => c.code) },
     });
   }
-  const receivingAmount = request.sendingAmountCurrencyCode ? request.amount : Math.round(request.amount / offered.multiplier);
   if (request.sendingAmountCurrencyCode && request.sendingAmountCurrencyCode !== offered.code) {
     throw new AppError('INVALID_CURRENCY', 'The amount is in neither msats nor the receiving currency.');
   }
-  if (!Number.isSafeInteger(request.amount) || receivingAmount < offered.minSendable || receivingAmount > offered.maxSendable) {
-    throw new AppError('AMOUNT_OUT_OF_RANGE', `${offered.code} ${receivingAmount} is outside ${offered.minSendable}–${offered.maxSendable}.`, {
+  // Receiver fees are 0. The receiver gets at least one minor unit, by an invoice Lightning can carry.
+  const conversion = Number.isSafeInteger(request.amount) && request.amount > 0 ? convertPayRequest(request, offered.multiplier, 0n) : undefined;
+  if (
+    !conversion ||
+    conversion.receivingAmount < BigInt(Math.max(1, offered.minSendable)) ||
+    conversion.receivingAmount > BigInt(offered.maxSendable) ||
+    conversion.invoiceMsats > MAX_INVOICE_MSATS
+  ) {
+    throw new AppError('AMOUNT_OUT_OF_RANGE', `${offered.code} ${conversion?.receivingAmount ?? request.amount} is outside ${offered.minSendable}–${offered.maxSendable}.`, {
       details: { min: offered.minSendable, max: offered.maxSendable, currency: offered.code },
     });
   }
@@ -251,7 +258,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
       senderUmaAddress: payer.address,
       receiverUmaAddress: receiver.address.address,
       currency: offered.code,
-      amount: BigInt(receivingAmount),
+      amount: conversion.receivingAmount,
       counterpartyInformation: told,
       arrived: false,
     }),
@@ -266,12 +273,13 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
 
   const paymentId = uuidv7(deps.clock.now().getTime());
   let issued: IssuedInvoice | undefined;
-  const response = await getPayReqResponse({
+  const signed = await getPayReqResponse({
     request,
     metadata: metadataOf(receiver),
     invoiceCreator: {
-      createUmaInvoice: async (amountMsats, metadata) => {
-        issued = deps.node.issue(paymentId, amountMsats, metadata, deps.clock.now(), receiver.environment);
+      // For the exact conversion's msats, not the SDK's float product.
+      createUmaInvoice: async (_sdkMsats, metadata) => {
+        issued = deps.node.issue(paymentId, conversion.invoiceMsats, metadata, deps.clock.now(), receiver.environment);
         return issued.invoice;
       },
     },
@@ -288,6 +296,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     receivingVaspPrivateKey: (await deps.keys()).signing.privateKey,
     payeeIdentifier: receiver.address.address,
   });
+  const response = withReceivingAmount(signed, conversion);
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + INVOICE_EXPIRY_SECONDS * 1000);
   await withTx(deps.db, async (trx) => {
@@ -299,8 +308,8 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
       sender_identifier: payer.address,
       sender_vasp_domain: payer.domain,
       currency_code: offered.code,
-      amount: BigInt(response.converted?.amount ?? receivingAmount),
-      amount_msats: BigInt(issued!.amountMsats),
+      amount: conversion.receivingAmount,
+      amount_msats: issued!.amountMsats,
       fee_msats: 0n,
       payment_hash: issued!.paymentHash,
       invoice: issued!.invoice,

@@ -15,7 +15,8 @@ import { counterpartyCode } from './http-client.js';
 import { bolt11, NETWORKS } from './invoices.js';
 import { findUmaLookup, type LookupDeps } from './lookup.js';
 import { payerDataKeyToField } from './payer-data.js';
-import { msatsPerMinorUnit } from './rates.js';
+import { exactDecimal, feeInMinorUnits, invoiceCovers, msatsBought, rateToNumber, receivedFor, sendingCost, significant } from './amounts.js';
+import { exactMsatsPerMinorUnit } from './rates.js';
 import { findOutgoingPaymentByTransaction, insertOutgoingPayment, lockInvoiceHash, outgoingPaymentWithHash, setOutgoingPreimage, type OutgoingPaymentRow } from './repo.js';
 import type { VaspSend } from './transport.js';
 import { checkTimestamp, NonceCheck, verifySigned } from './verification.js';
@@ -58,10 +59,10 @@ export interface UmaQuote {
   postTransactionCallback: string | null;
 }
 
-/** A decimal rate string (receiving major units per sending major unit), 12 significant digits. */
+/** The quote's rate (receiving major units per sending major unit) as a decimal string, 12 significant digits. */
 function rateOf(sent: bigint, sendingCurrency: string, received: bigint, receivingCurrency: string): string {
-  const value = Number(received) / 10 ** currency(receivingCurrency).decimals / (Number(sent) / 10 ** currency(sendingCurrency).decimals);
-  return String(Number(value.toPrecision(12)));
+  const ratio = { num: received * 10n ** BigInt(currency(sendingCurrency).decimals), den: sent * 10n ** BigInt(currency(receivingCurrency).decimals) };
+  return significant(ratio, 12);
 }
 
 /** A customer as the pay request describes it. */
@@ -135,16 +136,17 @@ interface Asked {
 /**
  * The receiving VASP's `converted` block, held to what was asked (UMAD-05): the currency and its
  * decimals, a positive multiplier, a whole non-negative fee, a whole positive amount — the one
- * asked for on a RECEIVING lock — and an invoice for exactly what that conversion costs
- * (`amount × multiplier + fee` msats, as the SDK's getPayReqResponse makes it: within 1 msat on a
- * RECEIVING lock; on a SENDING lock the invoice is the msats sent and the amount is rounded, so
- * within half a minor unit). Anything else is an invoice for another payment than the quote's.
+ * asked for on a RECEIVING lock — and an invoice for what that conversion costs,
+ * `amount × multiplier + fee` msats computed exactly at the multiplier's decimal value
+ * (`invoiceCovers`: within 1 msat on a RECEIVING lock, the receiver having rounded the invoice;
+ * on a SENDING lock the invoice is exactly the msats sent and the receiver rounded the amount, so
+ * within one minor unit's worth). Anything else is an invoice for another payment than the quote's.
  */
 function checkConversion(
   converted: { amount?: number | undefined; currencyCode: string; decimals: number; multiplier: number; fee: number },
   asked: Asked,
   invalid: (why: string) => AppError,
-): { received: bigint; multiplier: number; feeMsats: number } {
+): { received: bigint; feeInReceiving: bigint } {
   if (converted.currencyCode !== asked.code) throw invalid(`converts to ${converted.currencyCode}, not ${asked.code}`);
   if (converted.decimals !== asked.decimals) throw invalid(`counts ${asked.code} with ${converted.decimals} decimals, not ${asked.decimals}`);
   if (!Number.isFinite(converted.multiplier) || !(converted.multiplier > 0)) throw invalid('converts at no positive multiplier');
@@ -153,12 +155,15 @@ function checkConversion(
   const received = BigInt(converted.amount);
   if ('received' in asked.lock && received !== asked.lock.received) throw invalid(`converts to ${received}, not the ${asked.lock.received} asked for`);
   if ('msats' in asked.lock && asked.amountMsats !== asked.lock.msats) throw invalid(`invoices ${asked.amountMsats} msats, not the ${asked.lock.msats} sent`);
-  const costs = converted.amount * converted.multiplier + converted.fee;
-  const tolerance = 'received' in asked.lock ? 1 : converted.multiplier / 2 + 1;
-  if (!(Math.abs(Number(asked.amountMsats) - costs) <= tolerance)) {
-    throw invalid(`invoices ${asked.amountMsats} msats for ${received} ${asked.code} minor units, which cost ${Math.round(costs)} msats at its multiplier and fee`);
+  const multiplier = exactDecimal(converted.multiplier);
+  const feeMsats = BigInt(converted.fee);
+  if (!invoiceCovers(asked.amountMsats, received, multiplier, feeMsats, 'received' in asked.lock)) {
+    throw invalid(`invoices ${asked.amountMsats} msats for ${received} ${asked.code} minor units, which cost ${significant({ num: received * multiplier.num + feeMsats * multiplier.den, den: multiplier.den }, 20)} msats at its multiplier and fee`);
   }
-  return { received, multiplier: converted.multiplier, feeMsats: converted.fee };
+  // Shown as an integer (counterpartyFixedFee): a fee past 2^53 minor units is no fee a quote can show.
+  const feeInReceiving = feeInMinorUnits(feeMsats, multiplier);
+  if (feeInReceiving > BigInt(Number.MAX_SAFE_INTEGER)) throw invalid(`charges a fee of more than ${Number.MAX_SAFE_INTEGER} ${asked.code} minor units`);
+  return { received, feeInReceiving };
 }
 
 /**
@@ -173,7 +178,8 @@ export class UmaSender {
    * Sends the signed pay request and checks the signed answer. Refused before anything is sent:
    * the lookup unknown or expired 404 LOOKUP_REQUEST_NOT_FOUND, made for another sender 400
    * INVALID_INPUT, for another address 400 INVALID_RECEIVER; an amount outside the receiver's
-   * limits 400 AMOUNT_OUT_OF_RANGE; a payer-data field the receiver requires that neither the
+   * limits, or a SENDING lock buying more msats than a pay request carries (2^53 − 1), 400
+   * AMOUNT_OUT_OF_RANGE; a payer-data field the receiver requires that neither the
    * customer's record nor `senderCustomerInfo` holds 400 MISSING_MANDATORY_USER_INFO. Then: the
    * receiving VASP unreachable or failing 400 QUOTE_REQUEST_FAILED (retryable), refusing 400
    * INVALID_RECEIVER (its code in `details.counterpartyCode`); an answer that does not parse 400
@@ -198,13 +204,15 @@ export class UmaSender {
       });
     }
     const snapshot = await deps.rates.snapshot(request.environment);
-    const sendMsats = msatsPerMinorUnit(snapshot, request.sendingCurrency);
-    if (sendMsats === undefined) throw new AppError('INVALID_CURRENCY', `Corridor has no rate for ${request.sendingCurrency} over UMA.`);
+    const sendRate = exactMsatsPerMinorUnit(snapshot, request.sendingCurrency);
+    if (sendRate === undefined) throw new AppError('INVALID_CURRENCY', `Corridor has no rate for ${request.sendingCurrency} over UMA.`);
     const inReceiving = request.lockedSide === 'RECEIVING';
     // RECEIVING: receiving minor units; SENDING: the millisatoshis the locked amount buys at Corridor's rate.
-    const amount = inReceiving ? Number(request.lockedAmount) : Math.floor(Number(request.lockedAmount) * sendMsats);
-    const receivedEstimate = inReceiving ? amount : Math.floor(amount / offered.multiplier);
-    if (!Number.isSafeInteger(amount) || receivedEstimate < offered.min || receivedEstimate > offered.max) {
+    const amount = inReceiving ? request.lockedAmount : msatsBought(request.lockedAmount, sendRate);
+    // Before the receiver names its fee, a SENDING lock's amount is estimated without one.
+    const receivedEstimate = inReceiving ? amount : receivedFor(amount, exactDecimal(offered.multiplier), 0n);
+    // The pay request carries the amount as a JSON number: one past 2^53 cannot be sent exactly.
+    if (amount > BigInt(Number.MAX_SAFE_INTEGER) || receivedEstimate < BigInt(offered.min) || receivedEstimate > BigInt(offered.max)) {
       throw new AppError('AMOUNT_OUT_OF_RANGE', `${receiver.address} receives ${offered.min}–${offered.max} ${offered.code} minor units; this is ${receivedEstimate}.`, {
         details: { min: offered.min, max: offered.max, currency: offered.code },
       });
@@ -227,7 +235,7 @@ export class UmaSender {
       receiverEncryptionPubKey: Buffer.from(lookup.response.encryptionPubKey, 'hex'),
       sendingVaspPrivateKey: keys.signing.privateKey,
       receivingCurrencyCode: offered.code,
-      amount,
+      amount: Number(amount),
       isAmountInReceivingCurrency: inReceiving,
       payerIdentifier: customer.uma_address,
       payerKycStatus: customer.review_status === 'APPROVED' ? KycStatus.Verified : KycStatus.Pending,
@@ -287,7 +295,7 @@ export class UmaSender {
     const paymentHash = decoded.tagsObject.payment_hash;
     const amountMsats = BigInt(decoded.millisatoshis ?? '0');
     if (!paymentHash || amountMsats <= 0n) throw invalid('carries an invoice without an amount or payment hash');
-    const converted = checkConversion(response.converted, { code: offered.code, decimals: offered.decimals, amountMsats, lock: inReceiving ? { received: request.lockedAmount } : { msats: BigInt(amount) } }, invalid);
+    const converted = checkConversion(response.converted, { code: offered.code, decimals: offered.decimals, amountMsats, lock: inReceiving ? { received: request.lockedAmount } : { msats: amount } }, invalid);
     let postTransactionCallback: string | null = null;
     if (compliance.utxoCallback) {
       const url = counterpartyUrl(compliance.utxoCallback);
@@ -296,7 +304,7 @@ export class UmaSender {
     }
     const received = converted.received;
     // What the invoice costs the sender at Corridor's rate, rounded up; a SENDING lock pays what it locked.
-    const sent = inReceiving ? (amountMsats * 1000n + BigInt(Math.round(sendMsats * 1000)) - 1n) / BigInt(Math.round(sendMsats * 1000)) : request.lockedAmount;
+    const sent = inReceiving ? sendingCost(amountMsats, sendRate) : request.lockedAmount;
     return {
       customerUuid: lookup.customer_id,
       receiverUmaAddress: receiver.address,
@@ -311,11 +319,11 @@ export class UmaSender {
       invoiceLifetimeSeconds: (decoded.timeExpireDate ?? 0) - (decoded.timestamp ?? 0),
       exchangeRate: rateOf(sent > 0n ? sent : 1n, request.sendingCurrency, received, offered.code),
       rateDetails: {
-        counterpartyMultiplier: converted.multiplier,
+        counterpartyMultiplier: response.converted.multiplier,
         // UMA's fee is in millisatoshis; the quote shows it in receiving minor units (upstream's
         // OutgoingRateDetails), rounded up: a fee is not shown smaller than it is.
-        counterpartyFixedFee: Math.ceil(converted.feeMsats / converted.multiplier),
-        gridApiMultiplier: sendMsats,
+        counterpartyFixedFee: Number(converted.feeInReceiving),
+        gridApiMultiplier: rateToNumber(sendRate),
         gridApiFixedFee: 0,
         gridApiVariableFeeRate: 0,
         gridApiVariableFeeAmount: 0,

@@ -7,6 +7,8 @@ import { parseUmaAddress } from '../../platform/uma-address.js';
 import { certificatesFromPem, selfSignedChains, type SelfSignedChains } from './certificates.js';
 import type { VaspResponse } from './http-client.js';
 import { bolt11, INVOICE_EXPIRY_SECONDS, NETWORKS } from './invoices.js';
+import { exactDecimal, sendableSats } from './amounts.js';
+import { convertPayRequest, withReceivingAmount } from './pay-conversion.js';
 import { msatsPerMinorUnit } from './rates.js';
 import type { InProcessVasp, VaspCaller, VaspExchange } from './transport.js';
 
@@ -110,14 +112,15 @@ export class SimulatedTestVasp implements InProcessVasp {
     const receiver = await this.receiver(url.host, decodeURIComponent(url.pathname.split('/')[3] ?? ''));
     if (!receiver) return refuse(404, 'UMA_NOT_FOUND', 'The test VASP has no such receiver.');
     const { offered } = receiver;
+    const sendable = sendableSats([{ min: BigInt(offered.minSendable), max: BigInt(offered.maxSendable), multiplier: exactDecimal(offered.multiplier) }]);
     const response = await getLnurlpResponse({
       request: { ...query, receiverAddress: receiver.address },
       privateKeyBytes: this.keys().signing.key.privateKey,
       requiresTravelRuleInfo: true,
       callback: `https://${url.host}/uma/payreq/${encodeURIComponent(receiver.address.split('@')[0]!)}`,
       encodedMetadata: receiver.metadata,
-      minSendableSats: Math.max(1, Math.ceil((offered.minSendable * offered.multiplier) / 1000)),
-      maxSendableSats: Math.max(1, Math.floor((offered.maxSendable * offered.multiplier) / 1000)),
+      minSendableSats: sendable.min,
+      maxSendableSats: sendable.max,
       payerDataOptions: { identifier: { mandatory: true }, compliance: { mandatory: true }, name: { mandatory: false }, email: { mandatory: false } },
       currencyOptions: [offered],
       receiverKycStatus: KycStatus.Verified,
@@ -137,15 +140,16 @@ export class SimulatedTestVasp implements InProcessVasp {
     const { offered } = receiver;
     if (!request.isUma() || !request.payerData.identifier) return refuse(400, 'MISSING_REQUIRED_UMA_PARAMETERS', 'An UMA pay request names its payer and carries compliance data.');
     if (request.receivingCurrencyCode !== offered.code) return refuse(400, 'INVALID_CURRENCY', `${receiver.address} receives ${offered.code} only.`);
-    const receivingAmount = request.sendingAmountCurrencyCode ? request.amount : Math.round(request.amount / offered.multiplier);
-    if (receivingAmount < offered.minSendable || receivingAmount > offered.maxSendable) {
+    // Converted exactly, as Corridor's own receiving side does (receiver fees 0).
+    const conversion = Number.isSafeInteger(request.amount) && request.amount > 0 ? convertPayRequest(request, offered.multiplier, 0n) : undefined;
+    if (!conversion || conversion.receivingAmount < BigInt(offered.minSendable) || conversion.receivingAmount > BigInt(offered.maxSendable)) {
       return refuse(400, 'AMOUNT_OUT_OF_RANGE', `${receiver.address} receives ${offered.minSendable}–${offered.maxSendable} ${offered.code} minor units.`);
     }
     const issuedAt = await this.deps.platformClock.now(caller.platformId);
-    const response = await getPayReqResponse({
+    const signed = await getPayReqResponse({
       request,
       metadata: receiver.metadata,
-      invoiceCreator: { createUmaInvoice: async (amountMsats) => this.invoice(receiver.address, amountMsats, issuedAt) },
+      invoiceCreator: { createUmaInvoice: async () => this.invoice(receiver.address, conversion.invoiceMsats, issuedAt) },
       conversionRate: offered.multiplier,
       receivingCurrencyCode: offered.code,
       receivingCurrencyDecimals: offered.decimals,
@@ -156,11 +160,11 @@ export class SimulatedTestVasp implements InProcessVasp {
       receivingVaspPrivateKey: this.keys().signing.key.privateKey,
       payeeIdentifier: receiver.address,
     });
-    return { ok: true, status: 200, body: response.toJsonString() };
+    return { ok: true, status: 200, body: withReceivingAmount(signed, conversion).toJsonString() };
   }
 
   /** A BOLT 11 invoice of the test node: the receiver in its description, the preimage derivable from its payment secret. */
-  private invoice(receiverAddress: string, amountMsats: number, issuedAt: Date): string {
+  private invoice(receiverAddress: string, amountMsats: bigint, issuedAt: Date): string {
     const secret = randomBytes(32).toString('hex');
     const unsigned = bolt11().encode({
       network: NETWORKS.sandbox,
