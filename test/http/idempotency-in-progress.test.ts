@@ -118,9 +118,11 @@ describe('Idempotency-Key while the first request is in progress', () => {
     Object.assign(runs, { prepared: 0, written: 0 });
     const first = gate();
     held = [first.wait];
-    const answers = Array.from({ length: 5 }, () => post('/test/prepared-widgets', { colour: 'blue' }, 'slow-many'));
+    let answered = 0;
+    const answers = Array.from({ length: 5 }, () => post('/test/prepared-widgets', { colour: 'blue' }, 'slow-many').finally(() => answered++));
     await until(() => runs.prepared === 1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Every other request has met the claim in progress (on PostgreSQL each waits for a pooled connection first).
+    await until(() => answered === 4);
     first.release();
     const codes = (await Promise.all(answers)).map((a) => a.statusCode).sort();
     expect(codes).toEqual([201, 409, 409, 409, 409]);
