@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,9 +11,14 @@ import { migrate } from '../src/platform/db/migrate.js';
 /** The upstream's OpenAPI document, beside the repository (helpers/upstream-conformance.ts). */
 const UPSTREAM_OPENAPI = fileURLToPath(new URL('../../shared/reference/upstream-openapi.yaml', import.meta.url));
 
+/** Files this run wrote for its test files, removed when it ends: each run's are its own (named by pid), 44 MB a run. */
+const written: string[] = [];
+
 export default async function setup(project: TestProject) {
-  project.provide('upstreamOpenapi', await upstreamDocumentAsJson());
-  if (process.env.TEST_DATABASE_URL) return;
+  const upstream = await upstreamDocumentAsJson();
+  if (upstream) written.push(upstream);
+  project.provide('upstreamOpenapi', upstream);
+  if (process.env.TEST_DATABASE_URL) return teardown;
   // On PGlite, initialising a database costs seconds; it is done once here, migrated, and dumped.
   // Every test file then starts its own private database from that dump in well under a second.
   const handle = await openDatabase({});
@@ -21,8 +26,14 @@ export default async function setup(project: TestProject) {
   const dump = await handle.dumpDataDir!();
   const path = join(tmpdir(), `corridor-test-template-${process.pid}.tar`);
   await writeFile(path, Buffer.from(await dump.arrayBuffer()));
+  written.push(path);
   await handle.close();
   project.provide('pgliteTemplate', path);
+  return teardown;
+}
+
+async function teardown(): Promise<void> {
+  await Promise.all(written.map((path) => rm(path, { force: true })));
 }
 
 /** The document parsed once, as JSON for the test files to read; '' when it is not there (never in CI). */
