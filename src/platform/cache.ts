@@ -52,11 +52,8 @@ export class NotifiedCache<V> {
     return entry.value;
   }
 
-  /**
-   * Keeps `value`, which the caller has just read. Prefer `getOrLoad`: a value read before a
-   * change whose notification arrives before this call would be kept until the TTL.
-   */
-  set(key: string, value: V): void {
+  /** Only through `getOrLoad`, which knows whether a notification overtook the read. */
+  private keep(key: string, value: V): void {
     if (!this.listening || this.ttlMs <= 0) return;
     if (this.entries.size >= this.limit) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value, expiresAt: Date.now() + this.ttlMs });
@@ -77,7 +74,7 @@ export class NotifiedCache<V> {
     if (cached !== undefined) return cached;
     const loadedIn = this.generation;
     const loaded = await load();
-    if (loaded !== undefined && this.generation === loadedIn) this.set(key, loaded);
+    if (loaded !== undefined && this.generation === loadedIn) this.keep(key, loaded);
     return loaded;
   }
 }
