@@ -35,6 +35,15 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Waits (a deadline, not an assertion on time) until `done` holds, asking every `pollMs`. */
+export async function waitUntil(what: string, done: () => boolean | Promise<boolean>, ms: number, pollMs = 100): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
 export interface ProcessDatabase {
   /** Environment that points a `corridor` process at its own database. */
   env: Record<string, string>;

@@ -4,16 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
 import { DEPOSIT_POLL_JOB } from '../../src/modules/transactions/index.js';
 import { BASE, basic, onPostgres } from '../helpers/context.js';
-import { type CorridorProcess, type ProcessDatabase, processDatabase, runCli, startCorridor } from '../helpers/process.js';
+import { type CorridorProcess, processDatabase, type ProcessDatabase, runCli, startCorridor, waitUntil } from '../helpers/process.js';
 
-/** Waits (a deadline, not an assertion on time) until `done` holds. */
-async function until(what: string, done: () => boolean | Promise<boolean>, ms = 120_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (what: string, done: () => boolean | Promise<boolean>, ms = 120_000) => waitUntil(what, done, ms);
 
 /**
  * Issue 17 §3 across real processes on one PostgreSQL database: two `corridor serve` processes

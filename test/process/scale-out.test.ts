@@ -3,17 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
 import { listMigrations } from '../../src/platform/db/migrate.js';
 import { BASE, basic, onPostgres } from '../helpers/context.js';
-import { type CorridorProcess, type ProcessDatabase, processDatabase, startCorridor } from '../helpers/process.js';
+import { type CorridorProcess, processDatabase, type ProcessDatabase, startCorridor, waitUntil } from '../helpers/process.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
-/** Waits (a deadline, not an assertion on time) until `done` holds. */
-async function until(what: string, done: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (what: string, done: () => boolean | Promise<boolean>, ms = 60_000) => waitUntil(what, done, ms, 50);
 
 /**
  * DESIGN.md §8 as an operator runs it: several `corridor serve` processes on one PostgreSQL

@@ -3,7 +3,7 @@ import { eventCatalogue } from '../../src/app.js';
 import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
 import { formatId, parseId } from '../../src/platform/ids.js';
 import { BASE, basic, onPostgres } from '../helpers/context.js';
-import { type CorridorProcess, createSandboxPlatform, type ProcessDatabase, processDatabase, startCorridor } from '../helpers/process.js';
+import { type CorridorProcess, createSandboxPlatform, processDatabase, type ProcessDatabase, startCorridor, waitUntil } from '../helpers/process.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const catalogue = eventCatalogue();
@@ -64,14 +64,7 @@ async function allDelivered(handle: DbHandle, platformId: string): Promise<boole
   return open.length === 0;
 }
 
-/** Waits (a deadline, not an assertion on time) until `done` holds. */
-async function until(what: string, done: () => boolean | Promise<boolean>, ms = 180_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (what: string, done: () => boolean | Promise<boolean>, ms = 180_000) => waitUntil(what, done, ms);
 
 /**
  * Issue 16 §3 and §9 across real processes on one PostgreSQL database, with a real node:http
