@@ -101,33 +101,31 @@ describe('production JWKS locations', () => {
     expect(internal.jwksRequests).toBe(before);
   });
 
-  it('refuses a literal loopback location stored before PATCH refused it: 503 naming the refusal, nothing fetched', async () => {
+  /**
+   * A production wallet platform whose JWKS location was stored before PATCH /config refused it,
+   * and the credential registration that must fetch it: 503 matching `reason`, nothing fetched.
+   */
+  async function registerWithStoredJwksUri(jwksUri: string, sub: string, reason: RegExp) {
     const client = new WalletClient(ctx, await ctx.newPlatform('production'));
     await client.enableWallets();
-    const config = { appName: 'Acme', oidcIssuers: [{ issuer: internal.issuer, jwksUri: `https://127.0.0.1:${port()}/jwks` }] };
+    const config = { appName: 'Acme', oidcIssuers: [{ issuer: internal.issuer, jwksUri }] };
     await sql`update platform_configs set embedded_wallet_config = ${JSON.stringify(config)}::jsonb where platform_id = ${client.platform.uuid}`.execute(ctx.handle.db);
     await notifyChanged(ctx.handle.db, 'corridor_platform_config_changed', client.platform.uuid);
     const wallet = await client.newWallet();
     const before = internal.jwksRequests;
-    const token = await internal.token({ sub: 'legacy-literal', aud: 'acme-web' }, { iat: nowSeconds() });
+    const token = await internal.token({ sub, aud: 'acme-web' }, { iat: nowSeconds() });
     const failed = expectEnvelope(await client.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: token }), 503, 'SERVICE_UNAVAILABLE');
-    expect(failed.message).toMatch(/127\.0\.0\.1, a loopback address/);
+    expect(failed.message).toMatch(reason);
     expect(internal.jwksRequests).toBe(before);
+    return { client, wallet };
+  }
+
+  it('refuses a literal loopback location stored before PATCH refused it: 503 naming the refusal, nothing fetched', async () => {
+    await registerWithStoredJwksUri(`https://127.0.0.1:${port()}/jwks`, 'legacy-literal', /127\.0\.0\.1, a loopback address/);
   });
 
   it('refuses an http location stored before https was required: 503, nothing fetched, nothing registered', async () => {
-    const client = new WalletClient(ctx, await ctx.newPlatform('production'));
-    await client.enableWallets();
-    // A config saved before the check (PATCH /config refuses it now).
-    const config = { appName: 'Acme', oidcIssuers: [{ issuer: internal.issuer, jwksUri: internal.jwksUri }] };
-    await sql`update platform_configs set embedded_wallet_config = ${JSON.stringify(config)}::jsonb where platform_id = ${client.platform.uuid}`.execute(ctx.handle.db);
-    await notifyChanged(ctx.handle.db, 'corridor_platform_config_changed', client.platform.uuid);
-    const wallet = await client.newWallet();
-    const before = internal.jwksRequests;
-    const token = await internal.token({ sub: 'legacy', aud: 'acme-web' }, { iat: nowSeconds() });
-    const failed = expectEnvelope(await client.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: token }), 503, 'SERVICE_UNAVAILABLE');
-    expect(failed.message).toMatch(/https/);
-    expect(internal.jwksRequests).toBe(before);
+    const { client, wallet } = await registerWithStoredJwksUri(internal.jwksUri, 'legacy', /https/);
     const list = (await client.call('GET', `/auth/credentials?accountId=${wallet.accountId}`)).json() as { data: Array<{ type: string }> };
     expect(list.data.map((c) => c.type)).toEqual(['EMAIL_OTP']);
   });

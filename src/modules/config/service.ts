@@ -133,40 +133,46 @@ function checkOidcIssuer(
   } else if (entry.jwksUri === undefined) {
     errors.push({ field: `${field}.jwksUri`, message: 'is required for an issuer Corridor does not know (only Google and Apple are built in)' });
   } else if (environment === 'production') {
-    checkProductionJwksUri(entry.jwksUri, `${field}.jwksUri`, errors);
+    checkCalledUrl(entry.jwksUri, `${field}.jwksUri`, false, "a production platform's JWKS is fetched only from public addresses", errors);
   } else {
     checkServiceUrl(entry.jwksUri, `${field}.jwksUri`, errors);
   }
 }
 
 /**
- * A production platform's JWKS location: https without credentials or fragment, and not a
- * literal loopback, private, link-local or metadata address (a host name is judged again at
- * every fetch, when it is resolved: DNS answers change).
+ * A URL Corridor calls: https (also http where `allowHttp`), without credentials or fragment.
+ * Where the calls pass the address guard (`guardedBecause` says why, in the refusal), a host that
+ * is itself a refused address is refused here; a host name is judged at every call, when it is
+ * resolved (DNS answers change).
  */
-function checkProductionJwksUri(value: string, field: string, errors: FieldError[]): void {
+function checkCalledUrl(value: string, field: string, allowHttp: boolean, guardedBecause: string | undefined, errors: FieldError[]): void {
   let url: URL | undefined;
   try {
     url = new URL(value);
   } catch {
     url = undefined;
   }
-  if (!url || url.protocol !== 'https:' || url.username || url.password || url.hash) {
-    errors.push({ field, constraint: { format: 'url', pattern: '^https://' }, message: 'must be an https URL without credentials or fragment' });
+  const schemes = allowHttp ? ['https:', 'http:'] : ['https:'];
+  if (!url || !schemes.includes(url.protocol) || url.username || url.password || url.hash) {
+    errors.push({
+      field,
+      constraint: { format: 'url', pattern: allowHttp ? '^https?://' : '^https://' },
+      message: allowHttp ? 'must be an http or https URL without credentials or fragment' : 'must be an https URL without credentials or fragment',
+    });
     return;
   }
-  const refused = literalRefusedRange(url);
-  if (refused) errors.push({ field, message: `must not be a ${refused.range} address (${refused.host}): a production platform's JWKS is fetched only from public addresses` });
+  const refused = guardedBecause === undefined ? undefined : literalRefusedRange(url);
+  if (refused) errors.push({ field, message: `must not be a ${refused.range} address (${refused.host}): ${guardedBecause}` });
 }
 
 /**
  * The refused range (platform/address-guard.ts) of a URL whose host is itself an address — an IP
- * literal in any spelling the URL parser accepts, or localhost — which no DNS answer can change:
- * every connection to it would be refused, so it is refused when it is set. Host names are judged
- * when they are resolved, at each connection.
+ * literal in any spelling the URL parser accepts (it lower-cases http(s) hosts), or localhost —
+ * which no DNS answer can change: every connection to it would be refused, so it is refused when
+ * it is set. Host names are judged when they are resolved, at each connection.
  */
 function literalRefusedRange(url: URL): { host: string; range: string } | undefined {
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return { host, range: 'loopback' };
   const range = isIP(host) ? refusedRange(host) : undefined;
   return range ? { host, range } : undefined;
@@ -190,36 +196,6 @@ function checkServiceUrl(value: string, field: string, errors: FieldError[], ori
         : 'must be an https URL without credentials (http is allowed only for localhost and 127.0.0.1)',
     });
   }
-}
-
-/**
- * Where webhooks go: https for production platforms; a sandbox may also use http, so a
- * developer's machine or a tunnel can receive them. Where deliveries pass the address guard
- * (production, and sandbox under CORRIDOR_WEBHOOK_GUARD_SANDBOX) an endpoint that is itself a
- * refused address is refused here; one whose host resolves to such an address is refused at
- * send time (modules/webhooks), since DNS answers change.
- */
-function checkWebhookEndpoint(value: string, environment: Environment, guarded: boolean, errors: FieldError[]): void {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  const schemes = environment === 'production' ? ['https:'] : ['https:', 'http:'];
-  if (!url || !schemes.includes(url.protocol) || url.username || url.password || url.hash) {
-    errors.push({
-      field: 'webhookEndpoint',
-      constraint: { format: 'url', pattern: environment === 'production' ? '^https://' : '^https?://' },
-      message:
-        environment === 'production'
-          ? 'must be an https URL without credentials or fragment'
-          : 'must be an http or https URL without credentials or fragment',
-    });
-    return;
-  }
-  const refused = guarded ? literalRefusedRange(url) : undefined;
-  if (refused) errors.push({ field: 'webhookEndpoint', message: `must not be a ${refused.range} address (${refused.host}): webhooks are delivered only to public addresses` });
 }
 
 /** The umaDomain is what follows the `@` of its customers' addresses, so it follows the one address rule (platform/uma-address.ts): a port is 1–65535. */
@@ -361,8 +337,13 @@ export async function updatePlatformConfig(
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
   if (typeof update.umaDomain === 'string') checkUmaDomain(update.umaDomain, errors);
+  // Where webhooks go: https for production platforms; a sandbox may also use http, so a
+  // developer's machine or a tunnel can receive them. Where deliveries pass the address guard
+  // (production, and sandbox under CORRIDOR_WEBHOOK_GUARD_SANDBOX) the endpoint is judged by it.
   if (typeof update.webhookEndpoint === 'string') {
-    checkWebhookEndpoint(update.webhookEndpoint, caller.environment, caller.environment === 'production' || options.guardSandboxWebhooks, errors);
+    const guarded = caller.environment === 'production' || options.guardSandboxWebhooks;
+    const guardedBecause = guarded ? 'webhooks are delivered only to public addresses' : undefined;
+    checkCalledUrl(update.webhookEndpoint, 'webhookEndpoint', caller.environment !== 'production', guardedBecause, errors);
   }
   update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkOidcIssuer(issuer, `embeddedWalletConfig.oidcIssuers.${i}`, caller.environment, errors));
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
