@@ -271,6 +271,40 @@ describe('documents a review read', () => {
     expect((await read(pl, `/verifications/${second.id}`)).verificationStatus).toBe('APPROVED');
     conflict(await replace(pl, foreign.id), 'ACCEPTED_IN_REVIEW');
   });
+
+  it('a document uploaded while a review waits for a person is held until the verdict (REVIEW_UNDERWAY), then is its own', async () => {
+    const pl = await reviewingPlatform();
+    const c = await individual(pl, { platformCustomerId: `SANDBOX_MANUAL_REVIEW-${++seq}` });
+    await doc(pl, c.id, 'PASSPORT');
+    const v = await verify(pl, c.id);
+    await ctx.jobs.runDue();
+    expect((await read(pl, `/verifications/${v.id}`)).verificationStatus).toBe('PENDING_MANUAL_REVIEW');
+    const meanwhile = await doc(pl, c.id, 'UTILITY_BILL');
+    conflict(await call(pl, 'DELETE', `/documents/${String(meanwhile.id)}`), 'REVIEW_UNDERWAY');
+    conflict(await replace(pl, meanwhile.id, { documentType: 'UTILITY_BILL', country: 'US' }), 'REVIEW_UNDERWAY');
+    expect(await read(pl, `/documents/${String(meanwhile.id)}`)).toEqual(meanwhile);
+
+    expect((await decide(pl, v.id, { verificationStatus: 'APPROVED' })).statusCode).toBe(200);
+    // The person decided on what the review read; the later upload was not part of it.
+    expect((await replace(pl, meanwhile.id, { documentType: 'ELECTRICITY_BILL', country: 'US' })).statusCode).toBe(200);
+    expect((await call(pl, 'DELETE', `/documents/${String(meanwhile.id)}`)).statusCode).toBe(204);
+  });
+
+  it('a deleted customer’s document cannot be replaced (410 CUSTOMER_DELETED); a manual review of it ends REJECTED', async () => {
+    const pl = await reviewingPlatform();
+    const c = await individual(pl, { platformCustomerId: `SANDBOX_MANUAL_REVIEW-${++seq}` });
+    const passport = await doc(pl, c.id, 'PASSPORT');
+    const v = await verify(pl, c.id);
+    await ctx.jobs.runDue();
+    expect((await read(pl, `/verifications/${v.id}`)).verificationStatus).toBe('PENDING_MANUAL_REVIEW');
+    expect((await call(pl, 'DELETE', `/customers/${String(c.id)}`)).statusCode).toBe(200);
+    expectEnvelope(await replace(pl, passport.id), 410, 'CUSTOMER_DELETED');
+
+    const ended = await decide(pl, v.id, { verificationStatus: 'APPROVED' });
+    expect(ended.statusCode, ended.body).toBe(200);
+    expect(ended.json()).toMatchObject({ verificationStatus: 'REJECTED', errors: [{ resourceId: c.id, type: 'APPLICANT_REJECTED' }] });
+    expect((await events(pl, v.id)).at(-1)).toEqual(['VERIFICATION.REJECTED', 'REJECTED']);
+  });
 });
 
 describe('what a review reads stays as it read it', () => {

@@ -7,7 +7,7 @@ import { UploadSpool } from '../../platform/http/multipart.js';
 import type { Config } from '../../config.js';
 import type { Document, DocumentUploadFields } from './schemas.js';
 import { ScreeningProviders } from './screening/index.js';
-import { checkReplace, createDocument, replaceDocument, screenUpload, type ReviewLookup } from './service.js';
+import { checkReplace, createDocument, replaceDocument, screenUpload } from './service.js';
 import { receiveDocumentForm } from './upload.js';
 
 /**
@@ -56,12 +56,12 @@ export class DocumentIntake {
    * 409 when it may not be replaced now (an open review, a rejected customer, a file accepted in
    * review: documents/README.md), checked before screening and again when storing.
    */
-  async replace(request: FastifyRequest, platformId: string, environment: 'sandbox' | 'production', documentId: string, reviews: ReviewLookup): Promise<Document> {
+  async replace(request: FastifyRequest, platformId: string, environment: 'sandbox' | 'production', documentId: string): Promise<Document> {
     const form = await receiveDocumentForm(request, this.spool, 'replace');
     try {
-      await checkReplace(this.deps.db, reviews, platformId, documentId);
+      await checkReplace(this.deps.db, platformId, documentId);
       await screenUpload(this.screening.for(environment), form.fields, form.file);
-      return await withTx(this.deps.db, (trx) => replaceDocument(trx, this.deps.clock, this.blobs, reviews, platformId, documentId, form.fields, form.file));
+      return await withTx(this.deps.db, (trx) => replaceDocument(trx, this.deps.clock, this.blobs, platformId, documentId, form.fields, form.file));
     } finally {
       await form.discard();
     }

@@ -106,7 +106,7 @@ export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (ap
     config: { permission: 'MANAGE' },
     handler: async (request) => {
       const { platformId, environment } = request.principal;
-      return intake.replace(request, platformId, environment, request.params.documentId, deps.reviews);
+      return intake.replace(request, platformId, environment, request.params.documentId);
     },
   });
 

@@ -173,11 +173,13 @@ async function customerUuidOf(db: DbOrTx, platformId: string, row: DocumentRow):
  * of its customer is open (it is reading the file), once the customer is REJECTED (final), and
  * when the latest review accepted the current file (it is what the verdict was given on: upload a
  * new document instead). A deleted customer's document is 410 CUSTOMER_DELETED, as for uploads.
+ * "A review is open" is the customer's hold (`underReview`), which verifications sets and clears
+ * in the transaction that opens or ends a review, read with the customer itself.
  */
-async function checkReplaceable(db: DbOrTx, reviews: ReviewLookup, platformId: string, row: DocumentRow): Promise<void> {
+async function checkReplaceable(db: DbOrTx, platformId: string, row: DocumentRow): Promise<void> {
   const documentId = formatId('Document', row.id);
   const customer = await customerTypeOf(db, platformId, formatId('Customer', await customerUuidOf(db, platformId, row)));
-  if (await reviews.reviewUnderway(db, platformId, customer.uuid)) {
+  if (customer.underReview) {
     throw new AppError('CONFLICT', `Document ${documentId} is under an open verification; wait for its verdict before replacing it.`, { details: { reason: 'REVIEW_UNDERWAY' } });
   }
   if (customer.reviewStatus === 'REJECTED') {
@@ -193,8 +195,8 @@ async function checkReplaceable(db: DbOrTx, reviews: ReviewLookup, platformId: s
 }
 
 /** Checks, before any screening work, that the document exists (404) and may be replaced now (410, 409: checkReplaceable). */
-export async function checkReplace(db: DbOrTx, reviews: ReviewLookup, platformId: string, documentId: string): Promise<void> {
-  await checkReplaceable(db, reviews, platformId, await loadDocument(db, platformId, documentId));
+export async function checkReplace(db: DbOrTx, platformId: string, documentId: string): Promise<void> {
+  await checkReplaceable(db, platformId, await loadDocument(db, platformId, documentId));
 }
 
 /**
@@ -206,14 +208,13 @@ export async function replaceDocument(
   trx: Tx,
   clock: Clock,
   blobs: BlobStore,
-  reviews: ReviewLookup,
   platformId: string,
   documentId: string,
   fields: DocumentReplaceFields,
   file: UploadedFile,
 ): Promise<Document> {
   const row = await loadDocument(trx, platformId, documentId, { forUpdate: true });
-  await checkReplaceable(trx, reviews, platformId, row);
+  await checkReplaceable(trx, platformId, row);
   const now = clock.now();
   await deactivateActiveFile(trx, row.id, now);
   await storeActiveFile(trx, blobs, row.id, file, now);

@@ -36,7 +36,7 @@ import {
   VerificationListResponse,
   VerificationParams,
 } from './schemas.js';
-import { decideManualReview, getVerification, listVerifications, REVIEW_JOB, reviewUnderway, reviewVerification, startVerification, type ReviewJobPayload } from './service.js';
+import { decideManualReview, getVerification, listVerifications, REVIEW_JOB, reviewVerification, startVerification, type ReviewJobPayload } from './service.js';
 
 export interface VerificationDeps extends ModuleDeps {
   /** Where the hosted page's uploads go: the same intake as POST /documents. */
@@ -200,7 +200,7 @@ const hostedKycPage: FastifyPluginAsyncTypebox<VerificationDeps> = async (app, d
     handler: async (request, reply) => {
       const scope = await withTx(deps.db, (trx) => uploadScope(trx, deps.clock, request.params.token));
       await checkDocumentInScope(deps.db, scope, request.params.documentId);
-      const document = await deps.intake.replace(request, scope.platformId, scope.environment, request.params.documentId, { reviewUnderway });
+      const document = await deps.intake.replace(request, scope.platformId, scope.environment, request.params.documentId);
       return reply.headers(noStore).send({ id: document.id });
     },
   });
