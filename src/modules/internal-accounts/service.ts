@@ -2,7 +2,7 @@ import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
-import type { Principal } from '../../platform/http/auth.js';
+import { requireSandbox, type Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
@@ -345,7 +345,7 @@ export async function fundSandboxAccount(
   amount: bigint,
   reference: string,
 ): Promise<InternalAccount> {
-  if (principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', 'Sandbox funding is only available to sandbox platforms.');
+  requireSandbox(principal, 'Sandbox funding');
   const [found] = await selectAccounts(trx, principal.platformId, [parseId('InternalAccount', accountId)!]);
   if (!found) throw new AppError('REFERENCE_NOT_FOUND', `Internal account ${accountId} was not found.`);
   // The answer and its BALANCE_UPDATED event show instructions that can be paid.

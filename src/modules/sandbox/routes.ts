@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
+import { requireSandbox } from '../../platform/http/auth.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import type { ModuleDeps } from '../../platform/module.js';
@@ -15,9 +15,6 @@ import { simulateUmaReceive } from './uma-receive.js';
 
 export type SandboxRouteDeps = ModuleDeps & { payments: Payments; incomingPayments: IncomingPayments; deposits: FundingDeposits; platformClock: OffsetPlatformClock };
 
-function sandboxOnly(request: FastifyRequest, what: string): void {
-  if (request.principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', `${what} is only available to sandbox platforms.`);
-}
 
 /** Sandbox simulations that sit above the money modules: paying a quote in, and the platform's test clock. */
 export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async (app, deps) => {
@@ -36,7 +33,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
     },
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
-      sandboxOnly(request, 'Sandbox send');
+      requireSandbox(request.principal, 'Sandbox send');
       const { quoteId, currencyCode, currencyAmount } = request.body;
       return sendWrite(
         deps,
@@ -73,7 +70,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
     },
     config: { permission: 'TRANSACT' },
     handler: async (request) => {
-      sandboxOnly(request, 'Sandbox UMA receive');
+      requireSandbox(request.principal, 'Sandbox UMA receive');
       return simulateUmaReceive(deps.db, deps.incomingPayments, request.principal.platformId, request.body);
     },
   });
@@ -93,7 +90,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
     },
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
-      sandboxOnly(request, 'Sandbox deposits');
+      requireSandbox(request.principal, 'Sandbox deposits');
       return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 200, body: await simulateDeposit(trx, deps.deposits, request.principal.platformId, request.body) }), { idempotent: true });
     },
   });
@@ -112,7 +109,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
     },
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
-      sandboxOnly(request, 'Sandbox refund');
+      requireSandbox(request.principal, 'Sandbox refund');
       return sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
         body: await deps.incomingPayments.startRefund(trx, request.principal.platformId, request.params.transactionId),
@@ -128,7 +125,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       response: { 200: SandboxClock, ...errorResponses(401, 403, 500) },
     },
     handler: async (request) => {
-      sandboxOnly(request, 'The test clock');
+      requireSandbox(request.principal, 'The test clock');
       const offsetMs = await deps.platformClock.offsetMs(deps.db, request.principal.platformId);
       return { now: new Date(deps.clock.now().getTime() + offsetMs).toISOString(), offsetSeconds: Math.floor(offsetMs / 1000) };
     },
@@ -147,7 +144,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
     },
     config: { permission: 'TRANSACT' },
     handler: async (request) => {
-      sandboxOnly(request, 'The test clock');
+      requireSandbox(request.principal, 'The test clock');
       const moved = await withTx(deps.db, (trx) => deps.platformClock.advance(trx, request.principal.platformId, request.body.seconds));
       return { now: moved.now.toISOString(), offsetSeconds: Math.floor(moved.offsetMs / 1000) };
     },

@@ -2,9 +2,9 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { BASE_PATH } from '../../config.js';
-import { AppError } from '../../platform/errors.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import { withTx } from '../../platform/db/tx.js';
+import { requireSandbox } from '../../platform/http/auth.js';
 import { hostedPageHeaders, newNonce } from '../../platform/http/hosted-page.js';
 import { errorResponses, IdParam, PathParam } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
@@ -114,7 +114,7 @@ export const verificationRoutes: FastifyPluginAsyncTypebox<VerificationDeps> = a
     },
     config: { permission: 'MANAGE' },
     handler: async (request, reply) => {
-      if (request.principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', 'Deciding a manual review is only available to sandbox platforms; the operator decides production ones.');
+      requireSandbox(request.principal, 'Deciding a manual review', 'the operator decides production ones');
       return sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
         body: await decideManualReview(trx, deps.clock, request.principal.platformId, request.params.verificationId, request.body),

@@ -11,6 +11,11 @@ export interface Principal {
   permissions: Permission[];
 }
 
+/** 403 FORBIDDEN unless the caller is a sandbox platform: `what` names the operation, `hint` what production does instead. */
+export function requireSandbox(principal: Principal, what: string, hint?: string): void {
+  if (principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', `${what} is only available to sandbox platforms${hint ? `; ${hint}` : ''}.`);
+}
+
 export interface Authenticator {
   /** The principal for these credentials, or undefined for any failure (never says which). */
   authenticate(username: string, secret: string): Promise<Principal | undefined>;
