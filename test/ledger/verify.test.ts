@@ -59,6 +59,19 @@ describe('ledger verify finds every class of breach', () => {
   const shardsOf = async (platformId: string, ref: Exclude<LedgerAccountRef, { kind: 'INTERNAL_ACCOUNT' }>) =>
     (await sql<{ shard: number; debits_posted: bigint; credits_posted: bigint }>`select shard, debits_posted, credits_posted from ledger_balances where account_id = ${systemAccountId(platformId, ref)} order by shard`.execute(db)).rows;
 
+  /**
+   * Writes a post, void or reversal behind ledger_apply()'s back, its entries a copy of `entriesOf`'s:
+   * what a second resolution or reversal would look like had its unique index not refused it.
+   */
+  async function writeCopy(id: string, platformId: string, reference: string, kind: string, target: { pendingId: string } | { reversesId: string }, entriesOf: string): Promise<void> {
+    const pendingId = 'pendingId' in target ? target.pendingId : null;
+    const reversesId = 'reversesId' in target ? target.reversesId : null;
+    await sql`insert into ledger_transactions (id, platform_id, reference, kind, pending_id, reverses_id, fingerprint, created_at)
+      values (${id}, ${platformId}, ${reference}, ${kind}, ${pendingId}::uuid, ${reversesId}::uuid, 'f', now())`.execute(db);
+    await sql`insert into ledger_entries (transaction_id, seq, platform_id, account_id, shard, currency, side, amount)
+      select ${id}, seq, platform_id, account_id, shard, currency, side, amount from ledger_entries where transaction_id = ${entriesOf}`.execute(db);
+  }
+
   it('a transaction whose debits and credits differ: TRANSACTION_UNBALANCED, with both sums', async () => {
     const books1 = await books();
     // The funding's debit grows by 1 and so does its shard's stored sum: only the transaction is wrong.
@@ -141,11 +154,10 @@ describe('ledger verify finds every class of breach', () => {
     await sql`drop index ledger_transactions_resolution`.execute(db);
     const id = uuidv7();
     try {
-      await sql`insert into ledger_transactions (id, platform_id, reference, kind, pending_id, fingerprint, created_at) values (${id}, ${books1.platformId}, 'void-1', 'VOID_PENDING', ${books1.posted}, 'f', now())`.execute(db);
-      await sql`insert into ledger_entries (transaction_id, seq, platform_id, account_id, shard, currency, side, amount)
-        select ${id}, seq, platform_id, account_id, shard, currency, side, amount from ledger_entries where transaction_id = ${books1.posted}`.execute(db);
+      await writeCopy(id, books1.platformId, 'void-1', 'VOID_PENDING', { pendingId: books1.posted }, books1.posted);
       const report = await verify(books1.platformId);
       expect(report.breaches).toContainEqual({ check: 'RESOLVED_TWICE', subject: books1.posted, detail: `hold resolved 2 times: ${[books1.post, id].sort().map((t) => (t === id ? `VOID_PENDING ${t}` : `POST_PENDING ${t}`)).join(', ')}` });
+      expect(report.breaches.filter((b) => b.check === 'RESOLVED_TWICE')).toHaveLength(1);
       expect(report.holds).toEqual({ open: 1, posted: 0, voided: 1 });
       expect(report.transactions).toBe(9);
     } finally {
@@ -164,9 +176,7 @@ describe('ledger verify finds every class of breach', () => {
     await sql`drop index ledger_transactions_reversal`.execute(db);
     const id = uuidv7();
     try {
-      await sql`insert into ledger_transactions (id, platform_id, reference, kind, reverses_id, fingerprint, created_at) values (${id}, ${books1.platformId}, 'refund-2', 'POSTED', ${books1.transfer}, 'f', now())`.execute(db);
-      await sql`insert into ledger_entries (transaction_id, seq, platform_id, account_id, shard, currency, side, amount)
-        select ${id}, seq, platform_id, account_id, shard, currency, side, amount from ledger_entries where transaction_id = ${books1.reversal}`.execute(db);
+      await writeCopy(id, books1.platformId, 'refund-2', 'POSTED', { reversesId: books1.transfer }, books1.reversal);
       await sql`update ledger_balances b set debits_posted = b.debits_posted + e.debits, credits_posted = b.credits_posted + e.credits
         from (select account_id, shard, coalesce(sum(amount) filter (where side = 'D'), 0) as debits, coalesce(sum(amount) filter (where side = 'C'), 0) as credits
               from ledger_entries where transaction_id = ${id} group by account_id, shard) e

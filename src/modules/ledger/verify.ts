@@ -82,10 +82,12 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
     const done = await withTx(
       db,
       async (trx) => {
-        // One row per transaction, a hold's resolutions counted (two of them are a breach, found below).
-        const ids = await sql<{ id: string; kind: string; resolution: string | null; resolutions: number }>`
-          select t.id, t.kind, r.kind as resolution, coalesce(r.n, 0)::int as resolutions from ledger_transactions t
-          left join lateral (select min(x.kind) as kind, count(*) as n from ledger_transactions x where t.kind = 'PENDING' and x.pending_id = t.id) r on true
+        // One row per transaction, with a hold's resolutions: two or more of them are RESOLVED_TWICE.
+        const ids = await sql<{ id: string; kind: string; resolution: string | null; resolutions: number; resolved_by: string | null }>`
+          select t.id, t.kind, r.kind as resolution, coalesce(r.n, 0)::int as resolutions, r.resolved_by from ledger_transactions t
+          left join lateral (
+            select min(x.kind) as kind, count(*) as n, string_agg(x.kind || ' ' || x.id, ', ' order by x.id) as resolved_by
+            from ledger_transactions x where t.kind = 'PENDING' and x.pending_id = t.id) r on true
           where t.id > ${after}::uuid and (${platform}::uuid is null or t.platform_id = ${platform}::uuid)
           order by t.id limit ${batch}`.execute(trx);
         const last = ids.rows.length === batch ? ids.rows[ids.rows.length - 1]!.id : null;
@@ -117,10 +119,6 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
               select 1 from ledger_balances b join ledger_accounts a on a.id = b.account_id
               where b.account_id = e.account_id and b.shard = e.shard and b.platform_id = e.platform_id and a.platform_id = e.platform_id and a.currency = e.currency)
           union all
-          select 'RESOLVED_TWICE', t.id::text, 'hold resolved ' || count(*) || ' times: ' || string_agg(r.kind || ' ' || r.id, ', ' order by r.id)
-            from range_tx t join ledger_transactions r on r.pending_id = t.id
-            where t.kind = 'PENDING' group by t.id having count(*) > 1
-          union all
           select 'RESOLVED_TWICE', t.id::text, 'reversed ' || count(*) || ' times: ' || string_agg(r.id::text, ', ' order by r.id)
             from range_tx t join ledger_transactions r on r.reverses_id = t.id
             group by t.id having count(*) > 1
@@ -148,7 +146,11 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
         for (const row of found.rows) breach(row);
         report.transactions += ids.rows.length;
         for (const row of ids.rows) {
-          if (row.kind !== 'PENDING' || row.resolutions > 1) continue;
+          if (row.kind !== 'PENDING') continue;
+          if (row.resolutions > 1) {
+            breach({ check: 'RESOLVED_TWICE', subject: row.id, detail: `hold resolved ${row.resolutions} times: ${row.resolved_by}` });
+            continue;
+          }
           if (row.resolution === 'POST_PENDING') report.holds.posted++;
           else if (row.resolution === 'VOID_PENDING') report.holds.voided++;
           else report.holds.open++;

@@ -1,11 +1,13 @@
-import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import type { Logger } from 'pino';
+import type { Clock, PlatformClock } from '../../platform/clock.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
+import { enqueueJob, type JobWorker } from '../../platform/jobs.js';
 import { recordEvents, type DomainEvent } from '../../platform/outbox.js';
-import { findLedgerTransaction, LedgerError, type LedgerAccountRef, type Posting } from '../ledger/index.js';
+import { findLedgerTransaction, LedgerError, type Ledger, type LedgerAccountRef, type Posting } from '../ledger/index.js';
 import type { RailProvider } from './rail-provider.js';
 import { BOOK_TRANSFER, FUNDING_RAIL } from './rails.js';
-import type { FundingDeps, RefundReason } from './realtime-funding.js';
 import { updateTransaction, type TransactionChanges, type TransactionRecord, type TransactionRow } from './repo.js';
 import { INCOMING_PAYMENT_EVENTS } from './schemas.js';
 import { assertTransition, type TransactionStatus } from './status.js';
@@ -17,7 +19,13 @@ import { toTransaction } from './views.js';
  * the refund's record. One status machine and one set of ledger references for all of them.
  */
 
-export interface PaymentsDeps extends FundingDeps {
+export interface PaymentsDeps {
+  db: Db;
+  clock: Clock;
+  platformClock: PlatformClock;
+  ledger: Ledger;
+  jobs: JobWorker;
+  logger: Logger;
   /** Simulated rails for sandbox platforms; the configured provider (if any) for production ones. */
   rails: { sandbox: RailProvider; production?: RailProvider };
   /**
@@ -34,12 +42,16 @@ export const PROVIDER_POLL_MS = 60_000;
 /** The ledger reference of a payment's step (`transaction:<uuid>:<step>`): unique, so a repeated step is a no-op. */
 export const ref = (uuid: string, step: string) => `transaction:${uuid}:${step}`;
 
+/** Why money is returned: the payment failed (a wrong amount), was cancelled, or the money came at or after the deadline. */
+export type RefundReason = 'TRANSACTION_FAILED' | 'USER_CANCELLATION' | 'TIMEOUT';
+
+/** Tells the rail provider to send a production deposit back to the payer (run by realtime-funding.ts). */
+export const RETURN_DEPOSIT_JOB = 'payments.return-deposit';
+/** A deposit return is retried with backoff (capped at an hour) for about two days, then REFUND_FAILED. */
+const RETURN_MAX_ATTEMPTS = 48;
+
 export class SharedPaymentSteps {
-  constructor(
-    private readonly deps: PaymentsDeps,
-    /** Sends money the platform paid in back (RealtimeFunding.returnFunds, which itself runs on these steps). */
-    private readonly returnFunds: (trx: DbOrTx, row: TransactionRow, fundingId: string) => Promise<void>,
-  ) {}
+  constructor(private readonly deps: PaymentsDeps) {}
 
   railsOf(environment: 'sandbox' | 'production'): RailProvider | undefined {
     return environment === 'sandbox' ? this.deps.rails.sandbox : this.deps.rails.production;
@@ -126,6 +138,14 @@ export class SharedPaymentSteps {
     if (posted) await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: posted.id, reference: ref(row.id, 'refund') });
     else if (row.hold_id) await this.deps.ledger.voidHold(trx, { platformId: row.platform_id, holdId: row.hold_id, reference: ref(row.id, 'void') });
     if (row.funding_id) await this.returnFunds(trx, row, row.funding_id);
+  }
+
+  /** Reverses money the platform paid in (REALTIME_FUNDING); a production deposit is also sent back to the payer by the provider (a durable job). */
+  async returnFunds(trx: DbOrTx, row: TransactionRow, fundingId: string): Promise<void> {
+    await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: fundingId, reference: ref(row.id, 'funding-return') });
+    if (row.environment === 'production') {
+      await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: RETURN_MAX_ATTEMPTS });
+    }
   }
 
   /**

@@ -29,20 +29,9 @@ export class Payments {
   private readonly funding: RealtimeFunding;
 
   constructor(private readonly deps: PaymentsDeps) {
-    // The steps send paid-in money back through the funding, which is built on them below: the callback reads it when it runs.
-    const steps = new SharedPaymentSteps(deps, (trx, row, fundingId) => this.funding.returnFunds(trx, row, fundingId));
-    this.steps = steps;
-    this.settlement = new Settlement(deps, steps, new Collections(deps, steps));
-    this.funding = new RealtimeFunding(deps, {
-      reference: ref,
-      hold: (trx, row) => steps.hold(trx, row),
-      submit: (trx, row) => this.settlement.queueSubmit(trx, row),
-      transition: (trx, row, to, changes) => steps.transition(trx, row, to, changes),
-      emit: (trx, row, types) => steps.emit(trx, row, types),
-      unspent: (trx, row) => steps.unspent(trx, row),
-      refundOf: (trx, row, reference, reason) => steps.refundOf(trx, row, reference, reason),
-      railsOf: (environment) => steps.railsOf(environment),
-    });
+    this.steps = new SharedPaymentSteps(deps);
+    this.settlement = new Settlement(deps, this.steps, new Collections(deps, this.steps));
+    this.funding = new RealtimeFunding(deps, this.steps, this.settlement);
   }
 
   /**

@@ -1,23 +1,22 @@
-import type { Logger } from 'pino';
-import type { Clock, PlatformClock } from '../../platform/clock.js';
-import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
-import { enqueueJob, RetryJobAt, type Job, type JobWorker } from '../../platform/jobs.js';
-import type { Ledger, LedgerAccountRef } from '../ledger/index.js';
-import type { ExpectedDeposit, RailProvider } from './rail-provider.js';
+import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.js';
+import type { LedgerAccountRef } from '../ledger/index.js';
+import { ref, RETURN_DEPOSIT_JOB, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';
+import type { ExpectedDeposit } from './rail-provider.js';
 import { COLLECTION_RAIL, FUNDING_RAIL, settlementSecondsOf, type RailName } from './rails.js';
-import { findTransaction, findTransactionByQuote, updateTransaction, type TransactionChanges, type TransactionRow } from './repo.js';
+import { findTransaction, findTransactionByQuote, updateTransaction, type TransactionRow } from './repo.js';
 import type { Transaction } from './schemas.js';
-import type { TransactionStatus } from './status.js';
+import type { Settlement } from './settlement.js';
 import { toTransaction } from './views.js';
 
 /**
  * REALTIME_FUNDING payments: the platform pays a quote's instructions in before its deadline (in
  * sandbox through POST /sandbox/send; in production the rail provider reports the deposit). The
  * money arrives on SETTLEMENT(REALTIME_FUNDING); the expected amount funds the payment, which is
- * then held and handed to its rail like an account payment (Payments), any other amount goes
+ * then held and handed to its rail like an account payment (settlement.ts), any other amount goes
  * straight back. Unfunded at the deadline, the payment EXPIRES. A production deposit sent back is
  * returned through the provider by a durable job; so is production money received at or after the
  * deadline, or for a payment cancelled before its money was known.
@@ -25,17 +24,10 @@ import { toTransaction } from './views.js';
 
 /** A REALTIME_FUNDING payment's wait for its money: asks the provider (production), expires it at the quote's deadline. */
 export const FUNDING_JOB = 'payments.await-funding';
-/** Tells the rail provider to send a production deposit back to the payer. */
-export const RETURN_DEPOSIT_JOB = 'payments.return-deposit';
 /** How often a production provider is asked whether a REALTIME_FUNDING deposit arrived. */
 const DEPOSIT_POLL_MS = 10_000;
 /** The wait for funds retries (RetryJobAt) until the deadline, like a settlement: it must not run out of attempts doing so. */
 const FUNDING_MAX_ATTEMPTS = 1_000;
-/** A deposit return is retried with backoff (capped at an hour) for about two days, then REFUND_FAILED. */
-const RETURN_MAX_ATTEMPTS = 48;
-
-/** Why money is returned: the payment failed (a wrong amount), was cancelled, or the money came at or after the deadline. */
-export type RefundReason = 'TRANSACTION_FAILED' | 'USER_CANCELLATION' | 'TIMEOUT';
 
 /**
  * A production REALTIME_FUNDING payment cancelled before its money was known (FAILED by
@@ -48,49 +40,16 @@ function cancelledUnpaid(row: TransactionRow): boolean {
   return row.environment === 'production' && row.status === 'FAILED' && row.funding_id === null && row.refund_status === null && (row.source as { sourceType?: string }).sourceType === 'REALTIME_FUNDING';
 }
 
-export interface FundingDeps {
-  db: Db;
-  clock: Clock;
-  platformClock: PlatformClock;
-  ledger: Ledger;
-  jobs: JobWorker;
-  logger: Logger;
-}
-
-/** The steps of a payment's life the funding shares with Payments, which hands them in: one status machine, one set of ledger references. */
-export interface PaymentSteps {
-  /** The ledger reference of a payment's step (`transaction:<uuid>:<step>`). */
-  reference(transactionUuid: string, step: string): string;
-  hold(trx: DbOrTx, row: TransactionRow): Promise<string>;
-  /** Queues the hand-over of a held payment to its rail. */
-  submit(trx: DbOrTx, row: TransactionRow): Promise<void>;
-  transition(trx: DbOrTx, row: TransactionRow, to: TransactionStatus, changes?: TransactionChanges): Promise<TransactionRow>;
-  emit(trx: DbOrTx, row: TransactionRow, types: string[]): Promise<void>;
-  unspent(trx: DbOrTx, row: TransactionRow): Promise<void>;
-  refundOf(
-    trx: DbOrTx,
-    row: TransactionRow,
-    reference: string,
-    reason: RefundReason,
-  ): Promise<{ changes: TransactionChanges; event: 'OUTGOING_PAYMENT.REFUND_PENDING' | 'OUTGOING_PAYMENT.REFUND_COMPLETED' }>;
-  railsOf(environment: 'sandbox' | 'production'): RailProvider | undefined;
-}
-
 export class RealtimeFunding {
   constructor(
-    private readonly deps: FundingDeps,
-    private readonly steps: PaymentSteps,
+    private readonly deps: PaymentsDeps,
+    /** The status machine, hold, events and refund record every payment shares (payment-steps.ts). */
+    private readonly steps: SharedPaymentSteps,
+    /** Where a funded payment goes on, as an account payment does. */
+    private readonly settlement: Settlement,
   ) {
     deps.jobs.register(FUNDING_JOB, (job) => this.onAwaitFunding(job));
     deps.jobs.register(RETURN_DEPOSIT_JOB, (job) => this.onReturnDeposit(job));
-  }
-
-  /** Reverses money the platform paid in; a production deposit is also sent back to the payer by the provider (a durable job). */
-  async returnFunds(trx: DbOrTx, row: TransactionRow, fundingId: string): Promise<void> {
-    await this.deps.ledger.reverse(trx, { platformId: row.platform_id, transactionId: fundingId, reference: this.steps.reference(row.id, 'funding-return') });
-    if (row.environment === 'production') {
-      await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: RETURN_MAX_ATTEMPTS });
-    }
   }
 
   /**
@@ -128,8 +87,8 @@ export class RealtimeFunding {
     const { platform_id: platformId } = row;
     const funded = await this.arrive(trx, row, origin, paid);
     if (paid !== BigInt(row.total_sending_amount)) {
-      await this.returnFunds(trx, funded, funded.funding_id!);
-      const refund = await this.steps.refundOf(trx, funded, this.steps.reference(row.id, 'funding-return'), 'TRANSACTION_FAILED');
+      await this.steps.returnFunds(trx, funded, funded.funding_id!);
+      const refund = await this.steps.refundOf(trx, funded, ref(row.id, 'funding-return'), 'TRANSACTION_FAILED');
       const failed = await this.steps.transition(trx, funded, 'FAILED', { failure_reason: 'FUNDING_AMOUNT_MISMATCH', ...refund.changes });
       await this.steps.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
       await this.steps.unspent(trx, failed);
@@ -140,7 +99,7 @@ export class RealtimeFunding {
     const arrived = await this.deps.platformClock.now(platformId, trx);
     const expected = new Date(arrived.getTime() + settlementSecondsOf(row.payment_rail as RailName) * 1000);
     const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId, expected_settlement_at: expected }, this.deps.clock.now()))!;
-    await this.steps.submit(trx, held);
+    await this.settlement.queueSubmit(trx, held);
     return held;
   }
 
@@ -152,7 +111,7 @@ export class RealtimeFunding {
     const currency = row.sending_currency;
     const arrival = await this.deps.ledger.transfer(trx, {
       platformId: row.platform_id,
-      reference: this.steps.reference(row.id, 'funding'),
+      reference: ref(row.id, 'funding'),
       postings: [{ from: origin, to: { kind: 'SETTLEMENT', rail: FUNDING_RAIL, currency }, amount: paid, currency }],
       metadata: { transactionId: formatId('Transaction', row.id) },
     });
@@ -171,8 +130,8 @@ export class RealtimeFunding {
   private async returnArrived(trx: Tx, row: TransactionRow, origin: LedgerAccountRef, paid: bigint): Promise<void> {
     const late = row.status === 'PENDING';
     const funded = await this.arrive(trx, row, origin, paid);
-    await this.returnFunds(trx, funded, funded.funding_id!);
-    const refund = await this.steps.refundOf(trx, funded, this.steps.reference(row.id, 'funding-return'), late ? 'TIMEOUT' : 'USER_CANCELLATION');
+    await this.steps.returnFunds(trx, funded, funded.funding_id!);
+    const refund = await this.steps.refundOf(trx, funded, ref(row.id, 'funding-return'), late ? 'TIMEOUT' : 'USER_CANCELLATION');
     if (late) {
       const expired = await this.steps.transition(trx, funded, 'EXPIRED', { failure_reason: 'QUOTE_EXPIRED', ...refund.changes });
       await this.steps.emit(trx, expired, ['OUTGOING_PAYMENT.EXPIRED', refund.event]);
