@@ -28,6 +28,8 @@ export type GuardedResponse = { ok: true; status: number; body: Buffer } | { ok:
  */
 export function guardedRequest(request: GuardedRequest): Promise<GuardedResponse> {
   const { url, signal } = request;
+  // node:http throws at once on any other scheme: an answer, not an exception.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve({ ok: false, reason: `${url.protocol} is not http or https` });
   const literal = url.hostname.replace(/^\[|\]$/g, '');
   if (request.guard) {
     const range = isIP(literal) ? refusedRange(literal) : undefined;

@@ -287,6 +287,21 @@ describe('Corridor sending to a VASP built on the SDK: its answer is checked exa
     expect(await invoiceMsatsOf(quoted.json().id)).toBe(205_123n);
   });
 
+  it('SENDING: a locked amount buying more msats than a pay request carries (2^53 − 1) is AMOUNT_OUT_OF_RANGE; nothing is sent', async () => {
+    // 10^12 cents at 9,100 msats each are 9.1 × 10^15 msats, past 2^53 − 1; at 123,456.789 msats per
+    // centavo they are some 7.4 × 10^10 centavos, within the receiver's limits: only the pay request's number is in the way.
+    receiveAs(new Currency('MXN', 'Mexican Peso', '$', 123456.789, 1, 100_000_000_000, 2));
+    const answer = fake.payreq;
+    let asked = 0;
+    fake.payreq = (body) => {
+      asked++;
+      return answer(body);
+    };
+    const refused = expectEnvelope(await quote(sam, carol(), 'MXN', 'SENDING', 1_000_000_000_000), 400, 'AMOUNT_OUT_OF_RANGE');
+    expect(refused.details).toEqual({ min: 1, max: 100_000_000_000, currency: 'MXN' });
+    expect(asked).toBe(0);
+  });
+
   it('SENDING: a receiver that rounds the amount down is accepted; one a minor unit further off is not', async () => {
     // 10,004 cents buy 91,036,400 msats: 182,072.8 centavos at 500. Rounded down, 182,072 (0.8 × 500 msats off,
     // more than the half unit once allowed).

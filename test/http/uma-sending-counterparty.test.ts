@@ -204,18 +204,23 @@ async function customer(platformCustomerId: string, extra: Body = {}, fund = tru
   return { id, umaAddress, accountId };
 }
 
-/** Looks carol up for `sender` and asks for a quote to her (RECEIVING 50,000 centavos unless `extra` says otherwise). */
-async function quote(extra: Body = {}, sender: Sender = sam) {
-  const looked = await lookup(sender);
-  expect(looked.statusCode, looked.body).toBe(200);
+/** A quote to carol on `lookupId` from `sender`'s account (RECEIVING 50,000 centavos unless `extra` says otherwise). */
+function quoteOn(lookupId: string, sender: Sender = sam, extra: Body = {}) {
   return call('POST', '/quotes', {
-    lookupId: looked.json().lookupId,
+    lookupId,
     source: { sourceType: 'ACCOUNT', accountId: sender.accountId },
     destination: { destinationType: 'UMA_ADDRESS', umaAddress: carol(), currency: 'MXN' },
     lockedCurrencySide: 'RECEIVING',
     lockedCurrencyAmount: 50_000,
     ...extra,
   });
+}
+
+/** Looks carol up for `sender` and asks for a quote to her (quoteOn). */
+async function quote(extra: Body = {}, sender: Sender = sam) {
+  const looked = await lookup(sender);
+  expect(looked.statusCode, looked.body).toBe(200);
+  return quoteOn(looked.json().lookupId, sender, extra);
 }
 
 beforeAll(async () => {
@@ -273,6 +278,11 @@ describe('the lookup keeps only what a quote can use of the receiving VASP’s a
     expect(vasp.requests).toHaveLength(asked);
   });
 
+  it('a sender is required, as for every receiver lookup: naming neither is INVALID_INPUT on both fields', async () => {
+    const refused = expectEnvelope(await lookup(sam, ''), 400, 'INVALID_INPUT');
+    expect(refused.details).toEqual({ errors: [expect.objectContaining({ field: 'customerId' }), expect.objectContaining({ field: 'senderUmaAddress' })] });
+  });
+
   it('the sender named by address is held to the address rule, and to the customerId when both are given', async () => {
     const refused = expectEnvelope(await lookup(sam, `senderUmaAddress=${encodeURIComponent('not an address')}`), 400, 'INVALID_UMA_ADDRESS');
     expect(refused.details).toMatchObject({ field: 'senderUmaAddress' });
@@ -316,14 +326,7 @@ describe('the pay-request answer prices exactly what was asked', () => {
     const looked = (await lookup()).json() as { lookupId: string };
     // Six minutes on (the lookup lives fifteen): the receiver's answer, stamped now, is outside the five-minute window.
     ctx.clock.advance(6 * 60_000);
-    const stale = await call('POST', '/quotes', {
-      lookupId: looked.lookupId,
-      source: { sourceType: 'ACCOUNT', accountId: sam.accountId },
-      destination: { destinationType: 'UMA_ADDRESS', umaAddress: carol() },
-      lockedCurrencySide: 'RECEIVING',
-      lockedCurrencyAmount: 50_000,
-    });
-    expectEnvelope(stale, 400, 'INVALID_TIMESTAMP');
+    expectEnvelope(await quoteOn(looked.lookupId), 400, 'INVALID_TIMESTAMP');
   });
 
   it('the receiver’s fee is in the invoice the sender pays and shown in receiving minor units (upstream’s counterpartyFixedFee)', async () => {
@@ -421,14 +424,7 @@ describe('nothing reaches the receiving VASP for a quote the sender’s side ref
     const asked = vasp.requests.length;
     expectEnvelope(await quote({}, unconsented), 403, 'END_USER_TERMS_NOT_ACCEPTED');
     const looked = (await lookup(sam)).json() as { lookupId: string };
-    const mismatched = await call('POST', '/quotes', {
-      lookupId: looked.lookupId,
-      source: { sourceType: 'ACCOUNT', accountId: other.accountId },
-      destination: { destinationType: 'UMA_ADDRESS', umaAddress: carol() },
-      lockedCurrencySide: 'RECEIVING',
-      lockedCurrencyAmount: 50_000,
-    });
-    expect(expectEnvelope(mismatched, 400, 'INVALID_INPUT').details).toMatchObject({ errors: [{ field: 'lookupId' }] });
+    expect(expectEnvelope(await quoteOn(looked.lookupId, other), 400, 'INVALID_INPUT').details).toMatchObject({ errors: [{ field: 'lookupId' }] });
     expect(vasp.requests).toHaveLength(asked);
   });
 

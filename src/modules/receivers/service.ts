@@ -16,8 +16,11 @@ interface Caller {
   environment: 'sandbox' | 'production';
 }
 
-/** The sending customer, by id or by UMA address (one is required; both must name the same customer). */
-async function findSender(db: DbOrTx, platformId: string, query: ReceiverLookupQuery) {
+/**
+ * The sending customer of a receiver lookup (this module's and uma's GET /receiver/uma), by id or
+ * by UMA address: one is required, both given must name the same live customer.
+ */
+export async function findLookupSender(db: DbOrTx, platformId: string, query: Pick<ReceiverLookupQuery, 'customerId' | 'senderUmaAddress'>) {
   if (!query.customerId && !query.senderUmaAddress) {
     throw invalidInput([
       { field: 'customerId', message: 'is required when senderUmaAddress is not given' },
@@ -51,7 +54,7 @@ export async function lookupExternalAccount(
   now: Date,
 ): Promise<ReceiverExternalAccountLookupResponse> {
   const account = await findExternalAccount(db, caller.platformId, accountId);
-  const sender = await findSender(db, caller.platformId, query);
+  const sender = await findLookupSender(db, caller.platformId, query);
   const config = await getConfigRow(db, caller.platformId);
   const sendable = config.supported_currencies.filter((c) => c.enabledTransactionTypes.includes('OUTGOING'));
   const sending = sendable.find((c) => sender.currencies?.includes(c.currencyCode)) ?? sendable[0];

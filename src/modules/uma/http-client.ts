@@ -21,8 +21,6 @@ export type VaspResponse = { ok: true; status: number; body: string } | { ok: fa
  * whole exchange, at most MAX_UMA_RESPONSE_BYTES read. Never throws.
  */
 export async function vaspRequest(request: VaspRequest): Promise<VaspResponse> {
-  // node:http throws at once on any other scheme: an answer, not an exception.
-  if (request.url.protocol !== 'http:' && request.url.protocol !== 'https:') return { ok: false, reason: `${request.url.protocol} is not http or https` };
   const answer = await guardedRequest({ ...request, accept: 'application/json', maxBytes: MAX_UMA_RESPONSE_BYTES });
   return answer.ok ? { ok: true, status: answer.status, body: answer.body.toString('utf8') } : { ok: false, reason: answer.reason };
 }

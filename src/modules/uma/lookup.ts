@@ -14,13 +14,13 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import { currency, isCurrency } from '../../platform/currencies.js';
 import type { Db } from '../../platform/db/database.js';
-import { AppError, invalidInput } from '../../platform/errors.js';
+import { AppError } from '../../platform/errors.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
-import { findCustomer, findCustomerByUmaAddress } from '../customers/index.js';
 import type { ExchangeRates } from '../rates/index.js';
+import { findLookupSender } from '../receivers/index.js';
 import { counterpartyUrl } from './address.js';
 import { counterpartyCode } from './http-client.js';
 import { counterpartyKeys } from './counterparty.js';
@@ -43,28 +43,6 @@ export interface LookupDeps {
   rates: ExchangeRates;
 }
 
-/** The sending customer, by id or by UMA address (one is required; both given must name the same live customer). */
-async function senderOf(deps: LookupDeps, platformId: string, query: LookupQuery): Promise<{ id: string; currencies: string[] | null }> {
-  if (query.customerId === undefined && query.senderUmaAddress === undefined) {
-    throw new AppError('INVALID_INPUT', 'Name the sender: customerId or senderUmaAddress.', {
-      details: { errors: [{ field: 'customerId', message: 'customerId or senderUmaAddress is required' }] },
-    });
-  }
-  const address = query.senderUmaAddress === undefined ? undefined : requireUmaAddress('senderUmaAddress', query.senderUmaAddress);
-  let byId: { id: string; currencies: string[] | null } | undefined;
-  if (query.customerId !== undefined) {
-    const uuid = parseId('Customer', query.customerId);
-    const customer = uuid ? await findCustomer(deps.db, platformId, uuid) : undefined;
-    if (!customer || customer.deleted_at) throw new AppError('USER_NOT_FOUND', `Customer ${query.customerId} not found.`);
-    byId = customer;
-  }
-  if (!address) return byId!;
-  const byAddress = await findCustomerByUmaAddress(deps.db, platformId, address.address);
-  if (!byAddress) throw new AppError('USER_NOT_FOUND', `No customer has the UMA address ${address.address}.`);
-  if (byId && byId.id !== byAddress.id) throw invalidInput([{ field: 'senderUmaAddress', message: 'is not the UMA address of the customer customerId names' }]);
-  return byAddress;
-}
-
 /**
  * The sender's side of UMAD-02/04: a signed lnurlp request to the receiver's VASP over HTTP,
  * its answer checked (signature, nonce, timestamp, certificate chain) and kept as a lookup the
@@ -72,7 +50,7 @@ async function senderOf(deps: LookupDeps, platformId: string, query: LookupQuery
  */
 export async function lookupReceiver(deps: LookupDeps, principal: Principal, rawAddress: string, query: LookupQuery): Promise<ReceiverUmaLookupResponse> {
   const receiver = requireUmaAddress('receiverUmaAddress', rawAddress);
-  const sender = await senderOf(deps, principal.platformId, query);
+  const sender = await findLookupSender(deps.db, principal.platformId, query);
   const config = await getConfigRow(deps.db, principal.platformId);
   if (!config.uma_domain) {
     throw new AppError('LOOKUP_REQUEST_FAILED', "Set the platform's umaDomain (PATCH /config) first: the receiving VASP fetches this platform's keys there.", {
@@ -131,8 +109,7 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
   await verifySigned(nonces, (validator) => verifyUmaLnurlpResponseSignature(response, keys, validator), 'lnurlp response');
 
   const snapshot = await deps.rates.snapshot(principal.environment);
-  const senderCurrency = (sender.currencies ?? []).find((code) => exactMsatsPerMinorUnit(snapshot, code) !== undefined) ??
-    config.supported_currencies.map((c) => c.currencyCode).find((code) => exactMsatsPerMinorUnit(snapshot, code) !== undefined) ?? 'USD';
+  const senderCurrency = [...(sender.currencies ?? []), ...config.supported_currencies.map((c) => c.currencyCode)].find((code) => exactMsatsPerMinorUnit(snapshot, code) !== undefined) ?? 'USD';
   const senderRate = exactMsatsPerMinorUnit(snapshot, senderCurrency);
   // Receiving major units per sending major unit (msats per sending major unit ÷ msats per
   // receiving major unit), shown as a number; NaN without a sending rate, which offers nothing.
@@ -144,7 +121,7 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
       den: senderRate.den * multiplier.num * 10n ** BigInt(c.decimals),
     });
   };
-  const currencies = response.currencies
+  const offered = response.currencies
     // What another VASP sends is only offered when it is something Corridor can quote on: a currency
     // it knows, counted in that currency's own minor units (amounts in the quote are Corridor's minor
     // units: another `decimals` would make every amount off by a power of ten), at a usable rate.
@@ -154,27 +131,22 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
         c.decimals === currency(c.code).decimals &&
         Number.isFinite(c.multiplier) &&
         c.multiplier > 0 &&
-        Number.isFinite(rateTo(c)) &&
-        rateTo(c) > 0 &&
         Number.isSafeInteger(c.minSendable) &&
         Number.isSafeInteger(c.maxSendable) &&
         c.maxSendable >= Math.max(1, c.minSendable),
     )
-    .map((c) => ({
-      code: c.code,
-      name: c.name.slice(0, 100),
-      symbol: c.symbol.slice(0, 20),
-      decimals: c.decimals,
-      multiplier: c.multiplier,
-      min: Math.max(1, c.minSendable),
-      max: Math.max(1, c.maxSendable),
-    }));
+    .flatMap((c) => {
+      const estimatedExchangeRate = rateTo(c);
+      if (!(Number.isFinite(estimatedExchangeRate) && estimatedExchangeRate > 0)) return [];
+      const kept = { code: c.code, name: c.name.slice(0, 100), symbol: c.symbol.slice(0, 20), decimals: c.decimals, multiplier: c.multiplier, min: Math.max(1, c.minSendable), max: Math.max(1, c.maxSendable) };
+      return [{ kept, estimatedExchangeRate }];
+    });
   const stored: StoredLookup = {
     callback: response.callback,
     umaVersion: response.umaVersion,
     minSendable: response.minSendable,
     maxSendable: response.maxSendable,
-    currencies,
+    currencies: offered.map((o) => o.kept),
     payerData: Object.fromEntries(Object.entries(response.payerData).map(([key, option]) => [key, { mandatory: Boolean(option?.mandatory) }])),
     receiverKycStatus: response.compliance.kycStatus,
     encryptionPubKey: Buffer.from(keys.getEncryptionPubKey()).toString('hex'),
@@ -194,9 +166,9 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
 
   return {
     receiverUmaAddress: receiver.address,
-    supportedCurrencies: currencies.map((c) => ({
+    supportedCurrencies: offered.map(({ kept: c, estimatedExchangeRate }) => ({
       currency: { code: c.code, name: c.name, symbol: c.symbol, decimals: c.decimals },
-      estimatedExchangeRate: rateTo(c),
+      estimatedExchangeRate,
       min: c.min,
       max: c.max,
     })),

@@ -33,8 +33,8 @@ import { isLocalDomain, vaspOrigin } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { INVOICE_EXPIRY_SECONDS, type IssuedInvoice, type LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
-import { exactDecimal, MAX_INVOICE_MSATS, sendableSats } from './amounts.js';
-import { convertPayRequest, withReceivingAmount } from './pay-conversion.js';
+import { MAX_INVOICE_MSATS } from './amounts.js';
+import { convertPayRequest, lnurlpSendableSats, withReceivingAmount } from './pay-conversion.js';
 import { fieldToPayerDataKey, payerDataKeyToField } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { insertIncomingPayment } from './repo.js';
@@ -175,7 +175,7 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
   await verifySigned(nonces, (validator) => verifyUmaLnurlpQuerySignature(query, senderKeys, validator), 'lnurlp request');
 
   // LUD-06 limits: the widest the receiver's currencies allow.
-  const sendable = sendableSats(receiver.currencies.map((c) => ({ min: BigInt(c.minSendable), max: BigInt(c.maxSendable), multiplier: exactDecimal(c.multiplier) })));
+  const sendable = lnurlpSendableSats(receiver.currencies);
   const response = await getLnurlpResponse({
     request: { ...query, receiverAddress: receiver.address.address },
     privateKeyBytes: (await deps.keys()).signing.privateKey,
@@ -222,7 +222,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     throw new AppError('INVALID_CURRENCY', 'The amount is in neither msats nor the receiving currency.');
   }
   // Receiver fees are 0. The receiver gets at least one minor unit, by an invoice Lightning can carry.
-  const conversion = Number.isSafeInteger(request.amount) && request.amount > 0 ? convertPayRequest(request, offered.multiplier, 0n) : undefined;
+  const conversion = convertPayRequest(request, offered.multiplier, 0n);
   if (
     !conversion ||
     conversion.receivingAmount < BigInt(Math.max(1, offered.minSendable)) ||

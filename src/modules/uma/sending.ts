@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { currency } from '../../platform/currencies.js';
 import type { Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
+import { MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import { parseId } from '../../platform/ids.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
@@ -162,7 +163,7 @@ function checkConversion(
   }
   // Shown as an integer (counterpartyFixedFee): a fee past 2^53 minor units is no fee a quote can show.
   const feeInReceiving = feeInMinorUnits(feeMsats, multiplier);
-  if (feeInReceiving > BigInt(Number.MAX_SAFE_INTEGER)) throw invalid(`charges a fee of more than ${Number.MAX_SAFE_INTEGER} ${asked.code} minor units`);
+  if (feeInReceiving > MAX_WIRE_AMOUNT) throw invalid(`charges a fee of more than ${MAX_WIRE_AMOUNT} ${asked.code} minor units`);
   return { received, feeInReceiving };
 }
 
@@ -212,7 +213,7 @@ export class UmaSender {
     // Before the receiver names its fee, a SENDING lock's amount is estimated without one.
     const receivedEstimate = inReceiving ? amount : receivedFor(amount, exactDecimal(offered.multiplier), 0n);
     // The pay request carries the amount as a JSON number: one past 2^53 cannot be sent exactly.
-    if (amount > BigInt(Number.MAX_SAFE_INTEGER) || receivedEstimate < BigInt(offered.min) || receivedEstimate > BigInt(offered.max)) {
+    if (amount > MAX_WIRE_AMOUNT || receivedEstimate < BigInt(offered.min) || receivedEstimate > BigInt(offered.max)) {
       throw new AppError('AMOUNT_OUT_OF_RANGE', `${receiver.address} receives ${offered.min}–${offered.max} ${offered.code} minor units; this is ${receivedEstimate}.`, {
         details: { min: offered.min, max: offered.max, currency: offered.code },
       });
@@ -303,7 +304,8 @@ export class UmaSender {
       postTransactionCallback = url.href;
     }
     const received = converted.received;
-    // What the invoice costs the sender at Corridor's rate, rounded up; a SENDING lock pays what it locked.
+    // What the invoice costs the sender at Corridor's rate, rounded up (an invoice of at least 1 msat
+    // costs at least one minor unit); a SENDING lock pays what it locked.
     const sent = inReceiving ? sendingCost(amountMsats, sendRate) : request.lockedAmount;
     return {
       customerUuid: lookup.customer_id,
@@ -311,13 +313,13 @@ export class UmaSender {
       counterpartyDomain: domain,
       receivingCurrency: offered.code,
       receivedAmount: received,
-      sentAmount: sent > 0n ? sent : 1n,
+      sentAmount: sent,
       amountMsats,
       invoice: response.pr,
       paymentHash,
       // The invoice's own lifetime (BOLT 11: its expiry after its timestamp, 3600 s when unsaid).
       invoiceLifetimeSeconds: (decoded.timeExpireDate ?? 0) - (decoded.timestamp ?? 0),
-      exchangeRate: rateOf(sent > 0n ? sent : 1n, request.sendingCurrency, received, offered.code),
+      exchangeRate: rateOf(sent, request.sendingCurrency, received, offered.code),
       rateDetails: {
         counterpartyMultiplier: response.converted.multiplier,
         // UMA's fee is in millisatoshis; the quote shows it in receiving minor units (upstream's

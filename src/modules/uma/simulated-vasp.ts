@@ -7,8 +7,7 @@ import { parseUmaAddress } from '../../platform/uma-address.js';
 import { certificatesFromPem, selfSignedChains, type SelfSignedChains } from './certificates.js';
 import type { VaspResponse } from './http-client.js';
 import { bolt11, INVOICE_EXPIRY_SECONDS, NETWORKS } from './invoices.js';
-import { exactDecimal, sendableSats } from './amounts.js';
-import { convertPayRequest, withReceivingAmount } from './pay-conversion.js';
+import { convertPayRequest, lnurlpSendableSats, withReceivingAmount } from './pay-conversion.js';
 import { msatsPerMinorUnit } from './rates.js';
 import type { InProcessVasp, VaspCaller, VaspExchange } from './transport.js';
 
@@ -112,7 +111,7 @@ export class SimulatedTestVasp implements InProcessVasp {
     const receiver = await this.receiver(url.host, decodeURIComponent(url.pathname.split('/')[3] ?? ''));
     if (!receiver) return refuse(404, 'UMA_NOT_FOUND', 'The test VASP has no such receiver.');
     const { offered } = receiver;
-    const sendable = sendableSats([{ min: BigInt(offered.minSendable), max: BigInt(offered.maxSendable), multiplier: exactDecimal(offered.multiplier) }]);
+    const sendable = lnurlpSendableSats([offered]);
     const response = await getLnurlpResponse({
       request: { ...query, receiverAddress: receiver.address },
       privateKeyBytes: this.keys().signing.key.privateKey,
@@ -141,7 +140,7 @@ export class SimulatedTestVasp implements InProcessVasp {
     if (!request.isUma() || !request.payerData.identifier) return refuse(400, 'MISSING_REQUIRED_UMA_PARAMETERS', 'An UMA pay request names its payer and carries compliance data.');
     if (request.receivingCurrencyCode !== offered.code) return refuse(400, 'INVALID_CURRENCY', `${receiver.address} receives ${offered.code} only.`);
     // Converted exactly, as Corridor's own receiving side does (receiver fees 0).
-    const conversion = Number.isSafeInteger(request.amount) && request.amount > 0 ? convertPayRequest(request, offered.multiplier, 0n) : undefined;
+    const conversion = convertPayRequest(request, offered.multiplier, 0n);
     if (!conversion || conversion.receivingAmount < BigInt(offered.minSendable) || conversion.receivingAmount > BigInt(offered.maxSendable)) {
       return refuse(400, 'AMOUNT_OUT_OF_RANGE', `${receiver.address} receives ${offered.minSendable}–${offered.maxSendable} ${offered.code} minor units.`);
     }
