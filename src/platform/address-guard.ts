@@ -71,6 +71,17 @@ function ipv6Groups(address: string): number[] {
   return [...before, ...new Array<number>(8 - before.length - after.length).fill(0), ...after];
 }
 
+/**
+ * The refused range of a URL host (`URL.hostname`, brackets and all) that is itself an IP
+ * address: no DNS answer can change it, so callers refuse it before connecting (or when it is
+ * set). A host name gives undefined; it is judged when resolved (`guardedLookup`).
+ */
+export function refusedLiteral(hostname: string): { address: string; range: string } | undefined {
+  const address = hostname.replace(/^\[(.*)\]$/, '$1');
+  const range = isIP(address) ? refusedRange(address) : undefined;
+  return range ? { address, range } : undefined;
+}
+
 /** Why `address` may not be reached from production (its range's name), or undefined when it may. */
 export function refusedRange(address: string): string | undefined {
   const family = isIP(address);

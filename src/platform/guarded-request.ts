@@ -1,7 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
-import { guardedLookup, RefusedAddressError, refusedRange, type Resolver } from './address-guard.js';
+import { guardedLookup, RefusedAddressError, refusedLiteral, type Resolver } from './address-guard.js';
 
 export interface GuardedRequest {
   url: URL;
@@ -30,11 +29,8 @@ export function guardedRequest(request: GuardedRequest): Promise<GuardedResponse
   const { url, signal } = request;
   // node:http throws at once on any other scheme: an answer, not an exception.
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve({ ok: false, reason: `${url.protocol} is not http or https` });
-  const literal = url.hostname.replace(/^\[|\]$/g, '');
-  if (request.guard) {
-    const range = isIP(literal) ? refusedRange(literal) : undefined;
-    if (range) return Promise.resolve({ ok: false, reason: new RefusedAddressError(literal, range).message });
-  }
+  const refused = request.guard ? refusedLiteral(url.hostname) : undefined;
+  if (refused) return Promise.resolve({ ok: false, reason: new RefusedAddressError(refused.address, refused.range).message });
   return new Promise((resolve) => {
     let settled = false;
     const done = (result: GuardedResponse) => {

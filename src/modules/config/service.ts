@@ -1,5 +1,4 @@
-import { isIP } from 'node:net';
-import { refusedRange } from '../../platform/address-guard.js';
+import { refusedLiteral } from '../../platform/address-guard.js';
 import { NotifiedCache, notifyChanged } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
@@ -172,10 +171,10 @@ function checkCalledUrl(value: string, field: string, allowHttp: boolean, guarde
  * it is set. Host names are judged when they are resolved, at each connection.
  */
 function literalRefusedRange(url: URL): { host: string; range: string } | undefined {
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return { host, range: 'loopback' };
-  const range = isIP(host) ? refusedRange(host) : undefined;
-  return range ? { host, range } : undefined;
+  const hostname = url.hostname.replace(/\.$/, '');
+  if (hostname === 'localhost' || hostname.endsWith('.localhost')) return { host: hostname, range: 'loopback' };
+  const refused = refusedLiteral(hostname);
+  return refused && { host: refused.address, range: refused.range };
 }
 
 /** An https URL without credentials (http only for local hosts); `origin`: nothing after the port either. */

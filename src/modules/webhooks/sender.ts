@@ -1,7 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
-import { guardedLookup, RefusedAddressError, refusedRange, type Resolver } from '../../platform/address-guard.js';
+import { guardedLookup, RefusedAddressError, refusedLiteral, type Resolver } from '../../platform/address-guard.js';
 
 /** What is read of a receiver's answer: enough for an approval's JSON, never an unbounded body. */
 export const MAX_RESPONSE_BYTES = 16 * 1024;
@@ -74,11 +73,8 @@ function describe(error: unknown, timeoutMs: number): string {
 export async function postWebhook(request: WebhookRequest, resolver: Resolver): Promise<WebhookResponse> {
   const started = performance.now();
   const url = new URL(request.url);
-  const literal = url.hostname.replace(/^\[|\]$/g, '');
-  if (request.guard && isIP(literal)) {
-    const range = refusedRange(literal);
-    if (range) return { latencyMs: 0, error: new RefusedAddressError(literal, range).message, refused: true };
-  }
+  const refused = request.guard ? refusedLiteral(url.hostname) : undefined;
+  if (refused) return { latencyMs: 0, error: new RefusedAddressError(refused.address, refused.range).message, refused: true };
   const deadline = started + request.timeoutMs;
   const first = await exchange(url, request, resolver, started, deadline);
   // A kept-alive connection the receiver closed meanwhile (it restarted): the request never
