@@ -1,4 +1,5 @@
 import { refusedLiteral } from '../../platform/address-guard.js';
+import { violatedUniqueIndex } from '../../platform/db/unique-violation.js';
 import { NotifiedCache, notifyChanged } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
@@ -309,11 +310,6 @@ function umaDomainTaken(umaDomain: string): AppError {
   });
 }
 
-function isUniqueViolationOf(error: unknown, index: string): boolean {
-  const e = error as { code?: unknown; constraint?: unknown; message?: unknown } | null;
-  return e?.code === '23505' && `${String(e.constraint ?? '')} ${String(e.message ?? '')}`.includes(index);
-}
-
 /**
  * `guardSandboxWebhooks`: CORRIDOR_WEBHOOK_GUARD_SANDBOX, under which sandbox deliveries pass
  * the address guard as production ones do, so their endpoints are judged alike.
@@ -384,7 +380,7 @@ export async function updatePlatformConfig(
   };
   const row = await updateConfig(trx, platformId, changes).catch((error: unknown) => {
     // Another production platform took the domain since the check above, and committed first.
-    if (update.umaDomain && isUniqueViolationOf(error, PRODUCTION_UMA_DOMAIN_INDEX)) throw umaDomainTaken(update.umaDomain);
+    if (update.umaDomain && violatedUniqueIndex(error, [PRODUCTION_UMA_DOMAIN_INDEX])) throw umaDomainTaken(update.umaDomain);
     throw error;
   });
   await notifyChanged(trx, CONFIG_CHANGED_CHANNEL, platformId);

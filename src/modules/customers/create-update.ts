@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../../platform/clock.js';
 import { validDateTime } from '../../platform/datetime.js';
 import type { Tx } from '../../platform/db/database.js';
+import { violatedUniqueIndex } from '../../platform/db/unique-violation.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { recordEvent, recordEvents } from '../../platform/outbox.js';
@@ -104,23 +105,14 @@ function umaTaken(value: string): AppError {
   return new AppError('UMA_ADDRESS_EXISTS', `The UMA address ${value} is already in use.`, { details: { field: 'umaAddress', umaAddress: value } });
 }
 
-function uniqueViolation(error: unknown): 'platformCustomerId' | 'umaAddress' | undefined {
-  const e = error as { code?: unknown; constraint?: unknown; message?: unknown } | null;
-  if (e?.code !== '23505') return undefined;
-  const where = `${String(e.constraint ?? '')} ${String(e.message ?? '')}`;
-  if (where.includes(UNIQUE_PLATFORM_CUSTOMER_ID)) return 'platformCustomerId';
-  if (where.includes(UNIQUE_UMA_ADDRESS)) return 'umaAddress';
-  return undefined;
-}
-
 /** Turns a lost race on a unique index (an update's new UMA address) into the same answer the pre-check gives. */
 async function guardUnique<T>(values: { platformCustomerId: string; umaAddress: string }, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    const which = uniqueViolation(error);
-    if (which === 'platformCustomerId') throw platformCustomerIdTaken(values.platformCustomerId);
-    if (which === 'umaAddress') throw umaTaken(values.umaAddress);
+    const which = violatedUniqueIndex(error, [UNIQUE_PLATFORM_CUSTOMER_ID, UNIQUE_UMA_ADDRESS]);
+    if (which === UNIQUE_PLATFORM_CUSTOMER_ID) throw platformCustomerIdTaken(values.platformCustomerId);
+    if (which === UNIQUE_UMA_ADDRESS) throw umaTaken(values.umaAddress);
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import { isCurrency } from '../../platform/currencies.js';
 import { canonicalJson, sha256Hex } from '../../platform/crypto/encoding.js';
 import type { DbOrTx } from '../../platform/db/database.js';
+import { violatedUniqueIndex } from '../../platform/db/unique-violation.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import {
@@ -217,7 +218,7 @@ export function balanceOf(sums: BalanceSums): Balance {
 
 /** SQLSTATEs raised by ledger_apply() and the unique indexes, as ledger errors. */
 function ledgerErrorOf(error: unknown, reversing: boolean): LedgerError | undefined {
-  const e = error as { code?: unknown; detail?: unknown; constraint?: unknown; message?: unknown } | null;
+  const e = error as { code?: unknown; detail?: unknown; message?: unknown } | null;
   const detail = typeof e?.detail === 'string' ? e.detail : undefined;
   const message = typeof e?.message === 'string' ? e.message : 'ledger error';
   switch (e?.code) {
@@ -240,10 +241,9 @@ function ledgerErrorOf(error: unknown, reversing: boolean): LedgerError | undefi
       // sums of ledger_apply() can overflow, after ~2^10 postings of the largest amount through one row.
       return new LedgerError('BALANCE_LIMIT', 'a balance sum of the transaction would pass 2^63 - 1');
     case '23505': {
-      // Which index refused it: PostgreSQL names the constraint, PGlite only in the message.
-      const where = `${String(e.constraint ?? '')} ${message}`;
-      if (where.includes('ledger_transactions_resolution')) return new LedgerError('HOLD_NOT_PENDING', 'the hold was already posted or voided');
-      if (where.includes('ledger_transactions_reversal')) return new LedgerError('NOT_REVERSIBLE', 'the transaction was already reversed');
+      const which = violatedUniqueIndex(error, ['ledger_transactions_resolution', 'ledger_transactions_reversal']);
+      if (which === 'ledger_transactions_resolution') return new LedgerError('HOLD_NOT_PENDING', 'the hold was already posted or voided');
+      if (which === 'ledger_transactions_reversal') return new LedgerError('NOT_REVERSIBLE', 'the transaction was already reversed');
       return undefined;
     }
     default:
