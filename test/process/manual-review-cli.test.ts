@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPdf } from '../helpers/document-files.js';
-import { type CorridorProcess, type ProcessDatabase, createSandboxPlatform, processDatabase, runCli, startCorridor } from '../helpers/process.js';
+import { type CorridorProcess, type ProcessDatabase, createSandboxPlatform, processDatabase, runCli, startCorridor, waitUntil } from '../helpers/process.js';
 
 /**
  * `corridor verifications decide`: how an operator ends a review waiting for a person
@@ -50,13 +50,8 @@ describe('corridor verifications decide', () => {
     expect((await api('/documents', { method: 'POST', body: form })).status).toBe(201);
     const verificationId = ((await (await json('/verifications', 'POST', { customerId })).json()) as { id: string }).id;
     // The server's job worker runs the review.
-    const deadline = Date.now() + 60_000;
-    let status = '';
-    while (status !== 'PENDING_MANUAL_REVIEW' && Date.now() < deadline) {
-      status = ((await (await api(`/verifications/${verificationId}`)).json()) as { verificationStatus: string }).verificationStatus;
-      if (status !== 'PENDING_MANUAL_REVIEW') await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(status).toBe('PENDING_MANUAL_REVIEW');
+    const status = async () => ((await (await api(`/verifications/${verificationId}`)).json()) as { verificationStatus: string }).verificationStatus;
+    await waitUntil('the review waits for a person', async () => (await status()) === 'PENDING_MANUAL_REVIEW', 60_000, 200);
     expect(await server!.stop()).toBe(0);
 
     const decide = (...args: string[]) => runCli(database.env, 'verifications', 'decide', ...args);
