@@ -317,12 +317,13 @@ export class JobWorker {
   }
 
   /**
-   * One claim, jobs_claim() (migration 0035): `due` takes the oldest queued jobs whose time has
-   * come (along jobs_due in run_at order, stopping at the limit: neither the jobs still waiting
-   * for their time, e.g. every payment's settlement until its day, nor a backlog beyond the
-   * limit are read); `expired` running jobs whose lease ran out, oldest lease first
-   * (jobs_lease). Two claims rather than one: a single scan for either condition (an OR) read
-   * every waiting job on each claim.
+   * One claim, jobs_claim() (migrations 0035, 0045): `due` takes the oldest queued jobs whose
+   * time has come (along jobs_due in run_at order, stopping at the limit: neither the jobs still
+   * waiting for their time, e.g. every payment's settlement until its day, nor a backlog beyond
+   * the limit are read); `expired` running jobs whose lease ran out, oldest lease first
+   * (jobs_lease), except this worker's own runs: a lease of its own that lapsed (a stalled event
+   * loop) is renewed, not claimed back. Two claims rather than one: a single scan for either
+   * condition (an OR) read every waiting job on each claim.
    */
   private async claimAndStartWhere(free: number, which: 'due' | 'expired'): Promise<Array<Promise<void>>> {
     const kinds = [...this.handlers.keys()];
@@ -336,19 +337,13 @@ export class JobWorker {
     if (which === 'due') this.mayHaveMore = full.length > 0;
     const claimed = await sql<Job>`
       select * from jobs_claim(${which === 'expired'}, ${kinds}::text[], ${now}::timestamptz, ${leaseUntil}::timestamptz, ${free}::integer, ${full}::uuid[],
-        ${shares.limitedKinds}::text[], ${shares.limits}::integer[], ${shares.runningKinds}::text[], ${shares.runningPlatforms}::uuid[], ${shares.runningCounts}::integer[])`.execute(this.db);
+        ${shares.limitedKinds}::text[], ${shares.limits}::integer[], ${shares.runningKinds}::text[], ${shares.runningPlatforms}::uuid[], ${shares.runningCounts}::integer[],
+        ${[...this.leases.keys()]}::uuid[])`.execute(this.db);
     if (which === 'due' && claimed.rows.length >= free) this.mayHaveMore = true;
     const started: Array<Promise<void>> = [];
     const over: Job[] = [];
     const spent: Job[] = [];
     for (const job of claimed.rows.sort((a, b) => a.run_at.getTime() - b.run_at.getTime())) {
-      // This worker's own run, whose lease lapsed (its renewal failed, or came too late): it goes
-      // on under the claim's attempt rather than being started a second time beside itself.
-      const own = this.leases.get(job.id);
-      if (own) {
-        own.attempts = job.attempts;
-        continue;
-      }
       // Its worker stopped during its last attempt: a job that takes its process down with it
       // each time (a poison job) would otherwise be run again every lease, for ever.
       if (which === 'expired' && job.attempts > job.max_attempts) {
