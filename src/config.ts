@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
+import { DEFAULT_LEASE_MS } from './platform/jobs.js';
 
 export const API_VERSION = '2025-10-13';
 export const BASE_PATH = `/${API_VERSION}`;
@@ -17,8 +18,11 @@ export interface Config {
   cacheTtlMs: number;
   /** PostgreSQL connections of the process's pool (requests and jobs share it). */
   dbPoolSize: number;
-  /** Background work: whether this process runs it, how often an idle worker polls, how many jobs it runs at once. */
-  jobs: { enabled: boolean; pollMs: number; concurrency: number };
+  /**
+   * Background work: whether this process runs it, how often an idle worker polls, how many jobs
+   * it runs at once, and how long a claim reserves a job (how soon a dead process's jobs go to another).
+   */
+  jobs: { enabled: boolean; pollMs: number; concurrency: number; leaseMs: number };
   webhooks: {
     /** Deadline for one delivery request: connect, send, answer. */
     timeoutMs: number;
@@ -204,6 +208,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
   }
   const key = masterKey(env);
+  const leaseMs = integer(env, 'CORRIDOR_JOBS_LEASE_MS', DEFAULT_LEASE_MS, 2_000, 3_600_000);
+  // At most half a job's lease: an attempt must end well before another process may take its
+  // job over and send the same webhook a second time.
+  const webhookTimeoutMs = integer(env, 'CORRIDOR_WEBHOOK_TIMEOUT_MS', Math.min(10_000, leaseMs / 2), 100, 30_000);
+  if (webhookTimeoutMs > leaseMs / 2) {
+    throw new ConfigError(`CORRIDOR_WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs}) must be at most half of CORRIDOR_JOBS_LEASE_MS (${leaseMs})`);
+  }
   const publicUrl = (env.CORRIDOR_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
   return {
     port,
@@ -220,11 +231,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // A webhook delivery holds a slot for its whole round trip to the endpoint but a pooled
       // connection only for its two statements, so slots are cheap; see perEndpointConcurrency.
       concurrency: integer(env, 'CORRIDOR_JOBS_CONCURRENCY', 64, 1, 1000),
+      leaseMs,
     },
     webhooks: {
-      // At most half a job's lease (60 s): an attempt must end well before another process may
-      // take its job over and send the same webhook a second time.
-      timeoutMs: integer(env, 'CORRIDOR_WEBHOOK_TIMEOUT_MS', 10_000, 100, 30_000),
+      timeoutMs: webhookTimeoutMs,
       // A platform's webhooks per second per process are at most this many over the endpoint's
       // round trip (16 at 50 ms: 320/s); a quarter of the job slots, so a dead endpoint (each attempt
       // held until the timeout) leaves three quarters to everyone else.

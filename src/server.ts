@@ -88,7 +88,7 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   const handle = await openAndMigrate(config, logger, phases);
   const clock = systemClock;
 
-  const jobs = new JobWorker(handle.db, clock, logger, config.jobs.concurrency);
+  const jobs = new JobWorker(handle.db, clock, logger, { concurrency: config.jobs.concurrency, leaseMs: config.jobs.leaseMs });
   let app: App;
   try {
     app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });

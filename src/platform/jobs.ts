@@ -164,14 +164,8 @@ const DEFAULT_MAX_ATTEMPTS = 8;
  * few batches instead of one transaction each, for at most this much more latency.
  */
 const SOURCE_INTERVAL_MS = 10;
-/** How long a claimed job is reserved; a worker that dies mid-job frees it after this. */
-const LEASE_MS = 60_000;
-/**
- * A started worker renews the leases of the jobs it runs this often (real time): a job that runs
- * longer than a lease (a slow provider, a large re-seal) is never taken by a second worker while
- * the first still runs it; only a worker that stopped renewing, one that died, loses its jobs.
- */
-const LEASE_RENEWAL_MS = LEASE_MS / 4;
+/** How long a claim reserves a job unless the worker is told otherwise (CORRIDOR_JOBS_LEASE_MS); a worker that dies mid-job frees it after this. */
+export const DEFAULT_LEASE_MS = 60_000;
 const BACKOFF_BASE_MS = 1_000;
 const BACKOFF_CAP_MS = 60 * 60_000;
 
@@ -179,6 +173,20 @@ const BACKOFF_CAP_MS = 60 * 60_000;
 export function backoffMs(attempts: number, random = Math.random): number {
   const raw = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
   return Math.round(raw * (0.8 + 0.4 * random()));
+}
+
+export interface JobWorkerOptions {
+  /** Jobs run at once (default 16). */
+  concurrency?: number;
+  /** How long a claim reserves a job (default DEFAULT_LEASE_MS): how soon a dead worker's jobs go to another. */
+  leaseMs?: number;
+  /**
+   * How often (real time) a started worker renews the leases of the jobs it runs, a quarter of
+   * the lease by default: a job that runs longer than a lease (a slow provider, a large re-seal)
+   * is never taken by a second worker while the first still runs it; only a worker that stopped
+   * renewing, one that died, loses its jobs.
+   */
+  leaseRenewalMs?: number;
 }
 
 interface Registration {
@@ -225,6 +233,9 @@ export class JobWorker {
   private sourcesRanAt = Number.NEGATIVE_INFINITY;
   private sourcesTimer: NodeJS.Timeout | undefined;
   private stopped = true;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly leaseRenewalMs: number;
   /** How commits in this process wake this worker (wakeWorkers), while it is started. */
   private readonly wakeLocal = (jobs: boolean) => this.wake(true, false, jobs);
 
@@ -232,9 +243,12 @@ export class JobWorker {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly concurrency = 16,
-    private readonly leaseRenewalMs = LEASE_RENEWAL_MS,
-  ) {}
+    options: JobWorkerOptions = {},
+  ) {
+    this.concurrency = options.concurrency ?? 16;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.leaseRenewalMs = options.leaseRenewalMs ?? this.leaseMs / 4;
+  }
 
   register(kind: string, handler: JobHandler, options: JobKindOptions = {}): void {
     this.handlers.set(kind, { handler, perPlatform: options.perPlatform ?? Number.POSITIVE_INFINITY });
@@ -329,7 +343,7 @@ export class JobWorker {
     const kinds = [...this.handlers.keys()];
     if (kinds.length === 0 || free <= 0) return [];
     const now = this.clock.now();
-    const leaseUntil = new Date(now.getTime() + LEASE_MS);
+    const leaseUntil = new Date(now.getTime() + this.leaseMs);
     const full = this.fullPlatforms();
     const shares = this.shareParameters();
     // The due jobs are locked (SKIP LOCKED: never two workers on one job), then only as many of
@@ -397,7 +411,7 @@ export class JobWorker {
       const attempts = current.attempts;
       const { shape, values, build } = runningJobUpdate(job.id, attempts, {
         payload: JSON.stringify(payload ?? null),
-        locked_until: new Date(now.getTime() + LEASE_MS),
+        locked_until: new Date(now.getTime() + this.leaseMs),
         updated_at: now,
         ...handedOn,
       });
@@ -549,7 +563,7 @@ export class JobWorker {
   /** Extends the lease of every job this worker runs that is still its own (not finished, not taken over). */
   private async renewLeases(): Promise<void> {
     if (this.leases.size === 0) return;
-    const until = new Date(this.clock.now().getTime() + LEASE_MS);
+    const until = new Date(this.clock.now().getTime() + this.leaseMs);
     await sql`update jobs set locked_until = ${until} where status = 'running' and ${this.ownRuns()}`.execute(this.db);
   }
 

@@ -23,7 +23,8 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during executions
   it('settles or fails every transfer exactly once after the restart', async () => {
     const created = await createSandboxPlatform(database.env);
     const authorization = basic(created.clientId, created.clientSecret);
-    const env = { ...database.env, CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '50' };
+    // The dead process's jobs come back when their leases run out: 5 s here, not a minute.
+    const env = { ...database.env, CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '50', CORRIDOR_JOBS_LEASE_MS: '5000' };
     let server = await startCorridor(env);
     const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
       fetch(`http://127.0.0.1:${server.port}${BASE}${path}`, {

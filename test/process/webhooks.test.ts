@@ -91,7 +91,8 @@ describe.runIf(onPostgres)('webhook delivery by corridor serve processes', () =>
   it('delivers every event after the server is killed with SIGKILL mid-delivery: none lost, every signature valid', async () => {
     const created = await createSandboxPlatform(database.env);
     const authorization = basic(created.clientId, created.clientSecret);
-    const env = { ...database.env, CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '50' };
+    // The dead process's deliveries come back when their leases run out: 5 s here, not a minute.
+    const env = { ...database.env, CORRIDOR_JOBS: 'true', CORRIDOR_JOBS_POLL_MS: '50', CORRIDOR_JOBS_LEASE_MS: '5000' };
     receiver = await WebhookReceiver.start();
     // A slow endpoint (8 answers a second at most): the burst is still being delivered, some
     // requests in flight, when the server dies, however slowly the burst was made.

@@ -46,7 +46,7 @@ describe('job leases between processes', () => {
   it('a job that runs longer than a lease keeps it: no second worker runs it meanwhile', async () => {
     const slow = gated();
     // The first process's worker renews its leases every 20 ms here (every 15 s in production).
-    const first = new JobWorker(handle.db, clock, logger, 4, 20);
+    const first = new JobWorker(handle.db, clock, logger, { concurrency: 4, leaseRenewalMs: 20 });
     let firstRan = 0;
     first.register('test.long', async () => {
       firstRan++;
@@ -75,7 +75,7 @@ describe('job leases between processes', () => {
   it('a worker whose own lease lapsed (a stalled event loop) leaves the job to itself: it neither claims it back nor starts it again', async () => {
     const slow = gated();
     // Renewals too rare to come in time.
-    const worker = new JobWorker(handle.db, clock, logger, 4, 600_000);
+    const worker = new JobWorker(handle.db, clock, logger, { concurrency: 4, leaseRenewalMs: 600_000 });
     let ran = 0;
     worker.register('test.lapsed', async () => {
       ran++;
@@ -96,6 +96,30 @@ describe('job leases between processes', () => {
     }
     expect(ran).toBe(1);
     expect(await job(id)).toMatchObject({ status: 'done', attempts: 1, locked_until: null });
+  });
+
+  it('a claim reserves a job for the lease its worker was given (CORRIDOR_JOBS_LEASE_MS), after which another worker takes it', async () => {
+    const short = 5_000;
+    const dying = new JobWorker(handle.db, clock, logger, { leaseMs: short });
+    const stuck = gated();
+    dying.register('test.short-lease', stuck.handler);
+    const id = await enqueueJob(handle.db, clock, { kind: 'test.short-lease', payload: null });
+    const claimed = dying.runDue();
+    await stuck.started;
+    expect((await job(id)).locked_until!.getTime()).toBe(clock.now().getTime() + short);
+    // The dying worker never renews (never started); past its short lease the job is another's.
+    const other = new JobWorker(handle.db, clock, logger);
+    let otherRan = 0;
+    other.register('test.short-lease', async () => void otherRan++);
+    expect(await other.runDue()).toBe(0);
+    clock.advance(short + 1);
+    expect(await other.runDue()).toBe(1);
+    expect(otherRan).toBe(1);
+    expect(await job(id)).toMatchObject({ status: 'done', attempts: 2 });
+    stuck.finish();
+    await claimed;
+    // The first run's late outcome changes nothing.
+    expect(await job(id)).toMatchObject({ status: 'done', attempts: 2 });
   });
 
   it('a job whose worker died in its last attempt is dead, not run again, and the queue goes on', async () => {
@@ -121,7 +145,7 @@ describe('job leases between processes', () => {
 
   it('a stopping worker hands its unfinished jobs back, due at once, and its late outcome changes nothing', async () => {
     const stuck = gated();
-    const stopping = new JobWorker(handle.db, clock, logger, 4, 20);
+    const stopping = new JobWorker(handle.db, clock, logger, { concurrency: 4, leaseRenewalMs: 20 });
     let fail = false;
     stopping.register('test.handed-back', async () => {
       await stuck.handler();
