@@ -662,6 +662,29 @@ describe('paying a UMA address: a quote on a lookupId, executed, both ledgers mo
     anna = { ...created, accountId: account.id };
   });
 
+  it("a sandbox platform whose umaDomain a production platform has since taken sends nothing more as that domain's VASP", async () => {
+    const looked = await lookup(bob.umaAddress, `customerId=${anna.id}`);
+    expect(looked.statusCode, looked.body).toBe(200);
+    // A production platform takes the domain (a sandbox holder does not block it); A keeps it.
+    const prod = await a.newPlatform('production');
+    await a.handle.db.updateTable('platform_configs').set({ uma_domain: domainA, uma_domain_claimed_at: a.clock.now() }).where('platform_id', '=', prod.uuid).execute();
+    try {
+      const quoted = await call(a, a.platform, 'POST', '/quotes', {
+        lookupId: looked.json().lookupId,
+        source: { sourceType: 'ACCOUNT', accountId: anna.accountId },
+        destination: { destinationType: 'UMA_ADDRESS', umaAddress: bob.umaAddress, currency: 'MXN' },
+        lockedCurrencySide: 'RECEIVING',
+        lockedCurrencyAmount: 50_000,
+      });
+      expect(expectEnvelope(quoted, 400, 'QUOTE_REQUEST_FAILED').details).toEqual({ reason: 'UMA_DOMAIN_HELD_BY_ANOTHER_PLATFORM' });
+      const again = await lookup(bob.umaAddress, `customerId=${anna.id}`);
+      expect(expectEnvelope(again, 400, 'LOOKUP_REQUEST_FAILED').details).toEqual({ reason: 'UMA_DOMAIN_HELD_BY_ANOTHER_PLATFORM' });
+    } finally {
+      await a.handle.db.updateTable('platform_configs').set({ uma_domain: null, uma_domain_claimed_at: null }).where('platform_id', '=', prod.uuid).execute();
+    }
+    expect((await lookup(bob.umaAddress, `customerId=${anna.id}`)).statusCode).toBe(200);
+  });
+
   it('EUR at A to MXN at B: the pay request prices the quote, the invoice is paid at execution, A debits Anna and B credits Bob', async () => {
     const annaBefore = (await balanceOf(a, a.platform, anna.id, 'EUR')).available;
     const bobBefore = (await balanceOf(b, b.platform, bob.id, 'MXN')).available;

@@ -69,6 +69,22 @@ export async function productionUmaDomainHeld(db: DbOrTx, platformId: string, do
 }
 
 /**
+ * The domain the platform's outgoing UMA messages name as their VASP (`vaspDomain`, signed with
+ * the deployment's keys, which the receiving VASP fetches from that domain), lower-cased; or why
+ * it has none: no umaDomain set, or one a production platform other than it now holds (a
+ * sandbox platform that set the domain before the production platform did keeps it, but must
+ * not speak for that platform's VASP).
+ */
+export async function senderUmaDomain(
+  db: DbOrTx,
+  config: Pick<ConfigRow, 'platform_id' | 'uma_domain'>,
+): Promise<{ domain: string } | { reason: 'UMA_DOMAIN_NOT_SET' | 'UMA_DOMAIN_HELD_BY_ANOTHER_PLATFORM' }> {
+  if (!config.uma_domain) return { reason: 'UMA_DOMAIN_NOT_SET' };
+  if (await productionUmaDomainHeld(db, config.platform_id, config.uma_domain)) return { reason: 'UMA_DOMAIN_HELD_BY_ANOTHER_PLATFORM' };
+  return { domain: config.uma_domain.toLowerCase() };
+}
+
+/**
  * Platforms whose `umaDomain` is `domain` (case-insensitive), in the order an incoming UMA
  * request for that domain is matched against their customers: the production platform holding
  * it alone (it is its own, and no sandbox platform sharing it may answer for its addresses);

@@ -18,7 +18,7 @@ import { AppError } from '../../platform/errors.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
+import { CUSTOMER_INFO_FIELDS, getConfigRow, senderUmaDomain } from '../config/index.js';
 import type { ExchangeRates } from '../rates/index.js';
 import { findLookupSender } from '../receivers/index.js';
 import { counterpartyUrl } from './address.js';
@@ -43,6 +43,12 @@ export interface LookupDeps {
   rates: ExchangeRates;
 }
 
+/** Why a platform cannot send UMA messages, for LOOKUP_REQUEST_FAILED and QUOTE_REQUEST_FAILED. */
+export const NO_SENDER_DOMAIN = {
+  UMA_DOMAIN_NOT_SET: "Set the platform's umaDomain (PATCH /config) first: the receiving VASP fetches this platform's keys there.",
+  UMA_DOMAIN_HELD_BY_ANOTHER_PLATFORM: "The platform's umaDomain is now a production platform's own; set a domain of this platform's (PATCH /config) to send UMA payments.",
+} as const;
+
 /**
  * The sender's side of UMAD-02/04: a signed lnurlp request to the receiver's VASP over HTTP,
  * its answer checked (signature, nonce, timestamp, certificate chain) and kept as a lookup the
@@ -52,11 +58,8 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
   const receiver = requireUmaAddress('receiverUmaAddress', rawAddress);
   const sender = await findLookupSender(deps.db, principal.platformId, query);
   const config = await getConfigRow(deps.db, principal.platformId);
-  if (!config.uma_domain) {
-    throw new AppError('LOOKUP_REQUEST_FAILED', "Set the platform's umaDomain (PATCH /config) first: the receiving VASP fetches this platform's keys there.", {
-      details: { reason: 'UMA_DOMAIN_NOT_SET' },
-    });
-  }
+  const sending = await senderUmaDomain(deps.db, config);
+  if ('reason' in sending) throw new AppError('LOOKUP_REQUEST_FAILED', NO_SENDER_DOMAIN[sending.reason], { details: { reason: sending.reason } });
   const send = deps.vasps.for({ platformId: principal.platformId, environment: principal.environment });
   const now = deps.clock.now();
 
@@ -66,7 +69,7 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
     nonce: randomBytes(16).toString('hex'),
     timestamp: now,
     isSubjectToTravelRule: true,
-    vaspDomain: config.uma_domain.toLowerCase(),
+    vaspDomain: sending.domain,
     umaVersion: UmaProtocolVersion,
     signature: '',
   };

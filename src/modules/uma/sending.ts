@@ -7,14 +7,14 @@ import { AppError, invalidInput } from '../../platform/errors.js';
 import { MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import { parseId } from '../../platform/ids.js';
-import { CUSTOMER_INFO_FIELDS, getConfigRow } from '../config/index.js';
+import { CUSTOMER_INFO_FIELDS, getConfigRow, senderUmaDomain } from '../config/index.js';
 import { findCustomer } from '../customers/index.js';
 import type { Payout, PayoutStatus, RailFailureReason, RailProvider, SubmitOutcome } from '../transactions/index.js';
 import { counterpartyUrl, vaspOrigin } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { counterpartyCode } from './http-client.js';
 import { bolt11, NETWORKS } from './invoices.js';
-import { findUmaLookup, type LookupDeps } from './lookup.js';
+import { findUmaLookup, NO_SENDER_DOMAIN, type LookupDeps } from './lookup.js';
 import { payerDataKeyToField } from './payer-data.js';
 import { exactDecimal, feeInMinorUnits, invoiceCovers, msatsBought, rateToNumber, receivedFor, sendingCost, significant } from './amounts.js';
 import { exactMsatsPerMinorUnit } from './rates.js';
@@ -222,8 +222,8 @@ export class UmaSender {
     const customer = await findCustomer(deps.db, request.platformId, lookup.customer_id);
     if (!customer || customer.deleted_at) throw new AppError('USER_NOT_FOUND', 'The lookup’s sender no longer exists.');
     const payerData = payerDataFor(customer, lookup.response.payerData, request.senderCustomerInfo ?? {});
-    const config = await getConfigRow(deps.db, request.platformId);
-    if (!config.uma_domain) throw new AppError('QUOTE_REQUEST_FAILED', "Set the platform's umaDomain (PATCH /config) first.", { details: { reason: 'UMA_DOMAIN_NOT_SET' } });
+    const sending = await senderUmaDomain(deps.db, await getConfigRow(deps.db, request.platformId));
+    if ('reason' in sending) throw new AppError('QUOTE_REQUEST_FAILED', NO_SENDER_DOMAIN[sending.reason], { details: { reason: sending.reason } });
     const profile = customer.profile as { fullName?: string; legalName?: string };
     const keys = await deps.keys();
     // Lookups are checked when made (lookup.ts); one stored before that rule is held to it here.
@@ -396,9 +396,9 @@ export class UmaSender {
   }
 
   private async notifyReceiver(row: OutgoingPaymentRow, send: VaspSend): Promise<void> {
-    const config = await getConfigRow(this.deps.db, row.platform_id);
-    if (!config.uma_domain) return;
-    const callback = await getPostTransactionCallback({ utxos: [], vaspDomain: config.uma_domain.toLowerCase(), signingPrivateKey: (await this.deps.keys()).signing.privateKey });
+    const sending = await senderUmaDomain(this.deps.db, await getConfigRow(this.deps.db, row.platform_id));
+    if ('reason' in sending) return;
+    const callback = await getPostTransactionCallback({ utxos: [], vaspDomain: sending.domain, signingPrivateKey: (await this.deps.keys()).signing.privateKey });
     await send({ url: new URL(row.post_transaction_callback!), method: 'POST', body: JSON.stringify(callback) });
   }
 
