@@ -39,7 +39,7 @@ Commands:
                                           (PENDING_MANUAL_REVIEW); prints the verification as JSON
   ledger verify [--platform ID] [--batch-size N] [--json]
                                           check every ledger invariant (read-only, in batches);
-                                          exit 1 if any is breached
+                                          exit 1 if any is breached, 3 if the check could not finish
 
 Environment: PORT, HOST, DATABASE_URL, CORRIDOR_MASTER_KEY, CORRIDOR_DATA_DIR, LOG_LEVEL (see README).`;
 
@@ -242,8 +242,17 @@ async function main(argv: string[]): Promise<void> {
       const config = loadConfig();
       const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
       try {
-        if (!(await migrationsCurrent(handle.db))) fail('the database is not migrated to this version of Corridor (run corridor migrate)');
-        const report = await verifyLedger(handle.db, { batchSize, ...(platformId ? { platformId } : {}) });
+        let report: Awaited<ReturnType<typeof verifyLedger>>;
+        try {
+          if (!(await migrationsCurrent(handle.db))) fail('the database is not migrated to this version of Corridor (run corridor migrate)');
+          report = await verifyLedger(handle.db, { batchSize, ...(platformId ? { platformId } : {}) });
+        } catch (error) {
+          if (error instanceof UsageError) throw error;
+          // Not a verdict on the books: a monitor paging on breaches (exit 1) must tell this apart.
+          process.stderr.write(`corridor: ledger verify could not finish, nothing was judged: ${error instanceof Error ? error.message : String(error)}\n`);
+          process.exitCode = 3;
+          return;
+        }
         if (values.json) {
           process.stdout.write(`${JSON.stringify(report)}\n`);
         } else {

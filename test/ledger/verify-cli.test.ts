@@ -95,4 +95,12 @@ describe('corridor ledger verify', () => {
     expect(one.stdout).toContain('checked 2 transactions and 11 balance rows');
     expect((await runCli(database.env, 'ledger', 'verify', '--platform', formatId('Platform', broken.platformId))).code).toBe(1);
   }, 400_000);
+
+  it('exit 3, judging nothing, when the check cannot finish (no database to read)', async () => {
+    const closed = { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/corridor', CORRIDOR_MASTER_KEY: '00'.repeat(32) };
+    const unreachable = await runCli(closed, 'ledger', 'verify');
+    expect(unreachable.code, unreachable.output).toBe(3);
+    expect(unreachable.output).toContain('ledger verify could not finish, nothing was judged');
+    expect(unreachable.stdout).not.toContain('ledger verify: OK');
+  }, 60_000);
 });
