@@ -30,10 +30,12 @@ describe.runIf(onPostgres)('a production umaDomain claimed twice at once, on Pos
     });
     await firstClaimed;
     const second = ctx.handle.db.transaction().execute((trx) => claim(two.uuid)(trx));
+    // Awaited from now: the refusal may come in before the first's commit is seen here.
+    const refused = expect(second).rejects.toMatchObject({ code: 'CONFLICT', details: { field: 'umaDomain', umaDomain: 'race.example' } });
     // The second has passed its check and waits on the index when the first commits.
     await new Promise((resolve) => setTimeout(resolve, 300));
     commit();
     await first;
-    await expect(second).rejects.toMatchObject({ code: 'CONFLICT', details: { field: 'umaDomain', umaDomain: 'race.example' } });
+    await refused;
   });
 });
