@@ -13,14 +13,24 @@ import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index
 import { QUOTE_SCHEMAS, quoteRoutes, releaseDailyVolume } from './modules/quotes/index.js';
 import { transferRoutes } from './modules/transfers/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
-import { receiverRoutes } from './modules/receivers/index.js';
+import { purgeExpiredReceiverLookups, receiverRoutes } from './modules/receivers/index.js';
 import { noProductionModel, sandboxFeeModel, withdrawalFeeRoutes, type WithdrawalFeeModel } from './modules/withdrawal-fees/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
 import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, primaryIdentifierOf, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
-import { LightningNode, registerUmaWellKnownRoutes, SimulatedTestVasp, UmaSender, umaRoutes, VaspTransport, vaspKeySource } from './modules/uma/index.js';
+import {
+  LightningNode,
+  purgeExpiredUmaLookups,
+  purgeSpentNonces,
+  registerUmaWellKnownRoutes,
+  SimulatedTestVasp,
+  UmaSender,
+  umaRoutes,
+  VaspTransport,
+  vaspKeySource,
+} from './modules/uma/index.js';
 import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
-import { LocalEnclave, OidcVerifier, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import { LocalEnclave, OidcVerifier, purgeSpentOidcTokens, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
 import {
   DepositFeed,
@@ -63,6 +73,7 @@ import { NotifiedCache } from './platform/cache.js';
 import { OffsetPlatformClock, PLATFORM_CLOCK_CHANNEL } from './platform/platform-clock.js';
 import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
+import { doneJobsPurge, Retention } from './platform/retention.js';
 
 export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
   handle: DbHandle;
@@ -297,6 +308,20 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   if (productionRails && 'listDeposits' in productionRails) {
     await new DepositFeed({ db: deps.db, clock: deps.clock, jobs: deps.jobs, logger: deps.logger, deposits, source: productionRails as RailProvider & DepositSource }).start();
   }
+  // Rows that no rule needs any more are deleted about hourly (docs/development.md, Retention).
+  new Retention({
+    db: deps.db,
+    clock: deps.clock,
+    jobs: deps.jobs,
+    logger: deps.logger,
+    purges: [
+      doneJobsPurge(deps.db, deps.config.jobs.retentionHours * 3_600_000),
+      { table: 'uma_nonces', batch: (now, limit) => purgeSpentNonces(deps.db, now, deps.config.uma.timestampWindowSeconds, limit) },
+      { table: 'uma_lookups', batch: (now, limit) => purgeExpiredUmaLookups(deps.db, now, limit) },
+      { table: 'receiver_lookups', batch: (now, limit) => purgeExpiredReceiverLookups(deps.db, now, limit) },
+      { table: 'oidc_tokens_used', batch: (now, limit) => purgeSpentOidcTokens(deps.db, now, limit) },
+    ],
+  }).register();
   registerUmaWellKnownRoutes(app, { ...deps, ...uma, vasps, incomingPayments, rates });
 
   // One intake of uploaded documents for POST /documents and the hosted verification page.

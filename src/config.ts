@@ -20,9 +20,10 @@ export interface Config {
   dbPoolSize: number;
   /**
    * Background work: whether this process runs it, how often an idle worker polls, how many jobs
-   * it runs at once, and how long a claim reserves a job (how soon a dead process's jobs go to another).
+   * it runs at once, how long a claim reserves a job (how soon a dead process's jobs go to
+   * another), and how long a finished job is kept before the retention purge deletes it.
    */
-  jobs: { enabled: boolean; pollMs: number; concurrency: number; leaseMs: number };
+  jobs: { enabled: boolean; pollMs: number; concurrency: number; leaseMs: number; retentionHours: number };
   webhooks: {
     /** Deadline for one delivery request: connect, send, answer. */
     timeoutMs: number;
@@ -232,6 +233,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // connection only for its two statements, so slots are cheap; see perEndpointConcurrency.
       concurrency: integer(env, 'CORRIDOR_JOBS_CONCURRENCY', 64, 1, 1000),
       leaseMs,
+      // A week of finished jobs to look back on; dead ones are kept for ever (platform/retention.ts).
+      retentionHours: integer(env, 'CORRIDOR_JOBS_RETENTION_HOURS', 168, 1, 87_600),
     },
     webhooks: {
       timeoutMs: webhookTimeoutMs,

@@ -1,4 +1,5 @@
-// The receivers module's public face: the receiver lookup routes app.ts registers, and the
-// lookup's sender rule, which uma's GET /receiver/uma shares.
+// The receivers module's public face: the receiver lookup routes app.ts registers, the lookup's
+// sender rule, which uma's GET /receiver/uma shares, and the purge of expired lookups.
 export { receiverRoutes } from './routes.js';
 export { findLookupSender } from './service.js';
+export { purgeExpiredReceiverLookups } from './repo.js';

@@ -3,6 +3,7 @@ export { registerUmaWellKnownRoutes, umaRoutes, type UmaRouteDeps } from './rout
 export { vaspKeySource, type VaspKeys, type VaspKeySource } from './keys.js';
 export { LightningNode } from './invoices.js';
 export { findUmaLookup } from './lookup.js';
+export { purgeExpiredUmaLookups, purgeSpentNonces } from './repo.js';
 export type { StoredLookup } from './schemas.js';
 export { UmaSender, type UmaQuote, type UmaQuoteRequest, type UmaSenderDeps } from './sending.js';
 export { VaspTransport } from './transport.js';

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
+import { RETENTION_MARGIN_MS } from '../../platform/retention.js';
 
 interface VaspKeysTable {
   id: 'default';
@@ -111,6 +112,30 @@ export async function insertNonce(db: DbOrTx, vaspDomain: string, nonce: string,
   return inserted !== undefined;
 }
 
+/**
+ * Retention: deletes at most `limit` nonces that no message can be replayed with any more. A
+ * message is refused by its timestamp once that is more than the window from now, before its
+ * nonce is looked at; `expires_at` is the timestamp plus the window of the process that
+ * recorded it, so a nonce goes only once `expires_at` is the current window (should it have
+ * grown since) and RETENTION_MARGIN_MS behind `now`. Domain by domain along uma_nonces_expiry
+ * (vasp_domain, expires_at): the recursive CTE skips from one domain to the next through the
+ * index, a probe per domain, instead of reading the table.
+ */
+export async function purgeSpentNonces(db: DbOrTx, now: Date, windowSeconds: number, limit: number): Promise<number> {
+  const before = new Date(now.getTime() - windowSeconds * 1000 - RETENTION_MARGIN_MS);
+  const deleted = await sql`
+    with recursive domains (vasp_domain) as (
+      select min(vasp_domain) from uma_nonces
+      union all
+      select (select min(n.vasp_domain) from uma_nonces n where n.vasp_domain > d.vasp_domain) from domains d where d.vasp_domain is not null)
+    delete from uma_nonces where ctid = any(array(
+      select spent.ctid
+        from domains d
+        cross join lateral (select ctid from uma_nonces where vasp_domain = d.vasp_domain and expires_at < ${before} order by expires_at limit ${limit}) spent
+       limit ${limit}))`.execute(db);
+  return Number(deleted.numAffectedRows ?? 0n);
+}
+
 export async function insertLookup(db: DbOrTx, row: LookupRow): Promise<void> {
   await db
     .insertInto('uma_lookups')
@@ -120,6 +145,20 @@ export async function insertLookup(db: DbOrTx, row: LookupRow): Promise<void> {
 
 export async function findLookup(db: DbOrTx, platformId: string, id: string): Promise<LookupRow | undefined> {
   return db.selectFrom('uma_lookups').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Retention: deletes at most `limit` lookups expired more than RETENTION_MARGIN_MS before `now`,
+ * oldest first along uma_lookups_expiry (migration 0046). Only a quote's pay request reads a
+ * lookup (findUmaLookup), and it refuses an expired one as it refuses an unknown one
+ * (LOOKUP_REQUEST_NOT_FOUND); a quote keeps what it priced itself (uma_outgoing_payments) and
+ * names its lookup only as text (quotes.lookup_id, no foreign key).
+ */
+export async function purgeExpiredUmaLookups(db: DbOrTx, now: Date, limit: number): Promise<number> {
+  const deleted = await sql`
+    delete from uma_lookups where ctid = any(array(
+      select ctid from uma_lookups where expires_at < ${new Date(now.getTime() - RETENTION_MARGIN_MS)} order by expires_at limit ${limit}))`.execute(db);
+  return Number(deleted.numAffectedRows ?? 0n);
 }
 
 export async function insertIncomingPayment(db: DbOrTx, row: IncomingPaymentRow): Promise<void> {

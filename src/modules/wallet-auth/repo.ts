@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { insertChunked } from '../../platform/db/insert-chunked.js';
+import { RETENTION_MARGIN_MS } from '../../platform/retention.js';
 
 export type CredentialType = 'EMAIL_OTP' | 'SMS_OTP' | 'PASSKEY' | 'OAUTH';
 export type SignedRequestStatus = 'PENDING' | 'PROCESSING' | 'DONE';
@@ -275,6 +276,19 @@ export async function revokeSession(db: DbOrTx, id: string, now: Date): Promise<
 
 export async function revokeSessionsOfCredential(db: DbOrTx, credentialId: string, now: Date): Promise<void> {
   await db.updateTable('auth_sessions').set({ revoked_at: now, updated_at: now }).where('credential_id', '=', credentialId).where('revoked_at', 'is', null).execute();
+}
+
+/**
+ * Retention: deletes at most `limit` records of used OIDC tokens that can no longer be
+ * presented, oldest first along oidc_tokens_used_expiry. The verifier refuses a token once its
+ * `exp` (`expires_at` here) has passed, with no tolerance on `exp` (oidc.ts), so a record goes
+ * RETENTION_MARGIN_MS after it: until then a replay still meets its row.
+ */
+export async function purgeSpentOidcTokens(db: DbOrTx, now: Date, limit: number): Promise<number> {
+  const deleted = await sql`
+    delete from oidc_tokens_used where ctid = any(array(
+      select ctid from oidc_tokens_used where expires_at < ${new Date(now.getTime() - RETENTION_MARGIN_MS)} order by expires_at limit ${limit}))`.execute(db);
+  return Number(deleted.numAffectedRows ?? 0n);
 }
 
 // OTP challenges

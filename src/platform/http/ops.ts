@@ -23,11 +23,11 @@ export function registerOpsRoutes(app: FastifyInstance, deps: { db: Db; metrics:
 
   app.get('/metrics', hidden, async (_request, reply) => {
     const depth = await jobQueueDepth(deps.db);
-    const statuses = ['queued', 'running', 'done', 'dead'];
+    const statuses = ['queued', 'running', 'dead'];
     const body = deps.metrics.render([
       {
         name: 'corridor_jobs',
-        help: 'Background jobs by status.',
+        help: 'Background jobs queued, running and dead (done jobs are not counted).',
         values: statuses.map((s) => ({ labels: `status="${s}"`, value: depth[s] ?? 0 })),
       },
     ]);
