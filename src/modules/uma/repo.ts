@@ -97,12 +97,11 @@ export async function nonceSeen(db: DbOrTx, vaspDomain: string, nonce: string): 
 
 /**
  * Records a nonce; false when it was already there (a replay, or the same message arriving
- * twice at once). Drops a bounded batch of the domain's expired nonces on the way, so the table
- * holds only what can still be replayed.
+ * twice at once). Spent nonces are the retention purge's (purgeSpentNonces): deleted here, on
+ * this process's clock without a margin, a nonce another process's clock still judged
+ * replayable could go.
  */
-export async function insertNonce(db: DbOrTx, vaspDomain: string, nonce: string, expiresAt: Date, now: Date): Promise<boolean> {
-  await sql`delete from uma_nonces where (vasp_domain, nonce) in (
-      select vasp_domain, nonce from uma_nonces where vasp_domain = ${vaspDomain} and expires_at < ${now} limit 100)`.execute(db);
+export async function insertNonce(db: DbOrTx, vaspDomain: string, nonce: string, expiresAt: Date): Promise<boolean> {
   const inserted = await db
     .insertInto('uma_nonces')
     .values({ vasp_domain: vaspDomain, nonce, expires_at: expiresAt })

@@ -35,7 +35,7 @@ export class NonceCheck implements NonceValidator {
   async commit(): Promise<void> {
     if (!this.pending) throw new Error('commit before the nonce was checked');
     const expiresAt = new Date((this.pending.timestampSeconds + this.windowSeconds) * 1000);
-    if (!(await insertNonce(this.db, this.vaspDomain, this.pending.nonce, expiresAt, this.clock.now()))) {
+    if (!(await insertNonce(this.db, this.vaspDomain, this.pending.nonce, expiresAt))) {
       throw new AppError('INVALID_NONCE', 'This nonce was already used: the message is a replay.');
     }
   }

@@ -401,9 +401,12 @@ export async function findWalletAccount(db: DbOrTx, platformId: string, accountI
   return row ? { ...row, customer_id: row.customer_id! } : undefined;
 }
 
-/** Records an OIDC token as used; false when it was used before. Expired records are dropped on the way. */
+/**
+ * Records an OIDC token as used; false when it was used before. Spent records are the retention
+ * purge's (purgeSpentOidcTokens): deleting every platform's expired records inside each login
+ * made concurrent logins wait on one another's deletes.
+ */
 export async function useOidcToken(db: DbOrTx, platformId: string, digest: string, expiresAt: Date, now: Date): Promise<boolean> {
-  await db.deleteFrom('oidc_tokens_used').where('expires_at', '<', now).execute();
   const inserted = await db
     .insertInto('oidc_tokens_used')
     .values({ token_sha256: digest, platform_id: platformId, expires_at: expiresAt, used_at: now })
