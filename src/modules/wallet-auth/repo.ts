@@ -303,12 +303,6 @@ export async function latestOtpChallenge(db: DbOrTx, credentialId: string, lock 
   return query.executeTakeFirst();
 }
 
-export async function findOtpChallenge(db: DbOrTx, id: string, lock = false): Promise<OtpChallengeRow | undefined> {
-  let query = db.selectFrom('otp_challenges').selectAll().where('id', '=', id);
-  if (lock) query = query.forUpdate();
-  return query.executeTakeFirst();
-}
-
 export async function updateOtpChallenge(db: DbOrTx, id: string, changes: Partial<OtpChallengeRow>): Promise<void> {
   await db.updateTable('otp_challenges').set(changes).where('id', '=', id).execute();
 }
