@@ -179,6 +179,45 @@ describe('a production pull through the HTTP rail provider', () => {
     stub.answers['/rails/collections/status'] = { status: 'PENDING' };
   });
 
+  it('a collection the bank takes days over is asked about ever less often, at least hourly, and still credited when collected', async () => {
+    const { p, accountId, pullable } = await productionWorld(prod);
+    const created = await call(prod, p, 'POST', '/transfer-in', { source: { accountId: pullable }, destination: { accountId }, amount: 2_500 });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = (created.json() as Json).id as string;
+    await drainJobs(prod);
+    prod.clock.advance(DAY_MS);
+    await drainJobs(prod);
+    const asks = () => collections(id).filter((path) => path === '/rails/collections/status').length;
+    expect(asks()).toBe(1);
+    // The first hour: asked every minute.
+    for (let minute = 0; minute < 60; minute++) {
+      prod.clock.advance(60_000);
+      await drainJobs(prod);
+    }
+    const firstHour = asks();
+    expect(firstHour).toBeGreaterThanOrEqual(59);
+    // The next ten hours, looked at every ten minutes: the waits have doubled up to an hour, so a
+    // handful of asks, where asking every minute would have asked at each look (60) and spent a
+    // 1,000-run job in 1,000 minutes, leaving the payment PENDING with nothing asking.
+    for (let look = 0; look < 60; look++) {
+      prod.clock.advance(10 * 60_000);
+      await drainJobs(prod);
+    }
+    expect(asks() - firstHour).toBeGreaterThanOrEqual(10);
+    expect(asks() - firstHour).toBeLessThanOrEqual(16);
+    expect(await transaction(prod, p, id)).toMatchObject({ status: 'PENDING' });
+    stub.answers['/rails/collections/status'] = (body) => (body.transactionId === id ? { status: 'COLLECTED' } : { status: 'PENDING' });
+    try {
+      prod.clock.advance(60 * 60_000);
+      await drainJobs(prod);
+      expect(await transaction(prod, p, id)).toMatchObject({ status: 'COMPLETED' });
+      expect(await balance(prod, p)).toMatchObject({ available: 2_500 });
+      await expectLedgerConsistent(prod.handle.db);
+    } finally {
+      stub.answers['/rails/collections/status'] = { status: 'PENDING' };
+    }
+  });
+
   it('a refused or failed collection ends FAILED with nothing credited, through transfer-in and quote execution', async () => {
     const { p, accountId } = await productionWorld(prod);
     const refusedAccount = await pullable(prod, p, '98765432201');

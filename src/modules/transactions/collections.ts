@@ -2,7 +2,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { formatId } from '../../platform/ids.js';
 import { RetryJobAt, type JobCheckpoint } from '../../platform/jobs.js';
 import { collectionSeconds, pulledFrom } from './payment-rows.js';
-import { PROVIDER_POLL_MS, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';
+import { providerPollMs, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';
 import type { Pull } from './rail-provider.js';
 import { pullRailOf, settlementSecondsOf, type RailName } from './rails.js';
 import { findTransaction, type TransactionRow } from './repo.js';
@@ -52,9 +52,10 @@ export class Collections {
    * sandbox's simulated pulls), FAILED — on the platform's clock `afterSeconds` after the
    * execution —, or ACCEPTED (the production provider). An accepted pull is asked about
    * (`collectionStatus`) once the debit rail's time has passed (`collectionDue`), then every
-   * PROVIDER_POLL_MS while PENDING; the `collecting` checkpoint means it is never handed over twice.
+   * `providerPollMs` while PENDING (by the job's `attempts`); the `collecting` checkpoint means it
+   * is never handed over twice.
    */
-  async collected(row: TransactionRow, payload: CollectionProgress, checkpoint: JobCheckpoint): Promise<boolean> {
+  async collected(row: TransactionRow, payload: CollectionProgress, checkpoint: JobCheckpoint, attempts: number): Promise<boolean> {
     const platformId = row.platform_id;
     const accountId = pulledFrom(row)!;
     const rails = this.steps.railsOf(row.environment);
@@ -80,7 +81,7 @@ export class Collections {
     }
     if (!rails.collectionStatus) throw new Error(`the ${row.environment} rail provider accepted the pull of ${row.id} but cannot tell how it stands`);
     const status = await rails.collectionStatus(pull);
-    if (status.status === 'PENDING') throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + PROVIDER_POLL_MS), 'the rail has not collected yet');
+    if (status.status === 'PENDING') throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + providerPollMs(attempts)), 'the rail has not collected yet');
     if (status.status === 'FAILED') {
       await this.failPull(platformId, row.id);
       return false;

@@ -36,8 +36,23 @@ export interface PaymentsDeps {
   endedUnspent?: (trx: DbOrTx, platformId: string, quoteUuid: string) => Promise<void>;
 }
 
-/** How soon a provider that still answers PENDING (a payout, a collection) is asked again. */
-export const PROVIDER_POLL_MS = 60_000;
+/** How soon a provider that still answers PENDING (a payout, a collection) is first asked again. */
+const PROVIDER_POLL_MS = 60_000;
+/** Asks a minute apart (the job's attempts), about the first hour; then each wait doubles. */
+const PROVIDER_POLLS_EACH_MINUTE = 60;
+const PROVIDER_POLL_MAX_MS = 3_600_000;
+
+/**
+ * How long after its `attempts`-th run a job whose provider still answers PENDING waits before
+ * asking again: a minute for the first hour, then twice as long each time, at most an hour. A
+ * job has SETTLE_MAX_ATTEMPTS runs: asked every minute, a collection the bank takes days over
+ * (an ACH debit across a weekend) ran out of them after 1,000 minutes and its job ended dead,
+ * the payment PENDING and its hold open with nothing asking again; so they last about 40 days.
+ */
+export function providerPollMs(attempts: number): number {
+  const doublings = Math.min(Math.max(0, attempts - PROVIDER_POLLS_EACH_MINUTE), 10);
+  return Math.min(PROVIDER_POLL_MAX_MS, PROVIDER_POLL_MS * 2 ** doublings);
+}
 
 /** The ledger reference of a payment's step (`transaction:<uuid>:<step>`): unique, so a repeated step is a no-op. */
 export const ref = (uuid: string, step: string) => `transaction:${uuid}:${step}`;

@@ -3,7 +3,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { formatId } from '../../platform/ids.js';
 import { enqueueJob, RetryJobAt, type Job, type JobCheckpoint } from '../../platform/jobs.js';
 import type { Collections, CollectionProgress } from './collections.js';
-import { PROVIDER_POLL_MS, ref, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';
+import { providerPollMs, ref, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';
 import type { Payout } from './rail-provider.js';
 import { BOOK_TRANSFER } from './rails.js';
 import { findTransaction, updateTransaction, type TransactionRow } from './repo.js';
@@ -73,7 +73,7 @@ export class Settlement {
     if (pull) {
       // Only a pull is read first: every other payment goes straight to its hand-over.
       const pending = await findTransaction(this.deps.db, job.platform_id!, transactionId);
-      if (!pending || pending.status !== 'PENDING' || !(await this.collections.collected(pending, payload, checkpoint))) return;
+      if (!pending || pending.status !== 'PENDING' || !(await this.collections.collected(pending, payload, checkpoint, job.attempts))) return;
     }
     const processing = await withTx(this.deps.db, async (trx) => {
       const row = await findTransaction(trx, job.platform_id!, transactionId, { forUpdate: true });
@@ -84,7 +84,8 @@ export class Settlement {
       await this.steps.emit(trx, processing, ['OUTGOING_PAYMENT.PROCESSING']);
       return processing;
     });
-    if (processing) await this.settle(processing, settlement, checkpoint);
+    // Handed on: the settlement job's first run.
+    if (processing) await this.settle(processing, settlement, checkpoint, 1);
   }
 
   /**
@@ -95,11 +96,11 @@ export class Settlement {
   private async onSettle(job: Job, checkpoint: JobCheckpoint): Promise<void> {
     const payload = job.payload as SettlePayload;
     const row = await findTransaction(this.deps.db, job.platform_id!, payload.transactionId);
-    if (row) await this.settle(row, payload, checkpoint);
+    if (row) await this.settle(row, payload, checkpoint, job.attempts);
   }
 
-  /** The settlement job's work on the payment as last read (`row`). */
-  private async settle(row: TransactionRow, payload: SettlePayload, checkpoint: JobCheckpoint): Promise<void> {
+  /** The settlement job's work on the payment as last read (`row`), in the job's `attempts`-th run. */
+  private async settle(row: TransactionRow, payload: SettlePayload, checkpoint: JobCheckpoint, attempts: number): Promise<void> {
     const platformId = row.platform_id;
     if (row.status !== 'PROCESSING') return;
     // To an internal account the payment was complete when its hold was posted: no rail to ask.
@@ -130,7 +131,7 @@ export class Settlement {
     // One conditional UPDATE on its own: nothing else commits with it, so no BEGIN/COMMIT around it.
     if (handedToRail) await checkpoint(this.deps.db, progress);
     const status = await rails.status(payout);
-    if (status.status === 'PENDING') throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + PROVIDER_POLL_MS), 'the rail has not settled yet');
+    if (status.status === 'PENDING') throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + providerPollMs(attempts)), 'the rail has not settled yet');
     if (status.status === 'FAILED') return this.fail(platformId, row.id, status.failureReason);
     return this.complete(platformId, row.id);
   }
