@@ -10,7 +10,7 @@ import { BULK_UPLOAD_EVENTS, CUSTOMER_EVENTS, CUSTOMER_SCHEMAS, customerRoutes, 
 import { directoryRoutes } from './modules/directories/index.js';
 import { DocumentIntake, documentRoutes } from './modules/documents/index.js';
 import { INVITATION_EVENTS, invitationRoutes } from './modules/invitations/index.js';
-import { QUOTE_SCHEMAS, quoteRoutes, releaseDailyVolume } from './modules/quotes/index.js';
+import { purgeEndedDailyVolumes, QUOTE_SCHEMAS, quoteRoutes, releaseDailyVolume } from './modules/quotes/index.js';
 import { transferRoutes } from './modules/transfers/index.js';
 import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './modules/rates/index.js';
 import { purgeExpiredReceiverLookups, receiverRoutes } from './modules/receivers/index.js';
@@ -30,7 +30,7 @@ import {
   vaspKeySource,
 } from './modules/uma/index.js';
 import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
-import { LocalEnclave, OidcVerifier, purgeSpentOidcTokens, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import { LocalEnclave, OidcVerifier, purgeEndedSessions, purgeSpentOidcTokens, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
 import {
   DepositFeed,
@@ -320,6 +320,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       { table: 'uma_lookups', batch: (now, limit) => purgeExpiredUmaLookups(deps.db, now, limit) },
       { table: 'receiver_lookups', batch: (now, limit) => purgeExpiredReceiverLookups(deps.db, now, limit) },
       { table: 'oidc_tokens_used', batch: (now, limit) => purgeSpentOidcTokens(deps.db, now, limit) },
+      { table: 'auth_sessions', batch: (now, limit) => purgeEndedSessions(deps.db, now, limit) },
+      { table: 'daily_volumes', batch: (now, limit) => purgeEndedDailyVolumes(deps.db, now, limit) },
     ],
   }).register();
   registerUmaWellKnownRoutes(app, { ...deps, ...uma, vasps, incomingPayments, rates });

@@ -1,4 +1,5 @@
 import { getSignedLnurlpRequestUrl } from '@uma-sdk/core';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -10,8 +11,9 @@ import { startFakeVasp, type FakeVasp } from '../helpers/uma.js';
 /**
  * Retention as the app wires it: every worker keeps one purge job an hour ahead, whose run
  * deletes done jobs past CORRIDOR_JOBS_RETENTION_HOURS and nothing else of the queue, and the
- * expired rows of every table it purges; /metrics counts the queue without the done jobs; a UMA
- * nonce still inside its replay window outlives a purge, so its replay is still refused.
+ * expired rows of every table it purges (wallet sessions and daily volumes as the API sees them:
+ * retention-wallet-volumes.test.ts); /metrics counts the queue without the done jobs; a UMA nonce
+ * still inside its replay window outlives a purge, so its replay is still refused.
  */
 let ctx: TestContext;
 const logLines: string[] = [];
@@ -83,14 +85,33 @@ describe('the retention job as the app runs it', () => {
       await ctx.handle.db.insertInto('receiver_lookups').values({ ...base, id: crypto.randomUUID(), external_account_id: null, sender_customer_id: null }).execute();
       await ctx.handle.db.insertInto('oidc_tokens_used').values({ token_sha256: (name === 'stale' ? 'a' : 'b').repeat(64), platform_id: ctx.platform.uuid, expires_at, used_at: now }).execute();
     }
+    // A wallet session that ended (expired) past the margin and one still active, on a platform account.
+    const account = await ctx.handle.db.selectFrom('internal_accounts').select('id').where('platform_id', '=', ctx.platform.uuid).executeTakeFirstOrThrow();
+    const credentialId = crypto.randomUUID();
+    await sql`
+      insert into auth_credentials (id, platform_id, account_id, type, nickname, created_at, updated_at)
+      values (${credentialId}, ${ctx.platform.uuid}, ${account.id}, 'EMAIL_OTP', 'r@example.com', ${now}, ${now})`.execute(ctx.handle.db);
+    for (const [key, expires_at] of [['2', stale], ['3', live]] as const) {
+      const session = { id: crypto.randomUUID(), platform_id: ctx.platform.uuid, account_id: account.id, credential_id: credentialId, created_at: now, updated_at: now, revoked_at: null };
+      await ctx.handle.db.insertInto('auth_sessions').values({ ...session, public_key: `0${key}${'c'.repeat(64)}`, expires_at }).execute();
+    }
+    // A customer's daily volume of a day that ended past the margin, and of today.
+    const day = (at: number) => new Date(at).toISOString().slice(0, 10);
+    const [staleDay, today] = [day(now.getTime() - RETENTION_MARGIN_MS - 24 * HOUR), day(now.getTime())];
+    const customerId = crypto.randomUUID();
+    for (const d of [staleDay, today]) await ctx.handle.db.insertInto('daily_volumes').values({ platform_id: ctx.platform.uuid, customer_id: customerId, day: d, currency: 'USD', amount: 1n }).execute();
     logLines.length = 0;
     await runPurgeNow();
-    for (const table of ['uma_lookups', 'receiver_lookups', 'oidc_tokens_used'] as const) {
+    for (const table of ['uma_lookups', 'receiver_lookups', 'oidc_tokens_used', 'auth_sessions'] as const) {
       const left = await ctx.handle.db.selectFrom(table).select('expires_at').execute();
       expect(left, table).toEqual([{ expires_at: live }]);
     }
+    const days = await ctx.handle.db.selectFrom('daily_volumes').select(sql<string>`day::text`.as('day')).execute();
+    expect(days).toEqual([{ day: today }]);
     const logged = logLines.map((line) => JSON.parse(line) as { msg: string; removed?: Record<string, number> }).filter((line) => line.msg === 'retention: rows purged');
-    expect(logged).toEqual([expect.objectContaining({ removed: { jobs: 0, uma_nonces: 0, uma_lookups: 1, receiver_lookups: 1, oidc_tokens_used: 1 } })]);
+    expect(logged).toEqual([
+      expect.objectContaining({ removed: { jobs: 0, uma_nonces: 0, uma_lookups: 1, receiver_lookups: 1, oidc_tokens_used: 1, auth_sessions: 1, daily_volumes: 1 } }),
+    ]);
   });
 
   it('/metrics reports the queued, running and dead jobs, not the done ones', async () => {

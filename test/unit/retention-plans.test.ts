@@ -1,8 +1,9 @@
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, type DatabaseConnection, type Driver } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { purgeEndedDailyVolumes } from '../../src/modules/quotes/repo.js';
 import { purgeExpiredReceiverLookups } from '../../src/modules/receivers/repo.js';
 import { purgeExpiredUmaLookups, purgeSpentNonces } from '../../src/modules/uma/repo.js';
-import { purgeSpentOidcTokens } from '../../src/modules/wallet-auth/repo.js';
+import { purgeEndedSessions, purgeSpentOidcTokens } from '../../src/modules/wallet-auth/repo.js';
 import { createPlatform } from '../../src/modules/platforms/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { Database, Db, DbHandle } from '../../src/platform/db/database.js';
@@ -126,7 +127,21 @@ beforeAll(async () => {
   await sql`
     insert into oidc_tokens_used (token_sha256, platform_id, expires_at, used_at)
     select encode(sha256(i::text::bytea), 'hex'), ${platformUuid}, ${now}::timestamptz - i * interval '1 second', ${now}::timestamptz from generate_series(1, 20000) i`.execute(handle.db);
-  const analysed = await sql<{ n: number }>`select count(*)::int as n from pg_stats where schemaname = current_schema() and tablename = 'jobs'`.execute(handle.db);
+  // Sessions of one wallet account: a third revoked, all ending over the last days.
+  const [account] = (await sql<{ id: string }>`select id from internal_accounts where platform_id = ${platformUuid} limit 1`.execute(handle.db)).rows;
+  const credentialId = crypto.randomUUID();
+  await sql`
+    insert into auth_credentials (id, platform_id, account_id, type, nickname, created_at, updated_at)
+    values (${credentialId}, ${platformUuid}, ${account!.id}, 'EMAIL_OTP', 'plans@example.com', ${now}, ${now})`.execute(handle.db);
+  await sql`
+    insert into auth_sessions (id, platform_id, account_id, credential_id, public_key, created_at, updated_at, expires_at, revoked_at)
+    select gen_random_uuid(), ${platformUuid}, ${account!.id}, ${credentialId}, '02' || encode(sha256(i::text::bytea), 'hex'), ${now}::timestamptz, ${now}::timestamptz,
+           ${now}::timestamptz - i * interval '10 seconds', case when i % 3 = 0 then ${now}::timestamptz - i * interval '20 seconds' end
+      from generate_series(1, 20000) i`.execute(handle.db);
+  await sql`
+    insert into daily_volumes (platform_id, customer_id, day, currency, amount)
+    select ${platformUuid}, gen_random_uuid(), date '2026-03-01' - (i % 400), 'USD', i from generate_series(1, 20000) i`.execute(handle.db);
+  const analysed = await sql<{ n: number }>`select count(*)::int as n from pg_stats where schemaname = current_schema() and tablename in ('jobs', 'auth_sessions', 'daily_volumes')`.execute(handle.db);
   expect(analysed.rows[0]!.n).toBe(0);
 }, 120_000);
 afterAll(() => drop());
@@ -144,6 +159,11 @@ describe('retention statements on tables without statistics', () => {
     await expectIndexes(await recorded((db) => purgeExpiredUmaLookups(db, now, PURGE_BATCH_ROWS)), 'uma_lookups', ['uma_lookups_expiry']);
     await expectIndexes(await recorded((db) => purgeExpiredReceiverLookups(db, now, PURGE_BATCH_ROWS)), 'receiver_lookups', ['receiver_lookups_expiry']);
     await expectIndexes(await recorded((db) => purgeSpentOidcTokens(db, now, PURGE_BATCH_ROWS)), 'oidc_tokens_used', ['oidc_tokens_used_expiry']);
+  });
+
+  it('ended wallet sessions are found along auth_sessions_ended, daily volumes of ended days along daily_volumes_day', async () => {
+    await expectIndexes(await recorded((db) => purgeEndedSessions(db, now, PURGE_BATCH_ROWS)), 'auth_sessions', ['auth_sessions_ended']);
+    await expectIndexes(await recorded((db) => purgeEndedDailyVolumes(db, now, PURGE_BATCH_ROWS)), 'daily_volumes', ['daily_volumes_day']);
   });
 
   it('/metrics counts queued, running and dead jobs through their partial indexes, never the done ones', async () => {

@@ -4,4 +4,4 @@ export { quoteRoutes } from './routes.js';
 export { createQuote } from './create.js';
 export { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type Caller, type OutgoingPayments, type Prefetched, type QuoteDeps } from './execute.js';
 export { Quote, QUOTE_SCHEMAS, QuoteRequest } from './schemas.js';
-export { releaseDailyVolume } from './repo.js';
+export { purgeEndedDailyVolumes, releaseDailyVolume } from './repo.js';

@@ -279,6 +279,22 @@ export async function revokeSessionsOfCredential(db: DbOrTx, credentialId: strin
 }
 
 /**
+ * Retention: deletes at most `limit` sessions that stopped signing (revoked, or else expired)
+ * more than RETENTION_MARGIN_MS before `now`, oldest first along auth_sessions_ended (migration
+ * 0047). Every reader takes only active sessions (`revoked_at is null and expires_at > now`:
+ * findActiveSession, activeSessions, sessionsWithKey), so to the API a purged session is what an
+ * ended one already was: absent from GET /auth/sessions, 404 to DELETE and refresh, and no key
+ * of it signs. No table refers to a session (a signed request names one only as text).
+ */
+export async function purgeEndedSessions(db: DbOrTx, now: Date, limit: number): Promise<number> {
+  const deleted = await sql`
+    delete from auth_sessions where ctid = any(array(
+      select ctid from auth_sessions where least(expires_at, revoked_at) < ${new Date(now.getTime() - RETENTION_MARGIN_MS)}
+       order by least(expires_at, revoked_at) limit ${limit}))`.execute(db);
+  return Number(deleted.numAffectedRows ?? 0n);
+}
+
+/**
  * Retention: deletes at most `limit` records of used OIDC tokens that can no longer be
  * presented, oldest first along oidc_tokens_used_expiry. The verifier refuses a token once its
  * `exp` (`expires_at` here) has passed, with no tolerance on `exp` (oidc.ts), so a record goes
