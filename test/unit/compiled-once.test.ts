@@ -1,40 +1,9 @@
-import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection, type Driver } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { compiledOnce, compiledPerShape, compiledWrite } from '../../src/platform/db/compiled-once.js';
-import type { Database, DbOrTx } from '../../src/platform/db/database.js';
+import { recordingDb } from '../helpers/recording-db.js';
 
-/** A Kysely that records what it is asked to run and answers one row echoing the parameters. */
-function recorder(): { db: DbOrTx; sent: CompiledQuery[] } {
-  const sent: CompiledQuery[] = [];
-  const connection: DatabaseConnection = {
-    async executeQuery<R>(query: CompiledQuery) {
-      sent.push(query);
-      return { rows: [{ parameters: query.parameters } as R] };
-    },
-    // eslint-disable-next-line require-yield
-    async *streamQuery() {
-      throw new Error('not used');
-    },
-  };
-  const driver: Driver = {
-    init: async () => {},
-    acquireConnection: async () => connection,
-    beginTransaction: async () => {},
-    commitTransaction: async () => {},
-    rollbackTransaction: async () => {},
-    releaseConnection: async () => {},
-    destroy: async () => {},
-  };
-  const db = new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (k) => new PostgresIntrospector(k),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
-  return { db, sent };
-}
+/** A recording database whose every statement answers one row echoing its parameters. */
+const recorder = () => recordingDb((query) => [{ parameters: query.parameters }]);
 
 describe('compiledOnce', () => {
   it('runs the statement built once with each call’s values, in the places the builder used them', async () => {

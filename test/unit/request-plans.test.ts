@@ -1,13 +1,4 @@
-import {
-  CompiledQuery,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  sql,
-  type DatabaseConnection,
-  type Driver,
-} from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   findCustomer,
@@ -20,10 +11,11 @@ import {
   umaAddressTaken,
   type CustomerFilters,
 } from '../../src/modules/customers/repo.js';
-import type { Database, DbOrTx } from '../../src/platform/db/database.js';
+import type { DbOrTx } from '../../src/platform/db/database.js';
 import { platformRowCount } from '../../src/platform/db/row-counts.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
+import { recordingDb } from '../helpers/recording-db.js';
 
 /**
  * Request-path queries keep to their index whatever the statistics. The customers table here
@@ -34,41 +26,8 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 let ctx: TestContext;
 let platformUuid: string;
 
-/** A Kysely that records what the repo would send instead of sending it. */
-function recorder(): { db: DbOrTx; sent: CompiledQuery[] } {
-  const sent: CompiledQuery[] = [];
-  const connection: DatabaseConnection = {
-    async executeQuery(query) {
-      sent.push(query);
-      return { rows: [] };
-    },
-    // eslint-disable-next-line require-yield
-    async *streamQuery() {
-      throw new Error('not recorded');
-    },
-  };
-  const driver: Driver = {
-    init: async () => {},
-    acquireConnection: async () => connection,
-    beginTransaction: async () => {},
-    commitTransaction: async () => {},
-    rollbackTransaction: async () => {},
-    releaseConnection: async () => {},
-    destroy: async () => {},
-  };
-  const db = new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (k) => new PostgresIntrospector(k),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
-  return { db, sent };
-}
-
 async function recorded(run: (db: DbOrTx) => Promise<unknown>): Promise<CompiledQuery[]> {
-  const { db, sent } = recorder();
+  const { db, sent } = recordingDb();
   await run(db).catch(() => {});
   return sent;
 }

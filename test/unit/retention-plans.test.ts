@@ -1,4 +1,4 @@
-import { CompiledQuery, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, type DatabaseConnection, type Driver } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeEndedDailyVolumes } from '../../src/modules/quotes/repo.js';
 import { purgeExpiredReceiverLookups } from '../../src/modules/receivers/repo.js';
@@ -6,11 +6,12 @@ import { purgeExpiredUmaLookups, purgeSpentNonces } from '../../src/modules/uma/
 import { purgeEndedSessions, purgeSpentOidcTokens } from '../../src/modules/wallet-auth/repo.js';
 import { createPlatform } from '../../src/modules/platforms/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import type { Database, Db, DbHandle } from '../../src/platform/db/database.js';
+import type { Db, DbHandle } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { jobQueueDepth } from '../../src/platform/jobs.js';
 import { PURGE_BATCH_ROWS, purgeDoneJobs } from '../../src/platform/retention.js';
 import { openTestDatabase } from '../helpers/context.js';
+import { recordingDb } from '../helpers/recording-db.js';
 
 /**
  * The retention purge and the /metrics job count read what they act on through an index,
@@ -23,41 +24,8 @@ let drop: () => Promise<void>;
 const clock = new ManualClock('2026-03-01T00:00:00Z');
 const now = clock.now();
 
-/** A Kysely that records what it would send instead of sending it. */
-function recorder(): { db: Db; sent: CompiledQuery[] } {
-  const sent: CompiledQuery[] = [];
-  const connection: DatabaseConnection = {
-    async executeQuery(query) {
-      sent.push(query);
-      return { rows: [] };
-    },
-    // eslint-disable-next-line require-yield
-    async *streamQuery() {
-      throw new Error('not recorded');
-    },
-  };
-  const driver: Driver = {
-    init: async () => {},
-    acquireConnection: async () => connection,
-    beginTransaction: async () => {},
-    commitTransaction: async () => {},
-    rollbackTransaction: async () => {},
-    releaseConnection: async () => {},
-    destroy: async () => {},
-  };
-  const db = new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (k) => new PostgresIntrospector(k),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
-  return { db, sent };
-}
-
 async function recorded(run: (db: Db) => Promise<unknown>): Promise<CompiledQuery> {
-  const { db, sent } = recorder();
+  const { db, sent } = recordingDb();
   await run(db);
   expect(sent).toHaveLength(1);
   return sent[0]!;
