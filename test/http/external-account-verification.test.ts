@@ -297,6 +297,20 @@ describe('ownership verification by hosted liveness check', () => {
     expect(await statusEvents(late.account.id)).toEqual(['UNVERIFIED']);
   });
 
+  it('takes one answer per link when two arrive at once: the other is 404 and the account keeps the first', async () => {
+    // On PostgreSQL both answers read the link before either takes the account's lock (a few rounds make that near certain).
+    for (let round = 0; round < 4; round++) {
+      const { account, path, response } = await liveness();
+      const link = pagePath((response.json() as { verificationLink: string }).verificationLink);
+      const answers = await Promise.all([true, false].map((consent) => ctx.app.inject({ method: 'POST', url: link, payload: { consent } })));
+      expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 404]);
+      const taken = answers.find((a) => a.statusCode === 200)!.json() as { outcome: string };
+      const status = taken.outcome === 'VERIFIED' ? 'ACTIVE' : 'UNVERIFIED';
+      expect((await call(ctx.platform, 'GET', path)).json()).toMatchObject({ status });
+      expect(await statusEvents(account.id)).toEqual([status]);
+    }
+  });
+
   it('is not offered to production platforms (no liveness provider)', async () => {
     const production = await ctx.newPlatform('production');
     const signer = evmWallet();

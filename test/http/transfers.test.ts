@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-const call = (p: TestPlatform, method: 'GET' | 'POST', path: string, payload?: unknown, headers: Record<string, string> = {}) =>
+const call = (p: TestPlatform, method: 'GET' | 'POST' | 'DELETE', path: string, payload?: unknown, headers: Record<string, string> = {}) =>
   ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth, ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
 const consent = () => ({ acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' });
@@ -115,6 +115,22 @@ describe('POST /transfer-out (deprecated)', () => {
     expect(quotes).toEqual([]);
     await expectLedgerConsistent(ctx.handle.db);
   });
+
+  it('ends a payment in flight to an account deleted meanwhile as the account’s sandbox suffix says', async () => {
+    const { p, customerId, usd } = await world(10_000);
+    // Suffix 004 on a transfer: FAILED ACCOUNT_CANNOT_RECEIVE at the settlement time.
+    const rejecting = await externalAccount(p, 'USD_ACCOUNT', {}, { accountNumber: '55512345004' });
+    const created = await call(p, 'POST', '/transfer-out', { source: { accountId: usd }, destination: { accountId: rejecting, paymentRail: 'RTP' }, amount: 1_000 });
+    expect(created.statusCode, created.body).toBe(201);
+    expect((await call(p, 'DELETE', `/platform/external-accounts/${rejecting}`)).statusCode).toBe(204);
+    await drainJobs(ctx);
+    ctx.clock.advance(60_000);
+    await drainJobs(ctx);
+    const transaction = (await call(p, 'GET', `/transactions/${(created.json() as { id: string }).id}`)).json() as Body;
+    expect(transaction).toMatchObject({ status: 'FAILED', failureReason: 'ACCOUNT_CANNOT_RECEIVE' });
+    expect(await balance(p, customerId)).toEqual({ available: 10_000, total: 10_000 });
+    await expectLedgerConsistent(ctx.handle.db);
+  });
 });
 
 describe('POST /transfer-in (deprecated)', () => {
@@ -161,6 +177,25 @@ describe('POST /transfer-in (deprecated)', () => {
     expectEnvelope(refused, 400, 'INVALID_INPUT');
     expectDeprecated(refused);
     expectEnvelope(await call(p, 'POST', '/transfer-in', { source: { accountId: pullable }, destination: { accountId: 'InternalAccount:019542f5-b3e7-1d02-0000-000000000001' }, amount: 100 }), 404, 'REFERENCE_NOT_FOUND');
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it("answers 404 for another customer's external account, as the external-account paths do, and moves nothing", async () => {
+    const { p, customerId, usd } = await world(0);
+    const otherPlatform = await ctx.newPlatform();
+    const othersOwn = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `t-${++seq}`, fullName: 'Bob Ray', endUserTermsConsent: consent() });
+    const otherCustomerId = (othersOwn.json() as { id: string }).id;
+    const sample = validSamples(ctx.clock.now()).USD_ACCOUNT!;
+    const theirs = await call(p, 'POST', '/customers/external-accounts', { ...sample, customerId: otherCustomerId, ownershipType: 'FIRST_PARTY', accountInfo: { ...sample.accountInfo, accountNumber: '98765432111' } });
+    expect(theirs.statusCode, theirs.body).toBe(201);
+    const refused = await call(p, 'POST', '/transfer-in', { source: { accountId: (theirs.json() as { id: string }).id }, destination: { accountId: usd }, amount: 100 });
+    expectEnvelope(refused, 404, 'REFERENCE_NOT_FOUND');
+    expectDeprecated(refused);
+    // Another platform's account is not found either.
+    const foreign = await externalAccount(otherPlatform, 'USD_ACCOUNT', { ownershipType: 'FIRST_PARTY' }, { accountNumber: '98765432112' });
+    expectEnvelope(await call(p, 'POST', '/transfer-in', { source: { accountId: foreign }, destination: { accountId: usd }, amount: 100 }), 404, 'REFERENCE_NOT_FOUND');
+    await drainJobs(ctx);
+    expect(await balance(p, customerId)).toEqual({ available: 0, total: 0 });
     await expectLedgerConsistent(ctx.handle.db);
   });
 });

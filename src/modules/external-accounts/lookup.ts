@@ -1,7 +1,7 @@
 import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
-import type { Owner } from './repo.js';
+import { findAccount, type Owner } from './repo.js';
 import type { BeneficiaryVerificationStatus, ExternalAccount, ExternalAccountStatus, OwnershipType } from './schemas.js';
 import { primaryIdentifier } from './sandbox-suffix.js';
 import { loadAccount, needsOwnershipProof, notFound, toExternalAccount, variantOf } from './service.js';
@@ -114,17 +114,12 @@ export async function findExternalAccount(
 
 /**
  * The primary identifier (account number, IBAN, CLABE, PIX key, wallet address…) of the platform's
- * live external account `externalAccountId`; null when there is none, or no such account. Sandbox
- * rails read their test outcomes from it.
+ * external account `externalAccountId`; null when there is none, or no such account. Sandbox
+ * rails read their test outcomes from it for payments already made to the account, so a deleted
+ * account still answers: deleting it must not change how a payment in flight to it ends.
  */
 export async function primaryIdentifierOf(db: DbOrTx, platformUuid: string, externalAccountId: string): Promise<string | null> {
-  if (!parseId('ExternalAccount', externalAccountId)) return null;
-  let info: Record<string, unknown>;
-  try {
-    info = (await loadAccount(db, platformUuid, { kind: 'any' }, externalAccountId)).account_info as Record<string, unknown>;
-  } catch (error) {
-    if (error instanceof AppError) return null;
-    throw error;
-  }
-  return primaryIdentifier(info) ?? null;
+  const uuid = parseId('ExternalAccount', externalAccountId);
+  const row = uuid && (await findAccount(db, platformUuid, uuid, { kind: 'any' }, { includeDeleted: true }));
+  return row ? (primaryIdentifier(row.account_info as Record<string, unknown>) ?? null) : null;
 }

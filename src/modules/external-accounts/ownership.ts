@@ -105,10 +105,15 @@ export interface LivenessSession {
 }
 
 async function livenessChallenge(trx: Tx, token: string, lock: boolean) {
-  const challenge = await findChallengeByToken(trx, sha256Hex(token));
+  const tokenSha256 = sha256Hex(token);
+  const challenge = await findChallengeByToken(trx, tokenSha256);
   if (!challenge || challenge.method !== 'LIVENESS') return undefined;
   const row = await findAccount(trx, challenge.platform_id, challenge.account_id, { kind: 'any' }, { forUpdate: lock });
-  return row && { challenge, row };
+  if (!row) return undefined;
+  // The challenge was read before the account's lock was granted: a concurrent answer on the same
+  // link, or a new challenge, may have used or replaced it since. Only one still outstanding counts.
+  if (lock && !(await findChallengeByToken(trx, tokenSha256))) return undefined;
+  return { challenge, row };
 }
 
 export async function describeLiveness(trx: Tx, clock: Clock, token: string): Promise<LivenessSession | undefined> {

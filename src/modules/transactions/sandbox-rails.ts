@@ -74,7 +74,7 @@ export class SandboxRails implements RailProvider {
     if (this.suffixes.has(key)) return this.suffixes.get(key);
     const identifier = await this.identifierOf(platformId, accountId);
     const suffix = identifier ? accountSuffix(identifier) : undefined;
-    // Unknown (deleted or foreign) accounts are not kept: they are rare, and not worth a slot.
+    // Unknown (another platform's, or no such) accounts are not kept: they are rare, and not worth a slot.
     if (identifier !== null) {
       if (this.suffixes.size >= KEPT_SUFFIXES) this.suffixes.delete(this.suffixes.keys().next().value!);
       this.suffixes.set(key, suffix);

@@ -3,6 +3,7 @@ import { AppError, invalidInput } from '../../platform/errors.js';
 import type { StoredResponse } from '../../platform/idempotency.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import type { PlatformConfig } from '../config/index.js';
+import { findExternalAccount } from '../external-accounts/index.js';
 import { findInternalAccount } from '../internal-accounts/index.js';
 import { createQuote, executeLocked, loadQuote, type Caller, type Prefetched, type Quote, type QuoteDeps, type QuoteRequest } from '../quotes/index.js';
 import { toTransaction, type Payments } from '../transactions/index.js';
@@ -15,8 +16,8 @@ export type TransferRequest = { direction: 'IN'; body: TransferInRequest } | { d
 
 /**
  * The quote a deprecated transfer stands for: account to account, the SENDING side locked at
- * `amount`. A transfer-in names no customer, so the pull is made for the credited account's owner
- * (the quote path still refuses an external account that belongs to another customer).
+ * `amount`. A transfer-in names no customer, so the pull is made for the credited account's owner,
+ * from that customer's or the platform's external account (another customer's is 404).
  */
 async function quoteRequestFor(trx: Tx, platformId: string, request: TransferRequest): Promise<QuoteRequest> {
   const { body } = request;
@@ -35,9 +36,18 @@ async function quoteRequestFor(trx: Tx, platformId: string, request: TransferReq
     };
   }
   const credited = await findInternalAccount(trx, platformId, request.body.destination.accountId);
+  const sourceId = request.body.source.accountId;
+  if (credited?.customerUuid) {
+    // Another customer's account is not found from this customer's side, as on the external-account
+    // paths: the quote path would refuse it naming `source.customerId`, a field this request has not.
+    const source = await findExternalAccount(trx, platformId, sourceId);
+    if (source.customerUuid !== null && source.customerUuid !== credited.customerUuid) {
+      throw new AppError('REFERENCE_NOT_FOUND', `External account ${sourceId} not found.`);
+    }
+  }
   return {
     ...common,
-    source: { sourceType: 'ACCOUNT', accountId: request.body.source.accountId, ...(credited?.customerUuid ? { customerId: formatId('Customer', credited.customerUuid) } : {}) },
+    source: { sourceType: 'ACCOUNT', accountId: sourceId, ...(credited?.customerUuid ? { customerId: formatId('Customer', credited.customerUuid) } : {}) },
     destination: { destinationType: 'ACCOUNT', accountId: request.body.destination.accountId },
   };
 }
