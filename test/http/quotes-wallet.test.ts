@@ -83,6 +83,8 @@ describe('executing a quote from an embedded wallet', () => {
     const path = `/quotes/${q.id}/execute`;
     expectEnvelope(await client.call('POST', path), 401, 'WALLET_SIGNATURE_MISSING');
     expectEnvelope(await client.call('POST', path, undefined, { 'service-wallet-signature': 'not-a-stamp' }), 401, 'WALLET_SIGNATURE_MALFORMED');
+    // Too long to be a stamp is a malformed one too (spec §5 rule 2), not a 400 about the header.
+    expectEnvelope(await client.call('POST', path, undefined, { 'grid-wallet-signature': 'a'.repeat(5000) }), 401, 'WALLET_SIGNATURE_MALFORMED');
     expectEnvelope(await client.call('POST', path, undefined, { 'service-wallet-signature': await stamp(newClientKey(), payload) }), 401, 'WALLET_SIGNATURE_INVALID');
     expectEnvelope(await client.call('POST', path, { scaFactor: 'SMS_OTP' }, { 'service-wallet-signature': await stamp(key, payload) }), 401, 'WALLET_SIGNATURE_BODY_MISMATCH');
     // A revoked session signs nothing.

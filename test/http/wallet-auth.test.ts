@@ -240,6 +240,28 @@ describe('signed retries', () => {
     expect((await client.call('POST', path, body, { 'service-wallet-signature': signature, 'request-id': challenge.requestId })).statusCode).toBe(200);
   });
 
+  it('answers a signature or Request-Id too long to be one with the retry’s 401, not a 400 about the header', async () => {
+    const { key, path, body, challenge } = await exportChallenge();
+    const long = 'a'.repeat(5000);
+    expectEnvelope(await client.call('POST', path, body, { 'service-wallet-signature': long, 'request-id': challenge.requestId }), 401, 'WALLET_SIGNATURE_MALFORMED');
+    expectEnvelope(await client.call('POST', path, body, { 'grid-wallet-signature': long, 'request-id': challenge.requestId }), 401, 'WALLET_SIGNATURE_MALFORMED');
+    const signature = await stamp(key, challenge.payloadToSign);
+    const unknown = expectEnvelope(await client.call('POST', path, body, { 'service-wallet-signature': signature, 'request-id': `${challenge.requestId}${'0'.repeat(200)}` }), 401, 'UNAUTHORIZED');
+    expect(unknown.details).toEqual({ reason: 'REQUEST_ID_UNKNOWN' });
+  });
+
+  it('calls a credential add retried with another account in its body a body mismatch', async () => {
+    const wallet = await client.newWallet({ phoneNumber: '+14155550181' });
+    const other = await client.newWallet({ phoneNumber: '+14155550182' });
+    const { key } = await client.login(wallet.credentialId);
+    const body = { type: 'SMS_OTP', accountId: wallet.accountId };
+    const challenge = await client.firstLeg('POST', '/auth/credentials', body);
+    const moved = { type: 'SMS_OTP', accountId: other.accountId };
+    expectEnvelope(await client.signedRetry('POST', '/auth/credentials', moved, challenge, key), 401, 'WALLET_SIGNATURE_BODY_MISMATCH');
+    expect((await credentials(other)).map((c) => c.type)).toEqual(['EMAIL_OTP']);
+    expect((await client.signedRetry('POST', '/auth/credentials', body, challenge, key)).statusCode).toBe(201);
+  });
+
   it('uses a request id once: a second, differently signed retry is 401', async () => {
     const { key, path, body, challenge } = await exportChallenge();
     expect((await client.signedRetry('POST', path, body, challenge, key)).statusCode).toBe(200);
@@ -321,6 +343,19 @@ describe('credentials', () => {
     const added = await client.signed('POST', '/auth/credentials', body, key);
     expect(added.statusCode, added.body).toBe(201);
     expect(added.json()).toMatchObject({ type: 'SMS_OTP', nickname: '+14155550100', otpEncryptionTargetBundle: expect.any(String) });
+  });
+
+  it('answers concurrent adds of one OTP type with one 201 and the spec’s 400 for the rest, never a 500', async () => {
+    const wallet = await client.newWallet({ phoneNumber: '+14155550183' });
+    const { key } = await client.login(wallet.credentialId);
+    const body = { type: 'SMS_OTP', accountId: wallet.accountId };
+    const challenges = [];
+    for (let i = 0; i < 3; i++) challenges.push(await client.firstLeg('POST', '/auth/credentials', body));
+    // On PostgreSQL each retry checks before any inserts, so the unique index decides.
+    const answers = await Promise.all(challenges.map((challenge) => client.signedRetry('POST', '/auth/credentials', body, challenge, key)));
+    expect(answers.map((a) => a.statusCode).sort(), answers.map((a) => a.body).join('\n')).toEqual([201, 400, 400]);
+    for (const refused of answers.filter((a) => a.statusCode === 400)) expectEnvelope(refused, 400, 'SMS_OTP_CREDENTIAL_ALREADY_EXISTS');
+    expect((await credentials(wallet)).map((c) => c.type).sort()).toEqual(['EMAIL_OTP', 'SMS_OTP']);
   });
 
   it('validates the body and the account', async () => {
@@ -542,6 +577,53 @@ describe('PROCESSING', () => {
     const sandbox = await client.newWallet();
     expectEnvelope(await client.call('POST', `/auth/credentials/${sandbox.credentialId}/challenge`, {}, { 'sandbox-settle-delay': 'soon' }), 400, 'INVALID_INPUT');
     expectEnvelope(await client.call('POST', `/auth/credentials/${sandbox.credentialId}/challenge`, {}, { 'sandbox-settle-delay': '3601' }), 400, 'INVALID_INPUT');
+  });
+
+  it('keeps an account’s last credential when the revocations of its two credentials settle at once', async () => {
+    // Several rounds: on PostgreSQL the two settles overlap in most of them.
+    for (let round = 0; round < 4; round++) {
+      const { wallet, email, sms, smsId } = await walletWithTwoCredentials();
+      const revocations = [];
+      for (const [credentialId, signer] of [[wallet.credentialId, sms.key], [smsId, email.key]] as const) {
+        const path = `/auth/credentials/${credentialId}`;
+        const challenge = await client.firstLeg('DELETE', path);
+        const headers = { 'service-wallet-signature': await stamp(signer, challenge.payloadToSign), 'request-id': challenge.requestId, 'sandbox-settle-delay': '30' };
+        expect((await client.call('DELETE', path, undefined, headers)).json()).toEqual({ status: 'PROCESSING' });
+        revocations.push({ path, headers });
+      }
+      ctx.clock.advance(30_000);
+      const settled = await Promise.all(revocations.map(({ path, headers }) => client.call('DELETE', path, undefined, headers)));
+      expect(settled.map((r) => r.statusCode).sort()).toEqual([204, 400]);
+      expectEnvelope(settled.find((r) => r.statusCode === 400)!, 400, 'INVALID_INPUT');
+      expect(await credentials(wallet)).toHaveLength(1);
+    }
+    // The settle jobs (the re-sends settled their requests already), so later tests find only their own due.
+    while ((await ctx.jobs.runDue(50)) > 0);
+  });
+
+  it('answers a refresh settled while its credential is being revoked with 404, as a refresh of a revoked session', async () => {
+    const { wallet, email } = await walletWithTwoCredentials();
+    const path = `/auth/sessions/${email.session.id}/refresh`;
+    const body = { clientPublicKey: newClientKey().publicKey };
+    const challenge = await client.firstLeg('POST', path, body);
+    const headers = { 'service-wallet-signature': await stamp(email.key, challenge.payloadToSign), 'request-id': challenge.requestId, 'sandbox-settle-delay': '30' };
+    expect((await client.call('POST', path, body, headers)).json()).toEqual({ status: 'PROCESSING' });
+    ctx.clock.advance(30_000);
+    // The revocation's writes, committed while the re-send settles the refresh: on PostgreSQL it
+    // reads the session still active, then waits on the credential's row lock.
+    const credentialUuid = wallet.credentialId.split(':')[1]!;
+    let settled: ReturnType<typeof client.call> | undefined;
+    await ctx.handle.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('auth_credentials').select('id').where('id', '=', credentialUuid).forUpdate().execute();
+      const now = ctx.clock.now();
+      await trx.updateTable('auth_credentials').set({ revoked_at: now, updated_at: now }).where('id', '=', credentialUuid).execute();
+      await trx.updateTable('auth_sessions').set({ revoked_at: now, updated_at: now }).where('credential_id', '=', credentialUuid).execute();
+      settled = client.call('POST', path, body, headers);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    });
+    expectEnvelope(await settled!, 404, 'REFERENCE_NOT_FOUND');
+    expect((await sessions(wallet)).map((s) => s.type)).toEqual(['SMS_OTP']);
+    await ctx.jobs.runDue(50);
   });
 
   it('settles abandoned operations in the background reconciler', async () => {

@@ -101,11 +101,12 @@ export const ExecuteQuoteRequest = Type.Object(
 );
 
 /** An embedded wallet's execution carries its stamp (no Request-Id: the quote names the challenge). */
+/** No length limit: a stamp too long to be one is 401 WALLET_SIGNATURE_MALFORMED (wallet-auth's SignedRetryHeaders says why). */
 export const ExecuteHeaders = Type.Object({
   'service-wallet-signature': Type.Optional(
-    Type.String({ maxLength: 4096, description: 'EMBEDDED_WALLET sources: the stamp of an active session over the quote’s payloadToSign. `Grid-Wallet-Signature` is an alias.' }),
+    Type.String({ description: 'EMBEDDED_WALLET sources: the stamp of an active session over the quote’s payloadToSign. `Grid-Wallet-Signature` is an alias.' }),
   ),
-  'grid-wallet-signature': Type.Optional(Type.String({ maxLength: 4096, description: 'Alias of `Service-Wallet-Signature` (the upstream SDK’s name).' })),
+  'grid-wallet-signature': Type.Optional(Type.String({ description: 'Alias of `Service-Wallet-Signature` (the upstream SDK’s name).' })),
 });
 
 export const QuoteParams = Type.Object({ quoteId: IdParam('Quote', 'QUOTE_NOT_FOUND') });

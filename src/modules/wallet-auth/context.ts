@@ -64,6 +64,24 @@ export async function loadActiveSession(db: DbOrTx, clock: Clock, platformId: st
   return row;
 }
 
+/**
+ * An active session and the credential that issued it (`lock`: FOR UPDATE). Revoking a credential
+ * revokes its sessions in the same transaction, so one committed between the two reads answers
+ * as the session now is: not found.
+ */
+export async function loadActiveSessionOf(
+  db: DbOrTx,
+  clock: Clock,
+  platformId: string,
+  id: string,
+  lock = false,
+): Promise<{ session: SessionRow; credential: CredentialRow }> {
+  const session = await loadActiveSession(db, clock, platformId, id);
+  const credential = await findCredential(db, platformId, session.credential_id, lock);
+  if (!credential) throw notFound('Active session', id);
+  return { session, credential };
+}
+
 /** The verify body's `type` must be the credential's. */
 export function checkCredentialType(credential: CredentialRow, type: CredentialType): void {
   if (type !== credential.type) {

@@ -1,5 +1,6 @@
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
+import { violatedUniqueIndex } from '../../platform/db/unique-violation.js';
 import { AppError } from '../../platform/errors.js';
 import { parseId, uuidv7 } from '../../platform/ids.js';
 import { getConfigRow } from '../config/index.js';
@@ -10,6 +11,7 @@ import {
   activeCredentials,
   findWalletAccount,
   insertCredential,
+  lockCredentialSet,
   revokeSessionsOfCredential,
   updateCredential,
   type CredentialRow,
@@ -20,6 +22,9 @@ import {
 } from './repo.js';
 import type { AuthMethod, AuthMethodResponse, CredentialCreateRequest, SignedRequestChallenge } from './schemas.js';
 import { accountRef, toAuthMethod } from './views.js';
+
+/** The unique indexes that keep spec §2.4 rules 1–4 (migrations 0004, 0039). */
+const UNIQUE_CREDENTIAL_INDEXES = ['auth_credentials_one_email_otp', 'auth_credentials_one_sms_otp', 'auth_credentials_passkey_once', 'auth_credentials_oauth_identity'] as const;
 
 /** A credential about to be added, as checked when the request arrived. */
 interface NewCredentialSpec {
@@ -148,12 +153,20 @@ export class CredentialFlows {
       created_at: now,
       updated_at: now,
     }).catch((error: unknown) => {
-      // Two concurrent adds of one passkey or one OIDC identity: the unique index decides, with the spec's code.
-      if ((error as { code?: string }).code === '23505') {
-        if (spec.type === 'PASSKEY') throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
-        if (spec.type === 'OAUTH') throw identityRegistered();
+      // Two concurrent adds of one OTP type, one passkey or one OIDC identity: the unique index
+      // decides, with the code the pre-check (`prepare`, `executeAdd`) gives.
+      switch (violatedUniqueIndex(error, UNIQUE_CREDENTIAL_INDEXES)) {
+        case 'auth_credentials_one_email_otp':
+          throw new AppError('EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS', 'The account already has an EMAIL_OTP credential.');
+        case 'auth_credentials_one_sms_otp':
+          throw new AppError('SMS_OTP_CREDENTIAL_ALREADY_EXISTS', 'The account already has an SMS_OTP credential.');
+        case 'auth_credentials_passkey_once':
+          throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
+        case 'auth_credentials_oauth_identity':
+          throw identityRegistered();
+        default:
+          throw error;
       }
-      throw error;
     });
     if (spec.type !== 'EMAIL_OTP' && spec.type !== 'SMS_OTP') return toAuthMethod(row);
     const { bundle } = await this.otp.issue(trx, environment, row, 0);
@@ -178,7 +191,9 @@ export class CredentialFlows {
         platformId,
         accountId: account.id,
         operation: OPERATIONS.addCredential,
-        targetId: body.accountId,
+        // Nothing in the path: the account is in the body, which the challenge binds, so a retry
+        // naming another account is a body mismatch (spec §5 rule 2), not an unknown Request-Id.
+        targetId: '',
         body,
         signer: { kind: 'session' },
         context: { environment, credential: spec },
@@ -232,6 +247,9 @@ export class CredentialFlows {
   }
 
   private async executeRevoke(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome> {
+    // Rule 5 under concurrency: two revocations settled at once (sandbox settle delays, whose
+    // settling holds no lock on the signer's credential) must not each count the other's credential.
+    await lockCredentialSet(trx, row.account_id);
     const credential = await loadCredential(trx, row.platform_id, row.target_id, true);
     await this.checkNotLast(trx, credential);
     const now = this.deps.clock.now();

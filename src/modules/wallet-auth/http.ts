@@ -10,19 +10,23 @@ export const SIGNATURE_HEADER_ALIAS = 'grid-wallet-signature';
 export const REQUEST_ID_HEADER = 'request-id';
 export const SETTLE_DELAY_HEADER = 'sandbox-settle-delay';
 
-/** Header schema for routes with a signed retry, for validation and the OpenAPI document. */
+/**
+ * Header schema for routes with a signed retry, for validation and the OpenAPI document. The
+ * signature and Request-Id carry no length limit here: one too long to be a stamp or a request id
+ * is the retry's 401 (WALLET_SIGNATURE_MALFORMED, REQUEST_ID_UNKNOWN; spec §5 rule 2), not a 400.
+ * Node's 16 KiB header limit bounds them, and `parseStamp` reads at most 2048 characters.
+ */
 export const SignedRetryHeaders = Type.Object({
   'service-wallet-signature': Type.Optional(
-    Type.String({ maxLength: 4096, description: 'Signed retry only: the wallet signature (stamp) over `payloadToSign`. `Grid-Wallet-Signature` is accepted as an alias.' }),
+    Type.String({ description: 'Signed retry only: the wallet signature (stamp) over `payloadToSign`. `Grid-Wallet-Signature` is accepted as an alias.' }),
   ),
   'grid-wallet-signature': Type.Optional(
     Type.String({
-      maxLength: 4096,
       description:
         'Alias of `Service-Wallet-Signature` (the name the upstream SDK sends). Either header may carry the stamp; both present with different values is 400 INVALID_INPUT.',
     }),
   ),
-  'request-id': Type.Optional(Type.String({ maxLength: 100, description: 'Signed retry only: the `requestId` of the 202 challenge.' })),
+  'request-id': Type.Optional(Type.String({ description: 'Signed retry only: the `requestId` of the 202 challenge.' })),
   'sandbox-settle-delay': Type.Optional(
     Type.String({
       // Exactly the whole numbers 0–3600 (MAX_SANDBOX_SETTLE_SECONDS), so the documented pattern and range agree.

@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { DbOrTx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { insertChunked } from '../../platform/db/insert-chunked.js';
 import { RETENTION_MARGIN_MS } from '../../platform/retention.js';
 
@@ -165,6 +165,19 @@ export async function updateCredential(db: DbOrTx, id: string, changes: Partial<
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** The advisory-lock class of wallet accounts' credential sets (the two-key form: its own key space). */
+const CREDENTIAL_SET_LOCK_CLASS = 0x77616c; // 'wal'
+
+/**
+ * Serialises, until the transaction ends, the revocations of one account's credentials: the
+ * second counts what is left only once the first has committed or rolled back. A row lock on the
+ * credential being revoked does not: two revocations of two credentials each lock their own and,
+ * neither seeing the other's uncommitted revocation, could leave the account with none.
+ */
+export async function lockCredentialSet(trx: Tx, accountId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${CREDENTIAL_SET_LOCK_CLASS}, hashtext(${accountId}))`.execute(trx);
 }
 
 /** The EMAIL_OTP credentials tied to a customer's e-mail, on any of the customer's wallets. */

@@ -65,7 +65,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
     handler: async (request, reply) => {
       const { body } = request;
       const headers = signedRetryHeaders(request);
-      if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.addCredential, body.accountId, headers);
+      if (headers) return answerSignedRetry(signed, request, reply, OPERATIONS.addCredential, '', headers);
       return sendOutcome(reply, await walletAuth.credentials.startAdd(request.principal.platformId, request.principal.environment, body));
     },
   });

@@ -1,10 +1,9 @@
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { parseId, uuidv7 } from '../../platform/ids.js';
-import { checkClientPublicKey, loadActiveSession, OPERATIONS, type WalletAuthDeps } from './context.js';
+import { checkClientPublicKey, loadActiveSession, loadActiveSessionOf, OPERATIONS, type WalletAuthDeps } from './context.js';
 import {
   activeSessions,
-  findCredential,
   findWalletAccount,
   insertSession,
   revokeSession,
@@ -66,8 +65,7 @@ export class SessionFlows {
   /** DELETE /auth/sessions/{id}, first call: any active session of the account may sign, itself included. */
   async startRevoke(platformId: string, sessionId: string): Promise<SignedRequestChallenge & { type: CredentialType }> {
     return withTx(this.deps.db, async (trx) => {
-      const session = await loadActiveSession(trx, this.deps.clock, platformId, sessionId);
-      const credential = (await findCredential(trx, platformId, session.credential_id))!;
+      const { session, credential } = await loadActiveSessionOf(trx, this.deps.clock, platformId, sessionId);
       const challenge = await this.deps.signed.issue(trx, {
         platformId,
         accountId: session.account_id,
@@ -104,8 +102,7 @@ export class SessionFlows {
   }
 
   private async executeRefresh(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome> {
-    const session = await loadActiveSession(trx, this.deps.clock, row.platform_id, row.target_id);
-    const credential = (await findCredential(trx, row.platform_id, session.credential_id, true))!;
+    const { credential } = await loadActiveSessionOf(trx, this.deps.clock, row.platform_id, row.target_id, true);
     const { clientPublicKey } = row.context.body as SessionRefreshRequest;
     const client = checkClientPublicKey(clientPublicKey, 'clientPublicKey');
     const now = this.deps.clock.now();
