@@ -1,16 +1,19 @@
 import { parsePostTransactionCallback, verifyPostTransactionCallbackSignature, type PostTransactionCallback } from '@uma-sdk/core';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { RetryJobAt, type Job } from '../../platform/jobs.js';
 import { AppError } from '../../platform/errors.js';
+import { formatId } from '../../platform/ids.js';
+import { customerTypeOf } from '../customers/index.js';
+import { findCustomerAccountIn } from '../internal-accounts/index.js';
 import { platformEnvironment } from '../platforms/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
 import type { Resolver } from '../../platform/address-guard.js';
 import { counterpartyKeys } from './counterparty.js';
 import { bolt11, NETWORKS, type LightningNode } from './invoices.js';
-import { findIncomingPayment, findIncomingPaymentByHash, findIncomingPaymentById, markSenderConfirmed, setIncomingPaymentStatus } from './repo.js';
+import { findIncomingPayment, findIncomingPaymentByHash, findIncomingPaymentById, markSenderConfirmed, setIncomingPaymentStatus, type IncomingPaymentRow } from './repo.js';
 import { httpSend } from './transport.js';
 import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
 
@@ -45,7 +48,8 @@ export function paymentHashOf(invoice: string): string | undefined {
  * sandbox receiver is settled: the INCOMING transaction is credited, and the preimage — whose
  * SHA-256 is the invoice's payment hash — is released as the payer's proof of payment, as a
  * Lightning node does. Paying a paid invoice again releases the same preimage and moves nothing.
- * Expired: 409 CONFLICT and the transaction fails QUOTE_EXPIRED; unknown: 404
+ * Expired: 409 CONFLICT and the transaction fails QUOTE_EXPIRED; its receiver deleted or
+ * without an active account: 409 and the transaction fails OFFRAMP_FAILED; unknown: 404
  * REFERENCE_NOT_FOUND; a production receiver's invoice: 501 (no real node behind it).
  */
 export async function settleInvoice(deps: NodeDeps, invoice: string): Promise<{ preimage: string }> {
@@ -64,6 +68,12 @@ export async function settleInvoice(deps: NodeDeps, invoice: string): Promise<{ 
       if (row.transaction_id) await deps.incomingPayments.fail(trx, row.platform_id, row.transaction_id, 'QUOTE_EXPIRED');
       return 'EXPIRED' as const;
     }
+    // A receiver deleted (or its account no longer active) since the invoice was issued has
+    // nobody to credit: the payment fails and the payer, refused, keeps its money.
+    if (row.transaction_id && !(await receiverCanTake(trx, row))) {
+      await deps.incomingPayments.fail(trx, row.platform_id, row.transaction_id, 'OFFRAMP_FAILED');
+      return 'REFUSED' as const;
+    }
     // The transaction may have failed meanwhile: then nothing is credited and no proof released.
     if (!row.transaction_id || !(await deps.incomingPayments.arrive(trx, row.platform_id, row.transaction_id))) return 'REFUSED' as const;
     await setIncomingPaymentStatus(trx, row.platform_id, row.id, 'COMPLETED');
@@ -72,6 +82,20 @@ export async function settleInvoice(deps: NodeDeps, invoice: string): Promise<{ 
   if (outcome === 'EXPIRED') throw new AppError('CONFLICT', 'The invoice has expired unpaid.', { details: { reason: 'INVOICE_EXPIRED' } });
   if (outcome === 'REFUSED') throw new AppError('CONFLICT', 'The payment this invoice was for is no longer pending.', { details: { reason: 'PAYMENT_NOT_PENDING' } });
   return { preimage: deps.node.preimage(known.id).toString('hex') };
+}
+
+/**
+ * Whether the invoice's receiver is still a live customer with an active account in its
+ * currency. The customer's row is locked until the credit commits, so a deletion waits for it.
+ */
+async function receiverCanTake(trx: Tx, row: IncomingPaymentRow): Promise<boolean> {
+  try {
+    await customerTypeOf(trx, row.platform_id, formatId('Customer', row.customer_id), { forUpdate: true });
+  } catch (error) {
+    if (error instanceof AppError) return false;
+    throw error;
+  }
+  return (await findCustomerAccountIn(trx, row.platform_id, row.customer_id, row.currency_code)) !== undefined;
 }
 
 /**

@@ -289,10 +289,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     receiverChannelUtxos: [],
     receiverFeesMillisats: 0,
     utxoCallback: `${vaspOrigin(receiver.address.domain)}/uma/utxo-callback/${paymentId}`,
-    payeeData: {
-      identifier: receiver.address.address,
-      ...Object.fromEntries(Object.entries(payeeInfo).map(([field, value]) => [fieldToPayerDataKey(field), value])),
-    },
+    payeeData: payeeDataOf(receiver.address.address, payeeInfo),
     receivingVaspPrivateKey: (await deps.keys()).signing.privateKey,
     payeeIdentifier: receiver.address.address,
   });
@@ -323,6 +320,19 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     await enqueueJob(trx, deps.clock, { kind: INVOICE_EXPIRY_JOB, platformId: receiver.platformId, payload: { paymentId }, runAt: expiresAt });
   });
   return response.toJsonSchemaObject() as Record<string, unknown>;
+}
+
+/**
+ * The payee data answered: the platform's receiverCustomerInfo under UMA's keys, and the
+ * receiver's own identifier. The SDK lays payee data over the compliance data it signs, so
+ * nothing the platform sends may stand for `identifier` or `compliance` (UMAD-06: the payee
+ * named in the signature, the VASP's own signed data).
+ */
+function payeeDataOf(identifier: string, info: Record<string, unknown>): Record<string, unknown> {
+  const told = Object.entries(info)
+    .map(([field, value]) => [fieldToPayerDataKey(field), value] as const)
+    .filter(([key]) => key !== 'identifier' && key !== 'compliance');
+  return { ...Object.fromEntries(told), identifier };
 }
 
 /**
