@@ -199,4 +199,22 @@ describe('claims that race', () => {
     expect(stored.inviteeUma).toBe((winners[0]!.json() as Invitation).inviteeUma);
     expect((await eventsOf(invitation.code)).filter((e) => e.type === 'INVITATION.CLAIMED')).toHaveLength(1);
   });
+
+  it('a cancel racing claims: exactly one of them wins, the others are refused by what won, and only its event is recorded', async () => {
+    const invitation = await invite();
+    const responses = await Promise.all([
+      call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$first@b.example.com' }),
+      call(inviting, 'POST', `/invitations/${invitation.code}/cancel`),
+      call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$second@b.example.com' }),
+      call(inviting, 'POST', `/invitations/${invitation.code}/cancel`),
+    ]);
+    const winners = responses.filter((r) => r.statusCode === 200);
+    expect(winners).toHaveLength(1);
+    const won = winners[0]!.json() as Invitation;
+    const stored = (await call(inviting, 'GET', `/invitations/${invitation.code}`)).json() as Invitation;
+    expect(stored).toEqual(won);
+    const refusedWith = won.status === 'CLAIMED' ? 'INVITATION_ALREADY_CLAIMED' : 'INVITATION_CANCELLED';
+    for (const loser of responses.filter((r) => r.statusCode !== 200)) expectEnvelope(loser, 400, refusedWith);
+    expect((await eventsOf(invitation.code)).map((e) => e.type)).toEqual(['INVITATION.CREATED', won.status === 'CLAIMED' ? 'INVITATION.CLAIMED' : 'INVITATION.CANCELLED']);
+  });
 });

@@ -199,6 +199,33 @@ describe('webhook delivery log', () => {
     expect(((await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`)).json() as Delivery).attempts).toBe(4);
   });
 
+  it('a failed re-send leaves the delivery as its job left it meanwhile, not as it was when the re-send began', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    await drain();
+    receiver.answer = (w) => ({ status: w.body.type === 'CUSTOMER.KYC_APPROVED' ? 500 : 200 });
+    await createCustomer(p, 'Raced Rosa');
+    await drain();
+    const [pending] = ((await call(p, 'GET', '/webhooks/deliveries?status=PENDING')).json() as { data: Delivery[] }).data;
+    expect(pending!.type).toBe('CUSTOMER.KYC_APPROVED');
+
+    // While the re-send waits for its answer, the delivery's job makes its last attempt and gives up.
+    const uuid = pending!.id.slice('Webhook:'.length);
+    receiver.answer = () => ({ status: 500, delayMs: 300 });
+    const resending = call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`);
+    await expect.poll(() => receiver.received.filter((w) => w.body.id === pending!.id).length).toBe(2);
+    await ctx.handle.db.updateTable('webhook_deliveries').set({ status: 'FAILED', next_attempt_at: null }).where('id', '=', uuid).execute();
+    const resent = await resending;
+    expect(resent.statusCode).toBe(200);
+    expect(resent.json()).toMatchObject({ status: 'FAILED', attempts: 2 });
+    expect((resent.json() as Delivery).nextAttemptAt).toBeUndefined();
+    // Not PENDING again: no job is left to send it, so it would stay PENDING for ever.
+    expect(await ctx.handle.db.selectFrom('webhook_deliveries').select(['status', 'next_attempt_at']).where('id', '=', uuid).executeTakeFirst()).toEqual({
+      status: 'FAILED',
+      next_attempt_at: null,
+    });
+  });
+
   it('keeps platforms apart: another platform’s webhook is 404, and so is a malformed id', async () => {
     receiver = await WebhookReceiver.start();
     const p = await connectedPlatform();

@@ -22,7 +22,6 @@ import {
   type AttemptRow,
   type DeliveryKind,
   type DeliveryRow,
-  type DeliveryStatus,
 } from './repo.js';
 import type { DeliveryListQuery, WebhookAttempt, WebhookDelivery, WebhookDeliveryDetail } from './schemas.js';
 import { postWebhook, type WebhookResponse } from './sender.js';
@@ -247,10 +246,6 @@ export class WebhookDeliveries {
     const attemptedAt = this.deps.clock.now();
     const response = await this.post(row, target);
     const outcome = outcomeOf(response);
-    let status: DeliveryStatus;
-    if (outcome === 'SUCCEEDED') status = 'SUCCEEDED';
-    else if (next === 'keep') status = row.status;
-    else status = next ? 'PENDING' : 'FAILED';
     const fields = {
       attemptedAt,
       url: target.url ?? null,
@@ -261,8 +256,8 @@ export class WebhookDeliveries {
       responseBody: response.body ? storableText(response.body.slice(0, LOGGED_BODY_CHARS)) : null,
       latencyMs: response.latencyMs,
       error: response.error ?? (outcome === 'SUCCEEDED' ? null : `HTTP ${response.status}`),
-      status,
-      nextAttemptAt: next === 'keep' ? row.next_attempt_at : (next ?? null),
+      // `keep`: as the row is when the attempt is counted, not as `row` was read before sending.
+      schedule: next === 'keep' ? ('UNCHANGED' as const) : { status: next ? ('PENDING' as const) : ('FAILED' as const), nextAttemptAt: next ?? null },
     };
     // Delivered: the job is done, in the same statement (a failure's retry is the worker's to schedule).
     const record = (attempt: typeof fields) => recordAttempt(this.deps.db, row.platform_id, row.id, attempt, outcome === 'SUCCEEDED' ? job?.update() : undefined);
@@ -283,7 +278,7 @@ export class WebhookDeliveries {
     if (updated.status === 'SUCCEEDED' && row.status !== 'SUCCEEDED') {
       this.outcomes.inc({ outcome: 'delivered' });
       this.lag.observe({}, (this.deps.clock.now().getTime() - row.created_at.getTime()) / 1000);
-    } else if (updated.status === 'FAILED' && row.status !== 'FAILED') this.outcomes.inc({ outcome: 'failed' });
+    } else if (next !== 'keep' && updated.status === 'FAILED' && row.status !== 'FAILED') this.outcomes.inc({ outcome: 'failed' });
     this.deps.logger.info(
       { platformId: row.platform_id, webhookId: formatId('Webhook', row.id), type: row.event_type, attempt: updated.attempt_count, outcome, status: response.status, ms: response.latencyMs },
       'webhook attempt',

@@ -126,9 +126,13 @@ export interface AttemptRecord {
   responseBody: string | null;
   latencyMs: number;
   error: string | null;
-  /** The delivery's status after this attempt; SUCCEEDED is never undone by a later failure. */
-  status: DeliveryStatus;
-  nextAttemptAt: Date | null;
+  /**
+   * The delivery's status and next attempt after a failed attempt; `'UNCHANGED'` (a re-send)
+   * leaves them as the row has them when the attempt is counted, which its job may have moved
+   * while the re-send was waiting for its answer. A success always makes it SUCCEEDED, and
+   * SUCCEEDED is never undone by a later failure.
+   */
+  schedule: { status: DeliveryStatus; nextAttemptAt: Date | null } | 'UNCHANGED';
 }
 
 /**
@@ -139,12 +143,15 @@ export interface AttemptRecord {
  */
 export async function recordAttempt(db: DbOrTx, platformId: string, deliveryId: string, attempt: AttemptRecord, alsoRun?: RawBuilder<unknown>): Promise<DeliveryRow> {
   const delivered = attempt.outcome === 'SUCCEEDED';
+  const unchanged = attempt.schedule === 'UNCHANGED';
+  const schedule = attempt.schedule === 'UNCHANGED' ? { status: null, nextAttemptAt: null } : attempt.schedule;
   const updated = await sql<DeliveryRow>`
     with updated as (
       update webhook_deliveries set
         attempt_count = attempt_count + 1,
-        status = case when status = 'SUCCEEDED' then 'SUCCEEDED' else ${attempt.status}::text end,
-        next_attempt_at = case when status = 'SUCCEEDED' or ${delivered}::boolean then null else ${attempt.nextAttemptAt}::timestamptz end,
+        status = case when status = 'SUCCEEDED' or ${delivered}::boolean then 'SUCCEEDED' when ${unchanged}::boolean then status else ${schedule.status}::text end,
+        next_attempt_at = case when status = 'SUCCEEDED' or ${delivered}::boolean then null when ${unchanged}::boolean then next_attempt_at
+          else ${schedule.nextAttemptAt}::timestamptz end,
         last_attempt_at = ${attempt.attemptedAt},
         last_response_status = ${attempt.responseStatus}::integer,
         last_latency_ms = ${attempt.latencyMs}::integer,
