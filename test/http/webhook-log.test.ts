@@ -197,6 +197,10 @@ describe('webhook delivery log', () => {
     expect(receiver.received).toHaveLength(sent);
     // A delivered webhook may still be re-sent (the receiver lost it).
     expect(((await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`)).json() as Delivery).attempts).toBe(4);
+    // With no endpoint there is nowhere to send it: said so, and nothing is attempted.
+    expect((await call(p, 'PATCH', '/config', { webhookEndpoint: null })).statusCode).toBe(200);
+    expectEnvelope(await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`), 400, 'WEBHOOK_ENDPOINT_NOT_SET');
+    expect(((await call(p, 'GET', `/webhooks/deliveries/${pending!.id}`)).json() as Delivery).attempts).toBe(4);
   });
 
   it('a failed re-send leaves the delivery as its job left it meanwhile, not as it was when the re-send began', async () => {

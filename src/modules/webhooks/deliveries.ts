@@ -358,8 +358,7 @@ export class WebhookDeliveries {
 
   /** POST /sandbox/webhooks/test: a TEST webhook now; any answer but 2xx is an error. */
   async sendTest(platformId: string): Promise<{ url: string; response_status: number; response_body?: string }> {
-    const target = await this.deps.target(platformId);
-    if (!target.url) throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'No webhook endpoint is configured: set one with PATCH /config {webhookEndpoint}.');
+    const target = await this.requireEndpoint(platformId);
     const { response, url, row } = await this.sendNow(platformId, { kind: 'TEST', type: TEST_EVENT }, (r) =>
       r.refused ? 'REFUSED' : r.status !== undefined && r.status >= 200 && r.status < 300 ? 'SUCCEEDED' : 'FAILED',
     );
@@ -418,7 +417,16 @@ export class WebhookDeliveries {
         { details: { reason: 'APPROVAL_NOT_RESENDABLE', type: row.event_type, ...(row.resource_id ? { resourceId: row.resource_id } : {}) } },
       );
     }
+    // Nowhere to send it: said as the test endpoint says it, rather than a FAILED attempt to no URL.
+    await this.requireEndpoint(platformId);
     await this.attempt(row, 'keep');
     return this.detail(platformId, webhookId);
+  }
+
+  /** The platform's webhook target; 400 WEBHOOK_ENDPOINT_NOT_SET when it has no endpoint. */
+  private async requireEndpoint(platformId: string): Promise<{ url: string }> {
+    const { url } = await this.deps.target(platformId);
+    if (!url) throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'No webhook endpoint is configured: set one with PATCH /config {webhookEndpoint}.');
+    return { url };
   }
 }

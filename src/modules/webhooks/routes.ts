@@ -82,6 +82,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { webhooks: W
       description:
         'Corridor addition. One attempt now, with the same `id` (receivers that processed it may answer 409, which counts as delivered). ' +
         'Success marks the delivery `SUCCEEDED`; a failure leaves its status and retry schedule unchanged. Answers the delivery with the new attempt. ' +
+        'No endpoint configured: 400 WEBHOOK_ENDPOINT_NOT_SET, and nothing is attempted. ' +
         'An incoming-payment approval question (`INCOMING_PAYMENT.PENDING`) is not sent again: 409 CONFLICT with `details.reason: APPROVAL_NOT_RESENDABLE` ' +
         '(it was decided when it was sent; a payment still waiting is decided with POST /transactions/{id}/approve or /reject).',
       params: DeliveryParams,
