@@ -37,7 +37,9 @@ export async function postToProvider(
 
 /**
  * Reads at most `maxBytes` of a provider's answer: a longer one is refused with the caller's
- * `unavailable` error as soon as it passes the cap, without reading (or holding) the rest.
+ * `unavailable` error as soon as it passes the cap, without reading (or holding) the rest. The
+ * deadline and the connection hold for the body too: a body that stalls past the deadline, or
+ * is cut off, is the provider failing (`unavailable`), never an error of Corridor's.
  */
 export async function readProviderAnswer(response: Response, maxBytes: number, unavailable: (reason: string) => AppError): Promise<string> {
   const reader = response.body?.getReader();
@@ -45,7 +47,13 @@ export async function readProviderAnswer(response: Response, maxBytes: number, u
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let read: ReadableStreamReadResult<Uint8Array>;
+    try {
+      read = await reader.read();
+    } catch (error) {
+      throw unavailable((error as Error).name === 'TimeoutError' ? 'the answer did not arrive within the deadline' : 'the answer was cut off');
+    }
+    const { done, value } = read;
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {

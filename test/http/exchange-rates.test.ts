@@ -17,8 +17,12 @@ type Rate = {
   updatedAt: string;
 };
 
-/** A rate service speaking the documented contract; `answer` decides each response. */
-let answer: (body: string, auth: string | undefined) => { status: number; body: string; delayMs?: number } = () => ({ status: 500, body: '' });
+/**
+ * A rate service speaking the documented contract; `answer` decides each response. `cut` sends
+ * the head and the body's first byte, then stalls (`stall`) or drops the connection (`reset`).
+ */
+type Answer = { status: number; body: string; delayMs?: number; cut?: 'stall' | 'reset' };
+let answer: (body: string, auth: string | undefined) => Answer = () => ({ status: 500, body: '' });
 let server: Server;
 let ctx: TestContext;
 let production: TestContext;
@@ -31,6 +35,12 @@ beforeAll(async () => {
     req.on('end', () => {
       calls++;
       const out = answer(body, req.headers.authorization);
+      if (out.cut) {
+        res.writeHead(out.status, { 'content-type': 'application/json', 'content-length': String(out.body.length) }).write(out.body.slice(0, 1));
+        if (out.cut === 'reset') setTimeout(() => res.destroy(), 20);
+        else setTimeout(() => res.end(out.body.slice(1)), 1000);
+        return;
+      }
       setTimeout(() => res.writeHead(out.status, { 'content-type': 'application/json' }).end(out.body), out.delayMs ?? 0);
     });
   });
@@ -45,6 +55,7 @@ afterAll(async () => {
   server.close();
 });
 
+const table = (perUsd: Record<string, string>, asOf = '2026-11-20T10:00:00Z') => JSON.stringify({ asOf, rates: perUsd });
 const rates = (c: TestContext, p: TestPlatform, query = '') => c.app.inject({ method: 'GET', url: `${BASE}/exchange-rates${query}`, headers: { authorization: p.auth } });
 
 describe('GET /exchange-rates', () => {
@@ -153,6 +164,15 @@ describe('GET /exchange-rates', () => {
       ['no answer in time', () => ({ status: 200, body: '{}', delayMs: 1000 })],
       ['a malformed table', () => ({ status: 200, body: JSON.stringify({ asOf: '2026-11-20T10:00:00Z', rates: { EUR: 0.5 } }) })],
       ['not JSON', () => ({ status: 200, body: 'rates!' })],
+      // The head in time, the body not: the read failed past the deadline (was 500).
+      ['a body that stalls past the deadline', () => ({ status: 200, body: table({ EUR: '0.5' }), cut: 'stall' as const })],
+      ['a body cut off', () => ({ status: 200, body: table({ EUR: '0.5' }), cut: 'reset' as const })],
+      // An asOf outside RFC 3339 years 0001–9999 failed to store (was 500); other shapes were guessed at.
+      ['an asOf in year 10000', () => ({ status: 200, body: table({ EUR: '0.5' }, '+010000-01-01T00:00:00Z') })],
+      ['an asOf in year 0', () => ({ status: 200, body: table({ EUR: '0.5' }, '0000-01-01T00:00:00Z') })],
+      ['an asOf that is not RFC 3339', () => ({ status: 200, body: table({ EUR: '0.5' }, 'Tue, 1 Dec 2026') })],
+      // USD is the base: another USD rate skewed every cross rate.
+      ['a USD rate other than 1', () => ({ status: 200, body: table({ USD: '2', EUR: '0.9' }) })],
     ])('answers 503 on %s, and stores nothing', async (_name, reply) => {
       production.clock.advance(5 * 60_000);
       answer = reply;
@@ -160,6 +180,16 @@ describe('GET /exchange-rates', () => {
       const before = (await production.handle.db.selectFrom('exchange_rate_windows').select('window_start').execute()).length;
       expectEnvelope(await rates(production, p), 503, 'SERVICE_UNAVAILABLE');
       expect((await production.handle.db.selectFrom('exchange_rate_windows').select('window_start').execute()).length).toBe(before);
+    });
+
+    it('leaves out a corridor whose rate rounds to 0 (was listed at exchangeRate 0)', async () => {
+      production.clock.advance(5 * 60_000);
+      answer = () => ({ status: 200, body: table({ EUR: '0.000000000000000001', MXN: '20' }) });
+      const p = await production.newPlatform('production');
+      const response = await rates(production, p, '?destinationCurrency=EUR,MXN');
+      expect(response.statusCode, response.body).toBe(200);
+      const data = (response.json() as { data: Rate[] }).data;
+      expect(new Set(data.map((r) => r.destinationCurrency.code))).toEqual(new Set(['MXN']));
     });
 
     it('answers 503 for production platforms when no provider is configured', async () => {

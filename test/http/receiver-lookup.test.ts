@@ -86,6 +86,18 @@ describe('GET /receiver/external-account/{accountId}', () => {
     expectEnvelope(await lookup(mxnAccount, '?customerId=nope'), 400, 'INVALID_INPUT');
     expectEnvelope(await lookup(mxnAccount, '?customerId=Customer:019542f5-b3e7-7d02-8000-000000000001'), 404, 'USER_NOT_FOUND');
     expectEnvelope(await lookup(mxnAccount, `?senderUmaAddress=${encodeURIComponent('$nobody@pay.example.com')}`), 404, 'USER_NOT_FOUND');
+    // The longest address the rule takes (325 characters: a 64-character user, a 253-character
+    // host, a port) is one, and a malformed one that long is INVALID_UMA_ADDRESS: both were 400
+    // INVALID_INPUT past 320 characters.
+    const host = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
+    const longest = `$${'u'.repeat(64)}@${host}:65535`;
+    expect(longest.length).toBe(325);
+    expectEnvelope(await lookup(mxnAccount, `?senderUmaAddress=${encodeURIComponent(longest)}`), 404, 'USER_NOT_FOUND');
+    const longMalformed = `${'u'.repeat(64)}@${host}:65535`.padEnd(330, 'x');
+    expect(expectEnvelope(await lookup(mxnAccount, `?senderUmaAddress=${encodeURIComponent(longMalformed)}`), 400, 'INVALID_UMA_ADDRESS').details).toEqual({
+      field: 'senderUmaAddress',
+      value: longMalformed,
+    });
     const mismatch = expectEnvelope(await lookup(mxnAccount, `?senderUmaAddress=${encodeURIComponent('$ann@pay.example.com')}&customerId=${eurSender}`), 400, 'INVALID_INPUT');
     expect(mismatch.details).toMatchObject({ errors: [{ field: 'senderUmaAddress' }] });
   });

@@ -5,7 +5,7 @@ import type { PlatformConfig } from '../config/index.js';
 import { formatRate } from './pricing.js';
 import { RAILS, routeServes } from './rails.js';
 import type { ExchangeRate, ExchangeRatesQuery } from './schemas.js';
-import { hasRate, priceRequest, RATED_CURRENCIES, type RateSnapshot } from './service.js';
+import { hasCorridor, hasRate, priceRequest, RATED_CURRENCIES, type RateSnapshot } from './service.js';
 
 const view = (code: string) => {
   const c = currencyOf(code);
@@ -27,6 +27,8 @@ export function listExchangeRates(snapshot: RateSnapshot, config: PlatformConfig
   const rates: ExchangeRate[] = [];
   for (const source of sources) {
     for (const destination of destinations) {
+      // A corridor whose rate rounds to 0 has no price, as one without a rate.
+      if (!hasCorridor(snapshot, source.currencyCode, destination)) continue;
       for (const [rail, route] of Object.entries(RAILS) as Array<[keyof typeof RAILS, (typeof RAILS)[keyof typeof RAILS]]>) {
         if (!routeServes(route, destination)) continue;
         const pricing = priceRequest({

@@ -1,4 +1,5 @@
 import type { HttpProviderConfig } from '../../config.js';
+import { parseDateTime } from '../../platform/datetime.js';
 import { AppError } from '../../platform/errors.js';
 import { postToProvider, readProviderAnswer } from '../../platform/provider-http.js';
 import { BUILT_IN_RATES_AS_OF, BUILT_IN_RATES_PER_USD } from './table.js';
@@ -48,15 +49,18 @@ export class HttpRateProvider implements RateProvider {
       throw unavailable('the provider answered something that is not JSON');
     }
     const { asOf, rates } = (body ?? {}) as { asOf?: unknown; rates?: unknown };
-    const at = typeof asOf === 'string' ? new Date(asOf) : undefined;
-    if (!at || Number.isNaN(at.getTime()) || typeof rates !== 'object' || rates === null || Array.isArray(rates)) {
-      throw unavailable('the provider answered without asOf and rates');
+    // RFC 3339 within years 0001–9999, as every stored time: anything else is not the contract's asOf.
+    const at = typeof asOf === 'string' ? parseDateTime(asOf) : undefined;
+    if (!at || typeof rates !== 'object' || rates === null || Array.isArray(rates)) {
+      throw unavailable('the provider answered without an RFC 3339 asOf and rates');
     }
     const perUsd: Record<string, string> = { USD: '1' };
     for (const [code, value] of Object.entries(rates)) {
       if (!/^[A-Z]{3,5}$/.test(code) || typeof value !== 'string' || !DECIMAL.test(value) || /^0+(\.0+)?$/.test(value)) {
         throw unavailable(`the provider's rate for ${code.slice(0, 8)} is not a positive decimal string`);
       }
+      // The base is USD: any other USD rate would skew every cross rate.
+      if (code === 'USD' && !/^0*1(\.0+)?$/.test(value)) throw unavailable(`the provider rated USD, its base, at ${value}`);
       perUsd[code] = value;
     }
     return { asOf: at, perUsd };

@@ -3,7 +3,7 @@ import { CRYPTO_CURRENCY_CODES, minorUnits } from '../../platform/currencies.js'
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import type { PlatformConfig } from '../config/index.js';
-import { crossRate, fromUsdMinor, priceTransfer, UNIT_RATE, type FeeSchedule, type Priced, type ScaledRate } from './pricing.js';
+import { crossRate, fromUsdMinor, priceTransfer, RATE_SCALE, UNIT_RATE, type FeeSchedule, type Priced, type ScaledRate } from './pricing.js';
 import type { RateProvider } from './provider.js';
 import { findRateWindow, insertRateWindow } from './repo.js';
 import type { RouteSpec } from './rails.js';
@@ -126,19 +126,32 @@ export function hasRate(snapshot: RateSnapshot, currency: string): boolean {
   return snapshot.perUsd[currency] !== undefined;
 }
 
-/** The corridor's rate in this window; INVALID_CURRENCY when a side has no rate. */
+/** The corridor's rate less its spread, when both sides are rated; 0 when it rounds to nothing. */
+function spreadRate(snapshot: RateSnapshot, from: string, to: string): ScaledRate {
+  return from === to ? UNIT_RATE : crossRate(snapshot.perUsd[from]!, snapshot.perUsd[to]!, spreadBps(from, to));
+}
+
+/**
+ * Whether this window prices the corridor: both sides rated, and a rate that does not round to 0
+ * at RATE_SCALE digits (a provider may rate a currency so far from another that it does).
+ */
+export function hasCorridor(snapshot: RateSnapshot, from: string, to: string): boolean {
+  return hasRate(snapshot, from) && hasRate(snapshot, to) && spreadRate(snapshot, from, to) > 0n;
+}
+
+/** The corridor's rate in this window; INVALID_CURRENCY when a side has no rate, or the rate rounds to 0. */
 export function corridorRate(snapshot: RateSnapshot, from: string, to: string): CorridorRate {
   for (const code of [from, to]) {
     if (!hasRate(snapshot, code)) throw new AppError('INVALID_CURRENCY', `Corridor has no exchange rate for ${code}.`, { details: { currency: code } });
   }
   if (from === to) return { rate: UNIT_RATE, mid: UNIT_RATE, spreadBps: 0n, snapshot };
-  const spread = spreadBps(from, to);
-  return {
-    rate: crossRate(snapshot.perUsd[from]!, snapshot.perUsd[to]!, spread),
-    mid: crossRate(snapshot.perUsd[from]!, snapshot.perUsd[to]!, 0n),
-    spreadBps: spread,
-    snapshot,
-  };
+  const rate = spreadRate(snapshot, from, to);
+  if (rate <= 0n) {
+    throw new AppError('INVALID_CURRENCY', `Corridor has no exchange rate from ${from} to ${to}: one ${from} buys less than 10^-${RATE_SCALE} ${to}.`, {
+      details: { currency: to },
+    });
+  }
+  return { rate, mid: crossRate(snapshot.perUsd[from]!, snapshot.perUsd[to]!, 0n), spreadBps: spreadBps(from, to), snapshot };
 }
 
 /**
@@ -157,7 +170,8 @@ export function platformFeeOf(config: Pick<PlatformConfig, 'feeConfigs'>, sendin
 export function priceRequest(request: PricingRequest): Pricing {
   const { snapshot, sendingCurrency: s, receivingCurrency: r } = request;
   const corridor = corridorRate(snapshot, s, r);
-  const usdToSending = corridorRate(snapshot, 'USD', s).mid;
+  // The mid-market rate alone converts the fixed fee: USD → s less a spread may round to 0 where s → r does not.
+  const usdToSending = crossRate(snapshot.perUsd.USD!, snapshot.perUsd[s]!, 0n);
   const platform = platformFeeOf(request.config, s, r, request.platformFeeOverride);
   const fees: FeeSchedule = {
     serviceFixed: fromUsdMinor(request.route.serviceFee.fixedUsdMinor, usdToSending, minorUnits(s)),

@@ -38,7 +38,7 @@ export const ReceiverExternalAccountParams = Type.Object(
 
 export const ReceiverLookupQuery = Type.Object(
   {
-    senderUmaAddress: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'The sending customer by UMA address (or give customerId).' })),
+    senderUmaAddress: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'The sending customer by UMA address (or give customerId).' })),
     customerId: Type.Optional(ResourceId('Customer', { description: 'The sending customer (or give senderUmaAddress).' })),
   },
   { additionalProperties: false },
