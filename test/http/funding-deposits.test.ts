@@ -101,6 +101,20 @@ describe('POST /sandbox/deposits', () => {
     expect(await balances(ctx, p, ann.customerId)).toEqual({ available: 400, total: 400 });
   });
 
+  it('takes Idempotency-Key, and declares it in the OpenAPI document as every write that takes one does (docs/conventions.md)', async () => {
+    const p = await ctx.newPlatform();
+    const ann = await customerAccount(p);
+    const first = await call(ctx, p, 'POST', '/sandbox/deposits', { reference: ann.reference, amount: 250 }, { 'idempotency-key': 'deposit-once' });
+    const replay = await call(ctx, p, 'POST', '/sandbox/deposits', { reference: ann.reference, amount: 250 }, { 'idempotency-key': 'deposit-once' });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(first.json());
+    expect(await balances(ctx, p, ann.customerId)).toEqual({ available: 250, total: 250 });
+    const { paths } = ctx.app.swagger() as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string }> }>> };
+    for (const path of ['/sandbox/deposits', '/sandbox/send']) {
+      expect(paths[path]!.post!.parameters?.map((h) => `${h.in}:${h.name}`), path).toContain('header:idempotency-key');
+    }
+  });
+
   it('credits the platform’s own account and crypto deposit addresses (rail = the network)', async () => {
     const p = await ctx.newPlatform();
     const usdc = { currencyCode: 'USDC', minAmount: 1, maxAmount: 1000, requiredCounterpartyFields: [], enabledTransactionTypes: ['OUTGOING'] };

@@ -55,7 +55,15 @@ describe('openapi.json', () => {
     for (const [path, method] of [['/documents', 'post'], ['/documents/{documentId}', 'put']] as const) {
       expect(multipartEncoding(path, method), `${method} ${path}`).toEqual({ file: { contentType: 'application/pdf, image/jpeg, image/png' } });
     }
-    for (const [path, method] of [['/customers', 'post'], ['/sandbox/internal-accounts/{accountId}/fund', 'post']] as const) {
+    const idempotent = [
+      ['/customers', 'post'],
+      ['/sandbox/internal-accounts/{accountId}/fund', 'post'],
+      ['/sandbox/deposits', 'post'],
+      ['/sandbox/send', 'post'],
+      ['/transactions/{transactionId}/cancel', 'post'],
+      ['/customers/{customerId}/kyc-link', 'post'],
+    ] as const;
+    for (const [path, method] of idempotent) {
       expect(paths[path]![method]!.parameters!.map((p) => `${p.in}:${p.name}`), `${method} ${path}`).toContain('header:idempotency-key');
     }
     const withoutPattern = new Set<string>();

@@ -206,8 +206,8 @@ describe('REALTIME_FUNDING on production: deposits reported by the rail provider
         '/rails/payouts/status': { status: 'COMPLETED' },
         '/rails/deposits/status': deposits[body.reference as string] ?? { status: 'PENDING' },
         '/rails/deposits/return': { status: 'RETURNED' },
-        // Any rate will do: the quote below only needs production rates to exist.
-        '/rates': { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, '0.92'])) },
+        // Any rate will do (USD, the base, at 1): the quote below only needs production rates to exist.
+        '/rates': { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, c === 'USD' ? '1' : '0.92'])) },
       };
       response.setHeader('content-type', 'application/json');
       response.end(JSON.stringify(answers[request.url!]));

@@ -143,6 +143,15 @@ describe('one provider deposit id reported twice at once', () => {
 });
 
 describe('a deposit the ledger cannot take', () => {
+  it('a deposit paying a Lightning invoice (a reference of some 325 characters) is taken, and the feed goes on', async () => {
+    const invoice = `lnbc25u1p${'q'.repeat(316)}`;
+    expect(invoice.length).toBeGreaterThan(256);
+    // `listed` checks the page was taken: before, a reference over 256 characters made the whole
+    // page off-contract, and the feed asked for the same cursor for ever.
+    await listed({ id: 'ln-1', reference: invoice, currency: 'BTC', amount: '2500', rail: 'LIGHTNING' });
+    expect(await unmatched('ln-1')).toMatchObject({ reason: 'UNKNOWN_REFERENCE', reference: invoice });
+  });
+
   it('an amount above 2^53 − 1 is kept unmatched (AMOUNT_OUT_OF_RANGE) and the feed goes on for every platform', async () => {
     const a = await prod.newPlatform('production');
     const b = await prod.newPlatform('production');

@@ -33,7 +33,7 @@ async function stubProvider() {
     seen.push({ path: request.url!, body, auth: request.headers.authorization });
     const answer =
       request.url === '/rates'
-        ? { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, '0.92'])) }
+        ? { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, c === 'USD' ? '1' : '0.92'])) }
         : answers[request.url!];
     response.setHeader('content-type', 'application/json');
     response.end(JSON.stringify(typeof answer === 'function' ? answer(body) : answer));

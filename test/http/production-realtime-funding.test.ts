@@ -24,7 +24,7 @@ async function stubProvider() {
     const body = JSON.parse(text) as Json;
     seen.push({ path: request.url!, body, at: prod.clock.now() });
     let answer: Json | undefined;
-    if (request.url === '/rates') answer = { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, '0.92'])) };
+    if (request.url === '/rates') answer = { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, c === 'USD' ? '1' : '0.92'])) };
     else if (request.url === '/rails/deposits/status') {
       const entry = deposits[body.reference as string];
       answer = typeof entry === 'function' ? await entry(body) : (entry ?? { status: 'PENDING' });

@@ -29,6 +29,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
         'Simulates the platform paying in the money of a REALTIME_FUNDING quote, whose payment waits from the quote’s creation until its `expiresAt` (the platform’s clock; later, or a quote of another source, is 409). The quote’s total sending amount (the default) funds the payment, which then goes to its rail; ' +
         'any other amount fails it with FUNDING_AMOUNT_MISMATCH and the money is returned (`refund`). Answers the transaction. Sandbox platforms only (403 otherwise).',
       body: SandboxSendRequest,
+      idempotencyKey: true,
       response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
     config: { permission: 'TRANSACT' },
@@ -86,6 +87,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
         'The same `depositId` again answers the same transaction and credits nothing more (409 if its reference, amount or currency differ). No instructions with that reference: 404 REFERENCE_NOT_FOUND; ' +
         'another currency than the account’s: 400 INVALID_CURRENCY; account not ACTIVE: 409. Sandbox platforms only (403 otherwise).',
       body: SandboxDepositRequest,
+      idempotencyKey: true,
       response: { 200: IncomingTransaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
     config: { permission: 'TRANSACT' },

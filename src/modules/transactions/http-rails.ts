@@ -40,11 +40,15 @@ function timestamp(value: unknown): Date | undefined {
   return Number.isNaN(at.getTime()) ? undefined : at;
 }
 
+const MAX_DEPOSIT_REFERENCE_CHARS = 2048;
+
 /** A deposit of the provider's page in the contract's shape, or undefined. */
 function reportedDeposit(value: unknown): ReportedDeposit | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const d = value as Record<string, unknown>;
-  if (!isText(d.id, 128) || !isText(d.reference, 256) || typeof d.currency !== 'string' || !/^[A-Z]{3,5}$/.test(d.currency)) return undefined;
+  // A reference is also a Lightning invoice the deposit paid (a funding invoice is some 325
+  // characters): capped as a sandbox deposit's is, so one never makes the whole page off-contract.
+  if (!isText(d.id, 128) || !isText(d.reference, MAX_DEPOSIT_REFERENCE_CHARS) || typeof d.currency !== 'string' || !/^[A-Z]{3,5}$/.test(d.currency)) return undefined;
   if (typeof d.amount !== 'string' || !WIRE_AMOUNT_RE.test(d.amount) || typeof d.rail !== 'string' || !/^[A-Z][A-Z0-9_]{0,31}$/.test(d.rail)) return undefined;
   let sender: DepositSender | undefined;
   if (d.sender !== undefined && d.sender !== null) {

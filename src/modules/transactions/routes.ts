@@ -58,6 +58,7 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<TransactionRouteDeps> 
         'Once it is PROCESSING the money has left: 409 TRANSACTION_NOT_CANCELLABLE.',
       params: TransactionParams,
       body: CancelTransactionRequest,
+      idempotencyKey: true,
       response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
     config: { permission: 'TRANSACT' },

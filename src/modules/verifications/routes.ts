@@ -137,6 +137,7 @@ export const verificationRoutes: FastifyPluginAsyncTypebox<VerificationDeps> = a
         'Send `Idempotency-Key` to make retries safe: a replay answers the same link.',
       params: Type.Object({ customerId: IdParam('Customer', 'USER_NOT_FOUND') }, { additionalProperties: false }),
       body: KycLinkCreateRequest,
+      idempotencyKey: true,
       response: { 201: KycLinkResponse, ...errorResponses(400, 401, 403, 404, 409, 410, 500) },
     },
     config: { permission: 'MANAGE' },
