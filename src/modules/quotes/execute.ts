@@ -120,10 +120,21 @@ function walletSignatureMissing(): AppError {
   return new AppError('WALLET_SIGNATURE_MISSING', 'Executing a quote from an embedded wallet needs the Service-Wallet-Signature header (or Grid-Wallet-Signature): the stamp of an active session over the quote’s payloadToSign.');
 }
 
-function alreadyExecuted(row: QuoteRow): AppError {
-  return new AppError('CONFLICT', `Quote ${formatId('Quote', row.id)} has already been executed.`, {
-    details: { quoteId: formatId('Quote', row.id), transactionId: formatId('Transaction', row.transaction_id) },
-  });
+function expiredMessage(row: QuoteRow): string {
+  return `Quote ${formatId('Quote', row.id)} expired at ${row.expires_at.toISOString()}; its transaction is recorded EXPIRED. Request a new quote.`;
+}
+
+/**
+ * A repeated execution. A first execution past expiresAt marked the quote too, but executed
+ * nothing: its transaction is EXPIRED (the only way an account-sourced payment gets there), and a
+ * client retrying after a lost answer must hear QUOTE_EXPIRED again, not that its payment went out.
+ */
+async function alreadyExecuted(trx: DbOrTx, deps: QuoteDeps, row: QuoteRow): Promise<AppError> {
+  const quoteId = formatId('Quote', row.id);
+  const transactionId = formatId('Transaction', row.transaction_id);
+  const status = (await deps.payments.transactionStatusesByQuote(trx, row.platform_id, [quoteId])).get(quoteId);
+  if (status === 'EXPIRED') return new AppError('CONFLICT', expiredMessage(row), { details: { reason: 'QUOTE_EXPIRED', quoteId, transactionId } });
+  return new AppError('CONFLICT', `Quote ${quoteId} has already been executed.`, { details: { quoteId, transactionId } });
 }
 
 /** Executes a quote whose row the caller has locked (FOR UPDATE) and not yet marked executed. */
@@ -139,7 +150,7 @@ export async function executeLocked(
   { walletSigned = false, createdNow = false, ...options }: Pick<OutgoingPaymentInput, 'recordAs' | 'requestedAs'> & { walletSigned?: boolean; createdNow?: boolean } = {},
 ): Promise<StoredResponse> {
   if (row.source_account_type === 'EMBEDDED_WALLET' && !walletSigned) throw walletSignatureMissing();
-  if (row.executed_at) throw alreadyExecuted(row);
+  if (row.executed_at) throw await alreadyExecuted(trx, deps, row);
   return executeTaken(trx, deps, row, prefetched, { ...options, claimed: false, recheck: !createdNow });
 }
 
@@ -162,7 +173,7 @@ async function executeTaken(
     if (!claimed) await markExecuted(trx, row.platform_id, row.id, deps.clock.now());
     return {
       statusCode: 409,
-      body: envelope('CONFLICT', `Quote ${input.quoteId} expired at ${row.expires_at.toISOString()}; its transaction is recorded EXPIRED. Request a new quote.`, {
+      body: envelope('CONFLICT', expiredMessage(row), {
         reason: 'QUOTE_EXPIRED',
         quoteId: input.quoteId,
         transactionId: input.transactionId,
@@ -215,7 +226,7 @@ export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quo
     });
   }
   if (row.source_account_type === 'EMBEDDED_WALLET') throw walletSignatureMissing();
-  if (claim.alreadyExecuted) throw alreadyExecuted(row);
+  if (claim.alreadyExecuted) throw await alreadyExecuted(trx, deps, row);
   return executeTaken(trx, deps, row, prefetched, { claimed: true, recheck: true });
 }
 
