@@ -196,6 +196,18 @@ describe('refund of an incoming payment', () => {
     expectEnvelope(await call(ctx, p, 'POST', `/sandbox/transactions/${tx.id}/refund`), 409, 'CONFLICT');
   });
 
+  it('three refunds started at once: one starts, the others are 409, and the money goes back once', async () => {
+    const p = await connectedPlatform();
+    const bob = await receiverCustomer(p);
+    const tx = (await receive(p, sent(bob, 900))).json() as Json;
+    const started = await Promise.all([1, 2, 3].map(() => call(ctx, p, 'POST', `/sandbox/transactions/${tx.id}/refund`)));
+    expect(started.map((r) => r.statusCode).sort()).toEqual([200, 409, 409]);
+    await Promise.all([drainJobs(ctx), drainJobs(ctx)]);
+    expect((await call(ctx, p, 'GET', `/transactions/${tx.id}`)).json()).toMatchObject({ status: 'REFUNDED', refund: { status: 'COMPLETED' } });
+    expect(await balances(ctx, p, bob.customerId)).toEqual({ available: 0, total: 0 });
+    expect(await eventTypes(ctx, tx.id)).toEqual(['INCOMING_PAYMENT.COMPLETED', 'INCOMING_PAYMENT.REFUND_PENDING', 'INCOMING_PAYMENT.REFUND_COMPLETED']);
+  });
+
   it('REFUND_FAILED when the customer no longer has the money: nothing moves, the payment stays COMPLETED', async () => {
     const p = await connectedPlatform();
     const bob = await receiverCustomer(p);

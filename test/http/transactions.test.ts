@@ -212,6 +212,29 @@ describe('cancel and confirm', () => {
     await expectLedgerConsistent(ctx.handle.db);
   });
 
+  it('two cancels racing the hand-over to the rail: at most one wins, and the money moves once', async () => {
+    const p = await ctx.newPlatform();
+    const customer = await fundedCustomer(ctx, p, 100_000);
+    for (let i = 0; i < 4; i++) {
+      const input = paymentInput(p, customer);
+      await startPayment(ctx, input);
+      const [a, b] = await Promise.all([
+        call(ctx, p, 'POST', `/transactions/${input.transactionId}/cancel`),
+        call(ctx, p, 'POST', `/transactions/${input.transactionId}/cancel`),
+        ctx.jobs.runDue(50),
+      ]);
+      const status = ((await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json() as Json).status as string;
+      // Cancelled (one 200, one 409) or handed over first (both 409, PROCESSING).
+      expect([a.statusCode, b.statusCode].sort()).toEqual(status === 'FAILED' ? [200, 409] : [409, 409]);
+      await drainJobs(ctx);
+    }
+    // Every payment not cancelled was debited (PROCESSING or COMPLETED by now).
+    const cancelled = ((await call(ctx, p, 'GET', `/transactions?customerId=${customer.customerId}&status=FAILED`)).json() as { data: Json[] }).data.length;
+    const paid = 4 - cancelled;
+    expect(await balances(ctx, p, customer.customerId)).toEqual({ available: 100_000 - paid * 10_075, total: 100_000 - paid * 10_075 });
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
   it('records the receipt delivery, and a repeat’s time in place of the earlier one', async () => {
     const p = await ctx.newPlatform();
     const customer = await fundedCustomer(ctx, p, 50_000);
@@ -253,6 +276,13 @@ describe('approve and reject', () => {
     expectEnvelope(await call(ctx, p, 'POST', `/transactions/${input.transactionId}/reject`, { reason: '' }), 400, 'INVALID_INPUT');
     expectEnvelope(await call(ctx, p, 'POST', '/transactions/Transaction:019542f5-b3e7-7d02-8000-000000000005/approve', {}), 404, 'TRANSACTION_NOT_FOUND');
     expect(((await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json() as Json).status).toBe('PENDING');
+  });
+
+  it('answer an IncomingTransaction, as upstream declares, not the union of both types', () => {
+    const { paths } = ctx.app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: unknown }> }> }>> };
+    for (const action of ['approve', 'reject']) {
+      expect(paths[`/transactions/{transactionId}/${action}`]!.post!.responses['200']!.content['application/json']!.schema).toEqual({ $ref: '#/components/schemas/IncomingTransaction' });
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { validDateTime } from '../../platform/datetime.js';
+import { afterCommit } from '../../platform/db/tx.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import type { ModuleDeps } from '../../platform/module.js';
@@ -10,6 +11,7 @@ import {
   ApproveTransactionRequest,
   CancelTransactionRequest,
   ConfirmReceiptDeliveryRequest,
+  IncomingTransaction,
   RejectTransactionRequest,
   Transaction,
   TransactionList,
@@ -63,9 +65,21 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<TransactionRouteDeps> 
     },
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) =>
-      sendWrite(deps, request, reply, async (trx) => ({ statusCode: 200, body: await payments.cancel(trx, request.principal.platformId, request.params.transactionId) }), {
-        idempotent: true,
-      }),
+      sendWrite(
+        deps,
+        request,
+        reply,
+        async (trx) => {
+          const { platformId } = request.principal;
+          const cancelled = await payments.cancel(trx, platformId, request.params.transactionId);
+          // The reason is the platform's own (upstream: for its debugging): nothing stores it, so
+          // the log keeps it, once the cancel has committed.
+          const { reason } = request.body;
+          if (reason !== undefined) afterCommit(trx, () => request.log.info({ platformId, transactionId: cancelled.id, reason }, 'payment cancelled'));
+          return { statusCode: 200, body: cancelled };
+        },
+        { idempotent: true },
+      ),
   });
 
   app.post('/transactions/:transactionId/confirm', {
@@ -105,7 +119,8 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<TransactionRouteDeps> 
           'Nothing open about this transaction, or the window has closed: 409 TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL.',
         params: TransactionParams,
         body: action === 'approve' ? ApproveTransactionRequest : RejectTransactionRequest,
-        response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
+        // Upstream answers IncomingTransaction: only an incoming payment has a question to decide.
+        response: { 200: IncomingTransaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
       },
       config: { permission: 'TRANSACT' },
       handler: async (request, reply) =>
