@@ -337,6 +337,16 @@ describe('GET /transactions', () => {
     expectEnvelope(await call(ctx, p, 'GET', '/transactions?cursor=nope'), 400, 'INVALID_INPUT');
     expectEnvelope(await call(ctx, p, 'GET', '/transactions?status=LOST'), 400, 'INVALID_INPUT');
     expectEnvelope(await call(ctx, p, 'GET', '/transactions?startDate=yesterday'), 400, 'INVALID_INPUT');
+    expectEnvelope(await call(ctx, p, 'GET', '/transactions?customerId=Token:019542f5-b3e7-1d02-0000-000000000001'), 400, 'INVALID_INPUT');
+
+    // The platform's own id as customerId lists the transfers it made on its own behalf (upstream's
+    // listTransactions); another platform's id lists nothing.
+    const { customerId: _customer, ...ownTransfer } = paymentInput(p, a);
+    await withTx(ctx.handle.db, (trx) => ctx.app.payments.recordExpiredPayment(trx, ownTransfer));
+    expect((await list(`?customerId=${p.id}`)).data.map((t) => t.id)).toEqual([ownTransfer.transactionId]);
+    expect((await list(`?customerId=${p.id}&status=COMPLETED`)).data).toEqual([]);
+    expect((await list(`?customerId=${(await ctx.newPlatform()).id}`)).data).toEqual([]);
+    expect((await list(`?customerId=${a.customerId}`)).data).toHaveLength(2);
   });
 });
 

@@ -8,8 +8,11 @@ import { toTransaction } from './views.js';
 
 /** GET /transactions: every filter of UPSTREAM §5.4, keyset pages in creation order (newest first unless `sortOrder=asc`). */
 export async function listPlatformTransactions(db: DbOrTx, platformId: string, query: TransactionListQuery): Promise<Page<Transaction>> {
+  // `customerId` may name the platform itself (upstream: its own transfers); another platform has none here.
+  const namedPlatform = query.customerId ? parseId('Platform', query.customerId) : undefined;
+  if (namedPlatform && namedPlatform !== platformId) return { data: [], hasMore: false };
   const filters: ListFilters = {
-    ...(query.customerId ? { customerId: parseId('Customer', query.customerId)! } : {}),
+    ...(namedPlatform ? { ownTransfers: true as const } : query.customerId ? { customerId: parseId('Customer', query.customerId)! } : {}),
     ...(query.platformCustomerId ? { platformCustomerId: query.platformCustomerId } : {}),
     ...(query.accountIdentifier ? { accountIdentifier: query.accountIdentifier } : {}),
     ...(query.senderAccountIdentifier ? { senderAccountIdentifier: query.senderAccountIdentifier } : {}),

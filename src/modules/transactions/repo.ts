@@ -173,6 +173,8 @@ export async function updateTransaction(
 
 export interface ListFilters {
   customerId?: string;
+  /** The platform's own transfers: no customer. */
+  ownTransfers?: true;
   platformCustomerId?: string;
   accountIdentifier?: string;
   senderAccountIdentifier?: string;
@@ -187,6 +189,7 @@ export interface ListFilters {
 function filtered(db: DbOrTx, platformId: string, f: ListFilters) {
   let query = db.selectFrom('transactions').where('platform_id', '=', platformId);
   if (f.customerId !== undefined) query = query.where('customer_id', '=', f.customerId);
+  if (f.ownTransfers) query = query.where('customer_id', 'is', null);
   if (f.platformCustomerId !== undefined) query = query.where('platform_customer_id', '=', f.platformCustomerId);
   if (f.status !== undefined) query = query.where('status', '=', f.status);
   if (f.type !== undefined) query = query.where('type', '=', f.type);

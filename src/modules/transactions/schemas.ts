@@ -201,7 +201,11 @@ export const TransactionList = Type.Object(
 
 export const TransactionListQuery = Type.Object(
   {
-    customerId: Type.Optional(ResourceId('Customer', { description: 'Transactions of this customer.' })),
+    customerId: Type.Optional(
+      Type.Union([ResourceId('Customer'), ResourceId('Platform')], {
+        description: 'Transactions of this customer; the platform’s own id (`Platform:<uuid>`, as upstream) lists the transfers it made on its own behalf.',
+      }),
+    ),
     platformCustomerId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Transactions of the customer with this platform id.' })),
     accountIdentifier: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Transactions from or to this account (id or UMA address).' })),
     senderAccountIdentifier: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Transactions from this account (id or UMA address).' })),
