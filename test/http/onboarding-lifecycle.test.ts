@@ -92,6 +92,15 @@ const events = async (pl: TestPlatform, resourceId: unknown) =>
   });
 const accountCount = async (pl: TestPlatform, customerId: unknown) =>
   ((await call(pl, 'GET', `/customers/internal-accounts?customerId=${String(customerId)}`)).json() as { data: unknown[] }).data.length;
+/** A sandbox customer with a passport whose review the trigger sends to a person: PENDING_MANUAL_REVIEW. */
+async function inManualReview(pl: TestPlatform) {
+  const c = await individual(pl, { platformCustomerId: `SANDBOX_MANUAL_REVIEW-${++seq}` });
+  const passport = await doc(pl, c.id, 'PASSPORT');
+  const v = await verify(pl, c.id);
+  await ctx.jobs.runDue();
+  expect((await read(pl, `/verifications/${v.id}`)).verificationStatus).toBe('PENDING_MANUAL_REVIEW');
+  return { c, passport, v };
+}
 /** 409 CONFLICT, with `details.reason` when one is named. */
 const conflict = (response: { statusCode: number; json(): unknown }, why?: string) => {
   const body = expectEnvelope(response, 409, 'CONFLICT');
@@ -157,11 +166,7 @@ describe('a rejection is final', () => {
 describe('a manual review ends', () => {
   it('sandbox: POST /sandbox/verifications/{id}/manual-review approves; meanwhile the review answers again and holds the documents', async () => {
     const pl = await reviewingPlatform();
-    const c = await individual(pl, { platformCustomerId: `SANDBOX_MANUAL_REVIEW-${++seq}` });
-    const passport = await doc(pl, c.id, 'PASSPORT');
-    const v = await verify(pl, c.id);
-    await ctx.jobs.runDue();
-    expect((await read(pl, `/verifications/${v.id}`)).verificationStatus).toBe('PENDING_MANUAL_REVIEW');
+    const { c, passport, v } = await inManualReview(pl);
     // One open review per customer: starting another answers it.
     expect((await verify(pl, c.id)).id).toBe(v.id);
     conflict(await call(pl, 'DELETE', `/documents/${String(passport.id)}`), 'SUBMITTED_FOR_VERIFICATION');
@@ -274,11 +279,7 @@ describe('documents a review read', () => {
 
   it('a document uploaded while a review waits for a person is held until the verdict (REVIEW_UNDERWAY), then is its own', async () => {
     const pl = await reviewingPlatform();
-    const c = await individual(pl, { platformCustomerId: `SANDBOX_MANUAL_REVIEW-${++seq}` });
-    await doc(pl, c.id, 'PASSPORT');
-    const v = await verify(pl, c.id);
-    await ctx.jobs.runDue();
-    expect((await read(pl, `/verifications/${v.id}`)).verificationStatus).toBe('PENDING_MANUAL_REVIEW');
+    const { c, v } = await inManualReview(pl);
     const meanwhile = await doc(pl, c.id, 'UTILITY_BILL');
     conflict(await call(pl, 'DELETE', `/documents/${String(meanwhile.id)}`), 'REVIEW_UNDERWAY');
     conflict(await replace(pl, meanwhile.id, { documentType: 'UTILITY_BILL', country: 'US' }), 'REVIEW_UNDERWAY');
@@ -292,11 +293,7 @@ describe('documents a review read', () => {
 
   it('a deleted customer’s document cannot be replaced (410 CUSTOMER_DELETED); a manual review of it ends REJECTED', async () => {
     const pl = await reviewingPlatform();
-    const c = await individual(pl, { platformCustomerId: `SANDBOX_MANUAL_REVIEW-${++seq}` });
-    const passport = await doc(pl, c.id, 'PASSPORT');
-    const v = await verify(pl, c.id);
-    await ctx.jobs.runDue();
-    expect((await read(pl, `/verifications/${v.id}`)).verificationStatus).toBe('PENDING_MANUAL_REVIEW');
+    const { c, passport, v } = await inManualReview(pl);
     expect((await call(pl, 'DELETE', `/customers/${String(c.id)}`)).statusCode).toBe(200);
     expectEnvelope(await replace(pl, passport.id), 410, 'CUSTOMER_DELETED');
 
