@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
-import type { Db, Tx } from './db/database.js';
+import type { Db, DbOrTx, Tx } from './db/database.js';
 import { withTx } from './db/tx.js';
 import { violatedUniqueIndex } from './db/unique-violation.js';
 import { enqueueJob, type JobCompletion, type JobWorker } from './jobs.js';
@@ -31,10 +31,8 @@ export interface Purge {
   table: string;
   /**
    * Deletes, in one statement, at most `limit` rows that no rule needs any more at `now`;
-   * answers how many it deleted. Fewer than `limit`: nothing more is due. Written as `delete …
-   * where ctid = any(array(select ctid … order by <indexed column> limit n))`: the index yields
-   * the oldest rows and the delete takes exactly those (a TID scan), where a join back on the key
-   * let the planner read the whole table to match a thousand keys.
+   * answers how many it deleted. Fewer than `limit`: nothing more is due. Most are one
+   * `deleteOldest`.
    */
   batch(now: Date, limit: number): Promise<number>;
 }
@@ -47,6 +45,32 @@ export interface RetentionDeps {
   purges: Purge[];
 }
 
+/** `now` less RETENTION_MARGIN_MS: rows that stopped mattering before it may go. */
+export function pastMargin(now: Date): Date {
+  return new Date(now.getTime() - RETENTION_MARGIN_MS);
+}
+
+/**
+ * One purge batch: deletes the at most `limit` rows of `table` whose `key` (the indexed column
+ * or expression the purge's index is on) is below `before`, oldest first, and answers how many
+ * went. `also` narrows the rows (as a literal, so that a partial index's predicate is seen even in
+ * a generic plan). Written as `delete … where ctid = any(array(select ctid … order by key limit
+ * n))`: the index yields the oldest rows and the delete takes exactly those (a TID scan), where
+ * a join back on the primary key let the planner read the whole table to match a thousand keys.
+ */
+export async function deleteOldest(
+  db: DbOrTx,
+  batch: { table: string; key: RawBuilder<unknown>; before: Date | RawBuilder<unknown>; also?: RawBuilder<boolean> },
+  limit: number,
+): Promise<number> {
+  const table = sql.table(batch.table);
+  const also = batch.also ? sql`${batch.also} and ` : sql``;
+  const deleted = await sql`
+    delete from ${table} where ctid = any(array(
+      select ctid from ${table} where ${also}${batch.key} < ${batch.before} order by ${batch.key} limit ${limit}))`.execute(db);
+  return Number(deleted.numAffectedRows ?? 0n);
+}
+
 /**
  * Finished jobs older than `retentionMs`, oldest first along jobs_done (migration 0046). Nothing
  * reads a done job: no table refers to jobs by id but deposit_feeds, whose start treats a missing
@@ -55,11 +79,8 @@ export interface RetentionDeps {
  * and running ones are never touched. The statuses are literals: a parameter would keep a
  * prepared statement's generic plan from proving the partial index's predicate.
  */
-export async function purgeDoneJobs(db: Db, finishedBefore: Date, limit: number): Promise<number> {
-  const deleted = await sql`
-    delete from jobs where ctid = any(array(
-      select ctid from jobs where status = 'done' and updated_at < ${finishedBefore} order by updated_at limit ${limit}))`.execute(db);
-  return Number(deleted.numAffectedRows ?? 0n);
+export function purgeDoneJobs(db: Db, finishedBefore: Date, limit: number): Promise<number> {
+  return deleteOldest(db, { table: 'jobs', key: sql`updated_at`, before: finishedBefore, also: sql<boolean>`status = 'done'` }, limit);
 }
 
 /** The purge of done jobs past the retention window (CORRIDOR_JOBS_RETENTION_HOURS). */

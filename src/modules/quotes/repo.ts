@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { compiledPerShape, compiledWrite, definedColumns } from '../../platform/db/compiled-once.js';
 import { withJsonColumns } from '../../platform/db/json.js';
-import { RETENTION_MARGIN_MS } from '../../platform/retention.js';
+import { deleteOldest, pastMargin } from '../../platform/retention.js';
 
 interface QuotesTable {
   id: string;
@@ -167,12 +167,9 @@ const addVolumeStatement = compiledWrite((db, platformId: string, customerId: st
  * reads or adds to an ended day again. releaseDailyVolume may still give volume back to one; on
  * a purged day it changes nothing, as on a kept one it changes what nothing reads.
  */
-export async function purgeEndedDailyVolumes(db: DbOrTx, now: Date, limit: number): Promise<number> {
-  const firstKept = new Date(now.getTime() - RETENTION_MARGIN_MS).toISOString().slice(0, 10);
-  const deleted = await sql`
-    delete from daily_volumes where ctid = any(array(
-      select ctid from daily_volumes where day < ${firstKept}::date order by day limit ${limit}))`.execute(db);
-  return Number(deleted.numAffectedRows ?? 0n);
+export function purgeEndedDailyVolumes(db: DbOrTx, now: Date, limit: number): Promise<number> {
+  const firstKept = pastMargin(now).toISOString().slice(0, 10);
+  return deleteOldest(db, { table: 'daily_volumes', key: sql`day`, before: sql`${firstKept}::date` }, limit);
 }
 
 export async function dailyVolume(db: DbOrTx, key: { platformId: string; customerId: string; day: string; currency: string }): Promise<bigint> {

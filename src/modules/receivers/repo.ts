@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
-import { RETENTION_MARGIN_MS } from '../../platform/retention.js';
+import { deleteOldest, pastMargin } from '../../platform/retention.js';
 
 interface ReceiverLookupsTable {
   platform_id: string;
@@ -32,9 +32,6 @@ export async function insertLookup(db: DbOrTx, row: ReceiverLookupsTable): Promi
  * no table refers to one, and the quote that comes to take its lookupId refuses an expired
  * lookup as an unknown one (this module's README).
  */
-export async function purgeExpiredReceiverLookups(db: DbOrTx, now: Date, limit: number): Promise<number> {
-  const deleted = await sql`
-    delete from receiver_lookups where ctid = any(array(
-      select ctid from receiver_lookups where expires_at < ${new Date(now.getTime() - RETENTION_MARGIN_MS)} order by expires_at limit ${limit}))`.execute(db);
-  return Number(deleted.numAffectedRows ?? 0n);
+export function purgeExpiredReceiverLookups(db: DbOrTx, now: Date, limit: number): Promise<number> {
+  return deleteOldest(db, { table: 'receiver_lookups', key: sql`expires_at`, before: pastMargin(now) }, limit);
 }

@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
-import { RETENTION_MARGIN_MS } from '../../platform/retention.js';
+import { deleteOldest, pastMargin, RETENTION_MARGIN_MS } from '../../platform/retention.js';
 
 interface VaspKeysTable {
   id: 'default';
@@ -153,11 +153,8 @@ export async function findLookup(db: DbOrTx, platformId: string, id: string): Pr
  * (LOOKUP_REQUEST_NOT_FOUND); a quote keeps what it priced itself (uma_outgoing_payments) and
  * names its lookup only as text (quotes.lookup_id, no foreign key).
  */
-export async function purgeExpiredUmaLookups(db: DbOrTx, now: Date, limit: number): Promise<number> {
-  const deleted = await sql`
-    delete from uma_lookups where ctid = any(array(
-      select ctid from uma_lookups where expires_at < ${new Date(now.getTime() - RETENTION_MARGIN_MS)} order by expires_at limit ${limit}))`.execute(db);
-  return Number(deleted.numAffectedRows ?? 0n);
+export function purgeExpiredUmaLookups(db: DbOrTx, now: Date, limit: number): Promise<number> {
+  return deleteOldest(db, { table: 'uma_lookups', key: sql`expires_at`, before: pastMargin(now) }, limit);
 }
 
 export async function insertIncomingPayment(db: DbOrTx, row: IncomingPaymentRow): Promise<void> {

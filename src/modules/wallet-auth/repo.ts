@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { insertChunked } from '../../platform/db/insert-chunked.js';
-import { RETENTION_MARGIN_MS } from '../../platform/retention.js';
+import { deleteOldest, pastMargin } from '../../platform/retention.js';
 
 export type CredentialType = 'EMAIL_OTP' | 'SMS_OTP' | 'PASSKEY' | 'OAUTH';
 export type SignedRequestStatus = 'PENDING' | 'PROCESSING' | 'DONE';
@@ -299,12 +299,8 @@ export async function revokeSessionsOfCredential(db: DbOrTx, credentialId: strin
  * ended one already was: absent from GET /auth/sessions, 404 to DELETE and refresh, and no key
  * of it signs. No table refers to a session (a signed request names one only as text).
  */
-export async function purgeEndedSessions(db: DbOrTx, now: Date, limit: number): Promise<number> {
-  const deleted = await sql`
-    delete from auth_sessions where ctid = any(array(
-      select ctid from auth_sessions where least(expires_at, revoked_at) < ${new Date(now.getTime() - RETENTION_MARGIN_MS)}
-       order by least(expires_at, revoked_at) limit ${limit}))`.execute(db);
-  return Number(deleted.numAffectedRows ?? 0n);
+export function purgeEndedSessions(db: DbOrTx, now: Date, limit: number): Promise<number> {
+  return deleteOldest(db, { table: 'auth_sessions', key: sql`least(expires_at, revoked_at)`, before: pastMargin(now) }, limit);
 }
 
 /**
@@ -313,11 +309,8 @@ export async function purgeEndedSessions(db: DbOrTx, now: Date, limit: number): 
  * `exp` (`expires_at` here) has passed, with no tolerance on `exp` (oidc.ts), so a record goes
  * RETENTION_MARGIN_MS after it: until then a replay still meets its row.
  */
-export async function purgeSpentOidcTokens(db: DbOrTx, now: Date, limit: number): Promise<number> {
-  const deleted = await sql`
-    delete from oidc_tokens_used where ctid = any(array(
-      select ctid from oidc_tokens_used where expires_at < ${new Date(now.getTime() - RETENTION_MARGIN_MS)} order by expires_at limit ${limit}))`.execute(db);
-  return Number(deleted.numAffectedRows ?? 0n);
+export function purgeSpentOidcTokens(db: DbOrTx, now: Date, limit: number): Promise<number> {
+  return deleteOldest(db, { table: 'oidc_tokens_used', key: sql`expires_at`, before: pastMargin(now) }, limit);
 }
 
 // OTP challenges
