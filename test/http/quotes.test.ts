@@ -291,14 +291,18 @@ describe('refusals (spec §7), on create and through immediatelyExecute', () => 
     const { p, usd, eur } = await world();
     const body = { source: fromAccount(usd.id), destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1000 };
     expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD', { enabledTransactionTypes: ['INCOMING'] })] })).statusCode).toBe(200);
-    expectEnvelope(await quote(p, body), 400, 'INVALID_CURRENCY');
+    // details.field is the dot path of the request field the currency came from.
+    expect(expectEnvelope(await quote(p, body), 400, 'INVALID_CURRENCY').details).toMatchObject({ field: 'source.accountId', currency: 'USD', direction: 'OUTGOING' });
     expectEnvelope(await quote(p, { ...body, immediatelyExecute: true }), 400, 'INVALID_CURRENCY');
-    expectEnvelope(await quote(p, { ...body, source: { sourceType: 'REALTIME_FUNDING', currency: 'CHF' } }), 400, 'INVALID_CURRENCY');
+    expect(expectEnvelope(await quote(p, { ...body, source: { sourceType: 'REALTIME_FUNDING', currency: 'CHF' } }), 400, 'INVALID_CURRENCY').details).toEqual({ field: 'source.currency', currency: 'CHF' });
     expectEnvelope(await quote(p, { ...body, source: { sourceType: 'REALTIME_FUNDING', currency: 'ABC' } }), 400, 'INVALID_CURRENCY');
     // An internal destination needs INCOMING in its currency.
     expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD', { enabledTransactionTypes: ['OUTGOING'] })] })).statusCode).toBe(200);
     const other = await customer(p);
-    expectEnvelope(await quote(p, { ...body, destination: toAccount(other.accounts[0]!.id) }), 400, 'INVALID_CURRENCY');
+    const refusedAccount = expectEnvelope(await quote(p, { ...body, destination: toAccount(other.accounts[0]!.id) }), 400, 'INVALID_CURRENCY');
+    expect(refusedAccount.details).toMatchObject({ field: 'destination.accountId', currency: 'USD', direction: 'INCOMING' });
+    const refusedCurrency = expectEnvelope(await quote(p, { ...body, destination: { ...toAccount(other.accounts[0]!.id), currency: 'USD' } }), 400, 'INVALID_CURRENCY');
+    expect(refusedCurrency.details).toMatchObject({ field: 'destination.currency', currency: 'USD', direction: 'INCOMING' });
   });
 
   it('SELF_PAYMENT from an account to itself', async () => {

@@ -125,6 +125,19 @@ async function destinationAccount(trx: DbOrTx, platformId: string, destination: 
   return { kind: 'INTERNAL_ACCOUNT', accountUuid: account.uuid, accountId: account.id, currency: account.currency, routeName: 'BOOK', route: BOOK_TRANSFER };
 }
 
+/**
+ * The request field a side's currency came from, as INVALID_CURRENCY names it (a dot path, as
+ * every field error): the currency itself where the request gave it, else the account it is the
+ * currency of.
+ */
+function sourceCurrencyField(body: QuoteRequest): string {
+  return body.source.sourceType === 'REALTIME_FUNDING' ? 'source.currency' : 'source.accountId';
+}
+
+function destinationCurrencyField(body: QuoteRequest): string {
+  return body.destination.currency !== undefined ? 'destination.currency' : 'destination.accountId';
+}
+
 function currencyConfig(config: PlatformConfig, code: string, direction: 'INCOMING' | 'OUTGOING', at: string) {
   const entry = config.supportedCurrencies.find((c) => c.currencyCode === code);
   if (!entry) throw new AppError('INVALID_CURRENCY', `${code} is not one of the platform's supportedCurrencies (PATCH /config).`, { details: { field: at, currency: code } });
@@ -229,8 +242,8 @@ export async function createQuote(
   if (source.customerUuid) await checkSender(db, platformId, source.customerUuid);
 
   const { config, snapshot } = prefetched;
-  const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', 'source');
-  if (destination.kind === 'INTERNAL_ACCOUNT') currencyConfig(config, destination.currency, 'INCOMING', 'destination');
+  const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
+  if (destination.kind === 'INTERNAL_ACCOUNT') currencyConfig(config, destination.currency, 'INCOMING', destinationCurrencyField(body));
 
   const override = body.platformFeeOverride;
   if (override) {
@@ -380,7 +393,7 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
   const source = await resolveSource(deps.db, caller.platformId, body);
   refuseUnsignedWalletExecution(body, source);
   if (source.customerUuid) await checkSender(deps.db, caller.platformId, source.customerUuid);
-  currencyConfig(await deps.configCache.get(caller.platformId), source.currency, 'OUTGOING', 'source');
+  currencyConfig(await deps.configCache.get(caller.platformId), source.currency, 'OUTGOING', sourceCurrencyField(body));
   return deps.uma.quote({
     platformId: caller.platformId,
     environment: caller.environment,
@@ -408,7 +421,7 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
   // lookup to the source's customer); again here, since an immediate execution relies on this transaction's check.
   const source = await resolveSource(trx, platformId, body);
   await checkSender(trx, platformId, uma.customerUuid);
-  const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', 'source');
+  const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
   const total = uma.sentAmount;
   const min = BigInt(sendingConfig.minAmount);
   const max = BigInt(sendingConfig.maxAmount);

@@ -1,8 +1,9 @@
-import { sql, type ColumnType, type Selectable } from 'kysely';
+import { sql, type ColumnType, type RawBuilder, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { compiledOnce, compiledPerShape, compiledWrite, definedColumns } from '../../platform/db/compiled-once.js';
 import { platformRowCount } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
+import { parseId } from '../../platform/ids.js';
 import type { TransactionStatus } from './status.js';
 
 /** bigint columns: written as bigint, read as the driver gives them (string or number). */
@@ -186,6 +187,20 @@ export interface ListFilters {
   endDate?: Date;
 }
 
+const TYPED_ID = /^([A-Za-z]+):/;
+
+/**
+ * Whether the `accountId` of a source or destination is the account id `value`. Ids take their
+ * uuid in either case, as paths do (`parseId`), and a source or destination holds the id as the
+ * request that made it spelt it: the uuids are compared in lower case, the type exactly.
+ */
+function accountIdIs(side: RawBuilder<unknown>, value: string) {
+  const type = TYPED_ID.exec(value)?.[1];
+  const uuid = type && parseId(type, value);
+  if (!type || !uuid) return sql<boolean>`${side}->>'accountId' = ${value}`;
+  return sql<boolean>`(lower(${side}->>'accountId') = ${`${type.toLowerCase()}:${uuid}`} and ${side}->>'accountId' like ${`${type}:%`})`;
+}
+
 function filtered(db: DbOrTx, platformId: string, f: ListFilters) {
   let query = db.selectFrom('transactions').where('platform_id', '=', platformId);
   if (f.customerId !== undefined) query = query.where('customer_id', '=', f.customerId);
@@ -197,8 +212,8 @@ function filtered(db: DbOrTx, platformId: string, f: ListFilters) {
   if (f.startDate !== undefined) query = query.where('created_at', '>=', f.startDate);
   if (f.endDate !== undefined) query = query.where('created_at', '<=', f.endDate);
   // Account identifiers: an account id (`InternalAccount:…`, `ExternalAccount:…`) or UMA address as shown in source/destination.
-  const sender = (value: string) => sql<boolean>`(source->>'accountId' = ${value} or source->>'umaAddress' = ${value})`;
-  const receiver = (value: string) => sql<boolean>`(destination->>'accountId' = ${value} or destination->>'umaAddress' = ${value})`;
+  const sender = (value: string) => sql<boolean>`(${accountIdIs(sql.ref('source'), value)} or source->>'umaAddress' = ${value})`;
+  const receiver = (value: string) => sql<boolean>`(${accountIdIs(sql.ref('destination'), value)} or destination->>'umaAddress' = ${value})`;
   if (f.senderAccountIdentifier !== undefined) query = query.where(sender(f.senderAccountIdentifier));
   if (f.receiverAccountIdentifier !== undefined) query = query.where(receiver(f.receiverAccountIdentifier));
   if (f.accountIdentifier !== undefined) query = query.where(sql<boolean>`(${sender(f.accountIdentifier)} or ${receiver(f.accountIdentifier)})`);

@@ -119,11 +119,89 @@ function splittingCommaLists(validate: Validator, lists: string[]): Validator {
   return split;
 }
 
+interface NumeralRule {
+  /** The numeral's shape: decimal digits, a `-` only where the schema admits negatives, a fraction only for `number`. */
+  pattern: RegExp;
+  message: string;
+}
+
+type NumericSchema = { type?: unknown; minimum?: unknown; exclusiveMinimum?: unknown; items?: NumericSchema };
+
+function numeralRule(property: NumericSchema): NumeralRule | undefined {
+  const types = [property.type].flat();
+  // A property that is also a string takes any text; one that is neither number nor integer is no numeral.
+  if (types.includes('string')) return undefined;
+  const integer = types.includes('integer');
+  if (!integer && !types.includes('number')) return undefined;
+  const lowest = [property.minimum, property.exclusiveMinimum].find((bound): bound is number => typeof bound === 'number');
+  const negative = lowest === undefined || lowest < 0;
+  const sign = negative ? '-?' : '';
+  const fraction = integer ? '' : '(\\.[0-9]+)?';
+  const kind = integer ? 'a whole number' : 'a number';
+  return {
+    pattern: new RegExp(`^${sign}[0-9]+${fraction}$`),
+    message: `must be ${kind} written in plain decimal digits${negative ? '' : ', not negative'}`,
+  };
+}
+
+/** The numeric parameters of a text part (query string, path, headers) and the numeral each accepts. */
+function numeralParameters(schema: object): Map<string, NumeralRule> {
+  const properties = (schema as { properties?: Record<string, NumericSchema> }).properties ?? {};
+  const rules = new Map<string, NumeralRule>();
+  for (const [name, property] of Object.entries(properties)) {
+    const types = [property.type].flat();
+    const rule = numeralRule(types.includes('array') && property.items ? property.items : property);
+    if (rule) rules.set(name, rule);
+  }
+  return rules;
+}
+
+/**
+ * Text parts arrive as strings and ajv coerces them to the schema's types, but its coercion is
+ * JavaScript's `+value`: `0x10`, `+5`, `1e3`, ` 5` and `5.0` all pass as integers. Each numeric
+ * parameter must be a plain decimal numeral before ajv coerces it; another spelling is refused
+ * under the parameter's name, together with whatever else ajv finds wrong in the part.
+ */
+function strictNumerals(validate: Validator, rules: Map<string, NumeralRule>): Validator {
+  const strict: Validator = (data) => {
+    const values = data as Record<string, unknown>;
+    const refused: ErrorObject[] = [];
+    for (const [name, rule] of rules) {
+      const given = values[name];
+      if (given === undefined) continue;
+      const numerals = [given].flat();
+      if (numerals.every((numeral) => typeof numeral !== 'string' || rule.pattern.test(numeral))) continue;
+      refused.push({
+        keyword: 'numeral',
+        instancePath: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        schemaPath: `#/properties/${name}`,
+        params: { pattern: rule.pattern.source },
+        message: rule.message,
+        data: given,
+      });
+    }
+    const valid = validate(data);
+    if (refused.length === 0) {
+      strict.errors = validate.errors;
+      return valid;
+    }
+    const refusedPaths = new Set(refused.map((error) => error.instancePath));
+    const others = (validate.errors ?? []).filter((error) => !refusedPaths.has(error.instancePath) && !refusedPaths.has(error.instancePath.replace(/\/[0-9]+$/, '')));
+    strict.errors = [...refused, ...others];
+    return false;
+  };
+  strict.errors = null;
+  return strict;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   if (httpPart === 'body') return compileOnFirstUse(bodyAjv, schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-  const validate = compileOnFirstUse(textAjv, schema as object);
+  let validate = compileOnFirstUse(textAjv, schema as object);
   const lists = httpPart === 'querystring' ? commaListParameters(schema as object) : [];
-  return (lists.length ? splittingCommaLists(validate, lists) : validate) as ReturnType<FastifySchemaCompiler<unknown>>;
+  if (lists.length) validate = splittingCommaLists(validate, lists);
+  const numerals = numeralParameters(schema as object);
+  if (numerals.size) validate = strictNumerals(validate, numerals);
+  return validate as ReturnType<FastifySchemaCompiler<unknown>>;
 };
 
 /** Compiles a schema for checks outside Fastify's request validation (multipart fields, CSV rows), on first use. */
@@ -158,6 +236,8 @@ function describe(error: ErrorObject): { leaf?: string; constraint?: FieldConstr
     }
     case 'pattern':
       return { constraint: { pattern: String(p.pattern) }, message: `must match ${String(p.pattern)}` };
+    case 'numeral':
+      return { constraint: { pattern: String(p.pattern) }, message: error.message ?? 'must be a decimal numeral' };
     case 'enum':
       return { constraint: { enum: (p.allowedValues as unknown[]).map(String) }, message: `must be one of ${(p.allowedValues as unknown[]).join(', ')}` };
     case 'const':
