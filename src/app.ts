@@ -60,7 +60,7 @@ import { MAX_JSON_DEPTH, nestsTooDeep } from './platform/http/json-depth.js';
 import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi, withFormatPatterns } from './platform/http/openapi.js';
-import { registerOpsRoutes } from './platform/http/ops.js';
+import { registerOpsRoutes, type Startup } from './platform/http/ops.js';
 import { registerPathIds } from './platform/http/path-ids.js';
 import { ERROR_SCHEMAS } from './platform/http/schemas.js';
 import { serializersBuiltOnFirstUse } from './platform/http/serialization.js';
@@ -78,6 +78,8 @@ import { doneJobsPurge, Retention } from './platform/retention.js';
 export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
   handle: DbHandle;
   logger: Logger;
+  /** Set by server.ts: /readyz answers 503 until the process has finished starting. */
+  startup?: Startup;
 }
 
 /** Schemas other schemas refer to by `$ref`: one OpenAPI component each. */

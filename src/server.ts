@@ -9,6 +9,7 @@ import { loadMasterKey } from './platform/crypto/master-key.js';
 import { openDatabase, type DbHandle } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
+import { Startup } from './platform/http/ops.js';
 import { JobWorker } from './platform/jobs.js';
 
 /**
@@ -89,9 +90,10 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   const clock = systemClock;
 
   const jobs = new JobWorker(handle.db, clock, logger, { concurrency: config.jobs.concurrency, leaseMs: config.jobs.leaseMs });
+  const startup = new Startup();
   let app: App;
   try {
-    app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger });
+    app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger, startup });
     phases.mark('app built');
     await app.listen({ port: config.port, host: config.host });
     phases.mark('listening');
@@ -107,6 +109,7 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   phases.mark('first platform checked');
   if (config.jobs.enabled) await jobs.start(config.jobs.pollMs, (channel, onMessage) => handle.listen(channel, onMessage));
   phases.mark('job worker started');
+  startup.complete();
 
   logger.info(
     { engine: handle.engine, data: handle.location, startupMs: phases.elapsed(), baseUrl: `${config.publicUrl}${BASE_PATH}`, docs: `${config.publicUrl}/docs` },

@@ -139,8 +139,15 @@ describe('POST /sandbox/deposits', () => {
       source: { sourceType: 'REALTIME_FUNDING', currency: 'USDC', onChainTransaction: { network: 'SOLANA', transactionHash: '5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXF' } },
       destination: { accountId: usdcAccount.id, currency: 'USDC' },
     });
+    // An EVM address in another case than its EIP-55 checksum is the same address, and arrives on its network.
+    const ethereum = (usdcAccount.fundingPaymentInstructions as Instruction[]).find((i) => i.accountOrWalletInfo.accountType === 'ETHEREUM_WALLET')!;
+    const lowerCase = (ethereum.accountOrWalletInfo.address as string).toLowerCase();
+    const hash = `0x${'ab'.repeat(32)}`;
+    const onEthereum = await deposit(p, { reference: lowerCase, amount: 500, sender: { transactionHash: hash } });
+    expect(onEthereum.statusCode, onEthereum.body).toBe(200);
+    expect(onEthereum.json()).toMatchObject({ status: 'COMPLETED', source: { onChainTransaction: { network: 'ETHEREUM', transactionHash: hash } }, destination: { accountId: usdcAccount.id } });
     const after = ((await call(ctx, p, 'GET', '/platform/internal-accounts')).json() as { data: Json[] }).data;
-    expect(after.find((a) => a.id === usdcAccount.id)!.balance.amount).toBe(1_500_000);
+    expect(after.find((a) => a.id === usdcAccount.id)!.balance.amount).toBe(1_500_500);
     expect(after.find((a) => a.id === usdAccount.id)!.balance.amount).toBe(9_000);
   });
 

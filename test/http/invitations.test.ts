@@ -123,6 +123,10 @@ describe('GET /invitations/{code}', () => {
     expectEnvelope(await call(inviting, 'GET', '/invitations/NOT-A-CODE'), 404, 'INVITATION_NOT_FOUND');
     expectEnvelope(await call(inviting, 'POST', '/invitations/0000000000/claim', { inviteeUma: '$z@b.example.com' }), 404, 'INVITATION_NOT_FOUND');
     expectEnvelope(await call(inviting, 'POST', '/invitations/0000000000/cancel'), 404, 'INVITATION_NOT_FOUND');
+    // Whatever the claimer's config: INVITATIONS_NOT_CONFIGURED is for an invitation that exists.
+    const bare = await ctx.newPlatform();
+    expectEnvelope(await call(bare, 'POST', '/invitations/0000000000/claim', { inviteeUma: '$z@b.example.com' }), 404, 'INVITATION_NOT_FOUND');
+    expectEnvelope(await call(bare, 'POST', '/invitations/NOT-A-CODE/claim', { inviteeUma: '$z@b.example.com' }), 404, 'INVITATION_NOT_FOUND');
   });
 });
 

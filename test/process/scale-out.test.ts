@@ -51,8 +51,8 @@ describe.runIf(onPostgres)('corridor serve processes sharing one PostgreSQL data
 
   it('two processes started at once on a new database both serve: migrated once, one first platform', async () => {
     [first, second] = await Promise.all([startCorridor(env()), startCorridor(env())]);
-    // /readyz answers once a process listens; the first platform is made just after, and the
-    // start-up line is logged once that and the job worker are done.
+    // /readyz answers 200 once a process has made or found the first platform and started its
+    // job worker; the start-up line is logged just after.
     await until('both processes have finished starting', () => [first, second].every((p) => p.output().includes('Corridor listening on')));
     const banners = [first, second].map((p) => /curl -u ([0-9a-f]{32}):([0-9a-f]{64}) /.exec(p.output()));
     expect(banners.filter(Boolean), `${first.output()}\n${second.output()}`).toHaveLength(1);

@@ -3,4 +3,4 @@ export { internalAccountRoutes } from './routes.js';
 export { createAccountsLedger, findAccountByDepositReference, findCustomerAccountIn, findInternalAccount, findInternalAccountRow, provisionAccountsOf, provisionCustomerAccounts, provisionPlatformAccounts, type InternalAccountRef } from './service.js';
 export { fundingInstructions, newFundingReference, type FundingInstruction } from './funding-instructions.js';
 export { INTERNAL_ACCOUNT_EVENTS, PaymentInstructions } from './schemas.js';
-export type { InternalAccountRow } from './repo.js';
+export { heldAddressForm, type InternalAccountRow } from './repo.js';

@@ -4,6 +4,7 @@ import type { DbOrTx } from '../../platform/db/database.js';
 import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
 import { countMatches, platformRowCount } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
+import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
 import type { PageRequest } from '../../platform/pagination.js';
 
 export type InternalAccountType = 'INTERNAL_FIAT' | 'INTERNAL_CRYPTO' | 'EMBEDDED_WALLET';
@@ -153,12 +154,29 @@ export async function replaceFundingInstructions(
     .executeTakeFirst();
 }
 
+// viem (EIP-55 checksums) loads on the first EVM address a deposit names, as for the instructions.
+const viem = loadOnFirstUse<typeof import('viem')>('viem');
+const EVM_ADDRESS = /^0[xX][0-9a-fA-F]{40}$/;
+
+/**
+ * A deposit address as the instructions hold it. An EVM address (Ethereum, Base, Polygon,
+ * Plasma) is 20 bytes whose hex case is only the EIP-55 checksum, and the instructions hold it
+ * checksummed (funding-instructions.ts): written in any case it is the same address, so it is
+ * put in that form; comparing the checksummed forms is comparing the lower-cased ones. No other
+ * network's address looks like `0x` and 40 hex digits (Solana's and Tron's base58 has no 0,
+ * bech32 starts with its prefix), and those are case-sensitive: they stay as sent.
+ */
+export function heldAddressForm(reference: string): string {
+  return EVM_ADDRESS.test(reference) ? viem().getAddress(`0x${reference.slice(2).toLowerCase()}`) : reference;
+}
+
 /**
  * The account a deposit is for: the bank reference it carried (`funding_reference`, compared
  * without case, spaces or hyphens, which banks add or drop), or a deposit address / Lightning
- * invoice of its instructions (exact: addresses are case-sensitive; the GIN index of 0027 finds
- * them). `invoiceReference`: the funding reference a paid Lightning invoice's description names,
- * which finds an account funded by Lightning whose invoice has since been renewed.
+ * invoice of its instructions (exact, but for an EVM address's case: `heldAddressForm`; one
+ * containment the GIN index of 0027 finds). `invoiceReference`: the funding reference a paid
+ * Lightning invoice's description names, which finds an account funded by Lightning whose
+ * invoice has since been renewed.
  * `platformId` narrows it to one platform's accounts (the sandbox).
  */
 export async function selectAccountByDepositReference(
@@ -175,7 +193,7 @@ export async function selectAccountByDepositReference(
     .where((eb) =>
       eb.or([
         eb('funding_reference', '=', bankReference),
-        eb(sql`funding_payment_instructions`, '@>', sql`${holds({ address: reference })}::jsonb`),
+        eb(sql`funding_payment_instructions`, '@>', sql`${holds({ address: heldAddressForm(reference) })}::jsonb`),
         eb(sql`funding_payment_instructions`, '@>', sql`${holds({ invoice: reference })}::jsonb`),
         ...(invoiceReference
           ? [eb.and([eb('funding_reference', '=', invoiceReference), eb(sql`funding_payment_instructions`, '@>', sql`${holds({ accountType: 'LIGHTNING' })}::jsonb`)])]

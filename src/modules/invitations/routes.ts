@@ -48,7 +48,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (ap
       description:
         'Associates the invitation with the invitee\'s UMA address: PENDING → CLAIMED, exactly once however many claims race, and the ' +
         'platform that created it receives INVITATION.CLAIMED. Any platform with an `umaDomain` may claim (else 400 ' +
-        'INVITATIONS_NOT_CONFIGURED). Already claimed: 400 INVITATION_ALREADY_CLAIMED; cancelled: 400 INVITATION_CANCELLED; expired: ' +
+        'INVITATIONS_NOT_CONFIGURED, for a code that exists). Already claimed: 400 INVITATION_ALREADY_CLAIMED; cancelled: 400 INVITATION_CANCELLED; expired: ' +
         '400 INVALID_INPUT (`details.status` EXPIRED); unknown: 404 INVITATION_NOT_FOUND. Needs the TRANSACT permission.',
       params: InvitationParams,
       body: UmaInvitationClaimRequest,

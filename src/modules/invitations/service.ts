@@ -44,12 +44,12 @@ export function toInvitation(row: InvitationRow, now: Date): UmaInvitation {
   };
 }
 
+const notConfigured = () => new AppError('INVITATIONS_NOT_CONFIGURED', 'Invitations need an UMA domain: set umaDomain with PATCH /config first.');
+
 /** The platform must have an UMA domain to take part in invitations (its addresses and invitation links live there). */
 async function umaDomainOf(trx: DbOrTx, platformId: string): Promise<string> {
   const config = await getConfigRow(trx, platformId);
-  if (!config.uma_domain) {
-    throw new AppError('INVITATIONS_NOT_CONFIGURED', 'Invitations need an UMA domain: set umaDomain with PATCH /config first.');
-  }
+  if (!config.uma_domain) throw notConfigured();
   return config.uma_domain;
 }
 
@@ -117,8 +117,13 @@ export async function getInvitation(db: DbOrTx, clock: Clock, code: string): Pro
  * INVITATION.CLAIMED event for the inviting platform is recorded in the same transaction.
  */
 export async function claimInvitation(trx: Tx, clock: Clock, claimerPlatformId: string, code: string, request: UmaInvitationClaimRequest): Promise<UmaInvitation> {
-  await umaDomainOf(trx, claimerPlatformId);
   requireUmaAddress('inviteeUma', request.inviteeUma);
+  // An unknown code is 404 whatever the claimer's config: a missing UMA domain is refused only
+  // for an invitation that exists. The code is looked up only then: a configured claimer's claim
+  // stays the config read and the conditional UPDATE.
+  if (!(await getConfigRow(trx, claimerPlatformId)).uma_domain) {
+    throw (await findByCode(trx, code)) ? notConfigured() : notFound(code);
+  }
   const now = clock.now();
   const claimed = await claimIfClaimable(trx, code, { inviteeUma: request.inviteeUma, claimerPlatformId }, now);
   if (!claimed) {

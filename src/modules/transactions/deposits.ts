@@ -4,7 +4,7 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { recordEvents } from '../../platform/outbox.js';
 import { customerTypeOf } from '../customers/index.js';
-import { findAccountByDepositReference, type FundingInstruction, type InternalAccountRow } from '../internal-accounts/index.js';
+import { findAccountByDepositReference, heldAddressForm, type FundingInstruction, type InternalAccountRow } from '../internal-accounts/index.js';
 import { MAX_POSTING_AMOUNT, type Ledger } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
 import { isPaymentRail } from './rails.js';
@@ -91,14 +91,15 @@ function networkOf(accountType: string): string {
 
 /**
  * The rails a deposit carrying `reference` can arrive on at this account: the bank instructions'
- * `paymentRails`, or the network of the wallet instruction whose address (or invoice) it is. A
- * Lightning invoice the account's instructions no longer hold (renewed since: internal-accounts
- * README) arrives on Lightning too.
+ * `paymentRails`, or the network of the wallet instruction whose address (an EVM one in any
+ * case: `heldAddressForm`) or invoice it is. A Lightning invoice the account's instructions no
+ * longer hold (renewed since: internal-accounts README) arrives on Lightning too.
  */
 export function depositRailsOf(account: InternalAccountRow, reference: string): string[] {
   const instructions = account.funding_payment_instructions as FundingInstruction[];
+  const address = heldAddressForm(reference);
   const wallet = instructions.find(
-    (i) => i.accountOrWalletInfo.address === reference || i.accountOrWalletInfo.invoice === reference || (/^ln/i.test(reference) && i.accountOrWalletInfo.accountType === 'LIGHTNING'),
+    (i) => i.accountOrWalletInfo.address === address || i.accountOrWalletInfo.invoice === reference || (/^ln/i.test(reference) && i.accountOrWalletInfo.accountType === 'LIGHTNING'),
   );
   if (wallet) return [networkOf(wallet.accountOrWalletInfo.accountType)];
   return instructions.flatMap((i) => (Array.isArray(i.accountOrWalletInfo.paymentRails) ? i.accountOrWalletInfo.paymentRails : []));

@@ -392,13 +392,13 @@ export class WebhookDeliveries {
 
   async list(platformId: string, query: DeliveryListQuery): Promise<Page<WebhookDelivery>> {
     const page = pageRequest(query);
-    const rows = await listDeliveries(this.deps.db, platformId, {
+    const { rows, totalCount } = await listDeliveries(this.deps.db, platformId, {
       limit: page.limit,
       ...(page.after ? { before: page.after } : {}),
       ...(query.eventType ? { eventType: query.eventType } : {}),
       ...(query.status ? { status: query.status } : {}),
     });
-    return toPage(rows, page, toDelivery);
+    return toPage(rows, page, toDelivery, totalCount);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { withJsonColumns } from '../../platform/db/json.js';
+import { platformRowCount } from '../../platform/db/row-counts.js';
 
 interface SigningKeysTable {
   platform_id: string;
@@ -194,13 +195,20 @@ export interface DeliveryFilter {
   limit: number;
 }
 
-/** Newest first, `limit + 1` rows so the caller learns whether another page exists. */
-export async function listDeliveries(db: DbOrTx, platformId: string, filter: DeliveryFilter): Promise<DeliveryRow[]> {
+/**
+ * Newest first, `limit + 1` rows so the caller learns whether another page exists, with the
+ * total where it costs the same whatever the size of the log: the kept count (migration 0050) of
+ * the unfiltered list. Counting what a type or a status matches would read every match.
+ */
+export async function listDeliveries(db: DbOrTx, platformId: string, filter: DeliveryFilter): Promise<{ rows: DeliveryRow[]; totalCount: number | undefined }> {
   let query = db.selectFrom('webhook_deliveries').selectAll().where('platform_id', '=', platformId);
   if (filter.eventType) query = query.where('event_type', '=', filter.eventType);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.before) query = query.where('id', '<', filter.before);
-  return query.orderBy('id', 'desc').limit(filter.limit + 1).execute();
+  const page = query.orderBy('id', 'desc').limit(filter.limit + 1).execute();
+  const counted = filter.eventType || filter.status ? undefined : platformRowCount(db, 'webhook_deliveries', platformId, 'total');
+  const [rows, totalCount] = await Promise.all([page, counted]);
+  return { rows, totalCount };
 }
 
 export async function listAttempts(db: DbOrTx, platformId: string, deliveryId: string): Promise<AttemptRow[]> {

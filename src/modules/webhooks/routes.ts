@@ -55,7 +55,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { webhooks: W
       summary: 'List webhook deliveries',
       description:
         'Corridor addition: the delivery log. Newest first; each delivery shows its status, attempts, the last answer and latency, and the ' +
-        'next retry. Filter by `eventType` and `status`.',
+        'next retry. Filter by `eventType` and `status`; `totalCount` is given on the unfiltered list only.',
       querystring: DeliveryListQuery,
       response: { 200: DeliveryList, ...errorResponses(400, 401, 500) },
     },

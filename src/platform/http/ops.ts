@@ -5,13 +5,35 @@ import { AppError } from '../errors.js';
 import { jobQueueDepth } from '../jobs.js';
 import type { HttpMetrics } from './metrics.js';
 
-/** Unversioned operational endpoints: liveness, readiness, Prometheus metrics. No auth. */
-export function registerOpsRoutes(app: FastifyInstance, deps: { db: Db; metrics: HttpMetrics }): void {
+/**
+ * What a starting process still does after it listens (server.ts: the first platform, then the
+ * job worker): it listens first so that a port already taken refuses the start before the first
+ * platform is made. A client that polls /readyz and then calls the API must find that done.
+ */
+export class Startup {
+  private done = false;
+
+  complete(): void {
+    this.done = true;
+  }
+
+  get completed(): boolean {
+    return this.done;
+  }
+}
+
+/**
+ * Unversioned operational endpoints: liveness, readiness, Prometheus metrics. No auth. Without
+ * a `startup` (an app built but not started by server.ts: tests, embedders) readiness is the
+ * database's alone.
+ */
+export function registerOpsRoutes(app: FastifyInstance, deps: { db: Db; metrics: HttpMetrics; startup?: Startup }): void {
   const hidden = { schema: { hide: true }, config: { auth: false } };
 
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
 
   app.get('/readyz', hidden, async () => {
+    if (deps.startup && !deps.startup.completed) throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: still starting (first platform, job worker).');
     try {
       // One query: it reaches the database and reads the applied migrations.
       if (!(await migrationsCurrent(deps.db))) throw new Error('migrations pending');
