@@ -19,7 +19,7 @@ import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { withTx } from '../../platform/db/tx.js';
-import { enqueueJob } from '../../platform/jobs.js';
+import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.js';
 import { parseUmaAddress, type UmaAddress } from '../../platform/uma-address.js';
 import { INVOICE_EXPIRY_JOB } from './lightning.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow, platformsWithUmaDomain, type PlatformCurrencyConfig } from '../config/index.js';
@@ -28,16 +28,16 @@ import { platformEnvironment, type Environment } from '../platforms/index.js';
 import type { ExchangeRates, RateSnapshot } from '../rates/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
 import type { Resolver } from '../../platform/address-guard.js';
-import type { ApprovalDecision } from '../webhooks/index.js';
+import { APPROVAL_WINDOW_MS, type ApprovalDecision } from '../webhooks/index.js';
 import { isLocalDomain, vaspOrigin } from './address.js';
 import { counterpartyKeys } from './counterparty.js';
 import { INVOICE_EXPIRY_SECONDS, type IssuedInvoice, type LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
 import { MAX_INVOICE_MSATS } from './amounts.js';
-import { convertPayRequest, lnurlpSendableSats, withReceivingAmount } from './pay-conversion.js';
+import { convertPayRequest, lnurlpSendableSats, withReceivingAmount, type PayConversion } from './pay-conversion.js';
 import { fieldToPayerDataKey, payerDataKeyToField } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
-import { insertIncomingPayment } from './repo.js';
+import { findIncomingPayment, insertIncomingPayment, lockPayRequest } from './repo.js';
 import { httpSend } from './transport.js';
 import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
 
@@ -57,6 +57,8 @@ interface Receiver {
   environment: Environment;
   customerId: string;
   address: UmaAddress;
+  /** The customer's KYC/KYB review (UNVERIFIED, PENDING, APPROVED, REJECTED, HOLD). */
+  reviewStatus: string;
   kycStatus: KycStatus;
   currencies: Currency[];
   payerData: CounterPartyDataOptions;
@@ -79,6 +81,7 @@ async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: stri
       environment,
       customerId: customer.id,
       address,
+      reviewStatus: customer.review_status,
       kycStatus: customer.review_status === 'APPROVED' ? KycStatus.Verified : customer.review_status === 'PENDING' ? KycStatus.Pending : KycStatus.NotVerified,
       currencies: offered.map(({ config: c, multiplier }) => {
         const info = currency(c.currencyCode);
@@ -191,11 +194,30 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
   return response.toJsonSchemaObject() as Record<string, unknown>;
 }
 
+/** Beyond the approval round trip's longest wait, the time a pay request has to sign and record its invoice. */
+const INVOICE_RECORDING_MARGIN_MS = 60_000;
+
+/** Fails a pay request's INCOMING transaction whose invoice was never recorded (payload `UnansweredPayRequest`). */
+export const UNANSWERED_PAY_REQUEST_JOB = 'uma.pay-request-unanswered';
+
+interface UnansweredPayRequest {
+  /** The id its invoice would be recorded under (`uma_incoming_payments`). */
+  paymentId: string;
+  /** The INCOMING transaction's uuid. */
+  transactionId: string;
+  /** ISO time after which the invoice is no longer recorded, and the job gives the pay request up. */
+  answerBy: string;
+}
+
 /**
  * The pay request (UMAD-05 → UMAD-06): the sender's signed compliance data is checked, the
  * amount converted at the receiver's rate, and a BOLT 11 invoice of the simulated Lightning node
  * returned with the signed payee data. The payment is recorded as pending for the receiver;
- * crediting the receiver when it settles belongs to the incoming-payments flow.
+ * crediting the receiver when it settles belongs to the incoming-payments flow. Refused before
+ * anything is opened: a settlement other than Lightning in BTC, a receiver compliance rejected.
+ * Once its INCOMING transaction is open, the pay request ends with the invoice recorded or the
+ * transaction ended (refused by the platform, or PAY_REQUEST_FAILED: at once, else by the
+ * UNANSWERED_PAY_REQUEST_JOB at `answerBy`).
  */
 export async function answerPayRequest(deps: ReceivingDeps, host: string, userPart: string, body: unknown): Promise<Record<string, unknown>> {
   // The receiver must exist before the request is read (an unknown one is UMA_NOT_FOUND whatever the body).
@@ -207,6 +229,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     throw fromSdkError(error, 'INVALID_REQUEST_FORMAT', `The pay request cannot be read: ${error instanceof Error ? error.message.slice(0, 500) : 'invalid'}.`);
   }
   if (!request.isUma()) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'An UMA pay request carries payerData.compliance and convert.');
+  refuseUnofferedSettlement(request);
   const payer = parseUmaAddress(request.payerData.identifier ?? '');
   if (!payer) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'payerData.identifier must be the sender\'s UMA address.');
   const receiver = await resolveReceiver(deps, host, userPart, payer.domain);
@@ -247,12 +270,21 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   );
   await verifySigned(nonces, (validator) => verifyPayReqSignature(request, senderKeys, validator), 'pay request');
 
+  // Compliance has refused the receiver: nothing is opened for it, no invoice issued (after the
+  // signature, so only a VASP that proved who it is learns it).
+  if (receiver.reviewStatus === 'REJECTED') {
+    throw new AppError('USER_NOT_READY', `${receiver.address.address} cannot receive payments.`);
+  }
+
   // The receiving platform decides (INCOMING_PAYMENT.PENDING): the INCOMING transaction is
   // opened, the payer's request for payee data passed on as requested fields, and the invoice
-  // issued only once approved.
+  // issued only once approved. With the transaction, a job that fails it should its invoice not
+  // be recorded by `answerBy` (this process dies, the database fails): never PENDING for ever.
   const { compliance: _compliance, ...told } = request.payerData as Record<string, unknown>;
-  const opened = await withTx(deps.db, (trx) =>
-    deps.incomingPayments.open(trx, {
+  const paymentId = uuidv7(deps.clock.now().getTime());
+  const answerBy = new Date(deps.clock.now().getTime() + deps.config.webhooks.timeoutMs + APPROVAL_WINDOW_MS + INVOICE_RECORDING_MARGIN_MS);
+  const { opened, pending } = await withTx(deps.db, async (trx) => {
+    const row = await deps.incomingPayments.open(trx, {
       platformId: receiver.platformId,
       customerId: formatId('Customer', receiver.customerId),
       senderUmaAddress: payer.address,
@@ -261,8 +293,35 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
       amount: conversion.receivingAmount,
       counterpartyInformation: told,
       arrived: false,
-    }),
-  );
+    });
+    const unanswered: UnansweredPayRequest = { paymentId, transactionId: row.id, answerBy: answerBy.toISOString() };
+    await enqueueJob(trx, deps.clock, { kind: UNANSWERED_PAY_REQUEST_JOB, platformId: receiver.platformId, payload: unanswered, runAt: answerBy });
+    return { opened: row, pending: unanswered };
+  });
+  try {
+    return await approveAndInvoice(deps, { request, receiver, payer, offered, conversion, opened, pending });
+  } catch (error) {
+    // Refused (the transaction already ended) or failed on the way: a transaction still PENDING
+    // without its invoice is failed now; if that fails too, the job does it at `answerBy`.
+    await abandonPayRequest(deps, receiver.platformId, pending).catch(() => undefined);
+    throw error;
+  }
+}
+
+interface ApprovalRound {
+  request: PayRequest;
+  receiver: Receiver;
+  payer: UmaAddress;
+  offered: Currency;
+  conversion: PayConversion;
+  /** The INCOMING transaction `open` recorded. */
+  opened: Awaited<ReturnType<IncomingPayments['open']>>;
+  pending: UnansweredPayRequest;
+}
+
+/** Asks the platform, then signs the answer and records its invoice, with the expiry job, by `answerBy`. */
+async function approveAndInvoice(deps: ReceivingDeps, round: ApprovalRound): Promise<Record<string, unknown>> {
+  const { request, receiver, payer, offered, conversion, opened, pending } = round;
   const requested = Object.entries(request.requestedPayeeData ?? {}).flatMap(([key, option]) => {
     const field = key === 'compliance' || key === 'identifier' ? undefined : payerDataKeyToField(key, CUSTOMER_INFO_FIELDS);
     return field ? [{ name: field, mandatory: Boolean(option?.mandatory) }] : [];
@@ -271,7 +330,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   refuseUnlessApproved(decided.decision, receiver.address.address);
   const payeeInfo = decided.decision.status === 'APPROVED' ? (decided.decision.receiverCustomerInfo ?? {}) : {};
 
-  const paymentId = uuidv7(deps.clock.now().getTime());
+  const { paymentId } = pending;
   let issued: IssuedInvoice | undefined;
   const signed = await getPayReqResponse({
     request,
@@ -297,6 +356,11 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + INVOICE_EXPIRY_SECONDS * 1000);
   await withTx(deps.db, async (trx) => {
+    await lockPayRequest(trx, paymentId);
+    // Past it, the job may have given the pay request up: an invoice now would be for a failed payment.
+    if (deps.clock.now() >= new Date(pending.answerBy)) {
+      throw new AppError('SERVICE_SWITCH_ERROR', `${receiver.address.address}'s invoice was not ready in time.`, { details: { reason: 'ANSWER_DEADLINE_PASSED' } });
+    }
     await insertIncomingPayment(trx, {
       platform_id: receiver.platformId,
       id: paymentId,
@@ -320,6 +384,46 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     await enqueueJob(trx, deps.clock, { kind: INVOICE_EXPIRY_JOB, platformId: receiver.platformId, payload: { paymentId }, runAt: expiresAt });
   });
   return response.toJsonSchemaObject() as Record<string, unknown>;
+}
+
+/**
+ * Gives up a pay request whose invoice was not recorded: its INCOMING transaction, if still
+ * PENDING, fails PAY_REQUEST_FAILED (INCOMING_PAYMENT.FAILED). Nothing once the invoice is
+ * recorded (its expiry job governs it then); under the pay request's lock, so an invoice being
+ * recorded at the same moment is either seen here or refused there.
+ */
+async function abandonPayRequest(deps: ReceivingDeps, platformId: string, pending: UnansweredPayRequest): Promise<void> {
+  await withTx(deps.db, async (trx) => {
+    await lockPayRequest(trx, pending.paymentId);
+    if (await findIncomingPayment(trx, platformId, pending.paymentId)) return;
+    await deps.incomingPayments.fail(trx, platformId, pending.transactionId, 'PAY_REQUEST_FAILED');
+  });
+}
+
+/** The UNANSWERED_PAY_REQUEST_JOB: at `answerBy` (on this process's clock too), the pay request is given up unless its invoice was recorded. */
+export async function failUnansweredPayRequest(deps: ReceivingDeps, job: Job): Promise<void> {
+  const pending = job.payload as UnansweredPayRequest;
+  const answerBy = new Date(pending.answerBy);
+  if (answerBy > deps.clock.now()) throw new RetryJobAt(answerBy, 'the pay request may still record its invoice');
+  await abandonPayRequest(deps, job.platform_id!, pending);
+}
+
+/** The settlement this node offers, UMA 1.x's default when a pay request names none: Lightning, in BTC. */
+const LIGHTNING_SETTLEMENT = { layer: 'ln', assetIdentifier: 'BTC' } as const;
+
+/**
+ * UMA 1.x lets a pay request name its settlement layer and asset (`settlement`), one of those
+ * the receiver's lnurlp answer offered. Ours offers no `settlementOptions`, which means
+ * Lightning in BTC: any other choice is refused, not answered with an invoice on a layer the
+ * sender did not choose. (UMA 0.x has no such field.)
+ */
+function refuseUnofferedSettlement(request: PayRequest): void {
+  const settlement = request.settlement;
+  if (!settlement) return;
+  if (settlement.layer.toLowerCase() === LIGHTNING_SETTLEMENT.layer && settlement.assetIdentifier.toUpperCase() === LIGHTNING_SETTLEMENT.assetIdentifier) return;
+  throw new AppError('INVALID_REQUEST_FORMAT', 'This receiver settles on Lightning (layer ln) in BTC only; settlement names another layer or asset.', {
+    details: { field: 'settlement', supportedSettlement: [LIGHTNING_SETTLEMENT] },
+  });
 }
 
 /**

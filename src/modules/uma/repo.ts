@@ -187,6 +187,17 @@ export async function markSenderConfirmed(db: DbOrTx, platformId: string, id: st
   await db.updateTable('uma_incoming_payments').set({ sender_confirmed_at: at }).where('platform_id', '=', platformId).where('id', '=', id).where('sender_confirmed_at', 'is', null).execute();
 }
 
+/** The advisory-lock class of pay requests awaiting their invoice, by payment id (the two-key form: its own key space). */
+const PAY_REQUEST_LOCK_CLASS = 0x756d62; // 'umb'
+
+/**
+ * Serialises, until the transaction ends, recording a pay request's invoice and giving the pay
+ * request up (`abandonPayRequest`): whichever comes second sees what the first did.
+ */
+export async function lockPayRequest(trx: Tx, paymentId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${PAY_REQUEST_LOCK_CLASS}, hashtext(${paymentId}))`.execute(trx);
+}
+
 /** The advisory-lock class of invoice payment hashes (the two-key form: its own key space). */
 const INVOICE_HASH_LOCK_CLASS = 0x756d61; // 'uma'
 

@@ -11,7 +11,7 @@ import { expireUnpaidInvoice, INVOICE_EXPIRY_JOB, receivePostTransactionCallback
 import type { LightningNode } from './invoices.js';
 import type { VaspKeySource } from './keys.js';
 import { lookupReceiver } from './lookup.js';
-import { answerLnurlp, answerPayRequest } from './receiving.js';
+import { answerLnurlp, answerPayRequest, failUnansweredPayRequest, UNANSWERED_PAY_REQUEST_JOB } from './receiving.js';
 import { LookupParams, LookupQuery, ReceiverUmaLookupResponse } from './schemas.js';
 import type { VaspTransport } from './transport.js';
 
@@ -37,6 +37,7 @@ const UserParams = Type.Object({ user: PathParam(Type.String({ minLength: 1, max
 export function registerUmaWellKnownRoutes(app: FastifyInstance, deps: UmaRouteDeps): void {
   const hidden = { hide: true } as const;
   deps.jobs.register(INVOICE_EXPIRY_JOB, (job) => expireUnpaidInvoice(deps, job));
+  deps.jobs.register(UNANSWERED_PAY_REQUEST_JOB, (job) => failUnansweredPayRequest(deps, job));
 
   app.get('/.well-known/lnurlpubkey', { schema: hidden, config: { auth: false } }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=3600');
