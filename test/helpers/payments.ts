@@ -8,7 +8,7 @@ import { BASE, type TestContext, type TestPlatform } from './context.js';
 
 export type Json = Record<string, any>;
 
-export const call = (ctx: TestContext, p: TestPlatform, method: 'GET' | 'POST', path: string, payload?: unknown, headers: Record<string, string> = {}) =>
+export const call = (ctx: TestContext, p: TestPlatform, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: unknown, headers: Record<string, string> = {}) =>
   ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth, ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
 let seq = 0;

@@ -160,6 +160,26 @@ describe('POST /sandbox/uma/receive', () => {
     expect(await eventTypes(ctx, second)).toEqual(['INCOMING_PAYMENT.FAILED']);
   });
 
+  it('403 USER_NOT_READY for a customer whose review was REJECTED, by address or id: nothing opened, no approval asked', async () => {
+    const p = await connectedPlatform();
+    const bob = await receiverCustomer(p);
+    let asked = 0;
+    receiver.answer = () => {
+      asked++;
+      return { status: 200, body: '{}' };
+    };
+    // The platform runs its own KYC, so it may set the review's outcome.
+    expect((await call(ctx, p, 'PATCH', '/customers/settings', { platformKyc: true })).statusCode).toBe(200);
+    const rejected = await call(ctx, p, 'PATCH', `/customers/${bob.customerId}`, { customerType: 'INDIVIDUAL', kycStatus: 'REJECTED' });
+    expect(rejected.statusCode, rejected.body).toBe(200);
+    expectEnvelope(await receive(p, sent(bob)), 403, 'USER_NOT_READY');
+    const { receiverUmaAddress: _address, ...byId } = sent(bob);
+    expectEnvelope(await receive(p, { ...byId, customerId: bob.customerId }), 403, 'USER_NOT_READY');
+    expect(asked).toBe(0);
+    expect(((await call(ctx, p, 'GET', `/transactions?customerId=${bob.customerId}&type=INCOMING`)).json() as { data: Json[] }).data).toEqual([]);
+    expect(await balances(ctx, p, bob.customerId)).toEqual({ available: 0, total: 0 });
+  });
+
   it('validates the request: receiver named once, known, currency received, amount in range; sandbox only', async () => {
     const p = await connectedPlatform();
     const bob = await receiverCustomer(p);

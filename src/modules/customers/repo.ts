@@ -232,7 +232,7 @@ export async function umaAddressTaken(db: DbOrTx, platformId: string, umaAddress
 export async function findLiveCustomerByUmaAddress(db: DbOrTx, platformId: string, umaAddress: string) {
   return db
     .selectFrom('customers')
-    .select(['id', 'uma_address', 'currencies'])
+    .select(['id', 'uma_address', 'currencies', 'review_status'])
     .where('platform_id', '=', platformId)
     .where(sql<string>`lower(uma_address)`, '=', umaAddress.toLowerCase())
     .where('deleted_at', 'is', null)
@@ -243,7 +243,7 @@ export async function findLiveCustomerByUmaAddress(db: DbOrTx, platformId: strin
 export async function findLiveCustomerById(db: DbOrTx, platformId: string, id: string) {
   return db
     .selectFrom('customers')
-    .select(['id', 'uma_address', 'currencies'])
+    .select(['id', 'uma_address', 'currencies', 'review_status'])
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
     .where('deleted_at', 'is', null)

@@ -65,7 +65,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
         'A sender at an outside VASP (`senderUmaAddress`) pays the customer named by `receiverUmaAddress` or `customerId` `receivingCurrencyAmount` of `receivingCurrencyCode`. ' +
         'An INCOMING transaction is opened PENDING and the platform is asked through the approval webhook (INCOMING_PAYMENT.PENDING: 200 approve, 403 reject, 422 more information, ' +
         '202 then `POST /transactions/{id}/approve|reject` within 5 s). Approved, the amount is credited to the customer’s account in that currency (COMPLETED); otherwise the transaction ends ' +
-        'REJECTED or FAILED with its reason. Answers the transaction once decided. Sandbox platforms only (403 otherwise).',
+        'REJECTED or FAILED with its reason. Answers the transaction once decided. A customer whose review was REJECTED is refused 403 USER_NOT_READY, as a real pay request is. Sandbox platforms only (403 otherwise).',
       body: SandboxUmaReceiveRequest,
       response: { 200: IncomingTransaction, ...errorResponses(400, 401, 403, 404, 500) },
     },
