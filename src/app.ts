@@ -30,7 +30,7 @@ import {
   vaspKeySource,
 } from './modules/uma/index.js';
 import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
-import { LocalEnclave, OidcVerifier, purgeEndedSessions, purgeSpentOidcTokens, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
+import { LocalEnclave, OidcVerifier, purgeEndedSessions, purgeOtpChallenges, purgeSpentOidcTokens, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
 import {
   DepositFeed,
@@ -323,6 +323,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       { table: 'receiver_lookups', batch: (now, limit) => purgeExpiredReceiverLookups(deps.db, now, limit) },
       { table: 'oidc_tokens_used', batch: (now, limit) => purgeSpentOidcTokens(deps.db, now, limit) },
       { table: 'auth_sessions', batch: (now, limit) => purgeEndedSessions(deps.db, now, limit) },
+      { table: 'otp_challenges', batch: (now, limit) => purgeOtpChallenges(deps.db, now, limit) },
       { table: 'daily_volumes', batch: (now, limit) => purgeEndedDailyVolumes(deps.db, now, limit) },
     ],
   }).register();

@@ -95,6 +95,12 @@ describe('the retention job as the app runs it', () => {
       const session = { id: crypto.randomUUID(), platform_id: ctx.platform.uuid, account_id: account.id, credential_id: credentialId, created_at: now, updated_at: now, revoked_at: null };
       await ctx.handle.db.insertInto('auth_sessions').values({ ...session, public_key: `0${key}${'c'.repeat(64)}`, expires_at }).execute();
     }
+    // Its OTP challenges: one out of the 15-minute rate window and expired past the margin, and the latest.
+    const outOfWindow = new Date(stale.getTime() - 15 * 60_000);
+    for (const [created_at, expires_at] of [[outOfWindow, stale], [now, live]] as const) {
+      const challenge = { id: crypto.randomUUID(), platform_id: ctx.platform.uuid, credential_id: credentialId, code_hash: 'h', sealed_target_key: 'k', target_bundle: 'b' };
+      await ctx.handle.db.insertInto('otp_challenges').values({ ...challenge, expires_at, settle_at: created_at, created_at }).execute();
+    }
     // A customer's daily volume of a day that ended past the margin, and of today.
     const day = (at: number) => new Date(at).toISOString().slice(0, 10);
     const [staleDay, today] = [day(now.getTime() - RETENTION_MARGIN_MS - 24 * HOUR), day(now.getTime())];
@@ -102,7 +108,7 @@ describe('the retention job as the app runs it', () => {
     for (const d of [staleDay, today]) await ctx.handle.db.insertInto('daily_volumes').values({ platform_id: ctx.platform.uuid, customer_id: customerId, day: d, currency: 'USD', amount: 1n }).execute();
     logLines.length = 0;
     await runPurgeNow();
-    for (const table of ['uma_lookups', 'receiver_lookups', 'oidc_tokens_used', 'auth_sessions'] as const) {
+    for (const table of ['uma_lookups', 'receiver_lookups', 'oidc_tokens_used', 'auth_sessions', 'otp_challenges'] as const) {
       const left = await ctx.handle.db.selectFrom(table).select('expires_at').execute();
       expect(left, table).toEqual([{ expires_at: live }]);
     }
@@ -110,7 +116,7 @@ describe('the retention job as the app runs it', () => {
     expect(days).toEqual([{ day: today }]);
     const logged = logLines.map((line) => JSON.parse(line) as { msg: string; removed?: Record<string, number> }).filter((line) => line.msg === 'retention: rows purged');
     expect(logged).toEqual([
-      expect.objectContaining({ removed: { jobs: 0, uma_nonces: 0, uma_lookups: 1, receiver_lookups: 1, oidc_tokens_used: 1, auth_sessions: 1, daily_volumes: 1 } }),
+      expect.objectContaining({ removed: { jobs: 0, uma_nonces: 0, uma_lookups: 1, receiver_lookups: 1, oidc_tokens_used: 1, auth_sessions: 1, otp_challenges: 1, daily_volumes: 1 } }),
     ]);
   });
 

@@ -52,7 +52,7 @@ export async function loadWalletAccount(db: DbOrTx, platformId: string, accountI
 
 export async function loadCredential(db: DbOrTx, platformId: string, id: string, lock = false): Promise<CredentialRow> {
   const uuid = parseId('AuthMethod', id);
-  const row = uuid && (await findCredential(db, platformId, uuid, lock));
+  const row = uuid && (await findCredential(db, platformId, uuid, lock ? 'update' : undefined));
   if (!row) throw notFound('Credential', id);
   return row;
 }
@@ -65,19 +65,26 @@ export async function loadActiveSession(db: DbOrTx, clock: Clock, platformId: st
 }
 
 /**
- * An active session and the credential that issued it (`lock`: FOR UPDATE). Revoking a credential
- * revokes its sessions in the same transaction, so one committed between the two reads answers
- * as the session now is: not found.
+ * An active session and the credential that issued it (`shareCredential`: its row FOR SHARE, so
+ * the credential's revocation, which takes it FOR UPDATE, waits until the caller's transaction
+ * ends). Revoking a credential revokes its sessions in the same transaction, so one committed
+ * between the two reads answers as the session now is: not found.
+ *
+ * FOR SHARE, not FOR UPDATE: the signer check of a signed retry has already share-locked this
+ * row (`sessionsWithKey` joins the credential), so two refreshes of one credential's sessions
+ * each held the share lock and each then waited for the other to drop it to take FOR UPDATE: a
+ * deadlock on every such pair. A share lock is taken in the same order as the signer check's and
+ * is all a refresh needs: it keeps the credential from being revoked until the session is made.
  */
 export async function loadActiveSessionOf(
   db: DbOrTx,
   clock: Clock,
   platformId: string,
   id: string,
-  lock = false,
+  shareCredential = false,
 ): Promise<{ session: SessionRow; credential: CredentialRow }> {
   const session = await loadActiveSession(db, clock, platformId, id);
-  const credential = await findCredential(db, platformId, session.credential_id, lock);
+  const credential = await findCredential(db, platformId, session.credential_id, shareCredential ? 'share' : undefined);
   if (!credential) throw notFound('Active session', id);
   return { session, credential };
 }

@@ -4,6 +4,7 @@ import { violatedUniqueIndex } from '../../platform/db/unique-violation.js';
 import { AppError } from '../../platform/errors.js';
 import { parseId, uuidv7 } from '../../platform/ids.js';
 import { getConfigRow } from '../config/index.js';
+import { checkContactFree } from './contact-credentials.js';
 import { loadCredential, loadWalletAccount, OPERATIONS, spendOidcToken, type WalletAuthDeps } from './context.js';
 import type { Environment, OneTimeCodes } from './otp.js';
 import { passkeySettings, verifyRegistration } from './passkey.js';
@@ -12,6 +13,7 @@ import {
   findWalletAccount,
   insertCredential,
   lockCredentialSet,
+  lockCustomerContacts,
   revokeSessionsOfCredential,
   updateCredential,
   type CredentialRow,
@@ -25,6 +27,9 @@ import { accountRef, toAuthMethod } from './views.js';
 
 /** The unique indexes that keep spec §2.4 rules 1–4 (migrations 0004, 0039). */
 const UNIQUE_CREDENTIAL_INDEXES = ['auth_credentials_one_email_otp', 'auth_credentials_one_sms_otp', 'auth_credentials_passkey_once', 'auth_credentials_oauth_identity'] as const;
+
+/** The customer contact an OTP credential is tied to: its kind and the customer field that holds it. */
+const OTP_CONTACT = { EMAIL_OTP: { kind: 'email', field: 'email' }, SMS_OTP: { kind: 'phone', field: 'phoneNumber' } } as const;
 
 /** A credential about to be added, as checked when the request arrived. */
 interface NewCredentialSpec {
@@ -102,11 +107,12 @@ export class CredentialFlows {
             `The account already has an ${body.type} credential; revoke it before adding another.`,
           );
         }
-        const field = body.type === 'EMAIL_OTP' ? 'email' : 'phoneNumber';
-        const contact = body.type === 'EMAIL_OTP' ? account.email : account.phone_number;
+        const { field, kind } = OTP_CONTACT[body.type];
+        const contact = kind === 'email' ? account.email : account.phone_number;
         if (!contact) {
           throw new AppError('MISSING_MANDATORY_USER_INFO', `The customer has no ${field} to tie an ${body.type} credential to.`, { details: { field } });
         }
+        await checkContactFree(trx, platformId, account.customer_id, kind, contact);
         return { type: body.type, nickname: contact, details: {} };
       }
       case 'OAUTH': {
@@ -207,9 +213,15 @@ export class CredentialFlows {
     const { environment, credential } = row.context as { environment: Environment; credential: NewCredentialSpec };
     const account = await loadWalletAccount(trx, row.platform_id, accountRef(row.account_id));
     const existing = await activeCredentials(trx, account.id);
-    // Rules 1–2 again: another credential of the type may have been added since the challenge.
-    if ((credential.type === 'EMAIL_OTP' || credential.type === 'SMS_OTP') && existing.some((c) => c.type === credential.type)) {
-      throw new AppError(`${credential.type}_CREDENTIAL_ALREADY_EXISTS`, `The account already has an ${credential.type} credential.`);
+    const { type, nickname } = credential;
+    if (type === 'EMAIL_OTP' || type === 'SMS_OTP') {
+      // Rules 1–2 again: another credential of the type may have been added since the challenge.
+      if (existing.some((c) => c.type === type)) {
+        throw new AppError(`${type}_CREDENTIAL_ALREADY_EXISTS`, `The account already has an ${type} credential.`);
+      }
+      await this.checkContactUnchanged(trx, account, type, nickname);
+      // And no other customer's wallet has taken the contact since.
+      await checkContactFree(trx, row.platform_id, account.customer_id, OTP_CONTACT[type].kind, nickname);
     }
     // Rules 3–4 again: the same passkey or OIDC identity may have been added by another request since.
     if (credential.type === 'OAUTH' && oauthIdentityTaken(existing, credential.details as { iss: string; aud: string; sub: string })) throw identityRegistered();
@@ -217,6 +229,22 @@ export class CredentialFlows {
       throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
     }
     return { statusCode: 201, body: await this.insert(trx, environment, account, credential) };
+  }
+
+  /**
+   * The end user signed for the contact the customer had at the 202 (the activity names it); a
+   * contact changed since then is not what was authorised, and adding the credential for either
+   * contact would tie it to an address the signature did not name or the customer no longer
+   * has. Refused with 409 CONFLICT (`details.reason` CONTACT_CHANGED): the spec names no code,
+   * and the request was validly signed, only for a state that no longer holds (README).
+   */
+  private async checkContactUnchanged(trx: Tx, account: WalletAccount, type: 'EMAIL_OTP' | 'SMS_OTP', contact: string): Promise<void> {
+    const { field, kind } = OTP_CONTACT[type];
+    const contacts = await lockCustomerContacts(trx, account.customer_id);
+    if ((kind === 'email' ? contacts.email : contacts.phone_number) === contact) return;
+    throw new AppError('CONFLICT', `The customer's ${field} changed after this ${type} credential was requested for ${contact}; send the request again for a new challenge.`, {
+      details: { field, reason: 'CONTACT_CHANGED' },
+    });
   }
 
   /** DELETE /auth/credentials/{id}, first call. The last credential cannot go (spec §2.4 rule 5). */

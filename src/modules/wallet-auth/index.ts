@@ -5,7 +5,7 @@ export { OPERATIONS } from './context.js';
 export { LocalEnclave, type WalletEnclave } from './enclave/enclave.js';
 export { answerSignedRetry, sendOutcome, signedRetryHeaders, SignedRetryHeaders, walletSignature } from './http.js';
 export { OidcVerifier } from './oidc.js';
-export { purgeEndedSessions, purgeSpentOidcTokens } from './repo.js';
+export { purgeEndedSessions, purgeOtpChallenges, purgeSpentOidcTokens } from './repo.js';
 export type { WalletAuthRouteDeps } from './route-deps.js';
 export { walletAuthRoutes } from './routes.js';
 export { SignedRequestChallenge, WalletExportRequest, WalletExportResponse, WalletOperationProcessing } from './schemas.js';

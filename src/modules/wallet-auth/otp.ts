@@ -10,6 +10,7 @@ import type { OpenedOtp, WalletEnclave } from './enclave/enclave.js';
 import {
   countOtpChallengesSince,
   insertOtpChallenge,
+  OTP_CHALLENGE_WINDOW_MS,
   latestOtpChallenge,
   updateCredential,
   updateOtpChallenge,
@@ -29,7 +30,6 @@ export const OTP_MAX_FAILURES = 5;
 export const OTP_LOCK_MS = 15 * 60_000;
 /** At most this many OTPs per credential per window; more answer 429. */
 export const OTP_CHALLENGES_PER_WINDOW = 10;
-export const OTP_CHALLENGE_WINDOW_MS = 15 * 60_000;
 const DEFAULT_OTP_LENGTH = 6;
 const DEFAULT_OTP_SECONDS = 300;
 

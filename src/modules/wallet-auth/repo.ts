@@ -147,9 +147,11 @@ export async function insertCredentials(db: DbOrTx, rows: NewCredential[]): Prom
   await insertChunked(rows, (chunk) => db.insertInto('auth_credentials').values(chunk.map(credentialValues)).execute());
 }
 
-export async function findCredential(db: DbOrTx, platformId: string, id: string, lock = false): Promise<CredentialRow | undefined> {
+/** An active credential; `lock` takes its row FOR UPDATE or FOR SHARE. */
+export async function findCredential(db: DbOrTx, platformId: string, id: string, lock?: 'update' | 'share'): Promise<CredentialRow | undefined> {
   let query = db.selectFrom('auth_credentials').selectAll().where('platform_id', '=', platformId).where('id', '=', id).where('revoked_at', 'is', null);
-  if (lock) query = query.forUpdate();
+  if (lock === 'update') query = query.forUpdate();
+  if (lock === 'share') query = query.forShare();
   return query.executeTakeFirst();
 }
 
@@ -267,10 +269,11 @@ export async function activeSessions(db: DbOrTx, accountId: string, now: Date): 
 
 /**
  * Active sessions on the account signing with `publicKey`, whose credential is still active;
- * share-locked, so a revocation waits until the caller's transaction ends.
+ * `share`: the sessions and their credentials share-locked, so a revocation waits until the
+ * caller's transaction ends.
  */
-export async function sessionsWithKey(db: DbOrTx, accountId: string, publicKey: string, now: Date): Promise<SessionRow[]> {
-  return db
+export async function sessionsWithKey(db: DbOrTx, accountId: string, publicKey: string, now: Date, share = true): Promise<SessionRow[]> {
+  const query = db
     .selectFrom('auth_sessions as s')
     .innerJoin('auth_credentials as c', 'c.id', 's.credential_id')
     .selectAll('s')
@@ -278,9 +281,8 @@ export async function sessionsWithKey(db: DbOrTx, accountId: string, publicKey: 
     .where('s.public_key', '=', publicKey)
     .where('s.revoked_at', 'is', null)
     .where('s.expires_at', '>', now)
-    .where('c.revoked_at', 'is', null)
-    .forShare()
-    .execute();
+    .where('c.revoked_at', 'is', null);
+  return (share ? query.forShare() : query).execute();
 }
 
 export async function revokeSession(db: DbOrTx, id: string, now: Date): Promise<void> {
@@ -314,6 +316,38 @@ export function purgeSpentOidcTokens(db: DbOrTx, now: Date, limit: number): Prom
 }
 
 // OTP challenges
+
+/** The window of the rate of codes per credential (otp.ts): a challenge counts towards it this long after it was issued. */
+export const OTP_CHALLENGE_WINDOW_MS = 15 * 60_000;
+
+/**
+ * Retention: deletes at most `limit` OTP challenges that nothing reads any more, oldest first
+ * along otp_challenges_created (migration 0048). Only a credential's latest challenge is ever
+ * checked (`latestOtpChallenge`), and every challenge counts towards the credential's rate
+ * window for OTP_CHALLENGE_WINDOW_MS after it was issued (`countOtpChallengesSince`). So a challenge
+ * goes once it left that window, RETENTION_MARGIN_MS ago, and either a later challenge of its
+ * credential superseded it (later in `latestOtpChallenge`'s order: created_at, then id) or it
+ * expired RETENTION_MARGIN_MS ago. A superseded challenge is never younger than the one
+ * superseding it, and qualifies whenever that one does, so along this order it goes no later: a
+ * deletion never makes an older, still open code the latest again. A latest challenge that
+ * expired and was deleted answers a verify OTP_NOT_ISSUED instead of OTP_EXPIRED (both 401: ask
+ * for a new code), and a challenge call issues a new code either way.
+ */
+export function purgeOtpChallenges(db: DbOrTx, now: Date, limit: number): Promise<number> {
+  const before = pastMargin(now);
+  return deleteOldest(
+    db,
+    {
+      table: 'otp_challenges',
+      key: sql`created_at`,
+      before: new Date(before.getTime() - OTP_CHALLENGE_WINDOW_MS),
+      also: sql<boolean>`(expires_at < ${before} or exists (
+        select 1 from otp_challenges later
+        where later.credential_id = otp_challenges.credential_id and (later.created_at, later.id) > (otp_challenges.created_at, otp_challenges.id)))`,
+    },
+    limit,
+  );
+}
 
 export async function insertOtpChallenge(db: DbOrTx, row: OtpChallengeRow): Promise<void> {
   await db.insertInto('otp_challenges').values(row).execute();
@@ -415,6 +449,14 @@ export async function findWalletAccount(db: DbOrTx, platformId: string, accountI
     .where('c.deleted_at', 'is', null)
     .executeTakeFirst();
   return row ? { ...row, customer_id: row.customer_id! } : undefined;
+}
+
+/**
+ * The customer's contacts as committed now, its row FOR SHARE: a contact change (an UPDATE of
+ * the row) not yet committed is waited for, and one that starts later waits for the caller.
+ */
+export async function lockCustomerContacts(trx: Tx, customerId: string): Promise<{ email: string | null; phone_number: string | null }> {
+  return trx.selectFrom('customers').select(['email', 'phone_number']).where('id', '=', customerId).forShare().executeTakeFirstOrThrow();
 }
 
 /**

@@ -51,7 +51,9 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
       description:
         '201 at once while the account has no verified credential; otherwise 202 and a signed retry, which answers 201 (or 200 PROCESSING). ' +
         'At most one EMAIL_OTP and one SMS_OTP per account; OAUTH takes the identity (and e-mail as nickname) of a token from a trusted issuer; ' +
-        'PASSKEY verifies the WebAuthn registration against the platform’s relying party (same credentialId twice: PASSKEY_CREDENTIAL_ALREADY_EXISTS).' +
+        'PASSKEY verifies the WebAuthn registration against the platform’s relying party (same credentialId twice: PASSKEY_CREDENTIAL_ALREADY_EXISTS). ' +
+        'An OTP contact that another customer’s wallet credential carries: 409 EMAIL_OTP_EMAIL_ALREADY_EXISTS (e-mail) or CONFLICT (phone), at the first call and the retry; ' +
+        'the customer’s e-mail (phone) changed between the 202 and the signed retry: 409 CONFLICT (details.reason CONTACT_CHANGED), nothing added.' +
         SIGNED_RETRY_NOTE,
       headers: SignedRetryHeaders,
       body: CredentialCreateRequest,
@@ -59,7 +61,7 @@ export const walletAuthRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDeps> = 
         200: WalletOperationProcessing,
         201: AuthMethodResponse,
         202: AuthSignedRequestChallenge,
-        ...errorResponses(400, 401, 403, 404, 500, 503),
+        ...errorResponses(400, 401, 403, 404, 409, 500, 503),
       },
     },
     handler: async (request, reply) => {

@@ -14,6 +14,7 @@ import {
   findSignedRequest,
   insertSignedRequest,
   sessionsWithKey,
+  type SessionRow,
   type SignedRequestRow,
   type SignerRule,
   type StoredOutcome,
@@ -101,6 +102,11 @@ function unauthorized(code: ErrorCode, message: string, reason?: string): AppErr
 /** The binding of a challenge to its body: survives whitespace and key order, not a changed value. */
 export function bodyHash(body: unknown): string {
   return sha256Hex(canonicalJson(body));
+}
+
+/** Whether one of the active sessions signing with the stamp's key is one the rule allows. */
+function sessionAllowed(rule: Extract<SignerRule, { kind: 'session' }>, sessions: SessionRow[]): boolean {
+  return sessions.some((s) => s.credential_id !== rule.excludeCredentialId && (!rule.sessionId || s.id === rule.sessionId));
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -253,9 +259,7 @@ export class SignedRequests {
     if (rule.kind === 'key') {
       if (stamp.publicKey !== rule.publicKey) throw invalid;
     } else {
-      const sessions = await sessionsWithKey(trx, row.account_id, stamp.publicKey, now);
-      const allowed = sessions.some((s) => s.credential_id !== rule.excludeCredentialId && (!rule.sessionId || s.id === rule.sessionId));
-      if (!allowed) throw invalid;
+      if (!sessionAllowed(rule, await sessionsWithKey(trx, row.account_id, stamp.publicKey, now))) throw invalid;
     }
     if (!verifyStamp(stamp, row.payload_to_sign)) throw invalid;
   }
@@ -297,22 +301,48 @@ export class SignedRequests {
     return { statusCode: outcome.statusCode, body: await operation.reveal(this.db, current) };
   }
 
-  /** Settles a PROCESSING request under a row lock, unless another process did; answers the row as it now is. */
+  /**
+   * Settles a PROCESSING request under a row lock, unless another process did; answers the row as
+   * it now is. A deferred request (sandbox settle delay) was authorised when it was claimed, but
+   * takes effect only now: the session that signed it must still be active, and its credential
+   * not revoked, or it ends as a signature by an ended session does (`signerStillActive`).
+   */
   private async settle(trx: Tx, platformId: string, id: string): Promise<SignedRequestRow | undefined> {
     const row = await findSignedRequest(trx, platformId, id, true);
-    return row?.status === 'PROCESSING' ? this.execute(trx, row) : row;
+    return row?.status === 'PROCESSING' ? this.execute(trx, row, () => this.signerStillActive(trx, row)) : row;
   }
 
   /**
-   * Runs a claimed request's operation once, in a savepoint, and stores how it ended. A refusal of
+   * At a deferred settle: the signer rule of the challenge, checked again against the stamp the
+   * claim stored, at the settling time. Refused: 401 WALLET_SIGNATURE_INVALID, the answer a retry
+   * signed by that session gets once it is revoked or expired. Only sessions are re-checked: a
+   * 'key' signer (OTP verify) and a passkey assertion prove no session, and their operations load
+   * their credential, active only, when they run. The sessions are read without a lock: the
+   * operation takes its own locks next (a credential revocation: the account's credential set,
+   * then the credential row), and share locks taken first, in the reverse order, made two
+   * crossed revocations settling at once deadlock.
+   */
+  private async signerStillActive(trx: Tx, row: SignedRequestRow): Promise<void> {
+    const rule = row.signer;
+    if (rule.kind !== 'session' || row.stamp === null) return;
+    if (!sessionAllowed(rule, await sessionsWithKey(trx, row.account_id, parseStamp(row.stamp).publicKey, this.clock.now(), false))) {
+      throw unauthorized('WALLET_SIGNATURE_INVALID', 'The session that signed this operation was revoked or expired, or its credential revoked, before the operation settled.');
+    }
+  }
+
+  /**
+   * Runs a claimed request's operation once, in a savepoint, and stores how it ended; an AppError
+   * from `precondition` (run first) is stored the same way, and the operation does not run. A refusal of
    * an operation with `retryableRefusals` instead gives the request back (PENDING, nothing stored:
    * a PENDING row has no outcome) and answers the row with the refusal as its outcome, in memory only.
    */
-  private async execute(trx: Tx, row: SignedRequestRow): Promise<SignedRequestRow> {
+  private async execute(trx: Tx, row: SignedRequestRow, precondition?: () => Promise<void>): Promise<SignedRequestRow> {
     const operation = this.operations.get(row.operation);
     if (!operation) throw new Error(`no signed operation named ${row.operation}`);
     let outcome: StoredOutcome;
     try {
+      // A refused precondition ends the request as a refusal of the operation would.
+      await precondition?.();
       outcome = await inSavepoint(trx, 'signed_operation', () => operation.execute(trx, row));
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
