@@ -1,101 +1,39 @@
-import { getPayRequest, InMemoryNonceValidator, KycStatus, PayReqResponse, PubKeyResponse, verifyPayReqResponseSignature } from '@uma-sdk/core';
+import { InMemoryNonceValidator, PayReqResponse, PubKeyResponse, verifyPayReqResponseSignature } from '@uma-sdk/core';
 import bolt11 from 'bolt11';
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+import { describe, expect, it } from 'vitest';
+import { expectEnvelope } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { startFakeVasp, type FakeVasp } from '../helpers/uma.js';
-import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { receivingWorld, REGTEST } from '../helpers/uma-receiving.js';
 
 /**
  * The receiving side crediting an incoming UMA payment: the platform's decision (200, 202 then
  * approve or reject), the invoice presented at the node (once, concurrently, after the receiver
  * was deleted), and the payee data answered. The sender is a VASP played with the SDK.
  */
-let b: TestContext;
-let fake: FakeVasp;
-let hooks: WebhookReceiver;
 const domain = 'pay.receiver.test';
-const network = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] };
-
-const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: unknown) =>
-  b.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: b.platform.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
-
-async function newReceiver(name: string): Promise<{ id: string; umaAddress: string }> {
-  const response = await call('POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: name, fullName: 'Receiving Person', currencies: ['MXN'] });
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json();
-}
-
-async function payRequest(requestedPayeeData?: Record<string, { mandatory: boolean }>) {
-  const keys = PubKeyResponse.fromJson((await b.app.inject({ method: 'GET', url: '/.well-known/lnurlpubkey' })).body);
-  return getPayRequest({
-    receiverEncryptionPubKey: keys.getEncryptionPubKey(),
-    sendingVaspPrivateKey: fake.signing.privateKey,
-    receivingCurrencyCode: 'MXN',
-    amount: 50_000,
-    isAmountInReceivingCurrency: true,
-    payerIdentifier: `$alice@${fake.domain}`,
-    payerKycStatus: KycStatus.Verified,
-    umaMajorVersion: 1,
-    trInfo: '{}',
-    payerData: { name: 'Alice Sender' } as never,
-    ...(requestedPayeeData ? { requestedPayeeData: requestedPayeeData as never } : {}),
-  });
-}
-
-const postPayRequest = async (receiver: { umaAddress: string }, requestedPayeeData?: Record<string, { mandatory: boolean }>) =>
-  b.app.inject({
-    method: 'POST',
-    url: `/uma/payreq/${encodeURIComponent(receiver.umaAddress.split('@')[0]!)}`,
-    headers: { host: domain, 'content-type': 'application/json' },
-    payload: (await payRequest(requestedPayeeData)).toJsonString(),
-  });
-
-const payInvoice = (invoice: string) =>
-  b.app.inject({ method: 'POST', url: '/uma/lightning/pay', headers: { host: domain, 'content-type': 'application/json' }, payload: { invoice } });
+const { world, call, newReceiver, postPayRequest, payInvoice } = receivingWorld(domain);
 
 async function incomingOf(invoice: string) {
-  const hash = bolt11.decode(invoice, network).tagsObject.payment_hash!;
-  const payment = await b.handle.db.selectFrom('uma_incoming_payments').selectAll().where('payment_hash', '=', hash).executeTakeFirstOrThrow();
-  const transaction = await b.handle.db.selectFrom('transactions').selectAll().where('id', '=', payment.transaction_id!).executeTakeFirstOrThrow();
+  const hash = bolt11.decode(invoice, REGTEST).tagsObject.payment_hash!;
+  const payment = await world.b.handle.db.selectFrom('uma_incoming_payments').selectAll().where('payment_hash', '=', hash).executeTakeFirstOrThrow();
+  const transaction = await world.b.handle.db.selectFrom('transactions').selectAll().where('id', '=', payment.transaction_id!).executeTakeFirstOrThrow();
   return { payment, transaction, hash };
 }
 
 /** The ledger transactions that credited the incoming payment `transactionUuid`. */
 async function creditsOf(transactionUuid: string) {
-  return b.handle.db.selectFrom('ledger_transactions').select('id').where('reference', '=', `transaction:${transactionUuid}:credit`).execute();
+  return world.b.handle.db.selectFrom('ledger_transactions').select('id').where('reference', '=', `transaction:${transactionUuid}:credit`).execute();
 }
 
 /** The INCOMING_PAYMENT.PENDING question about `receiver`'s payment, once the platform has been asked. */
 async function askedAbout(receiver: { umaAddress: string }) {
   for (;;) {
-    const asked = hooks.of('INCOMING_PAYMENT.PENDING').find((w) => (w.body.data?.destination as { umaAddress?: string } | undefined)?.umaAddress === receiver.umaAddress);
+    const asked = world.hooks.of('INCOMING_PAYMENT.PENDING').find((w) => (w.body.data?.destination as { umaAddress?: string } | undefined)?.umaAddress === receiver.umaAddress);
     if (asked) return asked.body.data!.id as string;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
-
-beforeAll(async () => {
-  b = await createTestContext();
-  const mxn = { currencyCode: 'MXN', minAmount: 100, maxAmount: 1_000_000, requiredCounterpartyFields: [], enabledTransactionTypes: ['INCOMING'] };
-  expect((await call('PATCH', '/config', { umaDomain: domain, supportedCurrencies: [mxn] })).statusCode).toBe(200);
-  fake = await startFakeVasp();
-  hooks = await WebhookReceiver.start();
-  expect((await call('PATCH', '/config', { webhookEndpoint: hooks.url })).statusCode).toBe(200);
-}, 120_000);
-
-// The SDK stamps its messages with the system time; the manual clock that judges them follows it.
-beforeEach(() => {
-  b.clock.set(new Date());
-  hooks.answer = () => ({ status: 200, body: '{}' });
-});
-
-afterAll(async () => {
-  await hooks?.close();
-  await new Promise((resolve) => fake?.server.close(resolve));
-  await b?.close();
-});
 
 describe('an incoming UMA payment credited at the node', () => {
   it('several presentations of one invoice at once credit the receiver exactly once, each with the same preimage', async () => {
@@ -109,14 +47,14 @@ describe('an incoming UMA payment credited at the node', () => {
     expect(createHash('sha256').update(Buffer.from([...preimages][0]!, 'hex')).digest('hex')).toBe(hash);
     expect([transaction.status, payment.status]).toEqual(['COMPLETED', 'COMPLETED']);
     expect(await creditsOf(transaction.id)).toHaveLength(1);
-    const completed = await b.handle.db
+    const completed = await world.b.handle.db
       .selectFrom('events')
       .select('id')
       .where('type', '=', 'INCOMING_PAYMENT.COMPLETED')
       .where('resource_id', '=', `Transaction:${transaction.id}`)
       .execute();
     expect(completed).toHaveLength(1);
-    await expectLedgerConsistent(b.handle.db);
+    await expectLedgerConsistent(world.b.handle.db);
   });
 
   it('an invoice of a receiver deleted since it was issued credits nobody: 409, the payment FAILED', async () => {
@@ -130,12 +68,12 @@ describe('an incoming UMA payment credited at the node', () => {
     // Presented again, still refused; nothing moves.
     expectEnvelope(await payInvoice(answer.pr), 409, 'CONFLICT');
     expect(await creditsOf(transaction.id)).toEqual([]);
-    await expectLedgerConsistent(b.handle.db);
+    await expectLedgerConsistent(world.b.handle.db);
   });
 
   it('202, then the platform approves through the API: the invoice is answered and, paid, credits the receiver', async () => {
     const receiver = await newReceiver('async-approve');
-    hooks.answer = () => ({ status: 202 });
+    world.hooks.answer = () => ({ status: 202 });
     const pending = postPayRequest(receiver);
     const approved = await call('POST', `/transactions/${await askedAbout(receiver)}/approve`, {});
     expect(approved.statusCode, approved.body).toBe(200);
@@ -146,20 +84,20 @@ describe('an incoming UMA payment credited at the node', () => {
     const { transaction } = await incomingOf(answer.pr);
     expect(transaction.status).toBe('COMPLETED');
     expect(await creditsOf(transaction.id)).toHaveLength(1);
-    await expectLedgerConsistent(b.handle.db);
+    await expectLedgerConsistent(world.b.handle.db);
   });
 
   it('202, then the platform rejects through the API: SENDER_NOT_ACCEPTED, no invoice, the payment REJECTED', async () => {
     const receiver = await newReceiver('async-reject');
-    hooks.answer = () => ({ status: 202 });
+    world.hooks.answer = () => ({ status: 202 });
     const pending = postPayRequest(receiver);
     const transactionId = await askedAbout(receiver);
     expect((await call('POST', `/transactions/${transactionId}/reject`, {})).statusCode).toBe(200);
     expectEnvelope(await pending, 400, 'SENDER_NOT_ACCEPTED');
-    const transaction = await b.handle.db.selectFrom('transactions').selectAll().where('id', '=', transactionId.slice('Transaction:'.length)).executeTakeFirstOrThrow();
+    const transaction = await world.b.handle.db.selectFrom('transactions').selectAll().where('id', '=', transactionId.slice('Transaction:'.length)).executeTakeFirstOrThrow();
     expect([transaction.status, transaction.failure_reason]).toEqual(['REJECTED', 'COMPLIANCE_REJECTED']);
-    expect(await b.handle.db.selectFrom('uma_incoming_payments').select('id').where('transaction_id', '=', transaction.id).execute()).toEqual([]);
-    await expectLedgerConsistent(b.handle.db);
+    expect(await world.b.handle.db.selectFrom('uma_incoming_payments').select('id').where('transaction_id', '=', transaction.id).execute()).toEqual([]);
+    await expectLedgerConsistent(world.b.handle.db);
   });
 
   it('a platform without a webhook endpoint: SERVICE_SWITCH_ERROR, the payment FAILED PAYMENT_APPROVAL_WEBHOOK_ERROR, nothing credited', async () => {
@@ -168,25 +106,25 @@ describe('an incoming UMA payment credited at the node', () => {
     try {
       expectEnvelope(await postPayRequest(receiver), 500, 'SERVICE_SWITCH_ERROR');
     } finally {
-      expect((await call('PATCH', '/config', { webhookEndpoint: hooks.url })).statusCode).toBe(200);
+      expect((await call('PATCH', '/config', { webhookEndpoint: world.hooks.url })).statusCode).toBe(200);
     }
-    const transaction = await b.handle.db.selectFrom('transactions').selectAll().where('type', '=', 'INCOMING').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
+    const transaction = await world.b.handle.db.selectFrom('transactions').selectAll().where('type', '=', 'INCOMING').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
     expect([transaction.status, transaction.failure_reason, transaction.destination]).toEqual([
       'FAILED',
       'PAYMENT_APPROVAL_WEBHOOK_ERROR',
       expect.objectContaining({ umaAddress: receiver.umaAddress }),
     ]);
-    await expectLedgerConsistent(b.handle.db);
+    await expectLedgerConsistent(world.b.handle.db);
   });
 
   it("the platform's receiverCustomerInfo cannot replace the payee's identifier or its signed compliance data", async () => {
     const receiver = await newReceiver('payee-data');
-    hooks.answer = () => ({ status: 200, body: JSON.stringify({ receiverCustomerInfo: { IDENTIFIER: '$someone@else.test', COMPLIANCE: 'none', FULL_NAME: 'Receiving Person' } }) });
-    const response = await postPayRequest(receiver, { name: { mandatory: true } });
+    world.hooks.answer = () => ({ status: 200, body: JSON.stringify({ receiverCustomerInfo: { IDENTIFIER: '$someone@else.test', COMPLIANCE: 'none', FULL_NAME: 'Receiving Person' } }) });
+    const response = await postPayRequest(receiver, { requestedPayeeData: { name: { mandatory: true } } });
     expect(response.statusCode, response.body).toBe(200);
     const answer = PayReqResponse.fromJson(response.body);
     expect(answer.payeeData).toMatchObject({ identifier: receiver.umaAddress.toLowerCase(), name: 'Receiving Person' });
-    const keys = PubKeyResponse.fromJson((await b.app.inject({ method: 'GET', url: '/.well-known/lnurlpubkey' })).body);
-    expect(await verifyPayReqResponseSignature(answer, `$alice@${fake.domain}`, receiver.umaAddress.toLowerCase(), keys, new InMemoryNonceValidator(0))).toBe(true);
+    const keys = PubKeyResponse.fromJson((await world.b.app.inject({ method: 'GET', url: '/.well-known/lnurlpubkey' })).body);
+    expect(await verifyPayReqResponseSignature(answer, `$alice@${world.fake.domain}`, receiver.umaAddress.toLowerCase(), keys, new InMemoryNonceValidator(0))).toBe(true);
   });
 });

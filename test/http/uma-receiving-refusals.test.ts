@@ -1,11 +1,10 @@
-import { getPayRequest, KycStatus, PayReqResponse, PubKeyResponse } from '@uma-sdk/core';
+import { PayReqResponse } from '@uma-sdk/core';
 import bolt11 from 'bolt11';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as umaRepo from '../../src/modules/uma/repo.js';
-import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+import { expectEnvelope } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { startFakeVasp, type FakeVasp } from '../helpers/uma.js';
-import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { receivingWorld, REGTEST } from '../helpers/uma-receiving.js';
 
 /**
  * The receiving side's pay requests that must not end in a payable invoice, or not leave a
@@ -13,50 +12,12 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
  * receiver compliance rejected, a settlement layer this node does not offer. The sender is a
  * VASP played with the SDK.
  */
-let b: TestContext;
-let fake: FakeVasp;
-let hooks: WebhookReceiver;
 const domain = 'refusals.receiver.test';
-const network = { bech32: 'bcrt', pubKeyHash: 0x6f, scriptHash: 0xc4, validWitnessVersions: [0, 1] };
-
-const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: unknown) =>
-  b.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: b.platform.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
-
-async function newReceiver(name: string): Promise<{ id: string; umaAddress: string }> {
-  const response = await call('POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: name, fullName: 'Receiving Person', currencies: ['MXN'] });
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json();
-}
-
-async function postPayRequest(receiver: { umaAddress: string }, settlement?: { layer: string; assetIdentifier: string }) {
-  const keys = PubKeyResponse.fromJson((await b.app.inject({ method: 'GET', url: '/.well-known/lnurlpubkey' })).body);
-  const request = await getPayRequest({
-    receiverEncryptionPubKey: keys.getEncryptionPubKey(),
-    sendingVaspPrivateKey: fake.signing.privateKey,
-    receivingCurrencyCode: 'MXN',
-    amount: 50_000,
-    isAmountInReceivingCurrency: true,
-    payerIdentifier: `$alice@${fake.domain}`,
-    payerKycStatus: KycStatus.Verified,
-    umaMajorVersion: 1,
-    trInfo: '{}',
-    payerData: { name: 'Alice Sender' } as never,
-    ...(settlement ? { settlement } : {}),
-  });
-  return b.app.inject({
-    method: 'POST',
-    url: `/uma/payreq/${encodeURIComponent(receiver.umaAddress.split('@')[0]!)}`,
-    headers: { host: domain, 'content-type': 'application/json' },
-    payload: request.toJsonString(),
-  });
-}
-
-const payInvoice = (invoice: string) =>
-  b.app.inject({ method: 'POST', url: '/uma/lightning/pay', headers: { host: domain, 'content-type': 'application/json' }, payload: { invoice } });
+const { world, call, newReceiver, postPayRequest, payInvoice } = receivingWorld(domain);
 
 /** The INCOMING transactions to `receiver`, oldest first. */
 async function transactionsTo(receiver: { id: string }) {
-  return b.handle.db
+  return world.b.handle.db
     .selectFrom('transactions')
     .selectAll()
     .where('type', '=', 'INCOMING')
@@ -66,42 +27,21 @@ async function transactionsTo(receiver: { id: string }) {
 }
 
 async function invoicesOf(receiver: { id: string }) {
-  return b.handle.db.selectFrom('uma_incoming_payments').selectAll().where('customer_id', '=', receiver.id.slice('Customer:'.length)).execute();
+  return world.b.handle.db.selectFrom('uma_incoming_payments').selectAll().where('customer_id', '=', receiver.id.slice('Customer:'.length)).execute();
 }
 
 async function eventsOf(transactionUuid: string) {
-  const rows = await b.handle.db.selectFrom('events').select('type').where('resource_id', '=', `Transaction:${transactionUuid}`).orderBy('id').execute();
+  const rows = await world.b.handle.db.selectFrom('events').select('type').where('resource_id', '=', `Transaction:${transactionUuid}`).orderBy('id').execute();
   return rows.map((r) => r.type);
 }
 
 /** Runs every due job until none is left. */
 async function runDueJobs() {
-  while ((await b.jobs.runDue()) > 0);
+  while ((await world.b.jobs.runDue()) > 0);
 }
-
-beforeAll(async () => {
-  b = await createTestContext();
-  const mxn = { currencyCode: 'MXN', minAmount: 100, maxAmount: 1_000_000, requiredCounterpartyFields: [], enabledTransactionTypes: ['INCOMING'] };
-  expect((await call('PATCH', '/config', { umaDomain: domain, supportedCurrencies: [mxn] })).statusCode).toBe(200);
-  fake = await startFakeVasp();
-  hooks = await WebhookReceiver.start();
-  expect((await call('PATCH', '/config', { webhookEndpoint: hooks.url })).statusCode).toBe(200);
-}, 120_000);
-
-// The SDK stamps its messages with the system time; the manual clock that judges them follows it.
-beforeEach(() => {
-  b.clock.set(new Date());
-  hooks.answer = () => ({ status: 200, body: '{}' });
-});
 
 afterEach(() => {
   vi.restoreAllMocks();
-});
-
-afterAll(async () => {
-  await hooks?.close();
-  await new Promise((resolve) => fake?.server.close(resolve));
-  await b?.close();
 });
 
 describe('a failure between the platform approval and the invoice record', () => {
@@ -119,13 +59,13 @@ describe('a failure between the platform approval and the invoice record', () =>
     expect((await payInvoice(PayReqResponse.fromJson(retried.body).pr)).statusCode).toBe(200);
     const [, paid] = await transactionsTo(receiver);
     expect(paid!.status).toBe('COMPLETED');
-    await expectLedgerConsistent(b.handle.db);
+    await expectLedgerConsistent(world.b.handle.db);
   });
 
   it('when giving up fails too (the database is gone), the job queued with the transaction fails it at the answer deadline', async () => {
     const receiver = await newReceiver('record-and-give-up-fail');
     vi.spyOn(umaRepo, 'insertIncomingPayment').mockRejectedValueOnce(new Error('connection terminated unexpectedly'));
-    vi.spyOn(b.app.incomingPayments, 'fail').mockRejectedValueOnce(new Error('connection terminated unexpectedly'));
+    vi.spyOn(world.b.app.incomingPayments, 'fail').mockRejectedValueOnce(new Error('connection terminated unexpectedly'));
     expectEnvelope(await postPayRequest(receiver), 500, 'INTERNAL_ERROR');
     vi.restoreAllMocks();
     const [stuck] = await transactionsTo(receiver);
@@ -134,18 +74,18 @@ describe('a failure between the platform approval and the invoice record', () =>
     await runDueJobs();
     expect((await transactionsTo(receiver))[0]!.status).toBe('PENDING');
 
-    b.clock.advance(10 * 60 * 1000);
+    world.b.clock.advance(10 * 60 * 1000);
     await runDueJobs();
     const [failed] = await transactionsTo(receiver);
     expect([failed!.status, failed!.failure_reason]).toEqual(['FAILED', 'PAY_REQUEST_FAILED']);
     expect(await eventsOf(failed!.id)).toEqual(['INCOMING_PAYMENT.FAILED']);
-    await expectLedgerConsistent(b.handle.db);
+    await expectLedgerConsistent(world.b.handle.db);
   });
 
   it('an approval that came after the answer deadline records no invoice: SERVICE_SWITCH_ERROR, the transaction FAILED', async () => {
     const receiver = await newReceiver('approved-too-late');
-    hooks.answer = () => {
-      b.clock.advance(5 * 60 * 1000);
+    world.hooks.answer = () => {
+      world.b.clock.advance(5 * 60 * 1000);
       return { status: 200, body: '{}' };
     };
     expect(expectEnvelope(await postPayRequest(receiver), 500, 'SERVICE_SWITCH_ERROR').details).toEqual({ reason: 'ANSWER_DEADLINE_PASSED' });
@@ -162,7 +102,7 @@ describe('a failure between the platform approval and the invoice record', () =>
     const answer = await postPayRequest(receiver);
     expect(answer.statusCode, answer.body).toBe(200);
     // Past the answer deadline, before the invoice expires (600 s).
-    b.clock.advance(5 * 60 * 1000);
+    world.b.clock.advance(5 * 60 * 1000);
     await runDueJobs();
     expect((await transactionsTo(receiver))[0]!.status).toBe('PENDING');
     expect((await payInvoice(PayReqResponse.fromJson(answer.body).pr)).statusCode).toBe(200);
@@ -184,7 +124,7 @@ describe('a receiver whose KYC compliance rejected', () => {
     expect(await transactionsTo(receiver)).toEqual([]);
     expect(await invoicesOf(receiver)).toEqual([]);
     // Nor is the platform asked to approve a payment to it.
-    expect(hooks.of('INCOMING_PAYMENT.PENDING').filter((w) => JSON.stringify(w.body.data).includes(receiver.umaAddress))).toEqual([]);
+    expect(world.hooks.of('INCOMING_PAYMENT.PENDING').filter((w) => JSON.stringify(w.body.data).includes(receiver.umaAddress))).toEqual([]);
   });
 });
 
@@ -196,7 +136,7 @@ describe("a pay request's settlement (UMA 1.x)", () => {
       { layer: 'spark', assetIdentifier: 'BTC' },
       { layer: 'ln', assetIdentifier: 'USDT' },
     ]) {
-      const refused = expectEnvelope(await postPayRequest(receiver, settlement), 400, 'INVALID_REQUEST_FORMAT');
+      const refused = expectEnvelope(await postPayRequest(receiver, { settlement }), 400, 'INVALID_REQUEST_FORMAT');
       expect(refused.details).toEqual({ field: 'settlement', supportedSettlement: [{ layer: 'ln', assetIdentifier: 'BTC' }] });
     }
     expect(await transactionsTo(receiver)).toEqual([]);
@@ -206,9 +146,9 @@ describe("a pay request's settlement (UMA 1.x)", () => {
   it('naming Lightning in BTC is answered with a Lightning invoice, as is naming none', async () => {
     const receiver = await newReceiver('settlement-ln');
     for (const settlement of [{ layer: 'ln', assetIdentifier: 'BTC' }, undefined]) {
-      const answered = await postPayRequest(receiver, settlement);
+      const answered = await postPayRequest(receiver, { settlement });
       expect(answered.statusCode, answered.body).toBe(200);
-      expect(bolt11.decode(PayReqResponse.fromJson(answered.body).pr, network).millisatoshis).toBeTruthy();
+      expect(bolt11.decode(PayReqResponse.fromJson(answered.body).pr, REGTEST).millisatoshis).toBeTruthy();
     }
     expect(await invoicesOf(receiver)).toHaveLength(2);
   });
