@@ -75,6 +75,9 @@ import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 import { doneJobsPurge, Retention } from './platform/retention.js';
 
+/** The secret in a hosted page's URL (`/kyc/<token>…`, `/ownership/liveness/<token>`): the link's only credential, never logged. */
+const HOSTED_PAGE_TOKEN = /(\/(?:kyc|ownership\/liveness)\/)[^/?#]+/;
+
 export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
   handle: DbHandle;
   logger: Logger;
@@ -197,7 +200,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     request.log.info(
       {
         method: request.method,
-        url: request.url,
+        url: request.url.replace(HOSTED_PAGE_TOKEN, '$1[token]'),
         route,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
@@ -212,7 +215,19 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
 
   const catalogue = eventCatalogue();
   await app.register(swagger, { ...openApiOptions(deps.config, catalogue.openApi()), transform: transformForOpenApi, transformObject: withFormatPatterns });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // The reference UI is same-origin HTML: a CSP that runs only its own script files, never sniffed, framed only by itself.
+  await app.register(async (docs) => {
+    docs.addHook('onRequest', async (_request, reply) => {
+      reply.header('x-content-type-options', 'nosniff').header('x-frame-options', 'SAMEORIGIN');
+    });
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { docExpansion: 'list', deepLinking: true },
+      staticCSP: true,
+      // The UI's script adds style elements and attributes of its own; scripts stay its files only.
+      transformStaticCSP: (header) => header.replace("style-src 'self' https:", "style-src 'self' https: 'unsafe-inline'"),
+    });
+  });
 
   registerOpsRoutes(app, { ...deps, metrics });
 

@@ -1,43 +1,26 @@
-import { randomBytes } from 'node:crypto';
+import { escapeHtml, hostedPage, hostedPageHeaders } from '../../platform/http/hosted-page.js';
 import type { LivenessSession } from './ownership.js';
 
-/**
- * The hosted ownership check a LIVENESS challenge links to. In sandbox it is a consent step:
- * the owner confirms (the check completes, the account becomes ACTIVE) or declines (it fails,
- * UNVERIFIED). The link's token is the only credential, so the page is never cached, never
- * sends a referrer, runs only its own nonce'd script, and cannot be framed.
- */
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+// The hosted ownership check a LIVENESS challenge links to. In sandbox it is a consent step:
+// the owner confirms (the check completes, the account becomes ACTIVE) or declines (it fails,
+// UNVERIFIED). The link's token is the only credential: the page is served under the one policy
+// of every hosted page (platform/http/hosted-page.ts: no cache, no referrer, nonce'd script and
+// style only, no framing, no sniffing), not a copy of it that could drift.
 
-export function livenessHeaders(nonce: string): Record<string, string> {
-  return {
-    'content-type': 'text/html; charset=utf-8',
-    'cache-control': 'no-store',
-    'referrer-policy': 'no-referrer',
-    'x-frame-options': 'DENY',
-    'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; frame-ancestors 'none'; form-action 'none'`,
-  };
-}
+export { newNonce } from '../../platform/http/hosted-page.js';
+export const livenessHeaders = hostedPageHeaders;
 
-export function newNonce(): string {
-  return randomBytes(16).toString('base64');
-}
+const TITLE = 'Verify wallet ownership';
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}
 code{word-break:break-all}button{font-size:1rem;padding:.5rem 1rem;margin:.5rem .5rem 0 0}#status{font-weight:600;margin-top:1rem}`;
 
-function shell(nonce: string, body: string, script = ''): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Verify wallet ownership</title><style nonce="${nonce}">${STYLE}</style></head><body>${body}${script ? `<script nonce="${nonce}">${script}</script>` : ''}</body></html>`;
-}
-
 export function unknownLinkPage(nonce: string): string {
-  return shell(nonce, '<h1>Link not valid</h1><p>This verification link does not exist or was already used. Ask for a new one.</p>');
+  return hostedPage(nonce, TITLE, STYLE, '<h1>Link not valid</h1><p>This verification link does not exist or was already used. Ask for a new one.</p>');
 }
 
 export function livenessPage(nonce: string, session: LivenessSession): string {
-  const body = `<h1>Verify wallet ownership</h1>
+  const body = `<h1>${TITLE}</h1>
 <p>Wallet <code id="address">${escapeHtml(session.address)}</code> on ${escapeHtml(session.network)}.</p>
 <p>${session.expired ? 'This link has expired: ask for a new one.' : `This check is valid until ${escapeHtml(session.expiresAt)}.`}</p>
 <form id="check"><label><input type="checkbox" id="consent"> I am the owner of this wallet and consent to the identity check.</label><br>
@@ -50,5 +33,5 @@ const b=await r.json().catch(()=>({}));status.textContent=r.ok?(b.outcome==='VER
 document.getElementById('complete').disabled=true;document.getElementById('decline').disabled=true;}
 document.getElementById('check').addEventListener('submit',e=>{e.preventDefault();if(!document.getElementById('consent').checked){status.textContent='tick the consent box first';return;}answer(true);});
 document.getElementById('decline').addEventListener('click',()=>answer(false));`;
-  return shell(nonce, body, script);
+  return hostedPage(nonce, TITLE, STYLE, body, script);
 }

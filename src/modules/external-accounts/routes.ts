@@ -4,6 +4,7 @@ import { BASE_PATH } from '../../config.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
 import { errorResponses, PathParam } from '../../platform/http/schemas.js';
+import { refuseCrossSite } from '../../platform/http/hosted-page.js';
 import { attachedFieldErrors, validatorCompiler } from '../../platform/http/validation.js';
 import { sendWrite } from '../../platform/http/write.js';
 import type { ModuleDeps } from '../../platform/module.js';
@@ -216,6 +217,7 @@ export const externalAccountRoutes: FastifyPluginAsyncTypebox<ExternalAccountRou
   app.post(`${LIVENESS_PATH}/:token`, {
     schema: { hide: true, params: LivenessParams, body: Type.Object({ consent: Type.Boolean() }, { additionalProperties: false }) },
     config: { auth: false },
+    onRequest: refuseCrossSite(new URL(deps.config.publicUrl).origin),
     handler: async (request, reply) => {
       const attempt = await withTx(deps.db, (trx) => completeLiveness(trx, deps.clock, request.params.token, request.body.consent));
       if (!attempt) throw new AppError('REFERENCE_NOT_FOUND', 'This verification link does not exist or was already used.');

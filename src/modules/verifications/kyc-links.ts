@@ -100,11 +100,29 @@ function stateOf(link: KycLinkRow, clock: Clock): LinkState {
 
 const linkGone = () => new AppError('REFERENCE_NOT_FOUND', 'This verification link does not exist, has expired or was already submitted.');
 
-/** The link behind a token when it can still be used; 404 otherwise (unknown, expired and used look alike to the caller). */
-export async function openLink(trx: Tx, clock: Clock, token: string): Promise<KycLinkRow> {
+/**
+ * What a review of the link's customer would read; undefined once the platform deleted the
+ * customer. The link then goes with it: its holder learns neither the customer's id nor that a
+ * platform record existed (the API's 410 CUSTOMER_DELETED names both).
+ */
+async function linkReviewInput(trx: Tx, link: KycLinkRow): Promise<ReviewInput | undefined> {
+  try {
+    return await loadReviewInput(trx, link.platform_id, formatId('Customer', link.customer_id), link.environment === 'sandbox');
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'CUSTOMER_DELETED') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The link behind a token when it can still be used, with its customer's review input; 404
+ * otherwise (unknown, expired, used and withdrawn look alike to the caller).
+ */
+export async function openLink(trx: Tx, clock: Clock, token: string): Promise<{ link: KycLinkRow; input: ReviewInput }> {
   const link = await findKycLinkByToken(trx, sha256Hex(token), { forUpdate: true });
-  if (!link || stateOf(link, clock) !== 'OPEN') throw linkGone();
-  return link;
+  const input = link && stateOf(link, clock) === 'OPEN' ? await linkReviewInput(trx, link) : undefined;
+  if (!link || !input) throw linkGone();
+  return { link, input };
 }
 
 /** A person or business the page collects for, with how the page names it. */
@@ -115,9 +133,9 @@ export interface Holder {
   country?: string;
 }
 
-/** What the page shows: the link's state and, while it is open, what a review would still ask for. */
+/** What the page shows: the link's state (WITHDRAWN: its customer was deleted) and, while it is open, what a review would still ask for. */
 export type KycPageModel =
-  | { state: 'USED' | 'EXPIRED' }
+  | { state: 'USED' | 'EXPIRED' | 'WITHDRAWN' }
   | { state: 'OPEN'; customerType: 'INDIVIDUAL' | 'BUSINESS'; expiresAt: string; problems: VerificationError[]; holders: Holder[]; documents: Map<string, { holder: string; type: string }> };
 
 function holdersOf(input: ReviewInput): Holder[] {
@@ -147,7 +165,8 @@ export async function describeKycPage(trx: Tx, clock: Clock, token: string): Pro
   if (!link) return undefined;
   const state = stateOf(link, clock);
   if (state !== 'OPEN') return { state };
-  const input = await loadReviewInput(trx, link.platform_id, formatId('Customer', link.customer_id), link.environment === 'sandbox');
+  const input = await linkReviewInput(trx, link);
+  if (!input) return { state: 'WITHDRAWN' };
   return {
     state,
     customerType: input.customer.type,
@@ -164,9 +183,8 @@ export async function describeKycPage(trx: Tx, clock: Clock, token: string): Pro
  * not let whoever holds the link rewrite one. The update is validated as PATCH /customers is.
  */
 export async function fillKycFields(trx: Tx, clock: Clock, identifiers: TenantSecretBox, terms: EndUserTerms, token: string, fields: KycPageFields): Promise<void> {
-  const link = await openLink(trx, clock, token);
+  const { link, input } = await openLink(trx, clock, token);
   const customerId = formatId('Customer', link.customer_id);
-  const input = await loadReviewInput(trx, link.platform_id, customerId, link.environment === 'sandbox');
   const missing = new Set(missingRequirements(input).flatMap((p) => (p.type === 'MISSING_FIELD' && p.field ? [p.field.replace(/^customer\./, '')] : [])));
   const refused: FieldError[] = Object.keys(fields)
     .filter((field) => !missing.has(field))
@@ -177,8 +195,7 @@ export async function fillKycFields(trx: Tx, clock: Clock, identifiers: TenantSe
 
 /** The platform and holders an upload through the page may name: the link's customer and its beneficial owners. */
 export async function uploadScope(trx: Tx, clock: Clock, token: string): Promise<{ platformId: string; environment: 'sandbox' | 'production'; holderIds: Set<string> }> {
-  const link = await openLink(trx, clock, token);
-  const input = await loadReviewInput(trx, link.platform_id, formatId('Customer', link.customer_id), link.environment === 'sandbox');
+  const { link, input } = await openLink(trx, clock, token);
   return { platformId: link.platform_id, environment: link.environment, holderIds: new Set(holdersOf(input).map((h) => h.id)) };
 }
 
@@ -201,9 +218,8 @@ export async function checkDocumentInScope(db: DbOrTx, scope: { platformId: stri
  * stays open so the customer can finish.
  */
 export async function submitKycLink(trx: Tx, clock: Clock, token: string): Promise<{ verificationStatus: VerificationStatus; redirectUri?: string }> {
-  const link = await openLink(trx, clock, token);
+  const { link, input } = await openLink(trx, clock, token);
   const customerId = formatId('Customer', link.customer_id);
-  const input = await loadReviewInput(trx, link.platform_id, customerId, link.environment === 'sandbox');
   const missing = missingRequirements(input);
   if (missing.length) {
     throw invalidInput(missing.map((p) => ({ field: p.field ?? p.resourceId, message: p.reason })));

@@ -13,11 +13,12 @@ button{font-size:1rem;padding:.4rem .9rem;margin-top:.5rem}#status{font-weight:6
 
 const TITLE = 'Verify your identity';
 
-export function kycGonePage(nonce: string, state: 'UNKNOWN' | 'USED' | 'EXPIRED'): string {
+export function kycGonePage(nonce: string, state: 'UNKNOWN' | 'USED' | 'EXPIRED' | 'WITHDRAWN'): string {
   const text = {
     UNKNOWN: 'This verification link does not exist. Ask for a new one.',
     USED: 'This verification was already submitted. There is nothing more to do here.',
     EXPIRED: 'This verification link has expired. Ask for a new one.',
+    WITHDRAWN: 'This verification link is no longer valid.',
   }[state];
   return hostedPage(nonce, TITLE, STYLE, `<h1>Link not valid</h1><p id="gone">${text}</p>`);
 }

@@ -5,7 +5,7 @@ import { BASE_PATH } from '../../config.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import { withTx } from '../../platform/db/tx.js';
 import { requireSandbox } from '../../platform/http/auth.js';
-import { hostedPageHeaders, newNonce } from '../../platform/http/hosted-page.js';
+import { hostedPageHeaders, newNonce, refuseCrossSite } from '../../platform/http/hosted-page.js';
 import { errorResponses, IdParam, PathParam } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import { getEndUserTerms } from '../customers/index.js';
@@ -161,6 +161,7 @@ const hostedKycPage: FastifyPluginAsyncTypebox<VerificationDeps> = async (app, d
   const Token = PathParam(Type.String({ maxLength: 100 }), 'REFERENCE_NOT_FOUND', 'verification link');
   const TokenParams = Type.Object({ token: Token }, { additionalProperties: false });
   const noStore = { 'cache-control': 'no-store' };
+  app.addHook('onRequest', refuseCrossSite(new URL(deps.config.publicUrl).origin));
 
   app.get(`${KYC_PAGE_PATH}/:token`, {
     schema: { hide: true, params: TokenParams },
