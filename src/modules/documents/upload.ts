@@ -33,8 +33,11 @@ function fileErrors(file: FormFile | undefined, sentAsText: boolean): FieldError
     });
   }
   if (file.tooLarge) errors.push({ field: 'file', message: `must be at most ${MAX_DOCUMENT_BYTES} bytes (10 MiB)` });
+  // An empty file is an invalid size (spec §4.1: 400), not a document for the provider to judge.
+  if (file.sizeBytes === 0) errors.push({ field: 'file', message: 'must not be empty' });
   if (file.fileName.length === 0) errors.push({ field: 'file', message: 'needs a file name (the filename of its Content-Disposition)' });
-  if (file.fileName.length > MAX_FILE_NAME_LENGTH) errors.push({ field: 'file', message: `file name must be at most ${MAX_FILE_NAME_LENGTH} characters` });
+  // Characters are code points: a name of 255 emoji is 510 UTF-16 units and still allowed.
+  if ([...file.fileName].length > MAX_FILE_NAME_LENGTH) errors.push({ field: 'file', message: `file name must be at most ${MAX_FILE_NAME_LENGTH} characters` });
   return errors;
 }
 

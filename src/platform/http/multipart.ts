@@ -57,6 +57,13 @@ export interface FormLimits {
   maxFieldBytes: number;
 }
 
+/**
+ * Control characters (Unicode Cc) in a file name: no real file is named so, and one kept would
+ * reach logs, review screens and any Content-Disposition built from it (a line break, an escape
+ * sequence). Path separators need no rule: the parser keeps only the name's last segment.
+ */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
 function measuring(onChunk: (chunk: Buffer) => void): Transform {
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -88,8 +95,11 @@ export async function receiveForm(request: FastifyRequest, spool: UploadSpool, l
       limits: { fileSize: limits.maxFileBytes, files: limits.maxFiles, fields: limits.maxFields, fieldSize: limits.maxFieldBytes, parts: limits.maxFiles + limits.maxFields },
       throwFileSizeLimit: false,
     };
-    const parts = request.parts(options);
-    for await (const part of parts) {
+    const parts = request.parts(options)[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await nextPart(request.raw, parts);
+      if (next.done) break;
+      const part = next.value;
       if (part.type === 'field') {
         if (part.fieldname in fields) problems.push({ field: part.fieldname, message: 'is sent more than once' });
         else if (part.valueTruncated) problems.push({ field: part.fieldname, message: `must be at most ${limits.maxFieldBytes} bytes` });
@@ -112,7 +122,9 @@ export async function receiveForm(request: FastifyRequest, spool: UploadSpool, l
         tooLarge: false,
       };
       files.push(file);
-      if (unstorableText(part.filename).length > 0) problems.push({ field: part.fieldname, message: 'file name must not contain U+0000' });
+      if (CONTROL_CHARACTER.test(part.filename) || unstorableText(part.filename).length > 0) {
+        problems.push({ field: part.fieldname, message: 'file name must not contain control characters (U+0000–U+001F, U+007F–U+009F) or an unpaired UTF-16 surrogate' });
+      }
       await pipeline(
         part.file,
         measuring((chunk) => {
@@ -129,6 +141,49 @@ export async function receiveForm(request: FastifyRequest, spool: UploadSpool, l
     throw malformed(error, limits);
   }
   return { fields, files, problems, discard };
+}
+
+/**
+ * How long the parser may hold back its next part while it has every byte it needs: the whole
+ * body has arrived, or it has stopped reading the body (backpressure) while nothing of ours
+ * reads a part. Parsing what it holds takes microseconds; the margin is for a busy event loop.
+ */
+const STALL_GRACE_MS = 2000;
+const STALL_CHECK_MS = 100;
+
+/**
+ * The parser's next part, or a 400 when it stalls. busboy (@fastify/busboy 3.2) drops a part
+ * without a form-data Content-Disposition, or whose name or file name holds a line break (RFC
+ * 5987 `filename*=UTF-8''a%0Ab`), and after a text part such a dropped part of more than a few
+ * kilobytes can leave it paused for good: it neither reads on nor finishes, so the request would
+ * never be answered and its connection would stay open. Between parts nothing of ours is
+ * reading, so a parser that is not reading the body either, for `STALL_GRACE_MS`, is stuck on
+ * what it was sent.
+ */
+function nextPart<T>(raw: FastifyRequest['raw'], parts: AsyncIterator<T>): Promise<IteratorResult<T>> {
+  return new Promise((resolve, reject) => {
+    let stalledMs = 0;
+    const watch = setInterval(() => {
+      stalledMs = raw.readableEnded || raw.readableFlowing === false ? stalledMs + STALL_CHECK_MS : 0;
+      if (stalledMs >= STALL_GRACE_MS) {
+        clearInterval(watch);
+        // Let the rest of the body drain to nowhere, so the connection can carry the answer and the next request.
+        raw.unpipe();
+        raw.resume();
+        reject(invalidInput([{ field: 'body', message: 'is not well-formed multipart/form-data (a part could not be read)' }], 'The multipart body could not be read.'));
+      }
+    }, STALL_CHECK_MS);
+    parts.next().then(
+      (result) => {
+        clearInterval(watch);
+        resolve(result);
+      },
+      (error: unknown) => {
+        clearInterval(watch);
+        reject(error);
+      },
+    );
+  });
 }
 
 function malformed(error: unknown, limits: FormLimits): unknown {

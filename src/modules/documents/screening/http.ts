@@ -2,12 +2,18 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { HttpProviderConfig } from '../../../config.js';
 import { AppError } from '../../../platform/errors.js';
-import { postToProvider } from '../../../platform/provider-http.js';
+import { postToProvider, readProviderAnswer } from '../../../platform/provider-http.js';
 import type { DocumentScreener, ScreeningSubject } from './screener.js';
 
 /** Limits on what a provider may answer, so a broken vendor cannot fill our error envelope. */
 const MAX_ERRORS = 20;
 const MAX_ERROR_LENGTH = 100;
+/**
+ * Most bytes of an answer read: a contract-following one (20 errors of 100 characters, at most
+ * 4 UTF-8 bytes each, plus framing) is under 10 KiB; the margin admits fields we ignore. A
+ * longer one is refused unread, so a broken vendor cannot fill the process's memory.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** Multiple of 3, so each base64 chunk stands alone and the chunks concatenate into one value. */
 const READ_BYTES = 3 * 64 * 1024;
@@ -33,8 +39,9 @@ function unavailable(reason: string): AppError {
 
 /**
  * An external screening vendor over HTTP: one POST per file, answered with the precheck errors
- * it found. Its answers pass through verbatim; a provider that fails or answers outside the
- * contract is 503 SERVICE_UNAVAILABLE, and the upload stores nothing.
+ * it found. Its answers pass through verbatim; a provider that fails, answers outside the
+ * contract or more than `MAX_ANSWER_BYTES`, or not within the timeout (the whole answer, body
+ * included) is 503 SERVICE_UNAVAILABLE, and the upload stores nothing.
  */
 export class HttpScreener implements DocumentScreener {
   constructor(private readonly options: HttpProviderConfig & { url: string }) {}
@@ -42,9 +49,10 @@ export class HttpScreener implements DocumentScreener {
   async screen(subject: ScreeningSubject): Promise<string[]> {
     const stream = Readable.toWeb(Readable.from(requestBody(subject))) as ReadableStream<Uint8Array>;
     const response = await postToProvider(this.options, stream, unavailable);
+    const text = await readProviderAnswer(response, MAX_ANSWER_BYTES, unavailable);
     let answer: unknown;
     try {
-      answer = await response.json();
+      answer = JSON.parse(text);
     } catch {
       throw unavailable('the answer is not JSON');
     }
