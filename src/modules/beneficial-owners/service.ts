@@ -47,15 +47,22 @@ export function toBeneficialOwner(identifiers: TenantSecretBox, row: OwnerRow): 
   };
 }
 
+/** The earliest birth date believed: the floor an individual customer's birthDate is held to (customers/validation.ts). */
+const EARLIEST_BIRTH_DATE = '1900-01-01';
+
 /**
- * Rules beyond the schema, on the personal info as it will be stored: birth date in the past,
+ * Rules beyond the schema, on the personal info as it will be stored: birth date in the past and not before 1900,
  * US identifiers (SSN, ITIN, EIN) in their format and issued by the US. Robust to any input shape.
  */
 function personalInfoErrors(info: Record<string, unknown>, sent: Record<string, unknown>, now: Date): FieldError[] {
   const errors: FieldError[] = [];
   const birthDate = sent.birthDate;
-  if (typeof birthDate === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(birthDate) && birthDate > now.toISOString().slice(0, 10)) {
-    errors.push({ field: 'personalInfo.birthDate', constraint: { format: 'date' }, message: 'must not be in the future' });
+  if (typeof birthDate === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(birthDate)) {
+    if (birthDate > now.toISOString().slice(0, 10)) {
+      errors.push({ field: 'personalInfo.birthDate', constraint: { format: 'date' }, message: 'must not be in the future' });
+    } else if (birthDate < EARLIEST_BIRTH_DATE) {
+      errors.push({ field: 'personalInfo.birthDate', constraint: { format: 'date' }, message: `must not be before ${EARLIEST_BIRTH_DATE}` });
+    }
   }
   const rule = typeof info.idType === 'string' ? US_ID_RULES[info.idType] : undefined;
   if (rule && (sent.identifier !== undefined || sent.idType !== undefined)) {
