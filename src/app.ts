@@ -144,6 +144,13 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     genReqId: () => uuidv7(),
     requestIdHeader: false,
     bodyLimit: deps.config.bodyLimitBytes,
+    // A client that stalls sending its request cannot hold the connection (Fastify turns Node's
+    // limits off): headers not all in by the timeout are 408 (Node looks every
+    // `connectionsCheckingInterval`, 30 s by default), and a connection silent that long, a body
+    // stalled midway, is closed.
+    requestTimeout: deps.config.requestTimeoutMs,
+    connectionTimeout: deps.config.requestTimeoutMs,
+    http: { connectionsCheckingInterval: Math.min(30_000, Math.ceil(deps.config.requestTimeoutMs / 4)) },
     // Shutdown answers our own 503 envelope (registerErrorHandling), not Fastify's.
     return503OnClosing: false,
     // Path segments are bounded by the URI limit alone; an over-long id is a 404 like any other bad id.

@@ -37,6 +37,12 @@ export interface Config {
     guardSandbox: boolean;
   };
   bodyLimitBytes: number;
+  /**
+   * Longest a request may take to arrive (Node's own default; Fastify turns it off), and longest a
+   * connection may stay silent: stalled headers are answered 408, a stalled body disconnected.
+   * Above the longest any handler waits on another system (a webhook round trip: 35 s at most).
+   */
+  requestTimeoutMs: number;
   /** Grace period on SIGTERM for in-flight requests and running jobs; unfinished jobs are then handed back to the queue. */
   shutdownGraceMs: number;
   /** The end-user terms customers accept now; consents must name this version. */
@@ -245,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       guardSandbox: bool(env, 'CORRIDOR_WEBHOOK_GUARD_SANDBOX', false),
     },
     bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
+    requestTimeoutMs: integer(env, 'CORRIDOR_REQUEST_TIMEOUT_MS', 300_000, 1_000, 3_600_000),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     endUserTerms: termsConfig(env),
     screening: httpProvider(env, 'CORRIDOR_SCREENING', { fallback: 30_000, max: 300_000 }),
