@@ -125,6 +125,48 @@ describe('POST /customers/bulk/csv', () => {
     expect(await totalCustomers(p)).toBe(2);
   });
 
+  it('with an Idempotency-Key, the same file again answers the first job and imports nothing twice; another file under the key is 409', async () => {
+    const p = await ctx.newPlatform();
+    // Rows without a platformCustomerId: only the key stops a retried upload from creating them twice.
+    const file = [
+      'customerType,fullName,birthDate,addressLine1,city,state,postalCode,country',
+      'INDIVIDUAL,Ann Key,1990-01-01,1 Main St,Austin,TX,78701,US',
+      'INDIVIDUAL,Bob Key,1991-02-02,2 Main St,Austin,TX,78701,US',
+    ].join('\n');
+    const keyed = (content: string) => {
+      const { payload, headers } = multipart(content);
+      return ctx.app.inject({ method: 'POST', url: `${BASE}/customers/bulk/csv`, headers: { authorization: p.auth, 'idempotency-key': 'import-once', ...headers }, payload });
+    };
+    const first = await keyed(file);
+    expect(first.statusCode, first.body).toBe(202);
+    const again = await keyed(file);
+    expect(again.statusCode, again.body).toBe(202);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    expectEnvelope(await keyed(`${file}\nINDIVIDUAL,Cy Key,1992-03-03,3 Main St,Austin,TX,78701,US`), 409, 'CONFLICT');
+    while ((await ctx.jobs.runDue()) > 0);
+    expect(await totalCustomers(p)).toBe(2);
+  });
+
+  it('refuses a second part beside the file, starting no job', async () => {
+    const p = await ctx.newPlatform();
+    const boundary = '----corridor-test-boundary';
+    const part = (name: string, content: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="customers.csv"\r\nContent-Type: text/csv\r\n\r\n${content}\r\n`;
+    const file = 'customerType,fullName,birthDate,country\nINDIVIDUAL,Two Parts,1990-01-01,US';
+    for (const second of [part('file', file), part('other', file), `--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n`]) {
+      const response = await ctx.app.inject({
+        method: 'POST',
+        url: `${BASE}/customers/bulk/csv`,
+        headers: { authorization: p.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        payload: `${part('file', file)}${second}--${boundary}--\r\n`,
+      });
+      const body = expectEnvelope(response, 400, 'INVALID_INPUT');
+      expect(body.details!.errors).toEqual([{ field: 'file', message: 'must be the only part of the upload (one file, no other parts)' }]);
+    }
+    expect(await ctx.jobs.runDue()).toBe(0);
+    expect(await totalCustomers(p)).toBe(0);
+  });
+
   it('imports in batches, and a job that died resumes after the last committed batch', async () => {
     const p = await ctx.newPlatform();
     const rows = Array.from({ length: 250 }, (_, i) => `many-${i},INDIVIDUAL,Person ${i}`);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
@@ -48,18 +49,25 @@ import { checkCreate, getEndUserTerms } from './validation.js';
 const MAX_CSV_BYTES = 10 * 1024 * 1024;
 const CSV_TYPES = new Set(['text/csv', 'application/csv', 'text/plain', 'application/vnd.ms-excel', 'application/octet-stream']);
 
-/** The `file` part of a multipart upload as text: at most 10 MB of UTF-8 CSV. */
+const onePart = () => invalidInput([{ field: 'file', message: 'must be the only part of the upload (one file, no other parts)' }]);
+
+/** The `file` part of a multipart upload as text: at most 10 MB of UTF-8 CSV, and no other part. */
 async function readCsvUpload(request: FastifyRequest): Promise<string> {
-  let buffer: Buffer;
-  let mimetype: string;
+  let buffer: Buffer | undefined;
+  let mimetype = '';
   try {
-    const part = await request.file({ limits: { fileSize: MAX_CSV_BYTES, files: 1 } });
-    if (!part || part.fieldname !== 'file') throw invalidInput([{ field: 'file', message: 'is required (a multipart part named file)' }]);
-    mimetype = part.mimetype;
-    buffer = await part.toBuffer();
+    for await (const part of request.parts({ limits: { fileSize: MAX_CSV_BYTES, files: 1, fields: 0, parts: 1 } })) {
+      if (buffer !== undefined) throw onePart();
+      if (part.type !== 'file' || part.fieldname !== 'file') throw invalidInput([{ field: 'file', message: 'is required (a multipart part named file)' }]);
+      mimetype = part.mimetype;
+      buffer = await part.toBuffer();
+    }
+    if (buffer === undefined) throw invalidInput([{ field: 'file', message: 'is required (a multipart part named file)' }]);
   } catch (error) {
     if (error instanceof AppError) throw error;
     const code = (error as { code?: string }).code;
+    // A part past the first (busboy's limits: one part, one file, no fields).
+    if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') throw onePart();
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw invalidInput([{ field: 'file', message: 'must be at most 10 MB' }]);
     if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') throw invalidInput([{ field: 'file', message: 'must be sent as multipart/form-data' }]);
     throw notWellFormed(error);
@@ -120,8 +128,10 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
         'businessDoingBusinessAs, businessCountry (defaults to country), businessIncorporatedOn, businessEntityType, businessType, …). List cells separate values with `;`. ' +
         'platformAccountId and description are accepted and ignored. Each row is validated like POST /customers; a row with fewer or more cells than the header fails. ' +
         'A background job creates the rows in batches; one bad row never blocks the others, and a row whose platformCustomerId already exists fails with CONFLICT, ' +
-        'so uploading a file again creates no duplicates. The job ends COMPLETED, or FAILED when no row could be created.',
+        'so uploading a file again creates no duplicates. The job ends COMPLETED, or FAILED when no row could be created. ' +
+        'Send `Idempotency-Key` to make a retried upload safe for rows without a platformCustomerId: the same file under the key answers the first job again.',
       consumes: ['multipart/form-data'],
+      idempotencyKey: true,
       multipartBody: CustomerCsvUpload,
       response: { 202: ImportJobAccepted, ...errorResponses(400, 401, 403, 500) },
     },
@@ -129,7 +139,11 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
     handler: async (request, reply) => {
       const text = await readCsvUpload(request);
       const rows = await checkImportFile(text);
-      return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 202, body: await startImport(trx, deps.clock, request.principal, text, rows) }));
+      // With an Idempotency-Key, the same file again replays the first job; another file under the key is 409.
+      return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 202, body: await startImport(trx, deps.clock, request.principal, text, rows) }), {
+        idempotent: true,
+        fingerprintBody: { fileSha256: createHash('sha256').update(text).digest('hex') },
+      });
     },
   });
 

@@ -19,6 +19,11 @@ interface WriteOptions<Prepared> {
    * or, while this one is in progress, is refused (409, retryable) instead of running it too.
    */
   prepare?: () => Promise<Prepared>;
+  /**
+   * What stands for the body in the key's fingerprint where Fastify parsed none (a multipart
+   * upload: a digest of its file), so the same key with another file is 409, not a replay.
+   */
+  fingerprintBody?: unknown;
 }
 
 /**
@@ -43,7 +48,7 @@ export async function sendWrite<Prepared = undefined, Mode extends 'always' | 'w
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   const key = options.idempotent && typeof header === 'string' ? checkIdempotencyKey(header) : undefined;
-  const scope = key ? { platformId: request.principal.platformId, key, fingerprint: requestFingerprint(request.method, request.url.split('?')[0]!, request.body) } : undefined;
+  const scope = key ? { platformId: request.principal.platformId, key, fingerprint: requestFingerprint(request.method, request.url.split('?')[0]!, options.fingerprintBody ?? request.body) } : undefined;
   const answer = (result: StoredResponse & { replayed: boolean }) => {
     if (result.replayed) reply.header('idempotent-replayed', 'true');
     reply.code(result.statusCode);
