@@ -602,10 +602,9 @@ describe('PROCESSING', () => {
       const settled = await Promise.all(revocations.map(({ path, headers }) => client.call('DELETE', path, undefined, headers)));
       const [won, lost] = [...settled].sort((a, b) => a.statusCode - b.statusCode);
       expect(won!.statusCode).toBe(204);
-      // The other is refused: as the last credential (400) when it checked its signer before the
-      // first committed, else because that revocation ended the session that signed it (401).
-      if (lost!.statusCode === 400) expectEnvelope(lost!, 400, 'INVALID_INPUT');
-      else expectEnvelope(lost!, 401, 'WALLET_SIGNATURE_INVALID');
+      // The other waits for the first (both lock the account's credential set before they check
+      // their signer: README, Lock order) and is refused: the first ended the session that signed it.
+      expectEnvelope(lost!, 401, 'WALLET_SIGNATURE_INVALID');
       expect(await credentials(wallet)).toHaveLength(1);
     }
     // The settle jobs (the re-sends settled their requests already), so later tests find only their own due.

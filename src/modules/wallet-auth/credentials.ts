@@ -260,6 +260,7 @@ export class CredentialFlows {
         body: {},
         // A credential cannot authorise its own revocation (spec §4.5 rule 2).
         signer: { kind: 'session', excludeCredentialId: credential.id },
+        writesCredentials: [credential.id],
         payload: { type: 'ACTIVITY_TYPE_DELETE_AUTHENTICATORS', parameters: { authenticatorIds: [credentialId], userId: accountRef(credential.account_id) } },
       });
       return { ...challenge, type: credential.type };
@@ -275,8 +276,9 @@ export class CredentialFlows {
   }
 
   private async executeRevoke(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome> {
-    // Rule 5 under concurrency: two revocations settled at once (sandbox settle delays, whose
-    // settling holds no lock on the signer's credential) must not each count the other's credential.
+    // Rule 5 under concurrency: two revocations must not each count the other's credential. The
+    // retry took these locks before checking the signer (`writesCredentials`); taken again here
+    // (held already, so no wait) for a challenge issued before it named what it writes.
     await lockCredentialSet(trx, row.account_id);
     const credential = await loadCredential(trx, row.platform_id, row.target_id, true);
     await this.checkNotLast(trx, credential);

@@ -182,7 +182,18 @@ export async function lockCredentialSet(trx: Tx, accountId: string): Promise<voi
   await sql`select pg_advisory_xact_lock(${CREDENTIAL_SET_LOCK_CLASS}, hashtext(${accountId}))`.execute(trx);
 }
 
-/** The EMAIL_OTP credentials tied to a customer's e-mail, on any of the customer's wallets. */
+/**
+ * The locks of an operation that writes existing credentials, in the global order (README, Lock
+ * order): the credential sets of their accounts and of `signerAccountId`, by account id, then
+ * the credentials FOR UPDATE, by id (a credential's account never changes, so reading the
+ * accounts unlocked is safe).
+ */
+export async function lockCredentialsForWrite(trx: Tx, signerAccountId: string, ids: string[]): Promise<void> {
+  const owners = await trx.selectFrom('auth_credentials').select('account_id').distinct().where('id', 'in', ids).execute();
+  for (const accountId of [...new Set([signerAccountId, ...owners.map((o) => o.account_id)])].sort()) await lockCredentialSet(trx, accountId);
+  await trx.selectFrom('auth_credentials').select('id').where('id', 'in', ids).orderBy('id').forUpdate().execute();
+}
+
 /** The customer's active credentials of an OTP type, across its wallets, oldest first; `lock` takes them FOR UPDATE. */
 export async function otpCredentialsOfCustomer(
   db: DbOrTx,
@@ -200,7 +211,8 @@ export async function otpCredentialsOfCustomer(
     .where('c.type', '=', type)
     .where('c.revoked_at', 'is', null)
     .orderBy('c.id');
-  if (lock) query = query.forUpdate();
+  // The credentials only: the wallet accounts' rows are not written here.
+  if (lock) query = query.forUpdate('c');
   return query.execute();
 }
 

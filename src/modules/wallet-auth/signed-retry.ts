@@ -13,6 +13,7 @@ import {
   setSignedRequestContext,
   findSignedRequest,
   insertSignedRequest,
+  lockCredentialsForWrite,
   sessionsWithKey,
   type SessionRow,
   type SignedRequestRow,
@@ -75,6 +76,11 @@ export interface IssueSpec {
   body: unknown;
   signer: SignerRule;
   context?: Record<string, unknown>;
+  /**
+   * The existing credentials (ids) the operation writes: a retry locks them, and the credential
+   * sets of their accounts and of the signer's, before it checks the signer (README, Lock order).
+   */
+  writesCredentials?: string[];
   /**
    * What the end user authorises, as an activity `{type, parameters}` (the payload adds the
    * account, the request id, the body's digest and the time), or a payload of its own making
@@ -163,7 +169,7 @@ export class SignedRequests {
       payload_to_sign: payloadToSign,
       signer: spec.signer,
       // The bound body travels with the operation: it is what the signature authorised.
-      context: { ...spec.context, body: spec.body },
+      context: { ...spec.context, body: spec.body, ...(spec.writesCredentials?.length ? { writesCredentials: spec.writesCredentials } : {}) },
       status: 'PENDING',
       stamp: null,
       settle_at: null,
@@ -238,6 +244,7 @@ export class SignedRequests {
       // holding the locks `authorise` takes. A failed authorisation rolls the claim back.
       let current = await claimSignedRequest(trx, row.id, spec.proof, settleAt, now);
       if (!current) return undefined;
+      await this.lockWrites(trx, current);
       const facts = await spec.authorise(trx, current, now);
       if (Object.keys(facts).length > 0) current = await setSignedRequestContext(trx, row.id, { ...current.context, ...facts });
       if (delayMs === 0) return this.execute(trx, current);
@@ -249,6 +256,19 @@ export class SignedRequests {
     // Given back meanwhile by a refusal (`retryableRefusals`, settled late): it may be redeemed again.
     if (taken.status === 'PENDING') return this.redeem(spec);
     return this.resend(taken, same(taken));
+  }
+
+  /**
+   * The locks an operation that writes credentials takes right after its request's row, before
+   * any other (README, Lock order): the credential sets of the accounts whose credentials it
+   * writes and of the signer's account, then those credentials FOR UPDATE. Taken after the
+   * signer check instead, they came after its share locks: two crossed revocations each held the
+   * credential the other revokes, and a contact change upgraded its signer's share lock while
+   * another operation of that session, holding the same share lock, waited for the customer row.
+   */
+  private async lockWrites(trx: Tx, row: SignedRequestRow): Promise<void> {
+    const ids = row.context.writesCredentials as string[] | undefined;
+    if (ids?.length) await lockCredentialsForWrite(trx, row.account_id, ids);
   }
 
   /** The stamp's key must be allowed by the challenge's rule; the sessions it relies on are share-locked until the claim commits. */
@@ -309,7 +329,9 @@ export class SignedRequests {
    */
   private async settle(trx: Tx, platformId: string, id: string): Promise<SignedRequestRow | undefined> {
     const row = await findSignedRequest(trx, platformId, id, true);
-    return row?.status === 'PROCESSING' ? this.execute(trx, row, () => this.signerStillActive(trx, row)) : row;
+    if (row?.status !== 'PROCESSING') return row;
+    await this.lockWrites(trx, row);
+    return this.execute(trx, row, () => this.signerStillActive(trx, row));
   }
 
   /**
@@ -317,10 +339,10 @@ export class SignedRequests {
    * claim stored, at the settling time. Refused: 401 WALLET_SIGNATURE_INVALID, the answer a retry
    * signed by that session gets once it is revoked or expired. Only sessions are re-checked: a
    * 'key' signer (OTP verify) and a passkey assertion prove no session, and their operations load
-   * their credential, active only, when they run. The sessions are read without a lock: the
-   * operation takes its own locks next (a credential revocation: the account's credential set,
-   * then the credential row), and share locks taken first, in the reverse order, made two
-   * crossed revocations settling at once deadlock.
+   * their credential, active only, when they run. The sessions are read without a lock: an
+   * operation that writes credentials holds its signer's account's credential set already
+   * (`lockWrites`), so no revocation of the signer commits before it does; any other is as a
+   * revocation that commits while the operation runs (README).
    */
   private async signerStillActive(trx: Tx, row: SignedRequestRow): Promise<void> {
     const rule = row.signer;

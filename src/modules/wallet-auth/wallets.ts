@@ -3,6 +3,7 @@ import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs.js';
+import type { TiedCredentials } from './contact-credentials.js';
 import { checkClientPublicKey, loadWalletAccount, OPERATIONS, type WalletAuthDeps } from './context.js';
 import { accountsWithWallets, findWallet, insertCredentials, insertWallets, type SignedRequestRow, type WalletAccount, type WalletRow } from './repo.js';
 import type { SignedRequestChallenge, WalletExportRequest } from './schemas.js';
@@ -114,13 +115,26 @@ export class WalletFlows {
 
   /**
    * Issues a signed-retry challenge for an operation another module performs (privacy, contact
-   * change); `context` travels to its execution beside the bound body.
+   * change); `context` travels to its execution beside the bound body. A contact change's
+   * `context.tied` names the credentials its execution moves (`moveTiedCredentials`): they are
+   * what it writes, locked in the global order before its signer is checked (README, Lock order).
    */
   async issueFor(
     trx: Tx,
-    spec: { platformId: string; accountUuid: string; operation: string; targetId: string; body: unknown; type: string; parameters: Record<string, unknown>; context?: Record<string, unknown> },
+    spec: {
+      platformId: string;
+      accountUuid: string;
+      operation: string;
+      targetId: string;
+      body: unknown;
+      type: string;
+      parameters: Record<string, unknown>;
+      context?: { tied?: TiedCredentials } & Record<string, unknown>;
+    },
   ): Promise<SignedRequestChallenge> {
+    const moved = spec.context?.tied?.credentials.map((c) => c.id);
     return this.deps.signed.issue(trx, {
+      ...(moved ? { writesCredentials: moved } : {}),
       platformId: spec.platformId,
       accountId: spec.accountUuid,
       operation: spec.operation,
