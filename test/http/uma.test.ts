@@ -429,14 +429,19 @@ describe('GET /.well-known/lnurlp/{user}: the receiving side checks every reques
   });
 
   it("INVALID_SIGNATURE, saying nothing of the network, when the sender's keys cannot be fetched", async () => {
+    // A port nothing listens on: one just freed (a fixed low port may be taken on a shared machine).
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const domain = `127.0.0.1:${(probe.address() as { port: number }).port}`;
+    await new Promise((resolve) => probe.close(resolve));
     const url = await getSignedLnurlpRequestUrl({
       isSubjectToTravelRule: true,
       receiverAddress: bob.umaAddress,
-      senderVaspDomain: '127.0.0.1:1',
+      senderVaspDomain: domain,
       signingPrivateKey: fake.signing.privateKey,
     });
     const body = expectEnvelope(await send(url), 401, 'INVALID_SIGNATURE');
-    expect(body.details).toEqual({ vaspDomain: '127.0.0.1:1' });
+    expect(body.details, JSON.stringify(body)).toEqual({ vaspDomain: domain });
   });
 
   it('INVALID_REQUEST_FORMAT for a UMA version Corridor does not speak', async () => {
