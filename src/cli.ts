@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
@@ -45,6 +47,50 @@ Environment: PORT, HOST, DATABASE_URL, CORRIDOR_MASTER_KEY, CORRIDOR_DATA_DIR, L
 
 class UsageError extends Error {}
 
+/** Positionals each command takes, the command and its subcommand included: a stray one is a mistake, never ignored. */
+const POSITIONALS: Record<string, number | Record<string, number>> = {
+  serve: 1,
+  migrate: 1,
+  'master-key': { generate: 2 },
+  identifiers: { 'rotate-key': 2 },
+  platforms: { create: 2 },
+  tokens: { create: 2 },
+  directories: { load: 3, show: 2 },
+  verifications: { decide: 3 },
+  ledger: { verify: 2 },
+};
+
+/** USAGE's lines for one command (`corridor ledger --help`), or all of it for a command it does not know. */
+function usageOf(command: string | undefined): string {
+  const lines = USAGE.split('\n');
+  const own: string[] = [];
+  lines.forEach((line, at) => {
+    if (command === undefined || !line.startsWith(`  ${command} `)) return;
+    own.push(line);
+    for (let next = at + 1; next < lines.length && lines[next]!.startsWith('    '); next++) own.push(lines[next]!);
+  });
+  return own.length ? ['Usage: corridor <command> [options]', '', ...own, '', lines.at(-1)!].join('\n') : USAGE;
+}
+
+/**
+ * A refusal by the machine or the database rather than a fault in Corridor (the port taken, a host
+ * unknown, the database down, its login refused): one line naming the settings to check, not a
+ * stack trace pointing into Corridor's code. Neither pg's nor Node's messages quote DATABASE_URL.
+ */
+function environmentFailure(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  if (typeof code !== 'string') return undefined;
+  // Node's AggregateError (every address of a host refused) carries its reasons inside, its own message empty.
+  const message = error.message || (error instanceof AggregateError ? String((error.errors[0] as Error | undefined)?.message ?? code) : code);
+  if (syscall === 'listen') return `cannot listen: ${message} (check PORT and HOST)`;
+  // Reaching the database (a file error, say, is not this: its stack is kept).
+  if (/^E[A-Z]+$/.test(code) && (syscall === undefined || syscall === 'connect' || syscall === 'getaddrinfo')) return `${message} (check DATABASE_URL, HOST and PORT)`;
+  // SQLSTATE classes 08 (connection), 28 (authorization), 3D000 (no such database), 57P0x (shutting down, starting up).
+  if (/^(08|28|3D|57P0)/.test(code)) return `the database refused: ${message} (check DATABASE_URL)`;
+  return undefined;
+}
+
 function fail(message: string): never {
   throw new UsageError(message);
 }
@@ -68,8 +114,8 @@ function printCredentials(json: boolean, out: Record<string, string>): void {
   process.stdout.write('\nThe secret is shown once; store it now.\n');
 }
 
-async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
+function parseCommandLine(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -85,17 +131,39 @@ async function main(argv: string[]): Promise<void> {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
+}
+
+async function main(argv: string[]): Promise<void> {
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (error) {
+    // An unknown option, or one without its value: Node's message, as a usage error.
+    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS_')) fail((error as Error).message);
+    throw error;
+  }
+  const { positionals, values } = parsed;
   const [command = 'serve', sub] = positionals;
   if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${usageOf(positionals[0])}\n`);
     return;
   }
+  const expected = POSITIONALS[command];
+  const count = typeof expected === 'object' ? (sub === undefined ? undefined : expected[sub]) : expected;
+  if (count !== undefined && positionals.length > count) fail(`unexpected argument "${positionals[count]}"`);
 
   switch (command) {
     case 'serve': {
       const { stop } = await startServer(loadConfig());
+      let stopping = false;
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-        process.once(signal, () => {
+        process.on(signal, () => {
+          // A second signal (Ctrl-C twice) ends the process now: unfinished jobs return when their leases run out.
+          if (stopping) {
+            process.stderr.write(`corridor: ${signal} during shutdown: exiting without waiting for in-flight work\n`);
+            process.exit(1);
+          }
+          stopping = true;
           stop().then(
             () => process.exit(0),
             (error: unknown) => {
@@ -240,6 +308,8 @@ async function main(argv: string[]): Promise<void> {
       if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) fail('--batch-size must be an integer in 1..100000');
       // Read-only: it never migrates, so it can point at a production database as it is.
       const config = loadConfig();
+      // Never made: a mistyped CORRIDOR_DATA_DIR would otherwise become a new, empty database.
+      if (!config.databaseUrl && !existsSync(join(config.dataDir, 'PG_VERSION'))) fail(`no embedded database in ${config.dataDir} (set CORRIDOR_DATA_DIR, or DATABASE_URL)`);
       const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
       try {
         let report: Awaited<ReturnType<typeof verifyLedger>>;
@@ -275,8 +345,13 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof ConfigError) {
-    process.stderr.write(`corridor: ${error.message}\n\n${error instanceof UsageError ? USAGE : ''}\n`);
+    process.stderr.write(`corridor: ${error.message}\n${error instanceof UsageError ? `\n${usageOf(process.argv[2])}\n` : ''}`);
     process.exit(2);
+  }
+  const refusal = environmentFailure(error);
+  if (refusal) {
+    process.stderr.write(`corridor: ${refusal}\n`);
+    process.exit(1);
   }
   process.stderr.write(`corridor: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);

@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { DEFAULT_LEASE_MS } from './platform/jobs.js';
 
 export const API_VERSION = '2025-10-13';
@@ -138,7 +139,7 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 /** An external provider reached over HTTP: `<PREFIX>_URL`, `_TOKEN` (Bearer) and `_TIMEOUT_MS`. */
 function httpProvider(env: NodeJS.ProcessEnv, prefix: string, timeoutMs: { fallback: number; max: number }): HttpProviderConfig {
   const url = env[`${prefix}_URL`] || undefined;
-  if (url !== undefined && !/^https?:\/\/\S+$/.test(url)) throw new ConfigError(`${prefix}_URL must be an http(s) URL, got "${url}"`);
+  if (url !== undefined && !isHttpUrl(url)) throw new ConfigError(`${prefix}_URL must be an http(s) URL, got "${withoutCredentials(url)}"`);
   const token = env[`${prefix}_TOKEN`];
   return {
     ...(url ? { url } : {}),
@@ -160,7 +161,7 @@ function termsConfig(env: NodeJS.ProcessEnv): Config['endUserTerms'] {
   const version = env.CORRIDOR_TERMS_VERSION || 'V1';
   if (!/^[A-Za-z0-9._-]{1,32}$/.test(version)) throw new ConfigError(`CORRIDOR_TERMS_VERSION must be 1–32 letters, digits, '.', '_' or '-'; got "${version}"`);
   const url = env.CORRIDOR_TERMS_URL || 'https://corridor.dev/legal/end-user-terms';
-  if (!/^https?:\/\/\S+$/.test(url)) throw new ConfigError(`CORRIDOR_TERMS_URL must be an http(s) URL, got "${url}"`);
+  if (!isHttpUrl(url)) throw new ConfigError(`CORRIDOR_TERMS_URL must be an http(s) URL, got "${url}"`);
   return { version, url };
 }
 
@@ -184,7 +185,31 @@ function limitTable(env: NodeJS.ProcessEnv, name: string, defaultUsdMinor: bigin
   return table;
 }
 
-/** Reads the environment once at boot; any bad value stops start-up with a message naming it. */
+function isHttpUrl(text: string): boolean {
+  return /^https?:\/\/\S+$/.test(text) && URL.canParse(text);
+}
+
+/** A URL as an error message may quote it: a provider's URL can carry a user and password before its host. */
+function withoutCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1[credentials]@');
+}
+
+/**
+ * DATABASE_URL, checked as pg will read it, so a malformed one stops start-up here rather than as
+ * a stack trace from the first connection. Never quoted back: it holds the database password.
+ */
+function postgresUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const url = env.DATABASE_URL || undefined;
+  if (url === undefined) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  try {
+    parseConnectionString(url);
+  } catch {
+    throw new ConfigError('DATABASE_URL is not a valid URL (a port that is not a number, an unescaped character in the user name or password?); percent-encode reserved characters such as @ : / in the password');
+  }
+  return url;
+}
+
 function jwksOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const raw = env.CORRIDOR_OIDC_JWKS_OVERRIDES;
   if (!raw) return {};
@@ -203,13 +228,11 @@ function jwksOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   return overrides;
 }
 
+/** Reads the environment once at boot; any bad value stops start-up with a message naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '0.0.0.0';
-  const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
-  }
+  const databaseUrl = postgresUrl(env);
   const logLevel = env.LOG_LEVEL || 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
@@ -223,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`CORRIDOR_WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs}) must be at most half of CORRIDOR_JOBS_LEASE_MS (${leaseMs})`);
   }
   const publicUrl = (env.CORRIDOR_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  if (!isHttpUrl(publicUrl)) throw new ConfigError(`CORRIDOR_PUBLIC_URL must be an http(s) URL such as https://payments.example.com, got "${publicUrl}"`);
   return {
     port,
     host,

@@ -64,6 +64,9 @@ function firstRunBanner(config: Config, clientId: string, secret: string, platfo
 /** How long each last step of a shutdown may take (releasing unfinished jobs, closing the database connections). */
 const CLOSE_MS = 5_000;
 
+/** How often a draining server closes the keep-alive connections that have just finished their request. */
+const IDLE_SWEEP_MS = 100;
+
 /** Whether `work` (which never rejects) ends within `ms`. */
 async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -122,7 +125,14 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
       logger.info('shutting down: no new connections or jobs, draining in-flight requests and jobs');
       // Both at once: the worker claims nothing from now on while requests drain.
       const drained = Promise.all([app.close(), jobs.stop()]).catch((error: unknown) => logger.error({ err: error }, 'draining failed'));
-      if (!(await settlesWithin(drained, config.shutdownGraceMs))) {
+      // A keep-alive connection whose request was in flight stays open once answered (Fastify closes
+      // the idle ones only when the drain starts, and marks only later requests Connection: close),
+      // so a client holding it (a load balancer's pool) would make every stop last the whole grace
+      // period: each connection is closed as soon as it has nothing in flight.
+      const closeIdle = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+      const drainedInTime = await settlesWithin(drained, config.shutdownGraceMs);
+      clearInterval(closeIdle);
+      if (!drainedInTime) {
         logger.error('in-flight requests or jobs did not finish within the grace period; closing anyway');
         app.server.closeAllConnections();
         // Another process takes the unfinished jobs at once, not when their leases run out.

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+/** Values that pass a first look but that nothing downstream could use stop start-up here, naming the variable. */
+describe('settings refused at start-up', () => {
+  it.each([
+    ['CORRIDOR_PUBLIC_URL', 'payments.example.com'],
+    ['CORRIDOR_PUBLIC_URL', 'ftp://payments.example.com'],
+    ['CORRIDOR_PUBLIC_URL', 'http://[::1'],
+    ['CORRIDOR_RATES_URL', 'http://[bad'],
+    ['CORRIDOR_TERMS_URL', 'https://exa mple.com'],
+    ['DATABASE_URL', 'mysql://db/corridor'],
+    ['DATABASE_URL', 'postgres://corridor:s3cret@db:notaport/corridor'],
+    ['DATABASE_URL', 'postgres://corridor:s3cret@[db/corridor'],
+  ])('%s=%s', (name, value) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(new RegExp(`^${name} `));
+  });
+
+  it('never quotes a password back: DATABASE_URL is not repeated, a provider URL loses its credentials', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://corridor:s3cret@[db/corridor' })).toThrow(ConfigError);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://corridor:s3cret@[db/corridor' })).not.toThrow(/s3cret/);
+    expect(() => loadConfig({ CORRIDOR_RAILS_URL: 'https://rails:s3cret@[rails.example' })).toThrow(
+      new ConfigError('CORRIDOR_RAILS_URL must be an http(s) URL, got "https://[credentials]@[rails.example"'),
+    );
+  });
+
+  it('accepts what pg accepts, a Unix socket among them, and a public URL with a path', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://corridor@/corridor?host=/var/run/postgresql' }).databaseUrl).toBe('postgres://corridor@/corridor?host=/var/run/postgresql');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://corridor:p%40ss@db:5432/corridor' }).databaseUrl).toBe('postgresql://corridor:p%40ss@db:5432/corridor');
+    expect(loadConfig({ CORRIDOR_PUBLIC_URL: 'https://api.example.com/corridor/' }).publicUrl).toBe('https://api.example.com/corridor');
+  });
+});
