@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeOtpChallenges } from '../../src/modules/wallet-auth/index.js';
 import { parseId } from '../../src/platform/ids.js';
 import { PURGE_BATCH_ROWS, RETENTION_MARGIN_MS } from '../../src/platform/retention.js';
-import { createTestContext, expectEnvelope, onPostgres, type TestContext } from '../helpers/context.js';
+import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+import { deadlocksDetected } from '../helpers/deadlocks.js';
 import { newClientKey, stamp, WalletClient, type ClientKey, type Method, type WalletFixture } from '../helpers/wallet.js';
 
 /**
@@ -148,18 +149,11 @@ describe('adding an OTP credential', () => {
 });
 
 describe('concurrent refreshes of one credential’s sessions', () => {
-  const deadlocks = async () =>
-    onPostgres ? Number((await sql<{ n: string }>`select deadlocks as n from pg_stat_database where datname = current_database()`.execute(ctx.handle.db)).rows[0]!.n) : 0;
-  /** Backends report their counters to pg_stat_database at most once a second. */
-  const settledDeadlocks = async () => {
-    if (onPostgres) await new Promise((resolve) => setTimeout(resolve, 1100));
-    return deadlocks();
-  };
 
   it('all complete, none waits out a deadlock, and each makes exactly one session', async () => {
     const wallet = await client.newWallet();
     const logins = [await client.login(wallet.credentialId), await client.login(wallet.credentialId)];
-    const before = await settledDeadlocks();
+    const before = await deadlocksDetected(ctx.handle.db);
     const legs = [];
     for (let i = 0; i < 6; i++) {
       const { key, session } = logins[i % 2]!;
@@ -176,7 +170,7 @@ describe('concurrent refreshes of one credential’s sessions', () => {
     );
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(201));
     for (const { ms } of results) expect(ms).toBeLessThan(1000);
-    expect((await settledDeadlocks()) - before).toBe(0);
+    expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     expect(await sessions(wallet)).toHaveLength(2 + 6);
   });
 
@@ -186,7 +180,7 @@ describe('concurrent refreshes of one credential’s sessions', () => {
     const path = `/auth/sessions/${session.id}/refresh`;
     const resends = [];
     for (let i = 0; i < 6; i++) resends.push(await deferred('POST', path, { clientPublicKey: newClientKey().publicKey }, key, 30));
-    const before = await settledDeadlocks();
+    const before = await deadlocksDetected(ctx.handle.db);
     ctx.clock.advance(30_000);
     const results = await Promise.all(
       resends.map(async (resend) => {
@@ -197,7 +191,7 @@ describe('concurrent refreshes of one credential’s sessions', () => {
     );
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(201));
     for (const { ms } of results) expect(ms).toBeLessThan(1000);
-    expect((await settledDeadlocks()) - before).toBe(0);
+    expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     expect(await sessions(wallet)).toHaveLength(1 + 6);
     await ctx.jobs.runDue(50);
   });

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, expectEnvelope, onPostgres, type TestContext } from '../helpers/context.js';
+import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+import { deadlocksDetected } from '../helpers/deadlocks.js';
 import { newClientKey, stamp, WalletClient, type ClientKey, type Method, type WalletFixture } from '../helpers/wallet.js';
 
 /**
@@ -24,13 +24,6 @@ type Login = Awaited<ReturnType<WalletClient['login']>>;
 let phones = 0;
 const newPhone = () => `+1415557${String(1000 + ++phones).slice(-4)}`;
 
-const deadlocks = async () =>
-  onPostgres ? Number((await sql<{ n: string }>`select deadlocks as n from pg_stat_database where datname = current_database()`.execute(ctx.handle.db)).rows[0]!.n) : 0;
-/** Backends report their counters to pg_stat_database at most once a second. */
-const settledDeadlocks = async () => {
-  if (onPostgres) await new Promise((resolve) => setTimeout(resolve, 1100));
-  return deadlocks();
-};
 
 const credentials = async (w: WalletFixture) => ((await client.call('GET', `/auth/credentials?accountId=${w.accountId}`)).json() as { data: Array<Body & { id: string }> }).data;
 const sessions = async (w: WalletFixture) => ((await client.call('GET', `/auth/sessions?accountId=${w.accountId}`)).json() as { data: Array<Body & { id: string }> }).data;
@@ -73,7 +66,7 @@ describe('two crossed credential revocations sent at once (no settle delay)', ()
   it('exactly one succeeds, the other is refused as signed by a session that ended; none waits out a deadlock', async () => {
     const wallets = [];
     for (let i = 0; i < 4; i++) wallets.push(await walletWithTwoCredentials());
-    const before = await settledDeadlocks();
+    const before = await deadlocksDetected(ctx.handle.db);
     const rounds = await Promise.all(
       wallets.map(({ wallet, email, sms, smsId }) =>
         race([
@@ -82,7 +75,7 @@ describe('two crossed credential revocations sent at once (no settle delay)', ()
         ]),
       ),
     );
-    expect((await settledDeadlocks()) - before).toBe(0);
+    expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     for (const [i, results] of rounds.entries()) {
       const { wallet, email, sms } = wallets[i]!;
       for (const { ms } of results) expect(ms).toBeLessThan(1000);
@@ -115,9 +108,9 @@ describe('two crossed credential revocations sent at once (no settle delay)', ()
       crossed.push({ path, headers: { 'service-wallet-signature': await stamp(sms.key, challenge.payloadToSign), 'request-id': challenge.requestId } });
     }
     ctx.clock.advance(30_000);
-    const before = await settledDeadlocks();
+    const before = await deadlocksDetected(ctx.handle.db);
     const rounds = await Promise.all(wallets.map((_, i) => Promise.all([deferred[i]!, crossed[i]!].map(({ path, headers }) => client.call('DELETE', path, undefined, headers)))));
-    expect((await settledDeadlocks()) - before).toBe(0);
+    expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     for (const [i, settled] of rounds.entries()) {
       const [won, lost] = [...settled].sort((a, b) => a.statusCode - b.statusCode);
       expect(won!.statusCode).toBe(204);
@@ -135,7 +128,7 @@ describe('a signed contact change beside other signed operations of a session of
   it('an e-mail change, an SMS_OTP add and a refresh signed by one session all complete', async () => {
     const wallets = [await client.newWallet({ phoneNumber: newPhone() }), await client.newWallet({ phoneNumber: newPhone() })];
     const logins = [await client.login(wallets[0]!.credentialId), await client.login(wallets[1]!.credentialId)];
-    const before = await settledDeadlocks();
+    const before = await deadlocksDetected(ctx.handle.db);
     const rounds = await Promise.all(
       wallets.map((wallet, i) => {
         const { key, session } = logins[i]!;
@@ -146,7 +139,7 @@ describe('a signed contact change beside other signed operations of a session of
         ]);
       }),
     );
-    expect((await settledDeadlocks()) - before).toBe(0);
+    expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     for (const [i, results] of rounds.entries()) {
       const wallet = wallets[i]!;
       for (const { ms } of results) expect(ms).toBeLessThan(1000);
@@ -161,12 +154,12 @@ describe('a signed contact change beside other signed operations of a session of
   it('two competing e-mail changes signed by one session: one moves the credential, the other is 424 and changes nothing', async () => {
     const wallet = await client.newWallet();
     const { key } = await client.login(wallet.credentialId);
-    const before = await settledDeadlocks();
+    const before = await deadlocksDetected(ctx.handle.db);
     const results = await race([
       { ...patch(wallet, { email: `first-${wallet.email}` }), key },
       { ...patch(wallet, { email: `second-${wallet.email}` }), key },
     ]);
-    expect((await settledDeadlocks()) - before).toBe(0);
+    expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     for (const { ms } of results) expect(ms).toBeLessThan(1000);
     expect(results.map((r) => r.response.statusCode).sort()).toEqual([200, 424]);
     expectEnvelope(results.find((r) => r.response.statusCode === 424)!.response, 424, 'EMAIL_OTP_CREDENTIAL_SYNC_FAILED');
@@ -178,12 +171,12 @@ describe('a signed contact change beside other signed operations of a session of
 
   it('an e-mail change signed by the SMS_OTP session beside the revocation of that SMS_OTP credential: no deadlock, one credential at least', async () => {
     const { wallet, email, sms, smsId } = await walletWithTwoCredentials();
-    const before = await settledDeadlocks();
+    const before = await deadlocksDetected(ctx.handle.db);
     const [change, revoke] = await race([
       { ...patch(wallet, { email: `moved-${wallet.email}` }), key: sms.key },
       { method: 'DELETE', path: `/auth/credentials/${smsId}`, body: undefined, key: email.key },
     ]);
-    expect((await settledDeadlocks()) - before).toBe(0);
+    expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     for (const { ms } of [change!, revoke!]) expect(ms).toBeLessThan(1000);
     expect(revoke!.response.statusCode, revoke!.response.body).toBe(204);
     // Ordered before the revocation it moves the e-mail; after it, its signing session has ended.
