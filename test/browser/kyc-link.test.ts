@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, servedAt } from '../helpers/browser.js';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
 import { validPdf } from '../helpers/document-files.js';
 
@@ -15,9 +15,7 @@ let origin: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = ctx.app.server.address() as { port: number };
-  origin = `http://localhost:${port}`;
+  origin = await servedAt(ctx.app);
   const settings = await call('PATCH', '/customers/settings', { sandboxAutoApprove: false });
   expect(settings.statusCode).toBe(200);
 }, 60_000);

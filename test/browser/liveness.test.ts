@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, servedAt } from '../helpers/browser.js';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
 import { solanaWallet } from '../helpers/external-accounts.js';
 
@@ -14,9 +14,7 @@ let origin: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = ctx.app.server.address() as { port: number };
-  origin = `http://localhost:${port}`;
+  origin = await servedAt(ctx.app);
   browser = await launchBrowser();
 }, 60_000);
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, servedAt } from '../helpers/browser.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WalletClient } from '../helpers/wallet.js';
 
@@ -23,9 +23,7 @@ beforeAll(async () => {
       api.get(DEMO_PATH, { schema: { hide: true }, config: { auth: false } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
     },
   });
-  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = ctx.app.server.address() as { port: number };
-  origin = `http://localhost:${port}`;
+  origin = await servedAt(ctx.app);
   browser = await launchBrowser();
 }, 60_000);
 afterAll(async () => {

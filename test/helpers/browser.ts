@@ -61,3 +61,9 @@ export async function launchBrowser(): Promise<Browser> {
     },
   });
 }
+
+/** Serves `app` on a free local port for a browser to open; answers its origin (`http://localhost:<port>`). */
+export async function servedAt(app: { listen(options: { port: number; host: string }): Promise<unknown>; server: { address(): unknown } }): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://localhost:${(app.server.address() as { port: number }).port}`;
+}
