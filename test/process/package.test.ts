@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await database.cleanup();
-  await rm(work, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** Runs the installed `corridor` until /readyz answers 200, then stops it with SIGTERM. */
@@ -51,6 +51,28 @@ async function serveUntilReady(app: string, env: Record<string, string>): Promis
   } finally {
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
     await exited;
+    // npx may exit before the corridor process it started has finished shutting down (PGlite
+    // still writing its data directory): wait for the whole process group to be gone.
+    await groupGone(child.pid!);
+  }
+}
+
+/** Resolves once no process of the group `pgid` is left (at most 30 s, then kills what is left). */
+async function groupGone(pgid: number): Promise<void> {
+  const alive = () => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (const deadline = Date.now() + 30_000; alive(); ) {
+    if (Date.now() > deadline) {
+      process.kill(-pgid, 'SIGKILL');
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
