@@ -16,7 +16,7 @@ import { builtInRates, ExchangeRates, HttpRateProvider, rateRoutes } from './mod
 import { purgeExpiredReceiverLookups, receiverRoutes } from './modules/receivers/index.js';
 import { noProductionModel, sandboxFeeModel, withdrawalFeeRoutes, type WithdrawalFeeModel } from './modules/withdrawal-fees/index.js';
 import { createAccountsLedger, INTERNAL_ACCOUNT_EVENTS, internalAccountRoutes } from './modules/internal-accounts/index.js';
-import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, primaryIdentifierOf, type InstitutionDirectory } from './modules/external-accounts/index.js';
+import { EXTERNAL_ACCOUNT_EVENTS, EXTERNAL_ACCOUNT_SCHEMAS, externalAccountRoutes, LIVENESS_PATH, primaryIdentifierOf, type InstitutionDirectory } from './modules/external-accounts/index.js';
 import { TokenAuthenticator, tokenRoutes } from './modules/tokens/index.js';
 import {
   LightningNode,
@@ -29,7 +29,7 @@ import {
   VaspTransport,
   vaspKeySource,
 } from './modules/uma/index.js';
-import { KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
+import { KYC_PAGE_PATH, KycLinkTokens, reviewUnderway, VERIFICATION_EVENTS, verificationRoutes } from './modules/verifications/index.js';
 import { LocalEnclave, OidcVerifier, purgeEndedSessions, purgeOtpChallenges, purgeSpentOidcTokens, SignedRequests, WalletAuth, walletAuthRoutes, type WalletEnclave } from './modules/wallet-auth/index.js';
 import { sandboxRoutes } from './modules/sandbox/index.js';
 import {
@@ -75,8 +75,12 @@ import type { ModuleDeps } from './platform/module.js';
 import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './platform/messages.js';
 import { doneJobsPurge, Retention } from './platform/retention.js';
 
-/** The secret in a hosted page's URL (`/kyc/<token>…`, `/ownership/liveness/<token>`): the link's only credential, never logged. */
-const HOSTED_PAGE_TOKEN = /(\/(?:kyc|ownership\/liveness)\/)[^/?#]+/;
+/**
+ * The secret in a hosted page's URL (`<KYC_PAGE_PATH>/<token>…`, `<LIVENESS_PATH>/<token>`): the
+ * link's only credential, never logged. By path rather than by route parameter, so that a URL no
+ * route matched (a wrong method on the page) is written without it too.
+ */
+const HOSTED_PAGE_TOKEN = new RegExp(`((?:${KYC_PAGE_PATH}|${LIVENESS_PATH})/)[^/?#]+`);
 
 export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
   handle: DbHandle;

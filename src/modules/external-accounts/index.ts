@@ -14,5 +14,6 @@ export {
   type ReceiveDecision,
 } from './lookup.js';
 export { accountSuffix } from './sandbox-suffix.js';
+export { LIVENESS_PATH } from './ownership.js';
 export { checkWithdrawalAddress, type WithdrawalNetwork } from './addresses.js';
 export type { NetworkScope } from './formats.js';

@@ -3,4 +3,4 @@ export { verificationRoutes } from './routes.js';
 export { decideManualReview, reviewUnderway } from './service.js';
 export type { ManualReviewDecision } from './schemas.js';
 export { VERIFICATION_EVENTS } from './schemas.js';
-export { KycLinkTokens } from './kyc-links.js';
+export { KYC_PAGE_PATH, KycLinkTokens } from './kyc-links.js';
