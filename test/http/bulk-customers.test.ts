@@ -167,6 +167,25 @@ describe('POST /customers/bulk/csv', () => {
     expect(await totalCustomers(p)).toBe(0);
   });
 
+  it('answers 400 when the multipart parser drops the file part and stalls, instead of never answering', async () => {
+    const p = await ctx.newPlatform();
+    const boundary = '----corridor-test-boundary';
+    // A line break in the file name (RFC 5987) makes busboy drop the part; 100 KB of it left it paused for good.
+    const payload = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''a%0D%0Ab.csv\r\nContent-Type: text/csv\r\n\r\n`),
+      Buffer.alloc(100_000, 0x41),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const response = await ctx.app.inject({
+      method: 'POST',
+      url: `${BASE}/customers/bulk/csv`,
+      headers: { authorization: p.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload,
+    });
+    expect(expectEnvelope(response, 400, 'INVALID_INPUT').details!.errors).toEqual([{ field: 'body', message: 'is not well-formed multipart/form-data (a part could not be read)' }]);
+    expect(await ctx.jobs.runDue()).toBe(0);
+  }, 30_000);
+
   it('imports in batches, and a job that died resumes after the last committed batch', async () => {
     const p = await ctx.newPlatform();
     const rows = Array.from({ length: 250 }, (_, i) => `many-${i},INDIVIDUAL,Person ${i}`);

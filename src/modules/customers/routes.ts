@@ -8,7 +8,7 @@ import { formatId } from '../../platform/ids.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { attachedFieldErrors } from '../../platform/http/validation.js';
-import { notWellFormed } from '../../platform/http/multipart.js';
+import { guardedParts, notWellFormed } from '../../platform/http/multipart.js';
 import { unstorableText } from '../../platform/http/text-input.js';
 import { sendWrite } from '../../platform/http/write.js';
 import {
@@ -56,7 +56,7 @@ async function readCsvUpload(request: FastifyRequest): Promise<string> {
   let buffer: Buffer | undefined;
   let mimetype = '';
   try {
-    for await (const part of request.parts({ limits: { fileSize: MAX_CSV_BYTES, files: 1, fields: 0, parts: 1 } })) {
+    for await (const part of guardedParts(request, { limits: { fileSize: MAX_CSV_BYTES, files: 1, fields: 0, parts: 1 } })) {
       if (buffer !== undefined) throw onePart();
       if (part.type !== 'file' || part.fieldname !== 'file') throw invalidInput([{ field: 'file', message: 'is required (a multipart part named file)' }]);
       mimetype = part.mimetype;

@@ -95,11 +95,7 @@ export async function receiveForm(request: FastifyRequest, spool: UploadSpool, l
       limits: { fileSize: limits.maxFileBytes, files: limits.maxFiles, fields: limits.maxFields, fieldSize: limits.maxFieldBytes, parts: limits.maxFiles + limits.maxFields },
       throwFileSizeLimit: false,
     };
-    const parts = request.parts(options)[Symbol.asyncIterator]();
-    for (;;) {
-      const next = await nextPart(request.raw, parts);
-      if (next.done) break;
-      const part = next.value;
+    for await (const part of guardedParts(request, options)) {
       if (part.type === 'field') {
         if (part.fieldname in fields) problems.push({ field: part.fieldname, message: 'is sent more than once' });
         else if (part.valueTruncated) problems.push({ field: part.fieldname, message: `must be at most ${limits.maxFieldBytes} bytes` });
@@ -150,6 +146,19 @@ export async function receiveForm(request: FastifyRequest, spool: UploadSpool, l
  */
 const STALL_GRACE_MS = 2000;
 const STALL_CHECK_MS = 100;
+
+/**
+ * `request.parts(options)`, every multipart route's way to read its parts: each part as the
+ * parser gives it, or a 400 once the parser stalls (`nextPart`).
+ */
+export async function* guardedParts(request: FastifyRequest, options: FastifyMultipartBaseOptions) {
+  const parts = request.parts(options)[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await nextPart(request.raw, parts);
+    if (next.done) return;
+    yield next.value;
+  }
+}
 
 /**
  * The parser's next part, or a 400 when it stalls. busboy (@fastify/busboy 3.2) drops a part
