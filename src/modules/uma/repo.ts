@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { lockKeyForTransaction } from '../../platform/db/advisory-locks.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import { deleteOldest, pastMargin, RETENTION_MARGIN_MS } from '../../platform/retention.js';
 
@@ -187,7 +188,7 @@ export async function markSenderConfirmed(db: DbOrTx, platformId: string, id: st
   await db.updateTable('uma_incoming_payments').set({ sender_confirmed_at: at }).where('platform_id', '=', platformId).where('id', '=', id).where('sender_confirmed_at', 'is', null).execute();
 }
 
-/** The advisory-lock class of pay requests awaiting their invoice, by payment id (the two-key form: its own key space). */
+/** The advisory-lock class of pay requests awaiting their invoice, by payment id (its own key space). */
 const PAY_REQUEST_LOCK_CLASS = 0x756d62; // 'umb'
 
 /**
@@ -195,15 +196,15 @@ const PAY_REQUEST_LOCK_CLASS = 0x756d62; // 'umb'
  * request up (`abandonPayRequest`): whichever comes second sees what the first did.
  */
 export async function lockPayRequest(trx: Tx, paymentId: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${PAY_REQUEST_LOCK_CLASS}, hashtext(${paymentId}))`.execute(trx);
+  await lockKeyForTransaction(trx, PAY_REQUEST_LOCK_CLASS, paymentId);
 }
 
-/** The advisory-lock class of invoice payment hashes (the two-key form: its own key space). */
+/** The advisory-lock class of invoice payment hashes (its own key space). */
 const INVOICE_HASH_LOCK_CLASS = 0x756d61; // 'uma'
 
 /** Serialises, until the transaction ends, the quotes that record one invoice: the second waits for the first to commit or roll back. */
 export async function lockInvoiceHash(trx: Tx, paymentHash: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${INVOICE_HASH_LOCK_CLASS}, hashtext(${paymentHash}))`.execute(trx);
+  await lockKeyForTransaction(trx, INVOICE_HASH_LOCK_CLASS, paymentHash);
 }
 
 /** Whether an outgoing payment already holds this invoice (index uma_outgoing_payments_payment_hash, migration 0042). */

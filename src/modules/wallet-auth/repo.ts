@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { lockKeyForTransaction } from '../../platform/db/advisory-locks.js';
 import { insertChunked } from '../../platform/db/insert-chunked.js';
 import { deleteOldest, pastMargin } from '../../platform/retention.js';
 
@@ -169,7 +170,7 @@ export async function updateCredential(db: DbOrTx, id: string, changes: Partial<
     .executeTakeFirstOrThrow();
 }
 
-/** The advisory-lock class of wallet accounts' credential sets (the two-key form: its own key space). */
+/** The advisory-lock class of wallet accounts' credential sets (its own key space). */
 const CREDENTIAL_SET_LOCK_CLASS = 0x77616c; // 'wal'
 
 /**
@@ -179,7 +180,7 @@ const CREDENTIAL_SET_LOCK_CLASS = 0x77616c; // 'wal'
  * neither seeing the other's uncommitted revocation, could leave the account with none.
  */
 export async function lockCredentialSet(trx: Tx, accountId: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${CREDENTIAL_SET_LOCK_CLASS}, hashtext(${accountId}))`.execute(trx);
+  await lockKeyForTransaction(trx, CREDENTIAL_SET_LOCK_CLASS, accountId);
 }
 
 /**
