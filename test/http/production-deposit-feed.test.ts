@@ -179,3 +179,43 @@ describe('a deposit the ledger cannot take', () => {
     expect(await balance(a)).toBe(20);
   });
 });
+
+describe('deposits to crypto addresses', () => {
+  async function usdcAccount(p: TestPlatform): Promise<{ balance: number; addresses: Record<string, string> }> {
+    const response = await call(prod, p, 'GET', '/platform/internal-accounts?currency=USDC');
+    expect(response.statusCode, response.body).toBe(200);
+    const account = (response.json() as { data: Json[] }).data[0]!;
+    const addresses = Object.fromEntries(
+      (account.fundingPaymentInstructions as Array<{ accountOrWalletInfo: Json }>).map((i) => [i.accountOrWalletInfo.accountType, i.accountOrWalletInfo.address]),
+    );
+    return { balance: account.balance.amount as number, addresses };
+  }
+  const usdc = (id: string, reference: string, amount: string, rail: string) => ({ id, reference, currency: 'USDC', amount, rail });
+
+  it('credit an EVM address written in lower case or upper-case hex (its case is only the EIP-55 checksum); a Solana address in another case stays unmatched', async () => {
+    const p = await prod.newPlatform('production');
+    const usdcConfig = { currencyCode: 'USDC', minAmount: 1, maxAmount: 1_000_000, requiredCounterpartyFields: [], enabledTransactionTypes: ['INCOMING', 'OUTGOING'] };
+    const configured = await call(prod, p, 'PATCH', '/config', { supportedCurrencies: [usdcConfig] });
+    expect(configured.statusCode, configured.body).toBe(200);
+    const { addresses } = await usdcAccount(p);
+    const ethereum = addresses.ETHEREUM_WALLET!;
+    const base = addresses.BASE_WALLET!;
+    const solana = addresses.SOLANA_WALLET!;
+    // Held EIP-55 checksummed: mixed case, so a lower-case spelling differs from it.
+    expect(ethereum).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(ethereum).not.toBe(ethereum.toLowerCase());
+    expect(solana).not.toBe(solana.toLowerCase());
+
+    await listed(
+      usdc('evm-lower', ethereum.toLowerCase(), '1500', 'ETHEREUM'),
+      usdc('evm-upper', `0x${base.slice(2).toUpperCase()}`, '250', 'BASE'),
+      usdc('evm-exact', ethereum, '5', 'ETHEREUM'),
+      usdc('sol-lower', solana.toLowerCase(), '40', 'SOLANA'),
+    );
+    expect((await usdcAccount(p)).balance).toBe(1755);
+    expect(await unmatched('evm-lower')).toBeUndefined();
+    expect(await unmatched('evm-upper')).toBeUndefined();
+    expect(await unmatched('sol-lower')).toMatchObject({ reason: 'UNKNOWN_REFERENCE', resolved_at: null });
+    expect((await incoming(p)).map((t) => t.receivedAmount.amount).sort((x, y) => x - y)).toEqual([5, 250, 1500]);
+  });
+});
