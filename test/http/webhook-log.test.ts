@@ -1,4 +1,5 @@
 import { createPublicKey, verify } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -251,5 +252,54 @@ describe('webhook delivery log', () => {
     expect(metrics).toMatch(/^corridor_webhook_deliveries_total\{outcome="delivered"\} [1-9]\d*$/m);
     expect(metrics).toMatch(/^corridor_webhook_attempt_duration_seconds_bucket\{outcome="SUCCEEDED",le="\+Inf"\} [1-9]\d*$/m);
     expect(metrics).toMatch(/^corridor_webhook_delivery_lag_seconds_count [1-9]\d*$/m);
+  });
+});
+
+describe('GET /webhooks/deliveries totalCount', () => {
+  interface DeliveryPage {
+    data: Array<{ id: string; type: string; status: string }>;
+    hasMore: boolean;
+    nextCursor?: string;
+    totalCount?: number;
+  }
+  async function list(p: TestPlatform, query = ''): Promise<DeliveryPage> {
+    const response = await call(p, 'GET', `/webhooks/deliveries${query}`);
+    expect(response.statusCode).toBe(200);
+    return response.json() as DeliveryPage;
+  }
+  async function storedDeliveries(p: TestPlatform): Promise<number> {
+    const { rows } = await sql<{ n: string | number }>`select count(*) as n from webhook_deliveries where platform_id = ${p.uuid}`.execute(ctx.handle.db);
+    return Number(rows[0]!.n);
+  }
+
+  it('is the platform’s number of deliveries on the unfiltered list, on every page, and absent under a filter', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    const other = await connectedPlatform();
+    expect((await list(p)).totalCount).toBe(0);
+
+    for (let i = 0; i < 3; i++) await createCustomer(p, `Counted ${i}`);
+    await createCustomer(other, 'Elsewhere');
+    // A TEST delivery is in the log too, and counted.
+    expect((await call(p, 'POST', '/sandbox/webhooks/test')).statusCode).toBe(200);
+    await drain();
+
+    const stored = await storedDeliveries(p);
+    expect(stored).toBeGreaterThanOrEqual(4);
+    const first = await list(p, '?limit=2');
+    expect(first.totalCount).toBe(stored);
+    expect(first.hasMore).toBe(true);
+    const second = await list(p, `?limit=2&cursor=${encodeURIComponent(first.nextCursor!)}`);
+    expect(second.totalCount).toBe(stored);
+    expect((await list(other)).totalCount).toBe(await storedDeliveries(other));
+
+    // A status or a type cannot be counted without reading every match: no total.
+    const byStatus = await list(p, '?status=SUCCEEDED');
+    expect(byStatus.data.length).toBeGreaterThan(0);
+    expect(byStatus).not.toHaveProperty('totalCount');
+    const byType = await list(p, '?eventType=TEST');
+    expect(byType.data.length).toBeGreaterThan(0);
+    expect(byType.data.every((d) => d.type === 'TEST')).toBe(true);
+    expect(byType).not.toHaveProperty('totalCount');
   });
 });
