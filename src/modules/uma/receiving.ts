@@ -59,7 +59,6 @@ interface Receiver {
   address: UmaAddress;
   /** The customer's KYC/KYB review (UNVERIFIED, PENDING, APPROVED, REJECTED, HOLD). */
   reviewStatus: string;
-  kycStatus: KycStatus;
   currencies: Currency[];
   payerData: CounterPartyDataOptions;
 }
@@ -82,7 +81,6 @@ async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: stri
       customerId: customer.id,
       address,
       reviewStatus: customer.review_status,
-      kycStatus: customer.review_status === 'APPROVED' ? KycStatus.Verified : customer.review_status === 'PENDING' ? KycStatus.Pending : KycStatus.NotVerified,
       currencies: offered.map(({ config: c, multiplier }) => {
         const info = currency(c.currencyCode);
         return new Currency(c.currencyCode, info.name, info.symbol, multiplier, c.minAmount, c.maxAmount, info.decimals);
@@ -189,9 +187,14 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
     maxSendableSats: sendable.max,
     payerDataOptions: receiver.payerData,
     currencyOptions: receiver.currencies,
-    receiverKycStatus: receiver.kycStatus,
+    receiverKycStatus: kycStatusOf(receiver.reviewStatus),
   });
   return response.toJsonSchemaObject() as Record<string, unknown>;
+}
+
+/** UMA's view of a review: it has nothing finer than verified, pending and not verified (REJECTED, HOLD, UNVERIFIED). */
+function kycStatusOf(reviewStatus: string): KycStatus {
+  return reviewStatus === 'APPROVED' ? KycStatus.Verified : reviewStatus === 'PENDING' ? KycStatus.Pending : KycStatus.NotVerified;
 }
 
 /** Beyond the approval round trip's longest wait, the time a pay request has to sign and record its invoice. */
