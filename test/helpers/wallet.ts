@@ -38,6 +38,16 @@ export async function stamp(key: ClientKey, payload: string): Promise<string> {
   return (await stamper.stamp(payload)).stampHeaderValue;
 }
 
+let phoneNumbers = 0;
+
+/**
+ * A phone number no other wallet of this test process was given: an OTP credential may not carry
+ * a phone another customer's wallet uses (wallet-auth README).
+ */
+export function uniquePhoneNumber(): string {
+  return `+1415${String(2_000_000 + ++phoneNumbers).padStart(7, '0')}`;
+}
+
 export interface WalletFixture {
   customerId: string;
   accountId: string;

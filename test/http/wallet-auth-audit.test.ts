@@ -5,7 +5,7 @@ import { parseId } from '../../src/platform/ids.js';
 import { PURGE_BATCH_ROWS, RETENTION_MARGIN_MS } from '../../src/platform/retention.js';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { deadlocksDetected } from '../helpers/deadlocks.js';
-import { newClientKey, stamp, WalletClient, type ClientKey, type Method, type WalletFixture } from '../helpers/wallet.js';
+import { newClientKey, stamp, uniquePhoneNumber, WalletClient, type ClientKey, type Method, type WalletFixture } from '../helpers/wallet.js';
 
 /**
  * Wallet-auth audit: a deferred operation of a session that ended before it settled, OTP
@@ -24,9 +24,6 @@ afterAll(() => ctx.close());
 
 type Body = Record<string, unknown>;
 const MINUTE = 60_000;
-let phones = 0;
-/** A phone number no other test of this file uses. */
-const newPhone = () => `+1415556${String(1000 + ++phones).slice(-4)}`;
 
 const credentials = async (w: WalletFixture) => ((await client.call('GET', `/auth/credentials?accountId=${w.accountId}`)).json() as { data: Body[] }).data;
 const sessions = async (w: WalletFixture) => ((await client.call('GET', `/auth/sessions?accountId=${w.accountId}`)).json() as { data: Body[] }).data;
@@ -43,7 +40,7 @@ async function deferred(method: Method, path: string, body: unknown, key: Client
 
 describe('a deferred operation whose signing session ended before it settled', () => {
   it('takes no effect when the session was revoked: the re-send answers 401 WALLET_SIGNATURE_INVALID', async () => {
-    const wallet = await client.newWallet({ phoneNumber: newPhone() });
+    const wallet = await client.newWallet({ phoneNumber: uniquePhoneNumber() });
     const email = await client.login(wallet.credentialId);
     const resend = await deferred('POST', '/auth/credentials', { type: 'SMS_OTP', accountId: wallet.accountId }, email.key, 30);
     // Self-logout, at once, while the add waits for the provider.
@@ -59,7 +56,7 @@ describe('a deferred operation whose signing session ended before it settled', (
   });
 
   it('takes no effect when the credential that issued the session was revoked, settled by the reconciler', async () => {
-    const wallet = await client.newWallet({ phoneNumber: newPhone() });
+    const wallet = await client.newWallet({ phoneNumber: uniquePhoneNumber() });
     const email = await client.login(wallet.credentialId);
     const added = await client.signed('POST', '/auth/credentials', { type: 'SMS_OTP', accountId: wallet.accountId }, email.key);
     expect(added.statusCode, added.body).toBe(201);
@@ -86,7 +83,7 @@ describe('a deferred operation whose signing session ended before it settled', (
   });
 
   it('still settles when the session is active', async () => {
-    const wallet = await client.newWallet({ phoneNumber: newPhone() });
+    const wallet = await client.newWallet({ phoneNumber: uniquePhoneNumber() });
     const email = await client.login(wallet.credentialId);
     const resend = await deferred('POST', '/auth/credentials', { type: 'SMS_OTP', accountId: wallet.accountId }, email.key, 30);
     ctx.clock.advance(30_000);
@@ -99,14 +96,14 @@ describe('adding an OTP credential', () => {
   const patchCustomer = (w: WalletFixture, change: Body) => client.call('PATCH', `/customers/${w.customerId}`, { customerType: 'INDIVIDUAL', ...change });
 
   it('refuses the signed retry with 409 CONFLICT (CONTACT_CHANGED) when the phone changed after the 202, and adds nothing', async () => {
-    const phone = newPhone();
+    const phone = uniquePhoneNumber();
     const wallet = await client.newWallet({ phoneNumber: phone });
     const email = await client.login(wallet.credentialId);
     const body = { type: 'SMS_OTP', accountId: wallet.accountId };
     const challenge = await client.firstLeg('POST', '/auth/credentials', body);
     expect(challenge.payloadToSign).toContain(phone);
     // No SMS_OTP credential is tied to the phone yet, so the change needs no signature.
-    const moved = newPhone();
+    const moved = uniquePhoneNumber();
     expect((await patchCustomer(wallet, { phoneNumber: moved })).statusCode).toBe(200);
     const refused = expectEnvelope(await client.signedRetry('POST', '/auth/credentials', body, challenge, email.key), 409, 'CONFLICT');
     expect(refused.details).toEqual({ field: 'phoneNumber', reason: 'CONTACT_CHANGED' });
@@ -118,7 +115,7 @@ describe('adding an OTP credential', () => {
   });
 
   it('refuses an EMAIL_OTP add the same way when the e-mail changed after the 202', async () => {
-    const wallet = await client.newWallet({ phoneNumber: newPhone() });
+    const wallet = await client.newWallet({ phoneNumber: uniquePhoneNumber() });
     const email = await client.login(wallet.credentialId);
     const added = await client.signed('POST', '/auth/credentials', { type: 'SMS_OTP', accountId: wallet.accountId }, email.key);
     const sms = await client.login((added.json() as { id: string }).id, '000000', 'SMS_OTP');
@@ -132,7 +129,7 @@ describe('adding an OTP credential', () => {
   });
 
   it('refuses an SMS_OTP for a phone that another customer’s wallet credential carries, at the first call and at the retry', async () => {
-    const phone = newPhone();
+    const phone = uniquePhoneNumber();
     const first = await client.newWallet({ phoneNumber: phone });
     const second = await client.newWallet({ phoneNumber: phone });
     const firstLogin = await client.login(first.credentialId);

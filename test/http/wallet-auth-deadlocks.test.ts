@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { deadlocksDetected } from '../helpers/deadlocks.js';
-import { newClientKey, stamp, WalletClient, type ClientKey, type Method, type WalletFixture } from '../helpers/wallet.js';
+import { newClientKey, stamp, uniquePhoneNumber, WalletClient, type ClientKey, type Method, type WalletFixture } from '../helpers/wallet.js';
 
 /**
  * Signed operations of one wallet run at the same time take their locks in one global order
@@ -21,8 +21,6 @@ afterAll(() => ctx.close());
 
 type Body = Record<string, unknown>;
 type Login = Awaited<ReturnType<WalletClient['login']>>;
-let phones = 0;
-const newPhone = () => `+1415557${String(1000 + ++phones).slice(-4)}`;
 
 
 const credentials = async (w: WalletFixture) => ((await client.call('GET', `/auth/credentials?accountId=${w.accountId}`)).json() as { data: Array<Body & { id: string }> }).data;
@@ -54,7 +52,7 @@ async function race(legs: Leg[]) {
 
 /** A wallet with its EMAIL_OTP and an SMS_OTP credential, each logged in once. */
 async function walletWithTwoCredentials(): Promise<{ wallet: WalletFixture; email: Login; sms: Login; smsId: string }> {
-  const wallet = await client.newWallet({ phoneNumber: newPhone() });
+  const wallet = await client.newWallet({ phoneNumber: uniquePhoneNumber() });
   const email = await client.login(wallet.credentialId);
   const added = await client.signed('POST', '/auth/credentials', { type: 'SMS_OTP', accountId: wallet.accountId }, email.key);
   expect(added.statusCode, added.body).toBe(201);
@@ -126,7 +124,7 @@ describe('a signed contact change beside other signed operations of a session of
   const patch = (w: WalletFixture, change: Body) => ({ method: 'PATCH' as const, path: `/customers/${w.customerId}`, body: { customerType: 'INDIVIDUAL', ...change } });
 
   it('an e-mail change, an SMS_OTP add and a refresh signed by one session all complete', async () => {
-    const wallets = [await client.newWallet({ phoneNumber: newPhone() }), await client.newWallet({ phoneNumber: newPhone() })];
+    const wallets = [await client.newWallet({ phoneNumber: uniquePhoneNumber() }), await client.newWallet({ phoneNumber: uniquePhoneNumber() })];
     const logins = [await client.login(wallets[0]!.credentialId), await client.login(wallets[1]!.credentialId)];
     const before = await deadlocksDetected(ctx.handle.db);
     const rounds = await Promise.all(

@@ -4,7 +4,7 @@ import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { highS } from '../helpers/der.js';
-import { CapturingMessages, newClientKey, openSessionKey, stamp, WalletClient, type WalletFixture } from '../helpers/wallet.js';
+import { CapturingMessages, newClientKey, openSessionKey, stamp, uniquePhoneNumber, WalletClient, type WalletFixture } from '../helpers/wallet.js';
 
 let ctx: TestContext;
 let client: WalletClient;
@@ -25,15 +25,13 @@ const credentials = async (w: WalletFixture, c = client) =>
 const sessions = async (w: WalletFixture, c = client) =>
   ((await c.call('GET', `/auth/sessions?accountId=${w.accountId}`)).json() as { data: Body[] }).data;
 
-let phones = 0;
-
 /**
  * A wallet whose customer also has a phone, logged in with EMAIL_OTP and with an SMS_OTP
  * credential added. Each has a phone of its own: another customer's SMS_OTP credential may not
  * carry it.
  */
 async function walletWithTwoCredentials() {
-  const phoneNumber = `+1415557${String(1000 + ++phones).slice(-4)}`;
+  const phoneNumber = uniquePhoneNumber();
   const wallet = await client.newWallet({ phoneNumber });
   const email = await client.login(wallet.credentialId);
   const added = await client.signed('POST', '/auth/credentials', { type: 'SMS_OTP', accountId: wallet.accountId }, email.key);
