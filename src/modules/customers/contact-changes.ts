@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { parseId } from '../../platform/ids.js';
-import { checkContactFree, moveTiedCredentials, tiedCredentials, type ContactKind, type TiedCredentials } from '../wallet-auth/index.js';
+import { checkContactFree, lockContact, moveTiedCredentials, tiedCredentials, type ContactKind, type TiedCredentials } from '../wallet-auth/index.js';
 import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import { updateCustomer } from './create-update.js';
 import { findCustomer } from './repo.js';
@@ -65,6 +65,9 @@ export async function changeTiedContact(
 ): Promise<Customer> {
   const uuid = parseId('Customer', customerId)!;
   const contact = (input as Record<string, string>)[bound.kind === 'email' ? 'email' : 'phoneNumber']!;
+  // The contact's lock before the customer row (wallet-auth README, Lock order): two customers'
+  // changes (or an OTP add) tying one contact at the same instant check it one after the other.
+  await lockContact(trx, platformId, bound.kind, contact);
   await checkContactFree(trx, platformId, uuid, bound.kind, contact);
   const customer = await updateCustomer(trx, clock, identifiers, platformId, terms, customerId, input, []);
   await moveTiedCredentials(trx, clock, platformId, uuid, bound, contact);

@@ -345,7 +345,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
           body: request.body,
           type: activity,
           parameters: { [parameter]: change.contact, userId: formatId('InternalAccount', change.tied.accountUuid) },
-          context: { tied: change.tied },
+          tied: change.tied,
         });
         return { statusCode: 202, body: challenge };
       });

@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
-import { consumeOtpChallenges, moveCredentialContact, otpContactTakenByOther, otpCredentialsOfCustomer } from './repo.js';
+import { consumeOtpChallenges, lockOtpContact, moveCredentialContact, otpContactTakenByOther, otpCredentialsOfCustomer } from './repo.js';
 
 // The OTP credentials tied to a customer's contacts (EMAIL_OTP to its e-mail, SMS_OTP to its
 // phone): a change of that contact needs the end user's signature and moves the credentials
@@ -40,6 +40,16 @@ export async function unverifiedContacts(db: DbOrTx, platformId: string, custome
     }
   }
   return unverified;
+}
+
+/**
+ * Takes the lock of `contact` as a `kind` OTP contact until the transaction ends (README, Lock
+ * order, step 5). A transaction that ties a credential to a contact (an OTP add, a contact
+ * change) takes it before `checkContactFree`, so of two tying one contact to two customers'
+ * wallets at the same instant the second checks after the first has committed, and is refused.
+ */
+export async function lockContact(trx: Tx, platformId: string, kind: ContactKind, contact: string): Promise<void> {
+  await lockOtpContact(trx, platformId, CREDENTIAL_TYPE[kind], contact);
 }
 
 /**

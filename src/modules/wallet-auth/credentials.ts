@@ -4,7 +4,7 @@ import { violatedUniqueIndex } from '../../platform/db/unique-violation.js';
 import { AppError } from '../../platform/errors.js';
 import { parseId, uuidv7 } from '../../platform/ids.js';
 import { getConfigRow } from '../config/index.js';
-import { checkContactFree } from './contact-credentials.js';
+import { checkContactFree, lockContact } from './contact-credentials.js';
 import { loadCredential, loadWalletAccount, OPERATIONS, spendOidcToken, type WalletAuthDeps } from './context.js';
 import type { Environment, OneTimeCodes } from './otp.js';
 import { passkeySettings, verifyRegistration } from './passkey.js';
@@ -112,6 +112,8 @@ export class CredentialFlows {
         if (!contact) {
           throw new AppError('MISSING_MANDATORY_USER_INFO', `The customer has no ${field} to tie an ${body.type} credential to.`, { details: { field } });
         }
+        // Locked as a write would be: an account without credentials is answered 201 in this transaction.
+        await lockContact(trx, platformId, kind, contact);
         await checkContactFree(trx, platformId, account.customer_id, kind, contact);
         return { type: body.type, nickname: contact, details: {} };
       }
@@ -219,9 +221,12 @@ export class CredentialFlows {
       if (existing.some((c) => c.type === type)) {
         throw new AppError(`${type}_CREDENTIAL_ALREADY_EXISTS`, `The account already has an ${type} credential.`);
       }
+      const { kind } = OTP_CONTACT[type];
+      // The contact's lock before the customer row (README, Lock order).
+      await lockContact(trx, row.platform_id, kind, nickname);
       await this.checkContactUnchanged(trx, account, type, nickname);
       // And no other customer's wallet has taken the contact since.
-      await checkContactFree(trx, row.platform_id, account.customer_id, OTP_CONTACT[type].kind, nickname);
+      await checkContactFree(trx, row.platform_id, account.customer_id, kind, nickname);
     }
     // Rules 3–4 again: the same passkey or OIDC identity may have been added by another request since.
     if (credential.type === 'OAUTH' && oauthIdentityTaken(existing, credential.details as { iss: string; aud: string; sub: string })) throw identityRegistered();

@@ -1,6 +1,6 @@
 // The wallet-auth module's public face: what app.ts wires and what other modules may use, e.g.
 // a route of another module that needs the end user's signature (the signed-retry helpers).
-export { checkContactFree, moveTiedCredentials, tiedCredentials, unverifiedContacts, type ContactKind, type TiedCredentials } from './contact-credentials.js';
+export { checkContactFree, lockContact, moveTiedCredentials, tiedCredentials, unverifiedContacts, type ContactKind, type TiedCredentials } from './contact-credentials.js';
 export { OPERATIONS } from './context.js';
 export { LocalEnclave, type WalletEnclave } from './enclave/enclave.js';
 export { answerSignedRetry, sendOutcome, signedRetryHeaders, SignedRetryHeaders, walletSignature } from './http.js';

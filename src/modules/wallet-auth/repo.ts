@@ -218,8 +218,32 @@ export async function otpCredentialsOfCustomer(
 }
 
 /**
+ * An OTP contact as contacts are compared (`otpContactTakenByOther`) and locked
+ * (`lockOtpContact`): lower case, so an e-mail matches whatever its case (a phone is E.164,
+ * which case does not touch). The stored side is compared with PostgreSQL's `lower()`, which
+ * agrees with this on the ASCII that the e-mail and E.164 formats admit.
+ */
+function otpContactKey(contact: string): string {
+  return contact.toLowerCase();
+}
+
+/** The advisory-lock class of OTP contacts (its own key space). */
+const OTP_CONTACT_LOCK_CLASS = 0x776163; // 'wac'
+
+/**
+ * Serialises, until the transaction ends, the transactions that tie an OTP credential of `type`
+ * to `contact` in this platform (README, Lock order, step 5): each checks that no other
+ * customer's wallet carries the contact only once the one before it has committed or rolled
+ * back. Nothing else can: the rule is about another customer's wallets, and the customer is on
+ * `internal_accounts`, out of reach of a unique index on `auth_credentials`.
+ */
+export async function lockOtpContact(trx: Tx, platformId: string, type: 'EMAIL_OTP' | 'SMS_OTP', contact: string): Promise<void> {
+  await lockKeyForTransaction(trx, OTP_CONTACT_LOCK_CLASS, `${platformId}:${type}:${otpContactKey(contact)}`);
+}
+
+/**
  * Whether an active OTP credential of this type on another customer's wallet already carries
- * `contact` (e-mail compared case-insensitively). Served by `auth_credentials_otp_contact`.
+ * `contact` (compared as `otpContactKey` says). Served by `auth_credentials_otp_contact`.
  */
 export async function otpContactTakenByOther(db: DbOrTx, platformId: string, type: 'EMAIL_OTP' | 'SMS_OTP', contact: string, customerId: string): Promise<boolean> {
   const row = await db
@@ -229,7 +253,7 @@ export async function otpContactTakenByOther(db: DbOrTx, platformId: string, typ
     .where('c.platform_id', '=', platformId)
     .where('c.type', '=', type)
     .where('c.revoked_at', 'is', null)
-    .where(sql<string>`lower(c.nickname)`, '=', contact.toLowerCase())
+    .where(sql<string>`lower(c.nickname)`, '=', otpContactKey(contact))
     .where('a.customer_id', '<>', customerId)
     .limit(1)
     .executeTakeFirst();

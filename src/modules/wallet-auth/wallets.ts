@@ -115,9 +115,10 @@ export class WalletFlows {
 
   /**
    * Issues a signed-retry challenge for an operation another module performs (privacy, contact
-   * change); `context` travels to its execution beside the bound body. A contact change's
-   * `context.tied` names the credentials its execution moves (`moveTiedCredentials`): they are
-   * what it writes, locked in the global order before its signer is checked (README, Lock order).
+   * change); `context` travels to its execution beside the bound body. A contact change names in
+   * `tied` the credentials its execution moves (`moveTiedCredentials`, which reads them back as
+   * `context.tied`): they are what it writes, locked in the global order before its signer is
+   * checked (README, Lock order).
    */
   async issueFor(
     trx: Tx,
@@ -129,19 +130,21 @@ export class WalletFlows {
       body: unknown;
       type: string;
       parameters: Record<string, unknown>;
-      context?: { tied?: TiedCredentials } & Record<string, unknown>;
+      context?: Record<string, unknown>;
+      tied?: TiedCredentials;
     },
   ): Promise<SignedRequestChallenge> {
-    const moved = spec.context?.tied?.credentials.map((c) => c.id);
+    const { tied } = spec;
+    const context = tied ? { ...spec.context, tied } : spec.context;
     return this.deps.signed.issue(trx, {
-      ...(moved ? { writesCredentials: moved } : {}),
+      ...(tied ? { writesCredentials: tied.credentials.map((c) => c.id) } : {}),
       platformId: spec.platformId,
       accountId: spec.accountUuid,
       operation: spec.operation,
       targetId: spec.targetId,
       body: spec.body,
       signer: { kind: 'session' },
-      ...(spec.context ? { context: spec.context } : {}),
+      ...(context ? { context } : {}),
       payload: { type: spec.type, parameters: spec.parameters },
     });
   }
