@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { createPlatform, raiseIdentifierKeyVersion, type Environment } from './modules/platforms/index.js';
@@ -41,11 +42,19 @@ Commands:
                                           (PENDING_MANUAL_REVIEW); prints the verification as JSON
   ledger verify [--platform ID] [--batch-size N] [--json]
                                           check every ledger invariant (read-only, in batches);
-                                          exit 1 if any is breached, 3 if the check could not finish
+                                          exit 1 if any is breached, 3 if the check could not finish,
+                                          2 if the database is not Corridor's or not migrated
 
 Environment: PORT, HOST, DATABASE_URL, CORRIDOR_MASTER_KEY, CORRIDOR_DATA_DIR, LOG_LEVEL (see README).`;
 
 class UsageError extends Error {}
+
+/**
+ * The database the settings point at is not one this command can read: not Corridor's (no
+ * tables of it: empty, or another application's), or behind this version's migrations. Like a
+ * bad setting: one line, exit 2, nothing done to it.
+ */
+class WrongDatabase extends Error {}
 
 /** Positionals each command takes, the command and its subcommand included: a stray one is a mistake, never ignored. */
 const POSITIONALS: Record<string, number | Record<string, number>> = {
@@ -314,10 +323,15 @@ async function main(argv: string[]): Promise<void> {
       try {
         let report: Awaited<ReturnType<typeof verifyLedger>>;
         try {
-          if (!(await migrationsCurrent(handle.db))) fail('the database is not migrated to this version of Corridor (run corridor migrate)');
+          // Asked first: on a database without these tables (empty, or another application's, which may
+          // have a schema_migrations of its own) the queries below fail as if the check itself broke (exit 3).
+          const { rows } = await sql<{ corridor: boolean }>`
+            select to_regclass('schema_migrations') is not null and to_regclass('ledger_transactions') is not null as corridor`.execute(handle.db);
+          if (!rows[0]?.corridor) throw new WrongDatabase(`${handle.location} is not a Corridor database: it has no Corridor tables (check DATABASE_URL or CORRIDOR_DATA_DIR)`);
+          if (!(await migrationsCurrent(handle.db))) throw new WrongDatabase('the database is not migrated to this version of Corridor (run corridor migrate)');
           report = await verifyLedger(handle.db, { batchSize, ...(platformId ? { platformId } : {}) });
         } catch (error) {
-          if (error instanceof UsageError) throw error;
+          if (error instanceof UsageError || error instanceof WrongDatabase) throw error;
           // Not a verdict on the books: a monitor paging on breaches (exit 1) must tell this apart.
           process.stderr.write(`corridor: ledger verify could not finish, nothing was judged: ${error instanceof Error ? error.message : String(error)}\n`);
           process.exitCode = 3;
@@ -344,7 +358,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError) {
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof WrongDatabase) {
     process.stderr.write(`corridor: ${error.message}\n${error instanceof UsageError ? `\n${usageOf(process.argv[2])}\n` : ''}`);
     process.exit(2);
   }

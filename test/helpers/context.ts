@@ -92,47 +92,57 @@ export interface TestContext {
   platform: TestPlatform;
   newPlatform(environment?: Environment): Promise<TestPlatform>;
   newToken(platform: TestPlatform, permissions: Permission[]): Promise<TestPlatform>;
-  /** Builds a second app on the same database: another Corridor process, as far as tests can tell. */
-  secondApp(): Promise<App>;
+  /**
+   * Builds a second app on the same database: another Corridor process, as far as tests can tell,
+   * started with the context's options (settings, app options, `beforeReady`), each of which
+   * `options` may replace; settings (`env`) are laid over the context's, the master key kept.
+   */
+  secondApp(options?: TestAppOptions): Promise<App>;
   close(): Promise<void>;
 }
 
-export async function createTestContext(
-  options: {
-    env?: Record<string, string>;
-    beforeReady?: (app: App) => void | Promise<void>;
-    /** Collects every log line the app writes, at every level (for tests about what is logged). */
-    logLines?: string[];
-  } & AppOptions = {},
-): Promise<TestContext> {
+/** How a test's app is built: its settings, its app options, and what is done to it before it is ready. */
+export type TestAppOptions = {
+  env?: Record<string, string>;
+  beforeReady?: (app: App) => void | Promise<void>;
+  /** Collects every log line the app writes, at every level (for tests about what is logged). */
+  logLines?: string[];
+} & AppOptions;
+
+export async function createTestContext(options: TestAppOptions = {}): Promise<TestContext> {
   const { handle, schema, drop } = await openTestDatabase();
   const clock = new ManualClock(new Date());
   // What a Corridor start does after migrating (server.ts): the shipped directories.
   await loadShippedDirectories(handle.db, clock);
-  const config = loadConfig({
+  const settings = {
     CORRIDOR_JOBS: 'false',
     CORRIDOR_MASTER_KEY: randomBytes(32).toString('hex'),
     // Tests move a manual clock: a long real-time wait for settling would only slow them down.
     CORRIDOR_WALLET_SETTLE_WAIT_MS: '20',
     ...options.env,
-  });
-  const lines = options.logLines;
-  const logger = lines ? pino({ level: 'trace' }, { write: (line: string) => lines.push(line) }) : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const jobs = new JobWorker(handle.db, clock, logger);
-  const { env: _env, beforeReady: _beforeReady, logLines: _logLines, ...appOptions } = options;
-  const app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger }, appOptions);
-  await options.beforeReady?.(app);
+  };
+  const config = loadConfig(settings);
   const conformance = upstreamConformance(BASE);
-  if (conformance) {
-    app.addHook('onSend', async (request, reply, payload) => {
-      if (request.routeOptions.url) {
-        const text = typeof payload === 'string' ? payload : undefined;
-        conformance.check(request.method, request.routeOptions.url, reply.statusCode, String(reply.getHeader('content-type') ?? ''), text);
-      }
-      return payload;
-    });
-  }
-  await app.ready();
+
+  /** An app on `db` as `appOptions` ask, with the context's checks of every answer. */
+  const build = async (db: DbHandle, appConfig: Config, { env: _env, beforeReady, logLines, ...appOptions }: TestAppOptions) => {
+    const logger = logLines ? pino({ level: 'trace' }, { write: (line: string) => logLines.push(line) }) : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+    const jobs = new JobWorker(db.db, clock, logger);
+    const built = await buildApp({ db: db.db, handle: db, clock, config: appConfig, jobs, logger }, appOptions);
+    await beforeReady?.(built);
+    if (conformance) {
+      built.addHook('onSend', async (request, reply, payload) => {
+        if (request.routeOptions.url) {
+          const text = typeof payload === 'string' ? payload : undefined;
+          conformance.check(request.method, request.routeOptions.url, reply.statusCode, String(reply.getHeader('content-type') ?? ''), text);
+        }
+        return payload;
+      });
+    }
+    await built.ready();
+    return { app: built, jobs };
+  };
+  const { app, jobs } = await build(handle, config, options);
   const extraApps: Array<{ app: App; handle: DbHandle }> = [];
 
   const newPlatform = async (environment: Environment = 'sandbox'): Promise<TestPlatform> => {
@@ -163,13 +173,18 @@ export async function createTestContext(
     platform: await newPlatform(),
     newPlatform,
     newToken,
-    async secondApp() {
+    async secondApp(overrides = {}) {
       if (!process.env.TEST_DATABASE_URL) throw new Error('a second process needs PostgreSQL');
       const other = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL, schema, poolSize: 4 });
-      const otherApp = await buildApp({ db: other.db, handle: other, clock, config, jobs: new JobWorker(other.db, clock, logger), logger });
-      await otherApp.ready();
-      extraApps.push({ app: otherApp, handle: other });
-      return otherApp;
+      try {
+        const otherConfig = overrides.env ? loadConfig({ ...settings, ...overrides.env }) : config;
+        const { app: otherApp } = await build(other, otherConfig, { ...options, ...overrides });
+        extraApps.push({ app: otherApp, handle: other });
+        return otherApp;
+      } catch (error) {
+        await other.close();
+        throw error;
+      }
     },
     async close() {
       for (const extra of extraApps) {

@@ -308,6 +308,31 @@ describe('POST /customers/bulk/csv', () => {
     expect((await customersNamed(p, 'ok-1'))[0]).toMatchObject({ fullName: 'Multi\nline name' });
   });
 
+  it('skips a row of only commas or spaces like a blank line; the rows after it keep the row and line they have in the file', async () => {
+    const p = await ctx.newPlatform();
+    const file = [
+      'platformCustomerId,customerType,fullName',
+      'blank-ok-1,INDIVIDUAL,First',
+      ',,',
+      '',
+      ' , ,\t',
+      '"",""," "',
+      'blank-bad,SOMEONE,Second',
+      'blank-ok-2,INDIVIDUAL,Third',
+      ',,,',
+    ].join('\r\n');
+    const accepted = await upload(p, file);
+    expect(accepted.statusCode, accepted.body).toBe(202);
+    await ctx.jobs.runDue();
+    const done = await job(p, (accepted.json() as { jobId: string }).jobId);
+    expect(done.progress).toEqual({ total: 3, processed: 3, successful: 2, failed: 1 });
+    expect(done.errors).toMatchObject([{ row: 3, line: 7, correlationId: 'blank-bad', code: 'INVALID_INPUT', details: { errors: [{ field: 'customerType' }] } }]);
+
+    // A file whose rows are all empty has no rows, as one of blank lines has none.
+    const empty = expectEnvelope(await upload(p, 'customerType,fullName\n,\n ,  \n\n'), 400, 'INVALID_INPUT');
+    expect(empty.details!.errors).toEqual([{ field: 'file', message: 'has a header but no rows' }]);
+  });
+
   it('stores formula-like cells as given, and neutralises them in every report it writes back', async () => {
     const p = await ctx.newPlatform();
     const hostile = ['=HYPERLINK("http://evil.example","x")', '+1+2', '-3+4', '@SUM(A1)', '\tTAB', '\rCR'];

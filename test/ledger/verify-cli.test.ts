@@ -104,3 +104,72 @@ describe('corridor ledger verify', () => {
     expect(unreachable.stdout).not.toContain('ledger verify: OK');
   }, 60_000);
 });
+
+/**
+ * Pointed at the wrong database — an empty one, another application's (with a schema_migrations
+ * of its own, as Rails keeps), or Corridor's behind this version's migrations — verify refuses
+ * in one line with exit 2, the status of a wrong setting, and leaves the database as it was.
+ * Before, the first two were exit 3 ("could not finish"), which a monitor reads as a broken check.
+ */
+describe('corridor ledger verify on a database it cannot judge', () => {
+  const databases: ProcessDatabase[] = [];
+  afterAll(() => Promise.all(databases.map((d) => d.cleanup())));
+
+  /** A private database that exists but holds nothing (on PGlite, an initialised data directory). */
+  async function emptyDatabase(prefix: string): Promise<ProcessDatabase> {
+    const database = await processDatabase(prefix);
+    databases.push(database);
+    if (!database.env.DATABASE_URL) await (await open(database)).close();
+    return database;
+  }
+
+  function open(database: ProcessDatabase): Promise<DbHandle> {
+    const url = database.env.DATABASE_URL;
+    return openDatabase(url ? { databaseUrl: url, poolSize: 1 } : { dataDir: database.env.CORRIDOR_DATA_DIR!, poolSize: 1 });
+  }
+
+  async function tables(database: ProcessDatabase): Promise<string[]> {
+    const handle = await open(database);
+    try {
+      const { rows } = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() order by 1`.execute(handle.db);
+      return rows.map((r) => r.name);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async function expectRefused(database: ProcessDatabase, message: string): Promise<void> {
+    const before = await tables(database);
+    const result = await runCli(database.env, 'ledger', 'verify');
+    expect(result.code, result.output).toBe(2);
+    expect(result.output.trim().split('\n')).toEqual([expect.stringContaining(`corridor: `)]);
+    expect(result.output).toContain(message);
+    expect(await tables(database)).toEqual(before);
+  }
+
+  it('an empty database: exit 2, one line, nothing created', async () => {
+    const empty = await emptyDatabase('verifyempty');
+    await expectRefused(empty, 'is not a Corridor database: it has no Corridor tables (check DATABASE_URL or CORRIDOR_DATA_DIR)');
+    expect(await tables(empty)).toEqual([]);
+  }, 120_000);
+
+  it("another application's database, with a schema_migrations of its own: exit 2, one line, untouched", async () => {
+    const other = await emptyDatabase('verifyother');
+    const handle = await open(other);
+    await sql`create table schema_migrations (version varchar primary key)`.execute(handle.db);
+    await sql`create table orders (id integer primary key)`.execute(handle.db);
+    await handle.close();
+    await expectRefused(other, 'is not a Corridor database');
+    expect(await tables(other)).toEqual(['orders', 'schema_migrations']);
+  }, 120_000);
+
+  it('a Corridor database behind the migrations: exit 2, one line, not migrated', async () => {
+    const behind = await emptyDatabase('verifybehind');
+    const migrated = await runCli(behind.env, 'migrate');
+    expect(migrated.code, migrated.output).toBe(0);
+    const handle = await open(behind);
+    await sql`delete from schema_migrations where version = (select max(version) from schema_migrations)`.execute(handle.db);
+    await handle.close();
+    await expectRefused(behind, 'corridor: the database is not migrated to this version of Corridor (run corridor migrate)');
+  }, 180_000);
+});

@@ -23,7 +23,7 @@ const RECORDS_PER_TURN = 500;
 
 export interface CsvRecord {
   cells: string[];
-  /** Record number: the header is 1. */
+  /** Record number: the header is 1; blank lines and records of blank cells are not counted. */
   row: number;
   /** Line of the file where the record starts (a quoted cell may span lines). */
   line: number;
@@ -97,7 +97,9 @@ class CellCounter {
 /**
  * RFC 4180 records of `text` (csv-parse), streamed: comma-separated, optional double quotes
  * (a doubled quote is one quote, quoted cells may span lines), CRLF or LF, a UTF-8 BOM
- * tolerated, blank lines skipped. Rows may have any number of cells; the importer judges them.
+ * tolerated, blank lines skipped. A record whose every cell is empty or spaces (`,,,,`: the row
+ * a spreadsheet exports for an empty one) is skipped like a blank line, since it says nothing
+ * either. Rows may have any number of cells; the importer judges them.
  */
 export async function* readCsv(text: string): AsyncGenerator<CsvRecord> {
   const counter = new CellCounter();
@@ -120,17 +122,25 @@ export async function* readCsv(text: string): AsyncGenerator<CsvRecord> {
   );
   let previousEnd = 0;
   let previousEmpty = 0;
+  /** Records of blank cells so far: skipped, and not counted in `row`, as csv-parse counts no blank line. */
+  let blankRecords = 0;
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number; records: number; empty_lines: number } }>) {
       const line = previousEnd + 1 + (info.empty_lines - previousEmpty);
       previousEnd = info.lines;
       previousEmpty = info.empty_lines;
       if (breach) throw breach;
+      const row = info.records - blankRecords;
       // Every record, not just the header: empty cells do not count toward max_record_size.
       // (CellCounter refuses such a record before it is parsed; this holds for any text it miscounts.)
-      if (record.length > CSV_LIMITS.maxColumns) throw tooManyCells(record.length, info.records === 1, line);
-      if (info.records > CSV_LIMITS.maxRows + 1) throw new CsvFileError(`has more than ${CSV_LIMITS.maxRows} rows; split it into several files`, line);
-      yield { cells: record, row: info.records, line };
+      if (record.length > CSV_LIMITS.maxColumns) throw tooManyCells(record.length, row === 1, line);
+      if (record.every((cell) => cell.trim() === '')) {
+        blankRecords++;
+      } else {
+        if (row > CSV_LIMITS.maxRows + 1) throw new CsvFileError(`has more than ${CSV_LIMITS.maxRows} rows; split it into several files`, line);
+        yield { cells: record, row, line };
+      }
+      // Skipped records count too: a file of nothing but `,,,,` lines is parsed like any other.
       if (info.records % RECORDS_PER_TURN === 0) await setImmediate();
     }
     if (breach) throw breach;
