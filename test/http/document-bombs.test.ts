@@ -3,10 +3,13 @@
  * is refused quickly, with the bound it breached named, without stalling other requests or
  * growing the process, and nothing is stored.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Semaphore } from '../../src/modules/documents/screening/builtin.js';
+import { SCREENING_THRESHOLDS } from '../../src/modules/documents/screening/thresholds.js';
+import { BoundedWorkerPool } from '../../src/platform/bounded-worker.js';
 import { decompressionBombPng, pdfDecompressionBomb, validPdf } from '../helpers/document-files.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { sendDocumentForm, textParts } from '../helpers/multipart.js';
@@ -122,4 +125,82 @@ describe('decompression bombs', () => {
     expect(body.message).toMatch(/declares more than 120000000 pixels/);
     expect(await storedRows()).toEqual(before);
   });
+});
+
+describe('many uploads at once', () => {
+  /** Files in the upload spool now (every upload received and not yet answered). */
+  async function spooled(): Promise<number> {
+    const dirs = await readdir(uploadRoot);
+    return (await Promise.all(dirs.map(async (dir) => (await readdir(join(uploadRoot, dir))).length))).reduce((a, b) => a + b, 0);
+  }
+
+  async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+    for (let waited = 0; !(await condition()); waited += 10) {
+      if (waited > 10_000) throw new Error('condition not reached in 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  it('a platform flooding the screener is refused with 503 beyond its share of the queue, and another platform still gets in', async () => {
+    // Hostile PDFs hold every parsing worker: here the workers are held until the test lets go.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const parse = BoundedWorkerPool.prototype.run;
+    const parsing = vi.spyOn(BoundedWorkerPool.prototype, 'run').mockImplementation(async function (this: BoundedWorkerPool<unknown, unknown>, input) {
+      await held;
+      return parse.call(this, input);
+    });
+    let gate: Semaphore | undefined;
+    const admit = Semaphore.prototype.run;
+    const gated = vi.spyOn(Semaphore.prototype, 'run').mockImplementation(function (this: Semaphore, ...args: Parameters<Semaphore['run']>) {
+      gate = this;
+      return admit.apply(this, args);
+    });
+    try {
+      const flooder = await ctx.newPlatform();
+      const other = await ctx.newPlatform();
+      const flooderHolder = await newCustomer(flooder);
+      const otherHolder = await newCustomer(other);
+      const pdf = await validPdf();
+      const before = await storedRows();
+      const { concurrency, maxWaiting } = SCREENING_THRESHOLDS;
+      const share = Math.ceil(maxWaiting / 2);
+
+      let answered = 0;
+      const inTurn = (response: Awaited<ReturnType<typeof upload>>) => ({ status: response.statusCode, turn: ++answered });
+      const admitted = Array.from({ length: concurrency + share }, () => upload(flooder, flooderHolder, pdf, 'application/pdf', 'statement.pdf').then(inTurn));
+      await until(() => gate !== undefined && gate.running === concurrency && gate.queued === share);
+
+      // One more from the same platform: refused at once, with nothing kept.
+      const refused = await Promise.race([
+        upload(flooder, flooderHolder, pdf, 'application/pdf', 'statement.pdf'),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the upload beyond the queue was held, not refused')), 3000)),
+      ]);
+      const body = expectEnvelope(refused, 503, 'SERVICE_UNAVAILABLE') as unknown as { message: string; details: { reason: string } };
+      expect(body.details.reason).toBe('SCREENING_QUEUE_FULL');
+      expect(body.message).toMatch(/try again/i);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.headers['x-should-retry']).toBe('true');
+      expect(await spooled()).toBe(concurrency + share);
+
+      // Another platform's upload still finds room in the queue, and is taken in turn with the
+      // flooder's backlog rather than behind all of it.
+      const otherUpload = upload(other, otherHolder, pdf, 'application/pdf', 'passport.pdf').then(inTurn);
+      await until(() => gate!.queued === share + 1);
+
+      release();
+      const answers = await Promise.all(admitted);
+      expect(answers.map((a) => a.status)).toEqual(admitted.map(() => 201));
+      const otherAnswer = await otherUpload;
+      expect(otherAnswer.status).toBe(201);
+      expect(otherAnswer.turn).toBeLessThanOrEqual(concurrency + 2);
+      const after = await storedRows();
+      expect(after.documents - before.documents).toBe(concurrency + share + 1);
+      expect(await spooled()).toBe(0);
+    } finally {
+      release();
+      parsing.mockRestore();
+      gated.mockRestore();
+    }
+  }, 90_000);
 });

@@ -1,8 +1,13 @@
 import { createHash } from 'node:crypto';
+import { existsSync, symlinkSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DatabaseBlobStore, type LocalFile } from '../../src/platform/blob-store.js';
+import { UploadSpool } from '../../src/platform/http/multipart.js';
 import type { Tx } from '../../src/platform/db/database.js';
 import { cardPhotoJpeg, grayscaleJpeg } from '../helpers/document-files.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
@@ -58,6 +63,52 @@ describe('a failure in the middle of storing a file', () => {
     expectEnvelope(response, 500, 'INTERNAL_ERROR');
     expect(await storedRows(ctx)).toEqual(before);
     expect(before).toEqual({ documents: 0, files: 0, blobs: 0, chunks: 0 });
+  });
+});
+
+describe('a full spool disk', () => {
+  let ctx: TestContext;
+  let uploadRoot: string;
+  const logLines: string[] = [];
+  beforeAll(async () => {
+    uploadRoot = await mkdtemp(join(tmpdir(), 'documents-disk-full-'));
+    ctx = await createTestContext({ env: { CORRIDOR_UPLOAD_DIR: uploadRoot }, logLines });
+  });
+  afterAll(async () => {
+    await ctx.close();
+    await rm(uploadRoot, { recursive: true, force: true });
+  });
+
+  // /dev/full answers every write with ENOSPC, as a disk with no room left does. The spool file
+  // is a link to it (removing the link leaves the device alone).
+  it.skipIf(!existsSync('/dev/full'))('refuses the upload with a retryable 503, leaves nothing behind and tells the operator', async () => {
+    const holder = await newCustomer(ctx, ctx.platform, 'disk-full-1');
+    const before = await storedRows(ctx);
+    const newPath = UploadSpool.prototype.newPath;
+    const spoolTo = vi.spyOn(UploadSpool.prototype, 'newPath').mockImplementation(function (this: UploadSpool) {
+      const path = newPath.call(this);
+      symlinkSync('/dev/full', path);
+      return path;
+    });
+    let response;
+    try {
+      response = await uploadCard(ctx, ctx.platform, holder, await cardPhotoJpeg());
+    } finally {
+      spoolTo.mockRestore();
+    }
+    const body = expectEnvelope(response, 503, 'SERVICE_UNAVAILABLE') as unknown as { message: string; details: { reason: string } };
+    expect(body.details.reason).toBe('STORAGE_FULL');
+    expect(body.message).toMatch(/try again later/);
+    expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+    expect(response.headers['x-should-retry']).toBe('true');
+    expect(await storedRows(ctx)).toEqual(before);
+    const [spoolDir] = await readdir(uploadRoot);
+    expect(await readdir(join(uploadRoot, spoolDir!))).toEqual([]);
+    const logged = logLines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { code?: string } });
+    expect(logged.find((line) => line.level === 50 && line.err?.code === 'ENOSPC')?.msg).toMatch(/spool disk is full/);
+
+    // With room again, the same upload is stored.
+    expect((await uploadCard(ctx, ctx.platform, holder, await cardPhotoJpeg())).statusCode).toBe(201);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { DatabaseBlobStore, type BlobStore } from '../../platform/blob-store.js';
 import type { Clock } from '../../platform/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { UploadSpool } from '../../platform/http/multipart.js';
 import type { Config } from '../../config.js';
@@ -38,14 +38,25 @@ export class DocumentIntake {
   /**
    * Receives a multipart upload (400 listing every bad part), lets `check` refuse its fields
    * (e.g. a holder the caller may not name), screens the file (422 DOCUMENT_REJECTED) and
-   * stores the document; the spooled bytes are dropped whatever happens.
+   * stores the document; the spooled bytes are dropped whatever happens. `beforeStore` runs first
+   * in the transaction that stores it: what it locks stays locked until the document is
+   * committed, and what it throws stores nothing (the hosted page holds its link open there).
    */
-  async upload(request: FastifyRequest, platformId: string, environment: 'sandbox' | 'production', check: (fields: DocumentUploadFields) => Promise<void>): Promise<Document> {
+  async upload(
+    request: FastifyRequest,
+    platformId: string,
+    environment: 'sandbox' | 'production',
+    check: (fields: DocumentUploadFields) => Promise<void>,
+    beforeStore?: (trx: Tx) => Promise<void>,
+  ): Promise<Document> {
     const form = await receiveDocumentForm(request, this.spool, 'upload');
     try {
       await check(form.fields);
-      await screenUpload(this.screening.for(environment), form.fields, form.file);
-      return await withTx(this.deps.db, (trx) => createDocument(trx, this.deps.clock, this.blobs, platformId, form.fields, form.file));
+      await screenUpload(this.screening.for(environment), platformId, form.fields, form.file);
+      return await withTx(this.deps.db, async (trx) => {
+        await beforeStore?.(trx);
+        return createDocument(trx, this.deps.clock, this.blobs, platformId, form.fields, form.file);
+      });
     } finally {
       await form.discard();
     }
@@ -56,12 +67,21 @@ export class DocumentIntake {
    * 409 when it may not be replaced now (an open review, a rejected customer, a file accepted in
    * review: documents/README.md), checked before screening and again when storing.
    */
-  async replace(request: FastifyRequest, platformId: string, environment: 'sandbox' | 'production', documentId: string): Promise<Document> {
+  async replace(
+    request: FastifyRequest,
+    platformId: string,
+    environment: 'sandbox' | 'production',
+    documentId: string,
+    beforeStore?: (trx: Tx) => Promise<void>,
+  ): Promise<Document> {
     const form = await receiveDocumentForm(request, this.spool, 'replace');
     try {
       await checkReplace(this.deps.db, platformId, documentId);
-      await screenUpload(this.screening.for(environment), form.fields, form.file);
-      return await withTx(this.deps.db, (trx) => replaceDocument(trx, this.deps.clock, this.blobs, platformId, documentId, form.fields, form.file));
+      await screenUpload(this.screening.for(environment), platformId, form.fields, form.file);
+      return await withTx(this.deps.db, async (trx) => {
+        await beforeStore?.(trx);
+        return replaceDocument(trx, this.deps.clock, this.blobs, platformId, documentId, form.fields, form.file);
+      });
     } finally {
       await form.discard();
     }

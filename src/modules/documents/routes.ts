@@ -30,7 +30,9 @@ export interface DocumentDeps extends ModuleDeps {
 const UPLOAD_RULES =
   `The file part's Content-Type must be application/pdf, image/jpeg or image/png (the file name is not considered), and the file at most ` +
   `${MAX_DOCUMENT_BYTES} bytes (10 MiB); otherwise 400 INVALID_INPUT, listing every invalid part. The file is screened before anything is ` +
-  'stored: a rejection is 422 DOCUMENT_REJECTED with `precheckErrors` (dataNotReadable, screenshot, grayscale, documentExpired, glare, …).';
+  'stored: a rejection is 422 DOCUMENT_REJECTED with `precheckErrors` (dataNotReadable, screenshot, grayscale, documentExpired, glare, …). ' +
+  '503 SERVICE_UNAVAILABLE with Retry-After when the file cannot be taken now (too many uploads are waiting for screening, or there is ' +
+  'no room to receive it; `details.reason` SCREENING_QUEUE_FULL, SCREENING_WAIT_EXPIRED, STORAGE_FULL): nothing is stored; send it again later.';
 
 export const documentRoutes: FastifyPluginAsyncTypebox<DocumentDeps> = async (app, deps) => {
   const tags = ['Documents'];

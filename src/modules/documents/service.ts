@@ -96,10 +96,12 @@ export async function checkHolder(db: DbOrTx, platformId: string, holderId: stri
 
 /**
  * Screens the file with the provider (spec §4.1 rules 4–6). Any problem rejects it with 422
- * DOCUMENT_REJECTED, carrying the provider's findings verbatim; nothing is stored.
+ * DOCUMENT_REJECTED, carrying the provider's findings verbatim; nothing is stored. A screener
+ * with no room for it now refuses it with 503 SERVICE_UNAVAILABLE.
  */
-export async function screenUpload(screener: DocumentScreener, fields: DocumentReplaceFields, file: UploadedFile): Promise<void> {
+export async function screenUpload(screener: DocumentScreener, platformId: string, fields: DocumentReplaceFields, file: UploadedFile): Promise<void> {
   const precheckErrors = await screener.screen({
+    platformId,
     filePath: file.path,
     contentType: file.contentType,
     sizeBytes: file.sizeBytes,

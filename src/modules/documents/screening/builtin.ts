@@ -12,8 +12,10 @@
  * - PDFs are parsed in a worker thread (pdf-worker.ts, a BoundedWorkerPool) with a heap limit
  *   (`parseHeapMb`) and a time limit (`parseTimeoutMs`), and their decoded structure streams are
  *   capped (`maxInflationRatio`, `maxDecodedBytes`).
- * - At most `concurrency` screenings run at once per screener; the rest wait their turn holding
- *   nothing but their subject.
+ * - At most `concurrency` screenings run at once per screener; the rest wait their turn, each
+ *   holding its request and its spooled file. The wait is bounded (`maxWaiting` in all, half of
+ *   that per platform, `maxWaitMs` each), platforms take turns, and an upload that finds no room
+ *   or waits too long is refused with 503 SERVICE_UNAVAILABLE (`screeningBusy`).
  * A file that breaches a bound is refused (422 DOCUMENT_REJECTED, dataNotReadable) with the bound
  * named in the message and `details.reason`.
  */
@@ -95,14 +97,47 @@ const SHARP_FORMAT: Record<Exclude<DocumentContentType, 'application/pdf'>, stri
   'image/png': 'png',
 };
 
-/** A minimal counting semaphore: at most `limit` tasks run at once, the rest queue in order. */
+/** Why the gate turned a task away without running it. */
+export class GateRefusal extends Error {
+  constructor(readonly reason: 'queueFull' | 'waitedTooLong') {
+    super(reason === 'queueFull' ? 'the queue is full' : 'the wait ran out');
+    this.name = 'GateRefusal';
+  }
+}
+
+/** How many tasks may wait for a slot, and for how long; unbounded when left out. */
+export interface QueueBounds {
+  /** Tasks waiting at once, in all. */
+  maxWaiting: number;
+  /** Tasks waiting at once with the same key (one platform's share of the queue). */
+  maxWaitingPerKey: number;
+  /** Longest a task waits for a slot. */
+  maxWaitMs: number;
+}
+
+interface Waiter {
+  admit(): void;
+}
+
+/**
+ * A counting semaphore: at most `limit` tasks run at once, the rest wait. Waiting tasks are
+ * grouped by key (the platform) and admitted in turn, one key after another and in arrival
+ * order within a key, so one caller's backlog never stands in front of another's next upload.
+ * With `bounds`, a task that finds the queue (or its key's share of it) full, or that waits too
+ * long, is refused with a GateRefusal and never runs.
+ */
 export class Semaphore {
   private active = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** Waiting tasks by key; the Map's order is the turn order (a key served goes to the back). */
+  private readonly waiting = new Map<string, Waiter[]>();
+  private waitingCount = 0;
   /** The most tasks ever running at once (for tests and metrics). */
   peak = 0;
 
-  constructor(readonly limit: number) {
+  constructor(
+    readonly limit: number,
+    readonly bounds: QueueBounds = { maxWaiting: Infinity, maxWaitingPerKey: Infinity, maxWaitMs: Infinity },
+  ) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('semaphore limit must be a positive integer');
   }
 
@@ -111,20 +146,65 @@ export class Semaphore {
   }
 
   get queued(): number {
-    return this.waiting.length;
+    return this.waitingCount;
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  async run<T>(task: () => Promise<T>, key = ''): Promise<T> {
     if (this.active < this.limit) this.active++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the releaser hands its slot over
+    else await this.wait(key); // the releaser hands its slot over
     this.peak = Math.max(this.peak, this.active);
     try {
       return await task();
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
+      this.release();
     }
+  }
+
+  private wait(key: string): Promise<void> {
+    const line = this.waiting.get(key) ?? [];
+    if (this.waitingCount >= this.bounds.maxWaiting || line.length >= this.bounds.maxWaitingPerKey) {
+      return Promise.reject(new GateRefusal('queueFull'));
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        admit: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer = Number.isFinite(this.bounds.maxWaitMs)
+        ? setTimeout(() => {
+            this.leave(key, waiter);
+            reject(new GateRefusal('waitedTooLong'));
+          }, this.bounds.maxWaitMs)
+        : undefined;
+      line.push(waiter);
+      if (line.length === 1) this.waiting.set(key, line);
+      this.waitingCount++;
+    });
+  }
+
+  private leave(key: string, waiter: Waiter): void {
+    const line = this.waiting.get(key);
+    const at = line?.indexOf(waiter) ?? -1;
+    if (!line || at < 0) return;
+    line.splice(at, 1);
+    if (line.length === 0) this.waiting.delete(key);
+    this.waitingCount--;
+  }
+
+  private release(): void {
+    const first = this.waiting.entries().next();
+    if (first.done) {
+      this.active--;
+      return;
+    }
+    const [key, line] = first.value;
+    const next = line.shift()!;
+    this.waiting.delete(key);
+    if (line.length > 0) this.waiting.set(key, line);
+    this.waitingCount--;
+    next.admit();
   }
 }
 
@@ -166,6 +246,26 @@ export function boundRefusal(report: ScreeningReport, t: ScreeningThresholds): A
   });
 }
 
+/**
+ * Seconds a refused caller is told to wait: about what the queue ahead of it takes to drain
+ * when files screen in a second each, as ordinary documents do.
+ */
+function retryAfterSeconds(t: ScreeningThresholds): number {
+  return Math.max(1, Math.ceil(t.maxWaiting / t.concurrency));
+}
+
+/** The refusal of an upload the screener has no room or time for: 503, retryable, nothing stored. */
+export function screeningBusy(refusal: GateRefusal, t: ScreeningThresholds): AppError {
+  const why =
+    refusal.reason === 'queueFull'
+      ? `too many uploads are waiting for screening (at most ${t.maxWaiting}, ${Math.ceil(t.maxWaiting / 2)} per platform)`
+      : `the upload waited ${t.maxWaitMs / 1000} s for screening without its turn coming`;
+  return new AppError('SERVICE_UNAVAILABLE', `The document could not be screened now: ${why}. Nothing was stored; try again later.`, {
+    headers: { 'retry-after': String(retryAfterSeconds(t)) },
+    details: { reason: refusal.reason === 'queueFull' ? 'SCREENING_QUEUE_FULL' : 'SCREENING_WAIT_EXPIRED' },
+  });
+}
+
 export class BuiltInScreener implements DocumentScreener {
   readonly thresholds: ScreeningThresholds;
   readonly gate: Semaphore;
@@ -176,7 +276,11 @@ export class BuiltInScreener implements DocumentScreener {
     if (this.thresholds.analysisMaxSide < this.thresholds.sharpnessLongSide) {
       throw new RangeError('analysisMaxSide must be at least sharpnessLongSide');
     }
-    this.gate = new Semaphore(this.thresholds.concurrency);
+    this.gate = new Semaphore(this.thresholds.concurrency, {
+      maxWaiting: this.thresholds.maxWaiting,
+      maxWaitingPerKey: Math.ceil(this.thresholds.maxWaiting / 2),
+      maxWaitMs: this.thresholds.maxWaitMs,
+    });
     this.pdfParsers = new BoundedWorkerPool(PDF_WORKER, {
       size: this.thresholds.concurrency,
       timeoutMs: this.thresholds.parseTimeoutMs,
@@ -198,9 +302,16 @@ export class BuiltInScreener implements DocumentScreener {
     return this.pdfParsers.close();
   }
 
-  /** `screen` with the reasons: why a file is unreadable, or the image measurements. */
-  inspect(subject: ScreeningSubject): Promise<ScreeningReport> {
-    return this.gate.run(() => this.inspectNow(subject));
+  /**
+   * `screen` with the reasons: why a file is unreadable, or the image measurements. Refused
+   * (throws 503) when the queue has no room for it or its turn does not come in time.
+   */
+  async inspect(subject: ScreeningSubject): Promise<ScreeningReport> {
+    try {
+      return await this.gate.run(() => this.inspectNow(subject), subject.platformId);
+    } catch (error) {
+      throw error instanceof GateRefusal ? screeningBusy(error, this.thresholds) : error;
+    }
   }
 
   private async inspectNow(subject: ScreeningSubject): Promise<ScreeningReport> {

@@ -23,7 +23,7 @@ const READ_BYTES = 3 * 64 * 1024;
  * 10 MB upload never sits in memory whole. The JSON contract is in docs/document-screening.md.
  */
 async function* requestBody(subject: ScreeningSubject): AsyncIterable<Buffer> {
-  const { filePath: _path, ...described } = subject;
+  const { filePath: _path, platformId: _platform, ...described } = subject;
   const head = JSON.stringify({ ...described, content: '' });
   // `content` is the last key; its value is written between the two halves.
   yield Buffer.from(head.slice(0, -2));

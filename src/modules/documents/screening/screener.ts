@@ -34,6 +34,8 @@ export interface ScreeningSubject {
   side?: 'FRONT' | 'BACK';
   documentNumber?: string;
   issuingAuthority?: string;
+  /** The uploading platform: the built-in screener's queue takes platforms in turn. Never sent to a provider. */
+  platformId?: string;
 }
 
 export interface DocumentScreener {

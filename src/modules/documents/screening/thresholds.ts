@@ -35,6 +35,8 @@ export interface ScreeningThresholds {
   readonly screenshotMinTraits: number;
   readonly screenSizes: readonly (readonly [number, number])[];
   readonly concurrency: number;
+  readonly maxWaiting: number;
+  readonly maxWaitMs: number;
   readonly maxDecodedBytes: number;
   readonly maxInflationRatio: number;
   readonly inflationGraceBytes: number;
@@ -200,6 +202,20 @@ export const SCREENING_THRESHOLDS: ScreeningThresholds = Object.freeze({
    * JS plus libvips' working set.
    */
   concurrency: 2,
+  /**
+   * Uploads that may wait for a screening slot at once, per screener (one per process); a
+   * platform may hold half of them, so another platform always finds room. Each holds an open
+   * request and up to 10 MiB of spooled file on disk (64: at most 640 MiB of spool); a burst of
+   * a few dozen ordinary uploads (about a second each) still fits, and `maxWaitMs` refuses the
+   * rest when hostile PDFs hold the slots (up to `parseTimeoutMs` each). More → 503
+   * SERVICE_UNAVAILABLE with Retry-After, nothing stored.
+   */
+  maxWaiting: 64,
+  /**
+   * Longest an upload waits for a screening slot: well under the minute a proxy or client
+   * commonly gives a request, so the refusal reaches the caller. Longer → 503, as above.
+   */
+  maxWaitMs: 30_000,
   /**
    * Decompression-bomb guard for PDFs: most bytes a PDF's structure streams (object and xref
    * streams, which loading decodes) may decode to, in all: 4 MiB. They hold only the document's
