@@ -283,7 +283,7 @@ describe('ownership verification by hosted liveness check', () => {
     expect((await ctx.app.inject({ method: 'GET', url: pagePath(issued.verificationLink) })).statusCode).toBe(404);
   });
 
-  it('fails the check when the owner declines, or answers after the link expired', async () => {
+  it('fails the check when the owner declines, or answers after the link expired (whose page is 410 and offers no form)', async () => {
     const declined = await liveness();
     const link = pagePath((declined.response.json() as { verificationLink: string }).verificationLink);
     expect((await ctx.app.inject({ method: 'POST', url: link, payload: { consent: false } })).json()).toEqual({ outcome: 'FAILED', reason: 'CONSENT_DECLINED' });
@@ -292,7 +292,13 @@ describe('ownership verification by hosted liveness check', () => {
     const late = await liveness();
     const lateLink = pagePath((late.response.json() as { verificationLink: string }).verificationLink);
     ctx.clock.advance(1_800_000);
-    expect((await ctx.app.inject({ method: 'GET', url: lateLink })).body).toContain('expired');
+    const expired = await ctx.app.inject({ method: 'GET', url: lateLink });
+    expect(expired.statusCode).toBe(410);
+    expect(expired.headers['cache-control']).toBe('no-store');
+    expect(expired.body).toContain('has expired');
+    for (const live of ['id="check"', 'id="complete"', 'id="decline"', '<script']) expect(expired.body).not.toContain(live);
+    // Opening the expired page changes nothing; an answer POSTed anyway is still the documented failed attempt.
+    expect(await statusEvents(late.account.id)).toEqual([]);
     expect((await ctx.app.inject({ method: 'POST', url: lateLink, payload: { consent: true } })).json()).toEqual({ outcome: 'FAILED', reason: 'CHALLENGE_EXPIRED' });
     expect(await statusEvents(late.account.id)).toEqual(['UNVERIFIED']);
   });

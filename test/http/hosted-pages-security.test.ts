@@ -88,10 +88,15 @@ describe('hosted pages', () => {
     for (const answer of [shown, ...calls]) expect(answer.body).not.toContain(String(id).split(':')[1]);
   });
 
-  it('serve the liveness page, open or unknown, under the same policy', async () => {
-    const shown = await open(await livenessPagePath());
+  it('serve the liveness page, open, expired or unknown, under the same policy', async () => {
+    const path = await livenessPagePath();
+    const shown = await open(path);
     expect(shown.statusCode).toBe(200);
     expectHostedPageHeaders(shown);
+    ctx.clock.advance(30 * 60_000);
+    const expired = await open(path);
+    expect(expired.statusCode).toBe(410);
+    expectHostedPageHeaders(expired);
     const unknown = await open(`${BASE}/ownership/liveness/${'A'.repeat(43)}`);
     expect(unknown.statusCode).toBe(404);
     expectHostedPageHeaders(unknown);

@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/platform/crypto/encoding.js';
 import { validPdf } from '../helpers/document-files.js';
@@ -206,4 +208,88 @@ describe('the hosted page’s calls', () => {
     expect(shown.body).toContain('expired');
     expectEnvelope(await page(kyc, 'POST', '/fields', { fullName: 'Late' }), 404, 'REFERENCE_NOT_FOUND');
   });
+});
+
+describe('uploads and submits at once on the same link', () => {
+  it('never leave a document the submitted review did not read', async () => {
+    // On PostgreSQL the upload's screening gives the submit time to land before the file is stored.
+    for (let round = 0; round < 6; round++) {
+      const id = await customer(p, { fullName: 'Jane Doe', birthDate: '1990-01-15', nationality: 'US', address: { line1: '1 Main St', postalCode: '62701', country: 'US' } });
+      const kyc = await link(p, id);
+      expect((await upload(kyc, await passport(id))).statusCode).toBe(201);
+      const [late, submitted] = await Promise.all([upload(kyc, await passport(id, { documentNumber: `tab-${round}` })), page(kyc, 'POST', '/submit')]);
+      expect(submitted.statusCode, submitted.body).toBe(200);
+      if (late.statusCode !== 201) expectEnvelope(late, 404, 'REFERENCE_NOT_FOUND');
+      const documents = await ctx.handle.db.selectFrom('documents').select('submitted_at').where('platform_id', '=', p.uuid).where('holder_id', '=', id.split(':')[1]!).execute();
+      expect(documents).toHaveLength(late.statusCode === 201 ? 2 : 1);
+      expect(documents.every((d) => d.submitted_at !== null)).toBe(true);
+    }
+  });
+});
+
+describe('an upload racing a submit in another tab', () => {
+  // A production platform's uploads are screened by the configured provider; this one answers only
+  // when the test opens the gate, so a submit can land between the upload's check and its store.
+  let held: TestContext;
+  let production: TestPlatform;
+  let provider: Server;
+  let gate: Promise<void> = Promise.resolve();
+  let screened: () => void = () => {};
+  beforeAll(async () => {
+    provider = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        screened();
+        void gate.then(() => response.writeHead(200, { 'content-type': 'application/json' }).end('{"precheckErrors":[]}'));
+      });
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    const { port } = provider.address() as AddressInfo;
+    held = await createTestContext({ env: { CORRIDOR_SCREENING_URL: `http://127.0.0.1:${port}/screen`, CORRIDOR_SCREENING_TIMEOUT_MS: '20000' } });
+    production = await held.newPlatform('production');
+  });
+  afterAll(async () => {
+    await held.close();
+    await new Promise((resolve) => provider.close(resolve));
+  });
+
+  it('refuses (404, as any call on a submitted link) an upload whose file is stored after the link was submitted', async () => {
+    const call = (method: 'POST', path: string, payload: Body) => held.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: production.auth }, payload });
+    const created = await call('POST', '/customers', {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId: 'kyc-race',
+      fullName: 'Jane Doe',
+      birthDate: '1990-01-15',
+      nationality: 'US',
+      address: { line1: '1 Main St', postalCode: '62701', country: 'US' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = (created.json() as { id: string }).id;
+    const issued = await call('POST', `/customers/${id}/kyc-link`, {});
+    expect(issued.statusCode, issued.body).toBe(201);
+    const path = new URL((issued.json() as Link).kycUrl).pathname;
+    const uploadIn = async (parts: Part[]) => {
+      const { payload, headers } = multipartBody(parts);
+      return held.app.inject({ method: 'POST', url: `${path}/documents`, headers, payload });
+    };
+    const first = await uploadIn(await passport(id));
+    expect(first.statusCode, first.body).toBe(201);
+
+    // Tab A: the upload passed the link's check and waits for its screening verdict.
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    const inScreening = new Promise<void>((resolve) => (screened = resolve));
+    const late = uploadIn(await passport(id, { documentNumber: 'second-tab' }));
+    await inScreening;
+    // Tab B: submits; the review reads the customer's documents now.
+    const submitted = await held.app.inject({ method: 'POST', url: `${path}/submit` });
+    expect(submitted.statusCode, submitted.body).toBe(200);
+    open();
+    expectEnvelope(await late, 404, 'REFERENCE_NOT_FOUND');
+
+    // Every document of the customer is one the submitted review read.
+    const documents = await held.handle.db.selectFrom('documents').select(['id', 'submitted_at']).where('platform_id', '=', production.uuid).execute();
+    expect(documents.map((d) => `Document:${d.id}`)).toEqual([(first.json() as { id: string }).id]);
+    expect(documents.every((d) => d.submitted_at !== null)).toBe(true);
+  }, 30_000);
 });

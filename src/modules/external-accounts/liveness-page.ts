@@ -19,10 +19,25 @@ export function unknownLinkPage(nonce: string): string {
   return hostedPage(nonce, TITLE, STYLE, '<h1>Link not valid</h1><p>This verification link does not exist or was already used. Ask for a new one.</p>');
 }
 
+/**
+ * A link past its expiry (GET: 410, as the KYC page answers for an expired link) shows only that
+ * it expired: no form, so nobody is invited to click what can only record a failed attempt (an
+ * answer POSTed anyway still does, README.md). A used link has no challenge left and is unknown.
+ */
+function expiredLinkPage(nonce: string): string {
+  return hostedPage(nonce, TITLE, STYLE, '<h1>Link not valid</h1><p id="gone">This verification link has expired. Ask for a new one.</p>');
+}
+
+/** The status a GET of the link answers with its page: 404 unknown (or used), 410 expired, 200 the form. */
+export function livenessPageStatus(session: LivenessSession | undefined): 200 | 404 | 410 {
+  return !session ? 404 : session.expired ? 410 : 200;
+}
+
 export function livenessPage(nonce: string, session: LivenessSession): string {
+  if (session.expired) return expiredLinkPage(nonce);
   const body = `<h1>${TITLE}</h1>
 <p>Wallet <code id="address">${escapeHtml(session.address)}</code> on ${escapeHtml(session.network)}.</p>
-<p>${session.expired ? 'This link has expired: ask for a new one.' : `This check is valid until ${escapeHtml(session.expiresAt)}.`}</p>
+<p>This check is valid until ${escapeHtml(session.expiresAt)}.</p>
 <form id="check"><label><input type="checkbox" id="consent"> I am the owner of this wallet and consent to the identity check.</label><br>
 <button type="submit" id="complete">Complete the check</button><button type="button" id="decline">Decline</button></form>
 <p id="status" role="status"></p>`;

@@ -9,7 +9,7 @@ import { attachedFieldErrors, validatorCompiler } from '../../platform/http/vali
 import { sendWrite } from '../../platform/http/write.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import { BeneficiaryVerifier, type BeneficiaryVerification, type InstitutionDirectory } from './beneficiary.js';
-import { livenessHeaders, livenessPage, newNonce, unknownLinkPage } from './liveness-page.js';
+import { livenessHeaders, livenessPage, livenessPageStatus, newNonce, unknownLinkPage } from './liveness-page.js';
 import { completeLiveness, describeLiveness, LIVENESS_PATH, startChallenge, verifySignature, type Attempt } from './ownership.js';
 import type { Owner } from './repo.js';
 import {
@@ -208,7 +208,7 @@ export const externalAccountRoutes: FastifyPluginAsyncTypebox<ExternalAccountRou
       const nonce = newNonce();
       const session = await withTx(deps.db, (trx) => describeLiveness(trx, deps.clock, request.params.token));
       return reply
-        .code(session ? 200 : 404)
+        .code(livenessPageStatus(session))
         .headers(livenessHeaders(nonce))
         .send(session ? livenessPage(nonce, session) : unknownLinkPage(nonce));
     },

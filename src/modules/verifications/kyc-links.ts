@@ -199,6 +199,18 @@ export async function uploadScope(trx: Tx, clock: Clock, token: string): Promise
   return { platformId: link.platform_id, environment: link.environment, holderIds: new Set(holdersOf(input).map((h) => h.id)) };
 }
 
+/**
+ * Run first in the transaction that stores a page upload (new or replacement document): locks the
+ * link's row as submit does and refuses (404, as every call on a used or expired link) unless it
+ * is still open. An upload checks the link when it arrives and stores the file only after
+ * screening it; a submit in another tab in between would otherwise see the customer without that
+ * document and leave it attached to a submitted link. Under the lock the two are serialised:
+ * either the document is committed before the submit reads the customer, or the upload is refused.
+ */
+export async function holdOpenLink(trx: Tx, clock: Clock, token: string): Promise<void> {
+  await openLink(trx, clock, token);
+}
+
 export function checkHolderInScope(scope: { holderIds: Set<string> }, holderId: string): void {
   if (!scope.holderIds.has(holderId)) {
     throw invalidInput([{ field: 'documentHolder', message: 'must be the customer of this link or one of its beneficial owners' }]);

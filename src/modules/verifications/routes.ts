@@ -16,6 +16,7 @@ import {
   createKycLink,
   describeKycPage,
   fillKycFields,
+  holdOpenLink,
   KYC_LINK_TTL_MS,
   KYC_PAGE_PATH,
   presentKycLink,
@@ -191,7 +192,13 @@ const hostedKycPage: FastifyPluginAsyncTypebox<VerificationDeps> = async (app, d
     config: { auth: false },
     handler: async (request, reply) => {
       const scope = await withTx(deps.db, (trx) => uploadScope(trx, deps.clock, request.params.token));
-      const document = await deps.intake.upload(request, scope.platformId, scope.environment, async (fields) => checkHolderInScope(scope, fields.documentHolder));
+      const document = await deps.intake.upload(
+        request,
+        scope.platformId,
+        scope.environment,
+        async (fields) => checkHolderInScope(scope, fields.documentHolder),
+        (trx) => holdOpenLink(trx, deps.clock, request.params.token),
+      );
       return reply.code(201).headers(noStore).send({ id: document.id });
     },
   });
@@ -202,7 +209,9 @@ const hostedKycPage: FastifyPluginAsyncTypebox<VerificationDeps> = async (app, d
     handler: async (request, reply) => {
       const scope = await withTx(deps.db, (trx) => uploadScope(trx, deps.clock, request.params.token));
       await checkDocumentInScope(deps.db, scope, request.params.documentId);
-      const document = await deps.intake.replace(request, scope.platformId, scope.environment, request.params.documentId);
+      const document = await deps.intake.replace(request, scope.platformId, scope.environment, request.params.documentId, (trx) =>
+        holdOpenLink(trx, deps.clock, request.params.token),
+      );
       return reply.headers(noStore).send({ id: document.id });
     },
   });
