@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, symlinkSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { UploadSpool } from '../../src/platform/http/multipart.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 
 let ctx: TestContext;
@@ -419,6 +421,31 @@ describe('POST /customers/bulk/csv', () => {
     const good = (await upload(p, 'customerType,fullName\nINDIVIDUAL,A')).json() as { jobId: string };
     await ctx.jobs.runDue();
     expect((await events(good.jobId)).map((e) => e.type)).toEqual(['BULK_UPLOAD.COMPLETED']);
+  });
+});
+
+describe('POST /customers/bulk/csv on a full upload spool disk', () => {
+  // The file (at most 10 MB, stored as text in the database) is read into memory and never
+  // spooled, so a spool disk with no room (the documents' 503 STORAGE_FULL) does not refuse it.
+  // /dev/full answers every write with ENOSPC; a spool file linked to it would fail.
+  it.skipIf(!existsSync('/dev/full'))('is accepted without touching the spool', async () => {
+    const p = await ctx.newPlatform();
+    const newPath = UploadSpool.prototype.newPath;
+    const spoolTo = vi.spyOn(UploadSpool.prototype, 'newPath').mockImplementation(function (this: UploadSpool) {
+      const path = newPath.call(this);
+      symlinkSync('/dev/full', path);
+      return path;
+    });
+    let accepted;
+    try {
+      accepted = await upload(p, 'customerType,fullName\nINDIVIDUAL,Spool Free');
+      expect(spoolTo).not.toHaveBeenCalled();
+    } finally {
+      spoolTo.mockRestore();
+    }
+    expect(accepted.statusCode, accepted.body).toBe(202);
+    await ctx.jobs.runDue();
+    expect(await job(p, (accepted.json() as { jobId: string }).jobId)).toMatchObject({ status: 'COMPLETED', progress: { successful: 1 } });
   });
 });
 

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
+import { invalidInput, type FieldError } from '../../platform/errors.js';
 import { receiveForm, type FormFile, type UploadSpool } from '../../platform/http/multipart.js';
 import { compileBodySchema, toFieldErrors } from '../../platform/http/validation.js';
 import { DocumentReplaceFields, DocumentUploadFields, MAX_DOCUMENT_BYTES } from './schemas.js';
@@ -55,35 +55,10 @@ function mergeByField(errors: FieldError[]): FieldError[] {
   return [...merged.values()];
 }
 
-/** Errors of a disk with no room left (the device, or the user's quota). */
-const DISK_FULL: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT']);
-
-/** Seconds a caller refused for a full spool disk is told to wait: an operator has to free space. */
-const DISK_FULL_RETRY_AFTER_SECONDS = 60;
-
-/**
- * `receiveForm`, with a full spool disk as a retryable 503 rather than a 500: the caller's
- * request was fine and may succeed once space is freed. The parser has already removed what it
- * spooled; the operator is told at error level, since every upload fails until space is freed.
- */
-async function receiveSpooled(request: FastifyRequest, spool: UploadSpool) {
-  try {
-    return await receiveForm(request, spool, LIMITS);
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code !== 'string' || !DISK_FULL.has(code)) throw error;
-    request.log.error({ err: error, spoolDir: spool.dir }, 'document upload refused: the upload spool disk is full');
-    throw new AppError('SERVICE_UNAVAILABLE', 'The file could not be received: there is no room to hold it now. Nothing was stored; try again later.', {
-      headers: { 'retry-after': String(DISK_FULL_RETRY_AFTER_SECONDS) },
-      details: { reason: 'STORAGE_FULL' },
-    });
-  }
-}
-
 /**
  * Reads a document upload (POST, with `documentHolder`) or replacement (PUT) form: every part
  * is checked and every problem reported in one 400 INVALID_INPUT; nothing is kept on failure.
- * A spool disk with no room is 503 SERVICE_UNAVAILABLE (`receiveSpooled`).
+ * A spool disk with no room is 503 SERVICE_UNAVAILABLE (`receiveForm`).
  */
 export async function receiveDocumentForm(request: FastifyRequest, spool: UploadSpool, mode: 'upload'): Promise<DocumentForm<DocumentUploadFields>>;
 export async function receiveDocumentForm(request: FastifyRequest, spool: UploadSpool, mode: 'replace'): Promise<DocumentForm<DocumentReplaceFields>>;
@@ -92,7 +67,7 @@ export async function receiveDocumentForm(
   spool: UploadSpool,
   mode: 'upload' | 'replace',
 ): Promise<DocumentForm<DocumentUploadFields | DocumentReplaceFields>> {
-  const form = await receiveSpooled(request, spool);
+  const form = await receiveForm(request, spool, LIMITS);
   const { file: fileSentAsText, ...fields } = form.fields;
   const file = form.files.find((f) => f.field === 'file');
   const validate = mode === 'upload' ? validateUpload : validateReplace;

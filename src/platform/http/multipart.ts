@@ -73,10 +73,17 @@ function measuring(onChunk: (chunk: Buffer) => void): Transform {
   });
 }
 
+/** Errors of a disk with no room left (the device, or the user's quota). */
+const DISK_FULL: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT']);
+
+/** Seconds a caller refused for a full spool disk is told to wait: an operator has to free space. */
+const DISK_FULL_RETRY_AFTER_SECONDS = 60;
+
 /**
  * Reads a multipart/form-data body, spooling each file part to disk while hashing it. Anything
  * that is not well-formed multipart within the limits is 400 INVALID_INPUT (never 406/413), so
- * callers see the same envelope as for any other bad input.
+ * callers see the same envelope as for any other bad input. A spool disk with no room is a
+ * retryable 503 (`spoolFull`), for every route that spools.
  */
 export async function receiveForm(request: FastifyRequest, spool: UploadSpool, limits: FormLimits): Promise<ReceivedForm> {
   const files: FormFile[] = [];
@@ -134,9 +141,29 @@ export async function receiveForm(request: FastifyRequest, spool: UploadSpool, l
     }
   } catch (error) {
     await discard();
+    if (isDiskFull(error)) throw spoolFull(request, spool, error);
     throw malformed(error, limits);
   }
   return { fields, files, problems, discard };
+}
+
+function isDiskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && DISK_FULL.has(code);
+}
+
+/**
+ * A full spool disk as 503 SERVICE_UNAVAILABLE with Retry-After rather than a 500: the caller's
+ * request was fine and may succeed once space is freed. What was spooled is already removed. The
+ * operator is told here, at error level with the disk's own error and the spool directory, since
+ * every upload fails until space is freed; the refusal the caller gets names no path.
+ */
+function spoolFull(request: FastifyRequest, spool: UploadSpool, error: unknown): AppError {
+  request.log.error({ err: error, spoolDir: spool.dir }, 'upload refused: the upload spool disk is full');
+  return new AppError('SERVICE_UNAVAILABLE', 'The file could not be received: there is no room to hold it now. Nothing was stored; try again later.', {
+    headers: { 'retry-after': String(DISK_FULL_RETRY_AFTER_SECONDS) },
+    details: { reason: 'STORAGE_FULL' },
+  });
 }
 
 /**
@@ -207,8 +234,9 @@ function malformed(error: unknown, limits: FormLimits): unknown {
 
 /**
  * The multipart parser's complaint about a body (the plugin's FST_ codes, busboy's plain errors
- * such as a Content-Type without a boundary) as 400 INVALID_INPUT; disk and system errors are
- * returned as they are and stay 500s. For every reader of multipart bodies.
+ * such as a Content-Type without a boundary) as 400 INVALID_INPUT; system errors are returned as
+ * they are and stay 500s (a full spool disk is `receiveForm`'s 503 before this). For every
+ * reader of multipart bodies.
  */
 export function notWellFormed(error: unknown): unknown {
   const code = (error as { code?: string }).code;
