@@ -8,13 +8,14 @@ import { AppError } from './errors.js';
  * letters, digits and inner hyphens, 253 characters in all: narrower than the SDK's
  * `[a-z0-9.-]+`, which also lets `a..b` or `-a` through, names no VASP can answer at), and a port
  * where the VASP answers on one (`$alice@localhost:8080`, as a platform's `umaDomain` may be).
+ * The domain must also be a host a URL can name (`nameableByUrl`).
  * test/unit/uma-address.test.ts holds every address this accepts to the SDK's rule.
  */
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 /** 1–65535, without leading zeros. */
 const PORT = '(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])';
 
-/** The rule as a JSON Schema `pattern` (ECMAScript), for request schemas. */
+/** The rule's shape as a JSON Schema `pattern` (ECMAScript), for request schemas; the functions below also hold the domain to `nameableByUrl`. */
 export const UMA_ADDRESS_PATTERN = `^\\$[A-Za-z0-9._+-]{1,64}@(?=[^:]{1,253}(?::|$))${LABEL}(?:\\.${LABEL})*(?::${PORT})?$`;
 
 const UMA_ADDRESS = new RegExp(UMA_ADDRESS_PATTERN);
@@ -28,8 +29,18 @@ export interface UmaAddress {
   domain: string;
 }
 
+/**
+ * The pattern's labels are DNS-shaped, but the URL parser reads a host whose last label is a
+ * number (`999.0`, `a.1`, `a.0x`) as an IPv4 address and refuses it when it is none, and refuses
+ * invalid punycode (`xn--a.com`): every request to such a VASP would throw while its URL is built,
+ * a 500 instead of the refusal of the address.
+ */
+function nameableByUrl(address: string): boolean {
+  return URL.canParse(`https://${address.slice(address.indexOf('@') + 1)}`);
+}
+
 export function parseUmaAddress(raw: string): UmaAddress | undefined {
-  if (!UMA_ADDRESS.test(raw)) return undefined;
+  if (!isUmaAddress(raw)) return undefined;
   const at = raw.indexOf('@');
   const user = raw.slice(0, at);
   const domain = raw.slice(at + 1).toLowerCase();
@@ -37,7 +48,7 @@ export function parseUmaAddress(raw: string): UmaAddress | undefined {
 }
 
 export function isUmaAddress(value: string): boolean {
-  return UMA_ADDRESS.test(value);
+  return UMA_ADDRESS.test(value) && nameableByUrl(value);
 }
 
 /** What a malformed address is refused with, wherever it came in: the field, and (at most 330 characters of) what it held. */

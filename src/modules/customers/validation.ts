@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { parseDateTime } from '../../platform/datetime.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { CUSTOM_FORMATS, FORMAT_PATTERNS } from '../../platform/http/validation.js';
+import { isUmaAddress } from '../../platform/uma-address.js';
 import type { CustomerType, EndUserTermsConsentT } from './schemas.js';
 
 /**
@@ -115,6 +116,11 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
     } else if (!other && at(input, descriptionPath) !== undefined) {
       errors.push({ field: descriptionPath, message: `is allowed only when ${listPath} holds OTHER` });
     }
+  }
+  // The schema's pattern holds the address's shape (its refusal wins where both refuse); a domain
+  // no URL can name (`$a@999.0`) passes it, and no VASP could ever reach the customer there.
+  if (typeof input.umaAddress === 'string' && !isUmaAddress(input.umaAddress)) {
+    errors.push({ field: 'umaAddress', message: 'must name a domain a URL can reach (not a number or invalid punycode in its last label)' });
   }
   if (mode === 'update' && input.email !== undefined && input.phoneNumber !== undefined) {
     errors.push({ field: 'phoneNumber', message: 'cannot change in the same request as email' });
