@@ -244,12 +244,33 @@ describe('cancel and confirm', () => {
     expect(confirmed.statusCode, confirmed.body).toBe(200);
     expect((confirmed.json() as Json).receiptDeliveryConfirmedAt).toBe(ctx.clock.now().toISOString());
     ctx.clock.advance(1_000);
-    const given = (await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`, { receiptDeliveryConfirmedAt: '2026-01-01T10:00:00+02:00' })).json() as Json;
-    expect(given.receiptDeliveryConfirmedAt).toBe('2026-01-01T08:00:00.000Z');
+    // An earlier instant, written with another offset: recorded as that instant.
+    const earlier = new Date(ctx.clock.now().getTime() - 500);
+    const writtenAtPlusTwo = new Date(earlier.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
+    const given = (await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`, { receiptDeliveryConfirmedAt: writtenAtPlusTwo })).json() as Json;
+    expect(given.receiptDeliveryConfirmedAt).toBe(earlier.toISOString());
     const again = (await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`)).json() as Json;
     expect(again.receiptDeliveryConfirmedAt).toBe(ctx.clock.now().toISOString());
     expect((await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json()).toMatchObject({ receiptDeliveryConfirmedAt: ctx.clock.now().toISOString() });
     expectEnvelope(await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`, { deliveredAt: '2026-01-01T08:00:00Z' }), 400, 'INVALID_INPUT');
+  });
+
+  it('refuses a receipt time before the transaction existed or ahead of the clock, and keeps the recorded one', async () => {
+    const p = await ctx.newPlatform();
+    const customer = await fundedCustomer(ctx, p, 50_000);
+    const input = paymentInput(p, customer);
+    await startPayment(ctx, input);
+    const recorded = ((await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`)).json() as Json).receiptDeliveryConfirmedAt;
+    const created = new Date(((await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json() as Json).createdAt as string).getTime();
+    const now = ctx.clock.now().getTime();
+    for (const at of ['1970-01-01T00:00:00Z', new Date(created - 1).toISOString(), new Date(now + 5 * 60_000 + 1_000).toISOString(), '9999-12-31T23:59:59Z']) {
+      const refused = await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`, { receiptDeliveryConfirmedAt: at });
+      expectEnvelope(refused, 400, 'INVALID_INPUT');
+      expect((refused.json() as { details: { errors: Array<{ field: string }> } }).details.errors.map((e) => e.field)).toEqual(['receiptDeliveryConfirmedAt']);
+    }
+    expect(((await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json() as Json).receiptDeliveryConfirmedAt).toBe(recorded);
+    const within = await call(ctx, p, 'POST', `/transactions/${input.transactionId}/confirm`, { receiptDeliveryConfirmedAt: new Date(now + 60_000).toISOString() });
+    expect(within.statusCode, within.body).toBe(200);
   });
 
   it('answers 404 TRANSACTION_NOT_FOUND for unknown, malformed and other platforms’ ids', async () => {

@@ -22,6 +22,9 @@ export type TransactionView = Transaction;
  * as durable jobs (settlement.ts); REALTIME_FUNDING's money in (realtime-funding.ts). Each ledger
  * transaction commits with the status change it causes (status.ts) and its webhook event.
  */
+/** How far ahead of the platform's clock a confirmed receipt time may be: the platform's clock may run a little ahead of ours. */
+const RECEIPT_CLOCK_SKEW_MS = 5 * 60_000;
+
 export class Payments {
   private readonly steps: SharedPaymentSteps;
   private readonly settlement: Settlement;
@@ -123,11 +126,19 @@ export class Payments {
   /**
    * POST /transactions/{id}/confirm: the platform delivered the receipt, at `confirmedAt` (default
    * now). As upstream, a repeat records its time in place of the earlier one: a platform that
-   * sent the receipt again, or first confirmed with the wrong time, corrects the record.
+   * sent the receipt again, or first confirmed with the wrong time, corrects the record. A time
+   * before the transaction existed, or ahead of the platform's clock by more than a clock's skew,
+   * is a mistake (400), not a record.
    */
   async confirmReceipt(trx: Tx, platformId: string, transactionId: string, confirmedAt: Date | undefined): Promise<TransactionView> {
     const row = await this.load(trx, platformId, transactionId, { forUpdate: true });
-    const at = confirmedAt ?? (await this.deps.platformClock.now(platformId, trx));
+    const now = await this.deps.platformClock.now(platformId, trx);
+    if (confirmedAt && (confirmedAt < row.created_at || confirmedAt.getTime() > now.getTime() + RECEIPT_CLOCK_SKEW_MS)) {
+      throw invalidInput([
+        { field: 'receiptDeliveryConfirmedAt', message: `must lie between the transaction's creation (${row.created_at.toISOString()}) and now (${now.toISOString()})` },
+      ]);
+    }
+    const at = confirmedAt ?? now;
     const updated = await updateTransaction(trx, platformId, row.id, row.status, { receipt_delivery_confirmed_at: at }, this.deps.clock.now());
     return toTransaction(updated!);
   }

@@ -87,7 +87,8 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<TransactionRouteDeps> 
       operationId: 'confirmReceiptDelivery',
       tags,
       summary: 'Confirm the receipt was delivered to the customer',
-      description: 'Records `receiptDeliveryConfirmedAt` (default now). A repeat records its own time in place of the earlier one.',
+      description:
+        'Records `receiptDeliveryConfirmedAt` (default now; 400 before the transaction was created or more than 5 minutes ahead of now). A repeat records its own time in place of the earlier one.',
       params: TransactionParams,
       body: ConfirmReceiptDeliveryRequest,
       response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 500) },
