@@ -73,10 +73,12 @@ describe('PATCH /config', () => {
 
   it('accepts http webhook endpoints for sandbox platforms only, and announces a new endpoint with a TEST event', async () => {
     const p = await ctx.newPlatform();
-    for (const url of ['http://localhost:3000/hooks', 'http://127.0.0.1/hooks', 'http://hooks.example.com/x', 'https://example.com/h']) {
+    for (const url of ['http://localhost:3000/hooks', 'http://127.0.0.1/hooks', 'http://hooks.example.com/x', 'https://example.com/h', 'https://xn--bcher-kva.example/h', 'https://[2001:db8::1]:8443/h', 'https://example.com./h']) {
       expect((await patch(p, { webhookEndpoint: url })).statusCode, url).toBe(200);
     }
-    for (const url of ['ftp://example.com/x', 'https://user:pw@example.com/', 'https://example.com/#frag', 'not a url']) {
+    // Also what the URL parser accepts but names no reachable host: an empty authority (read from
+    // the path), empty labels, port 0.
+    for (const url of ['ftp://example.com/x', 'https://user:pw@example.com/', 'https://example.com/#frag', 'not a url', 'https:///h', 'https:/h', 'https://.../h', 'https://a..b/h', 'https://.a/h', 'https://example.com:0/h']) {
       const body = expectEnvelope(await patch(p, { webhookEndpoint: url }), 400, 'INVALID_INPUT');
       expect((body.details!.errors as Array<{ field: string }>)[0]!.field, url).toBe('webhookEndpoint');
     }

@@ -140,18 +140,33 @@ function checkOidcIssuer(
 }
 
 /**
+ * `value` as a URL Corridor can connect to, or undefined. The URL parser also accepts what names
+ * no host anyone can reach, and a webhook or JWKS URL set so would fail every call, silently:
+ * an empty authority it fills from the path (`https:///h` → host `h`), empty labels
+ * (`https://a..b/`, `https://.../`) and port 0.
+ */
+function reachableUrl(value: string): URL | undefined {
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/\\?#]/i.test(value)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.port === '0') return undefined;
+  const host = url.hostname;
+  if (!host.startsWith('[') && host.replace(/\.$/, '').split('.').some((label) => label === '')) return undefined;
+  return url;
+}
+
+/**
  * A URL Corridor calls: https (also http where `allowHttp`), without credentials or fragment.
  * Where the calls pass the address guard (`guardedBecause` says why, in the refusal), a host that
  * is itself a refused address is refused here; a host name is judged at every call, when it is
  * resolved (DNS answers change).
  */
 function checkCalledUrl(value: string, field: string, allowHttp: boolean, guardedBecause: string | undefined, errors: FieldError[]): void {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
+  const url = reachableUrl(value);
   const schemes = allowHttp ? ['https:', 'http:'] : ['https:'];
   if (!url || !schemes.includes(url.protocol) || url.username || url.password || url.hash) {
     errors.push({
@@ -180,12 +195,7 @@ function literalRefusedRange(url: URL): { host: string; range: string } | undefi
 
 /** An https URL without credentials (http only for local hosts); `origin`: nothing after the port either. */
 function checkServiceUrl(value: string, field: string, errors: FieldError[], origin = false): void {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
+  const url = reachableUrl(value);
   const ok = url && (url.protocol === 'https:' || (url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname)));
   if (!ok || url?.username || url?.password || (origin && url?.origin !== value)) {
     errors.push({
