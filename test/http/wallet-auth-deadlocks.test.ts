@@ -33,7 +33,7 @@ interface Leg {
   key: ClientKey;
 }
 
-/** Issues every leg's challenge first, then sends all the signed retries at once; answers each response and how long it took. */
+/** Issues every leg's challenge first, then sends all the signed retries at once; answers each response. A deadlock shows in PostgreSQL's count (`deadlocksDetected`), not in a timing, which a loaded machine stretches. */
 async function race(legs: Leg[]) {
   const signed = [];
   for (const { method, path, body, key } of legs) {
@@ -42,11 +42,7 @@ async function race(legs: Leg[]) {
     signed.push({ method, path, body, headers: { 'service-wallet-signature': await stamp(key, challenge.payloadToSign), 'request-id': challenge.requestId } });
   }
   return Promise.all(
-    signed.map(async ({ method, path, body, headers }) => {
-      const started = performance.now();
-      const response = await client.call(method, path, body, headers);
-      return { response, ms: performance.now() - started };
-    }),
+    signed.map(async ({ method, path, body, headers }) => ({ response: await client.call(method, path, body, headers) })),
   );
 }
 
@@ -76,7 +72,6 @@ describe('two crossed credential revocations sent at once (no settle delay)', ()
     expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     for (const [i, results] of rounds.entries()) {
       const { wallet, email, sms } = wallets[i]!;
-      for (const { ms } of results) expect(ms).toBeLessThan(1000);
       const statuses = results.map((r) => r.response.statusCode);
       expect([...statuses].sort()).toEqual([204, 401]);
       expectEnvelope(results.find((r) => r.response.statusCode === 401)!.response, 401, 'WALLET_SIGNATURE_INVALID');
@@ -140,7 +135,6 @@ describe('a signed contact change beside other signed operations of a session of
     expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     for (const [i, results] of rounds.entries()) {
       const wallet = wallets[i]!;
-      for (const { ms } of results) expect(ms).toBeLessThan(1000);
       expect(results.map((r) => r.response.statusCode)).toEqual([200, 201, 201]);
       const byType = Object.fromEntries((await credentials(wallet)).map((c) => [c.type, c.nickname]));
       expect(byType).toMatchObject({ EMAIL_OTP: `moved-${wallet.email}` });
@@ -158,7 +152,6 @@ describe('a signed contact change beside other signed operations of a session of
       { ...patch(wallet, { email: `second-${wallet.email}` }), key },
     ]);
     expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
-    for (const { ms } of results) expect(ms).toBeLessThan(1000);
     expect(results.map((r) => r.response.statusCode).sort()).toEqual([200, 424]);
     expectEnvelope(results.find((r) => r.response.statusCode === 424)!.response, 424, 'EMAIL_OTP_CREDENTIAL_SYNC_FAILED');
     const winner = (results.find((r) => r.response.statusCode === 200)!.response.json() as { email: string }).email;
@@ -175,7 +168,6 @@ describe('a signed contact change beside other signed operations of a session of
       { method: 'DELETE', path: `/auth/credentials/${smsId}`, body: undefined, key: email.key },
     ]);
     expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
-    for (const { ms } of [change!, revoke!]) expect(ms).toBeLessThan(1000);
     expect(revoke!.response.statusCode, revoke!.response.body).toBe(204);
     // Ordered before the revocation it moves the e-mail; after it, its signing session has ended.
     const left = await credentials(wallet);
