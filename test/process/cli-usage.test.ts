@@ -20,21 +20,23 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const STACK = /^\s+at /m;
 
-describe('corridor usage', () => {
+// Every test runs its own CLI process and none changes anything another reads (the usage and
+// settings mistakes are refused before a database is opened; the mistyped directory is its
+// own), so they run concurrently: each spawn is seconds of start-up, most of this file's time.
+// Timeouts allow for the spawns sharing the machine's cores; the second describe's tests are just as independent.
+describe.concurrent('corridor usage', () => {
   it('--help lists every command; a command with --help shows its own lines', async () => {
-    const all = await runCli(env, '--help');
+    const [all, ledger, directories] = await Promise.all([runCli(env, '--help'), runCli(env, 'ledger', 'verify', '--help'), runCli(env, 'directories', '--help')]);
     expect(all.code).toBe(0);
     for (const command of ['serve', 'migrate', 'master-key generate', 'platforms create', 'tokens create', 'directories load', 'verifications decide', 'ledger verify']) {
       expect(all.stdout).toContain(`  ${command}`);
     }
-    const ledger = await runCli(env, 'ledger', 'verify', '--help');
     expect(ledger.code).toBe(0);
     expect(ledger.stdout).toContain('ledger verify [--platform ID] [--batch-size N] [--json]');
     expect(ledger.stdout).not.toContain('platforms create');
-    const directories = await runCli(env, 'directories', '--help');
     expect(directories.stdout).toContain('directories load <file>');
     expect(directories.stdout).toContain('directories show');
-  }, 60_000);
+  }, 120_000);
 
   it.each([
     [['bogus'], 'unknown command "bogus"'],
@@ -49,7 +51,7 @@ describe('corridor usage', () => {
     expect(result.output).toContain(`corridor: ${message}`);
     expect(result.output).toContain('Usage: corridor <command> [options]');
     expect(result.output).not.toMatch(STACK);
-  }, 30_000);
+  }, 120_000);
 
   it('ledger verify never makes the embedded database it was pointed at', async () => {
     const missing = join(dir, 'mistyped');
@@ -57,10 +59,10 @@ describe('corridor usage', () => {
     expect(result.code, result.output).toBe(2);
     expect(result.output).toContain(`no embedded database in ${missing}`);
     expect(existsSync(missing)).toBe(false);
-  }, 30_000);
+  }, 120_000);
 });
 
-describe('settings and refusals at start-up', () => {
+describe.concurrent('settings and refusals at start-up', () => {
   it.each([
     [{ PORT: 'eighty' }, 'PORT must be a whole number'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of'],
@@ -73,12 +75,12 @@ describe('settings and refusals at start-up', () => {
     expect(result.output.startsWith(`corridor: ${message}`), result.output).toBe(true);
     expect(result.output.trim().split('\n')).toHaveLength(1);
     expect(result.output).not.toContain('s3cretPW');
-  }, 30_000);
+  }, 120_000);
 
   it('a database that cannot be reached: exit 1, one line naming the settings, not the password', async () => {
     const result = await runCli({ DATABASE_URL: 'postgres://corridor:s3cretPW@127.0.0.1:1/corridor' }, 'migrate');
     expect(result.code, result.output).toBe(1);
     expect(result.output.trim().split('\n')).toEqual([expect.stringMatching(/^corridor: .*ECONNREFUSED.*\(check DATABASE_URL, HOST and PORT\)$/)]);
     expect(result.output).not.toContain('s3cretPW');
-  }, 30_000);
+  }, 120_000);
 });
