@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 
 /**
@@ -17,6 +17,14 @@ const running = new Set<ChildProcess>();
 afterAll(() => {
   for (const child of running) child.kill('SIGKILL');
 });
+
+/**
+ * How to run `corridor <args>`: this run's sources as bundled once by test/global-setup.ts (as
+ * `npm start` runs `dist/`), each start without compiling them again.
+ */
+export function corridorCommand(...args: string[]): [string, string[]] {
+  return [process.execPath, [join(inject('corridorBundle'), 'cli.js'), ...args]];
+}
 
 /** Kills `child` when the test file ends, if it has not exited by then. */
 export function untilFileEnds<T extends ChildProcess>(child: T): T {
@@ -84,10 +92,10 @@ export interface CorridorProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-/** Starts `corridor serve` from the sources in its own process and waits until /readyz answers 200. */
+/** Starts `corridor serve` (this run's bundle) in its own process and waits until /readyz answers 200. */
 export async function startCorridor(env: Record<string, string>): Promise<CorridorProcess> {
   const port = await freePort();
-  const child = untilFileEnds(spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+  const child = untilFileEnds(spawn(...corridorCommand('serve'), {
     cwd: new URL('../../', import.meta.url).pathname,
     // Jobs off unless the test runs them in the server (CORRIDOR_JOBS: 'true'); warnings only unless it reads the log.
     env: { ...process.env, DATABASE_URL: '', CORRIDOR_JOBS: 'false', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
@@ -115,11 +123,11 @@ export async function startCorridor(env: Record<string, string>): Promise<Corrid
 
 const runFile = promisify(execFile);
 
-/** `corridor <args>` run from the sources against `env`'s database: the exit code, stdout, and stdout + stderr. */
+/** `corridor <args>` (this run's bundle) run against `env`'s database: the exit code, stdout, and stdout + stderr. */
 export async function runCli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; output: string }> {
   const options = { cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', ...env } };
   try {
-    const { stdout, stderr } = await runFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], options);
+    const { stdout, stderr } = await runFile(...corridorCommand(...args), options);
     return { code: 0, stdout, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
 import { BASE, basic, onPostgres } from '../helpers/context.js';
-import { freePort, processDatabase, type ProcessDatabase, untilFileEnds, waitUntil } from '../helpers/process.js';
+import { corridorCommand, freePort, processDatabase, type ProcessDatabase, untilFileEnds, waitUntil } from '../helpers/process.js';
 
 /** The advisory lock the first-platform bootstrap takes (modules/platforms/service.ts). */
 const BOOTSTRAP_LOCK = 7_301_991_002;
@@ -27,7 +27,7 @@ describe.runIf(onPostgres)('GET /readyz during start-up', () => {
     await sql`select pg_advisory_lock(${BOOTSTRAP_LOCK})`.execute(holder.db);
     const port = await freePort();
     const child = untilFileEnds(
-      spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+      spawn(...corridorCommand('serve'), {
         cwd: new URL('../../', import.meta.url).pathname,
         env: { ...process.env, ...database.env, CORRIDOR_JOBS: 'true', LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1' },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, basic } from '../helpers/context.js';
-import { freePort, processDatabase, untilFileEnds } from '../helpers/process.js';
+import { corridorCommand, freePort, processDatabase, untilFileEnds } from '../helpers/process.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 let env: Record<string, string>;
@@ -27,7 +27,7 @@ async function start(overrides: Record<string, string | undefined> = {}, until: 
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...overrides };
   childEnv.DATABASE_URL ??= '';
   for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
-  const child = untilFileEnds(spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = untilFileEnds(spawn(...corridorCommand('serve'), { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

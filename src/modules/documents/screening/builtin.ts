@@ -20,11 +20,9 @@
  * named in the message and `details.reason`.
  */
 import { open } from 'node:fs/promises';
-import { pathToFileURL } from 'node:url';
 import type { Metadata, OutputInfo } from 'sharp';
 import { AppError } from '../../../platform/errors.js';
 import { BoundedTaskError, BoundedWorkerPool } from '../../../platform/bounded-worker.js';
-import { packagePath } from '../../../platform/package-root.js';
 import type { PdfDefect } from './pdf.js';
 import type { PdfTask } from './pdf-worker.js';
 import {
@@ -210,9 +208,16 @@ export class Semaphore {
 
 /**
  * Where the PDF worker's entry module is: beside this file in the sources, and its own entry of
- * the bundle, `dist/pdf-worker.js`, in the build (where this module may sit in any chunk).
+ * the bundle, `pdf-worker.js` at the bundle's root, in the build. There this module sits in an
+ * entry at the root or in a chunk under `chunks/` (scripts/build.mjs), so the root is found from
+ * wherever it is: any bundle (`dist/`, the tests' own) runs its own worker.
  */
-const PDF_WORKER = import.meta.url.endsWith('.ts') ? new URL('./pdf-worker.ts', import.meta.url) : pathToFileURL(packagePath('dist', 'pdf-worker.js'));
+const PDF_WORKER = import.meta.url.endsWith('.ts') ? new URL('./pdf-worker.ts', import.meta.url) : bundleEntry('pdf-worker.js');
+
+function bundleEntry(name: string): URL {
+  const here = new URL('.', import.meta.url);
+  return new URL(name, here.pathname.endsWith('/chunks/') ? new URL('..', here) : here);
+}
 
 /** The unreadable reasons that are bounds, not judgements: the file was not (fully) decoded. */
 function boundBreached(reason: UnreadableReason | undefined, t: ScreeningThresholds): string | undefined {
