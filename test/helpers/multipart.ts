@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, symlinkSync } from 'node:fs';
+import { vi } from 'vitest';
+import { UploadSpool } from '../../src/platform/http/multipart.js';
 import type { App } from '../../src/app.js';
 import { BASE, type TestPlatform } from './context.js';
 
@@ -34,4 +37,20 @@ export function textParts(fields: Record<string, string | undefined>): Part[] {
 export async function sendDocumentForm(app: App, platform: TestPlatform, method: 'POST' | 'PUT', path: string, parts: Part[]) {
   const { payload, headers } = multipartBody(parts);
   return app.inject({ method, url: `${BASE}${path}`, headers: { ...headers, authorization: platform.auth }, payload });
+}
+
+/** Whether this machine has /dev/full, which answers every write with ENOSPC as a disk with no room left does. */
+export const HAS_FULL_DISK = existsSync('/dev/full');
+
+/**
+ * Makes every file the upload spool opens from now on a link to /dev/full (removing the link
+ * leaves the device alone): the spool's disk is full. Restore the returned spy when done.
+ */
+export function spoolToFullDisk() {
+  const newPath = UploadSpool.prototype.newPath;
+  return vi.spyOn(UploadSpool.prototype, 'newPath').mockImplementation(function (this: UploadSpool) {
+    const path = newPath.call(this);
+    symlinkSync('/dev/full', path);
+    return path;
+  });
 }

@@ -1,7 +1,6 @@
-import { existsSync, symlinkSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UploadSpool } from '../../src/platform/http/multipart.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { HAS_FULL_DISK, spoolToFullDisk } from '../helpers/multipart.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -428,14 +427,9 @@ describe('POST /customers/bulk/csv on a full upload spool disk', () => {
   // The file (at most 10 MB, stored as text in the database) is read into memory and never
   // spooled, so a spool disk with no room (the documents' 503 STORAGE_FULL) does not refuse it.
   // /dev/full answers every write with ENOSPC; a spool file linked to it would fail.
-  it.skipIf(!existsSync('/dev/full'))('is accepted without touching the spool', async () => {
+  it.skipIf(!HAS_FULL_DISK)('is accepted without touching the spool', async () => {
     const p = await ctx.newPlatform();
-    const newPath = UploadSpool.prototype.newPath;
-    const spoolTo = vi.spyOn(UploadSpool.prototype, 'newPath').mockImplementation(function (this: UploadSpool) {
-      const path = newPath.call(this);
-      symlinkSync('/dev/full', path);
-      return path;
-    });
+    const spoolTo = spoolToFullDisk();
     let accepted;
     try {
       accepted = await upload(p, 'customerType,fullName\nINDIVIDUAL,Spool Free');

@@ -1,17 +1,15 @@
 import { createHash } from 'node:crypto';
-import { existsSync, symlinkSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseBlobStore, type LocalFile } from '../../src/platform/blob-store.js';
-import { UploadSpool } from '../../src/platform/http/multipart.js';
 import type { Tx } from '../../src/platform/db/database.js';
 import { cardPhotoJpeg, grayscaleJpeg } from '../helpers/document-files.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { sendDocumentForm, textParts } from '../helpers/multipart.js';
+import { HAS_FULL_DISK, sendDocumentForm, spoolToFullDisk, textParts } from '../helpers/multipart.js';
 
 type Body = Record<string, unknown>;
 
@@ -81,15 +79,10 @@ describe('a full spool disk', () => {
 
   // /dev/full answers every write with ENOSPC, as a disk with no room left does. The spool file
   // is a link to it (removing the link leaves the device alone).
-  it.skipIf(!existsSync('/dev/full'))('refuses the upload with a retryable 503, leaves nothing behind and tells the operator', async () => {
+  it.skipIf(!HAS_FULL_DISK)('refuses the upload with a retryable 503, leaves nothing behind and tells the operator', async () => {
     const holder = await newCustomer(ctx, ctx.platform, 'disk-full-1');
     const before = await storedRows(ctx);
-    const newPath = UploadSpool.prototype.newPath;
-    const spoolTo = vi.spyOn(UploadSpool.prototype, 'newPath').mockImplementation(function (this: UploadSpool) {
-      const path = newPath.call(this);
-      symlinkSync('/dev/full', path);
-      return path;
-    });
+    const spoolTo = spoolToFullDisk();
     let response;
     try {
       response = await uploadCard(ctx, ctx.platform, holder, await cardPhotoJpeg());

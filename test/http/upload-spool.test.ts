@@ -1,13 +1,13 @@
-import { existsSync, symlinkSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/platform/errors.js';
 import { receiveForm, UploadSpool } from '../../src/platform/http/multipart.js';
+import { HAS_FULL_DISK, spoolToFullDisk } from '../helpers/multipart.js';
 
 /**
  * platform/http/multipart.ts `receiveForm` for a route of no particular module: what it answers
@@ -50,13 +50,8 @@ describe('receiveForm on a full spool disk', () => {
   };
 
   // /dev/full answers every write with ENOSPC, as a disk with no room left does.
-  it.skipIf(!existsSync('/dev/full'))('is a retryable 503 STORAGE_FULL with Retry-After, leaves nothing in the spool and logs once at error level', async () => {
-    const newPath = UploadSpool.prototype.newPath;
-    const spoolTo = vi.spyOn(UploadSpool.prototype, 'newPath').mockImplementation(function (this: UploadSpool) {
-      const path = newPath.call(this);
-      symlinkSync('/dev/full', path);
-      return path;
-    });
+  it.skipIf(!HAS_FULL_DISK)('is a retryable 503 STORAGE_FULL with Retry-After, leaves nothing in the spool and logs once at error level', async () => {
+    const spoolTo = spoolToFullDisk();
     let response;
     try {
       response = await send();
