@@ -69,6 +69,14 @@ export class CapturingMessages implements MessageSender {
 
 let seq = 0;
 
+/** One signed operation of a race (`WalletClient.raceSigned`): the request, and the key that signs its challenge. */
+export interface SignedLeg {
+  method: Method;
+  path: string;
+  body: unknown;
+  key: ClientKey;
+}
+
 export class WalletClient {
   enclaveKey = '';
 
@@ -153,6 +161,24 @@ export class WalletClient {
       'request-id': challenge.requestId,
       ...headers,
     });
+  }
+
+  /**
+   * Races signed operations: issues every leg's challenge and stamps it (round by round), then
+   * sends the signed retries of every round at once, so they reach the database together.
+   * Answers each round's responses in its legs' order.
+   */
+  async raceSigned(rounds: SignedLeg[][]) {
+    const signed = [];
+    for (const legs of rounds) {
+      const round = [];
+      for (const { method, path, body, key } of legs) {
+        const challenge = await this.firstLeg(method, path, body);
+        round.push({ method, path, body, headers: { 'service-wallet-signature': await stamp(key, challenge.payloadToSign), 'request-id': challenge.requestId } });
+      }
+      signed.push(round);
+    }
+    return Promise.all(signed.map((round) => Promise.all(round.map(({ method, path, body, headers }) => this.call(method, path, body, headers)))));
   }
 
   /** Both legs of a signed operation; answers the retry's response. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { deadlocksDetected } from '../helpers/deadlocks.js';
-import { newClientKey, stamp, uniquePhoneNumber, WalletClient, type ClientKey, type Method, type WalletFixture } from '../helpers/wallet.js';
+import { newClientKey, stamp, uniquePhoneNumber, WalletClient, type SignedLeg, type WalletFixture } from '../helpers/wallet.js';
 
 /**
  * Signed operations of one wallet run at the same time take their locks in one global order
@@ -26,27 +26,12 @@ type Login = Awaited<ReturnType<WalletClient['login']>>;
 const credentials = async (w: WalletFixture) => ((await client.call('GET', `/auth/credentials?accountId=${w.accountId}`)).json() as { data: Array<Body & { id: string }> }).data;
 const sessions = async (w: WalletFixture) => ((await client.call('GET', `/auth/sessions?accountId=${w.accountId}`)).json() as { data: Array<Body & { id: string }> }).data;
 
-interface Leg {
-  method: Method;
-  path: string;
-  body: unknown;
-  key: ClientKey;
+/** The signed retries of `legs` sent at once (`WalletClient.raceSigned`), each answer as `{response}`. */
+async function race(legs: SignedLeg[]) {
+  const [responses] = await client.raceSigned([legs]);
+  return responses!.map((response) => ({ response }));
 }
 
-/** Issues every leg's challenge first, then sends all the signed retries at once; answers each response. A deadlock shows in PostgreSQL's count (`deadlocksDetected`), not in a timing, which a loaded machine stretches. */
-async function race(legs: Leg[]) {
-  const signed = [];
-  for (const { method, path, body, key } of legs) {
-    const challenge = await client.firstLeg(method, path, body);
-    // Stamped before any is sent, so the retries reach the database together.
-    signed.push({ method, path, body, headers: { 'service-wallet-signature': await stamp(key, challenge.payloadToSign), 'request-id': challenge.requestId } });
-  }
-  return Promise.all(
-    signed.map(async ({ method, path, body, headers }) => ({ response: await client.call(method, path, body, headers) })),
-  );
-}
-
-/** A wallet with its EMAIL_OTP and an SMS_OTP credential, each logged in once. */
 async function walletWithTwoCredentials(): Promise<{ wallet: WalletFixture; email: Login; sms: Login; smsId: string }> {
   const wallet = await client.newWallet({ phoneNumber: uniquePhoneNumber() });
   const email = await client.login(wallet.credentialId);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { deadlocksDetected } from '../helpers/deadlocks.js';
-import { stamp, uniquePhoneNumber, WalletClient, type ClientKey, type Method, type WalletFixture } from '../helpers/wallet.js';
+import { uniquePhoneNumber, WalletClient, type WalletFixture } from '../helpers/wallet.js';
 
 /**
  * An OTP credential may not carry a contact an active OTP credential of another customer's wallet
@@ -25,27 +25,6 @@ afterAll(() => ctx.close());
 const ROUNDS = 5;
 
 type Body = Record<string, unknown>;
-
-interface Leg {
-  method: Method;
-  path: string;
-  body: unknown;
-  key: ClientKey;
-}
-
-/** Issues every leg's challenge, stamps them all, then sends the signed retries of every round at once. */
-async function raceRounds(rounds: Leg[][]) {
-  const signed = [];
-  for (const legs of rounds) {
-    const round = [];
-    for (const { method, path, body, key } of legs) {
-      const challenge = await client.firstLeg(method, path, body);
-      round.push({ method, path, body, headers: { 'service-wallet-signature': await stamp(key, challenge.payloadToSign), 'request-id': challenge.requestId } });
-    }
-    signed.push(round);
-  }
-  return Promise.all(signed.map((round) => Promise.all(round.map(({ method, path, body, headers }) => client.call(method, path, body, headers)))));
-}
 
 const otpCredentials = async (w: WalletFixture, type: string) =>
   ((await client.call('GET', `/auth/credentials?accountId=${w.accountId}`)).json() as { data: Array<Body & { type: string; nickname: string }> }).data.filter((c) => c.type === type);
@@ -75,7 +54,7 @@ describe('one contact tied to two customers’ wallets at the same instant: exac
       pairs.push([await loggedInWallet({ phoneNumber }), await loggedInWallet({ phoneNumber })] as const);
     }
     const before = await deadlocksDetected(ctx.handle.db);
-    const rounds = await raceRounds(pairs.map((pair) => pair.map(({ wallet, key }) => ({ ...addSmsOtp(wallet), key }))));
+    const rounds = await client.raceSigned(pairs.map((pair) => pair.map(({ wallet, key }) => ({ ...addSmsOtp(wallet), key }))));
     expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     for (const [i, results] of rounds.entries()) {
       expect(results.map((r) => r.statusCode).sort(), results.map((r) => r.body).join('\n')).toEqual([201, 409]);
@@ -92,7 +71,7 @@ describe('one contact tied to two customers’ wallets at the same instant: exac
     for (let i = 0; i < ROUNDS; i++) pairs.push([await loggedInWallet(), await loggedInWallet()] as const);
     const before = await deadlocksDetected(ctx.handle.db);
     const shared = (i: number) => `shared-${i}@example.com`;
-    const rounds = await raceRounds(
+    const rounds = await client.raceSigned(
       pairs.map(([first, second], i) => [
         { ...patch(first.wallet, { email: shared(i) }), key: first.key },
         { ...patch(second.wallet, { email: shared(i).toUpperCase() }), key: second.key },
@@ -119,7 +98,7 @@ describe('one contact tied to two customers’ wallets at the same instant: exac
       pairs.push({ phoneNumber, adding: await loggedInWallet({ phoneNumber }), moving: await walletWithSmsOtp() });
     }
     const before = await deadlocksDetected(ctx.handle.db);
-    const rounds = await raceRounds(
+    const rounds = await client.raceSigned(
       pairs.map(({ phoneNumber, adding, moving }) => [
         { ...addSmsOtp(adding.wallet), key: adding.key },
         { ...patch(moving.wallet, { phoneNumber }), key: moving.key },
