@@ -164,11 +164,18 @@ export class AppError extends Error {
   readonly headers?: Record<string, string>;
   /** Overrides what the code's status says about retrying (see `shouldRetry`). */
   readonly retryable?: boolean;
+  /**
+   * How the error handler tells the operator: by default a 5xx at error level and nothing
+   * otherwise. `warn` for a refusal the service chose (backpressure), `none` where the code that
+   * refused has logged it already with what the operator needs or the answer is a state, not a
+   * failure (a readiness probe during start-up).
+   */
+  readonly log?: 'warn' | 'none';
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { details?: Record<string, unknown>; extra?: Record<string, unknown>; headers?: Record<string, string>; retryable?: boolean } = {},
+    options: { details?: Record<string, unknown>; extra?: Record<string, unknown>; headers?: Record<string, string>; retryable?: boolean; log?: 'warn' | 'none' } = {},
   ) {
     super(message);
     this.name = 'AppError';
@@ -177,6 +184,7 @@ export class AppError extends Error {
     this.extra = options.extra;
     this.headers = options.headers;
     this.retryable = options.retryable;
+    this.log = options.log;
   }
 
   get status(): number {

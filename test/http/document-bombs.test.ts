@@ -16,9 +16,10 @@ import { sendDocumentForm, textParts } from '../helpers/multipart.js';
 
 let ctx: TestContext;
 let uploadRoot: string;
+const logLines: string[] = [];
 beforeAll(async () => {
   uploadRoot = await mkdtemp(join(tmpdir(), 'document-bombs-'));
-  ctx = await createTestContext({ env: { CORRIDOR_UPLOAD_DIR: uploadRoot } });
+  ctx = await createTestContext({ env: { CORRIDOR_UPLOAD_DIR: uploadRoot }, logLines });
 });
 afterAll(async () => {
   await ctx.close();
@@ -174,7 +175,9 @@ describe('many uploads at once', () => {
       const admitted = Array.from({ length: concurrency + share }, () => upload(flooder, flooderHolder, pdf, 'application/pdf', 'statement.pdf'));
       await until(() => gate !== undefined && gate.running === concurrency && gate.queued === share);
 
-      // One more from the same platform: refused at once, with nothing kept.
+      // One more from the same platform: refused at once, with nothing kept, and a warning (not
+      // an error: the service chose to refuse) in the operator's log.
+      const logged = logLines.length;
       const refused = await Promise.race([
         upload(flooder, flooderHolder, pdf, 'application/pdf', 'statement.pdf'),
         new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the upload beyond the queue was held, not refused')), 3000)),
@@ -184,6 +187,8 @@ describe('many uploads at once', () => {
       expect(body.message).toMatch(/try again/i);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       expect(refused.headers['x-should-retry']).toBe('true');
+      const warnings = logLines.slice(logged).map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.level >= 40);
+      expect(warnings.map((line) => [line.level, line.msg])).toEqual([[40, 'request refused']]);
       expect(await spooled()).toBe(concurrency + share);
 
       // Another platform's upload still finds room in the queue, and is taken in turn with the

@@ -97,10 +97,12 @@ describe('a full spool disk', () => {
     expect(await storedRows(ctx)).toEqual(before);
     const [spoolDir] = await readdir(uploadRoot);
     expect(await readdir(join(uploadRoot, spoolDir!))).toEqual([]);
-    // One operator line per refusal, with the disk's own error (the platform's; the module adds none).
+    // One operator line per refusal, with the disk's own error (the platform's; neither the module
+    // nor the error handler adds another).
     const logged = logLines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { code?: string } });
-    const diskFull = logged.filter((line) => /spool disk is full/.test(line.msg));
-    expect(diskFull.map((line) => [line.level, line.err?.code])).toEqual([[50, 'ENOSPC']]);
+    expect(logged.filter((line) => line.level >= 40).map((line) => [line.level, line.msg, line.err?.code])).toEqual([
+      [50, 'upload refused: the upload spool disk is full', 'ENOSPC'],
+    ]);
 
     // With room again, the same upload is stored.
     expect((await uploadCard(ctx, ctx.platform, holder, await cardPhotoJpeg())).statusCode).toBe(201);

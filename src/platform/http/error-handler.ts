@@ -125,7 +125,8 @@ export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes)
   app.addHook('onRequest', (request, reply, done) => {
     if (closing) {
       reply.header('connection', 'close');
-      return done(new AppError('SERVICE_UNAVAILABLE', 'This Corridor process is shutting down; retry the request.'));
+      // The shutdown is logged once (server.ts); each request refused while draining is in the request log.
+      return done(new AppError('SERVICE_UNAVAILABLE', 'This Corridor process is shutting down; retry the request.', { log: 'none' }));
     }
     if (request.url.length > MAX_URI_BYTES) {
       return done(new AppError('URI_TOO_LONG', `The request target is longer than ${MAX_URI_BYTES} bytes.`));
@@ -147,7 +148,8 @@ export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes)
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const known = error instanceof AppError ? error : fromFastify(error, request);
     if (known) {
-      if (known.status >= 500) request.log.error({ err: error }, 'request failed');
+      if (known.log === 'warn') request.log.warn({ err: error }, 'request refused');
+      else if (known.log !== 'none' && known.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendAppError(reply, known);
     }
     if (isDatabaseUnavailable(error)) {

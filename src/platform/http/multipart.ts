@@ -163,6 +163,7 @@ function spoolFull(request: FastifyRequest, spool: UploadSpool, error: unknown):
   return new AppError('SERVICE_UNAVAILABLE', 'The file could not be received: there is no room to hold it now. Nothing was stored; try again later.', {
     headers: { 'retry-after': String(DISK_FULL_RETRY_AFTER_SECONDS) },
     details: { reason: 'STORAGE_FULL' },
+    log: 'none',
   });
 }
 

@@ -33,12 +33,13 @@ export function registerOpsRoutes(app: FastifyInstance, deps: { db: Db; metrics:
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
 
   app.get('/readyz', hidden, async () => {
-    if (deps.startup && !deps.startup.completed) throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: still starting (first platform, job worker).');
+    // A probe polls this during every start: not-ready yet is an answer, not a failure.
+    if (deps.startup && !deps.startup.completed) throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: still starting (first platform, job worker).', { log: 'none' });
     try {
       // One query: it reaches the database and reads the applied migrations.
       if (!(await migrationsCurrent(deps.db))) throw new Error('migrations pending');
     } catch (error) {
-      throw new AppError('SERVICE_UNAVAILABLE', `Not ready: ${error instanceof Error ? error.message : 'database unreachable'}.`);
+      throw new AppError('SERVICE_UNAVAILABLE', `Not ready: ${error instanceof Error ? error.message : 'database unreachable'}.`, { log: 'warn' });
     }
     return { status: 'ready' };
   });

@@ -268,6 +268,8 @@ export function screeningBusy(refusal: GateRefusal, t: ScreeningThresholds): App
   return new AppError('SERVICE_UNAVAILABLE', `The document could not be screened now: ${why}. Nothing was stored; try again later.`, {
     headers: { 'retry-after': String(retryAfterSeconds(t)) },
     details: { reason: refusal.reason === 'queueFull' ? 'SCREENING_QUEUE_FULL' : 'SCREENING_WAIT_EXPIRED' },
+    // Backpressure the service chose, not a fault: a warning, so a flood does not read as an outage.
+    log: 'warn',
   });
 }
 
