@@ -67,12 +67,18 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
         '202 then `POST /transactions/{id}/approve|reject` within 5 s). Approved, the amount is credited to the customer’s account in that currency (COMPLETED); otherwise the transaction ends ' +
         'REJECTED or FAILED with its reason. Answers the transaction once decided. A customer whose review was REJECTED is refused 403 USER_NOT_READY, as a real pay request is. Sandbox platforms only (403 otherwise).',
       body: SandboxUmaReceiveRequest,
-      response: { 200: IncomingTransaction, ...errorResponses(400, 401, 403, 404, 500) },
+      idempotencyKey: true,
+      response: { 200: IncomingTransaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
     config: { permission: 'TRANSACT' },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       requireSandbox(request.principal, 'Sandbox UMA receive');
-      return simulateUmaReceive(deps.db, deps.incomingPayments, request.principal.platformId, request.body);
+      // The payment and its approval round trip commit transactions of their own: `prepare` claims
+      // the key first, so a retry answers the transaction instead of crediting again.
+      return sendWrite(deps, request, reply, async (_trx, received) => ({ statusCode: 200, body: received }), {
+        idempotent: true,
+        prepare: () => simulateUmaReceive(deps.db, deps.incomingPayments, request.principal.platformId, request.body),
+      });
     },
   });
 
