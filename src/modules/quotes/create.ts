@@ -91,19 +91,20 @@ async function resolveSource(trx: DbOrTx, platformId: string, body: QuoteRequest
   };
 }
 
-async function resolveDestination(trx: DbOrTx, platformId: string, body: QuoteRequest): Promise<ResolvedDestination> {
+/** `payer`: the sending customer, who pays to its own external accounts or the platform's. */
+async function resolveDestination(trx: DbOrTx, platformId: string, body: QuoteRequest, payer: string | null): Promise<ResolvedDestination> {
   const destination = body.destination;
   if (destination.destinationType === 'UMA_ADDRESS') throw new Error('UMA destinations are quoted by createUmaQuote');
-  const resolved = await destinationAccount(trx, platformId, destination);
+  const resolved = await destinationAccount(trx, platformId, destination, payer);
   if (destination.currency !== undefined && destination.currency !== resolved.currency) {
     throw field('destination.currency', `must be ${resolved.currency}, the destination account's currency (or be left out)`);
   }
   return resolved;
 }
 
-async function destinationAccount(trx: DbOrTx, platformId: string, destination: AccountDestinationT): Promise<ResolvedDestination> {
+async function destinationAccount(trx: DbOrTx, platformId: string, destination: AccountDestinationT, payer: string | null): Promise<ResolvedDestination> {
   if (parseId('ExternalAccount', destination.accountId)) {
-    const account = await findExternalAccount(trx, platformId, destination.accountId);
+    const account = await findExternalAccount(trx, platformId, destination.accountId, payer === null ? {} : { payer });
     let routeName: string;
     let route: RouteSpec;
     if (account.kind === 'bank') {
@@ -235,7 +236,7 @@ export async function createQuote(
   if (uma) return inTransaction(db, (trx) => createUmaQuote(trx, deps, caller, body, { ...prefetched, uma }));
   const source = await resolveSource(db, platformId, body);
   refuseUnsignedWalletExecution(body, source);
-  const destination = await resolveDestination(db, platformId, body);
+  const destination = await resolveDestination(db, platformId, body, source.customerUuid);
   if (source.accountId && source.accountId === destination.accountId) {
     throw new AppError('SELF_PAYMENT', 'The source and the destination are the same account.', { details: { accountId: destination.accountId } });
   }
