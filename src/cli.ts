@@ -11,6 +11,7 @@ import { verifyLedger } from './modules/ledger/index.js';
 import { decideManualReview } from './modules/verifications/index.js';
 import { createToken } from './modules/tokens/index.js';
 import { systemClock } from './platform/clock.js';
+import { DataDirInUse } from './platform/db/data-dir-lock.js';
 import { openDatabase } from './platform/db/database.js';
 import { migrationsCurrent } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
@@ -331,7 +332,7 @@ async function main(argv: string[]): Promise<void> {
           if (!(await migrationsCurrent(handle.db))) throw new WrongDatabase('the database is not migrated to this version of Corridor (run corridor migrate)');
           report = await verifyLedger(handle.db, { batchSize, ...(platformId ? { platformId } : {}) });
         } catch (error) {
-          if (error instanceof UsageError || error instanceof WrongDatabase) throw error;
+          if (error instanceof UsageError || error instanceof WrongDatabase || error instanceof DataDirInUse) throw error;
           // Not a verdict on the books: a monitor paging on breaches (exit 1) must tell this apart.
           process.stderr.write(`corridor: ledger verify could not finish, nothing was judged: ${error instanceof Error ? error.message : String(error)}\n`);
           process.exitCode = 3;
@@ -358,7 +359,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof WrongDatabase) {
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof WrongDatabase || error instanceof DataDirInUse) {
     process.stderr.write(`corridor: ${error.message}\n${error instanceof UsageError ? `\n${usageOf(process.argv[2])}\n` : ''}`);
     process.exit(2);
   }

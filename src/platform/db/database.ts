@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
+import { lockDataDir } from './data-dir-lock.js';
 import { NamedStatementPool } from './named-statements.js';
 import { PipelinedReads, usePipelinedReads } from './pipelined-reads.js';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -147,7 +148,20 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
 }
 
 async function openPglite(options: OpenOptions): Promise<DbHandle> {
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  let unlock = async () => {};
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    unlock = await lockDataDir(options.dataDir);
+  }
+  try {
+    return await startPglite(options, unlock);
+  } catch (error) {
+    await unlock();
+    throw error;
+  }
+}
+
+async function startPglite(options: OpenOptions, unlock: () => Promise<void>): Promise<DbHandle> {
   // Loaded only for the embedded engine: a process on PostgreSQL never pays for it.
   const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
   const pglite = new PGlite({
@@ -173,8 +187,12 @@ async function openPglite(options: OpenOptions): Promise<DbHandle> {
       onListening?.();
     },
     async close() {
-      await db.destroy();
-      await pglite.close();
+      try {
+        await db.destroy();
+        await pglite.close();
+      } finally {
+        await unlock();
+      }
     },
     dumpDataDir: () => pglite.dumpDataDir('none'),
   };
