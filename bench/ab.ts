@@ -16,12 +16,12 @@
  * (default 32), AB_ONLY (a regular expression over the scenario names).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { BASE_PATH } from '../src/config.js';
+import { benchMasterKey } from './master-key.js';
 import { processCpu } from './proc-cpu.js';
 import { analyzeIfPostgres } from './soak.js';
 
@@ -77,7 +77,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function main(): Promise<void> {
   const [distA, distB] = process.argv.slice(2).map((d) => resolve(d));
   if (!distA || !distB || !process.env.DATABASE_URL) throw new Error('usage: DATABASE_URL=… tsx bench/ab.ts <dist A> <dist B>');
-  const env = { CORRIDOR_MASTER_KEY: process.env.CORRIDOR_MASTER_KEY ?? randomBytes(32).toString('hex'), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+  const env = { CORRIDOR_MASTER_KEY: benchMasterKey(), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
   const created = JSON.parse(
     execFileSync(process.execPath, [`${distA}/cli.js`, 'platforms', 'create', '--environment', 'sandbox', '--name', 'ab', '--json'], {
       cwd: root,

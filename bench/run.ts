@@ -36,7 +36,6 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -48,6 +47,7 @@ import { grainyCardJpeg, uploadBodies } from './documents.js';
 import { analyzeIfPostgres, soak, SOAK_SCENARIO } from './soak.js';
 import { STARTUP_SCENARIO, startupTimes } from './startup.js';
 import { LEDGER_CLIENTS, ledgerScenario, type LedgerBenchResult } from './ledger.js';
+import { benchMasterKey } from './master-key.js';
 import { cpuMicros, postgresCpuMicros } from './proc-cpu.js';
 import { quoteExecuteFlow } from './quotes.js';
 import { emailOtpVerifyFlow, signedRetryFlow, type Call as FlowCall } from './wallet.js';
@@ -323,7 +323,7 @@ async function main(): Promise<void> {
   const dataDir = process.env.DATABASE_URL ? undefined : mkdtempSync(join(tmpdir(), 'corridor-bench-'));
   const env: NodeJS.ProcessEnv = {
     ...(dataDir ? { CORRIDOR_DATA_DIR: dataDir } : {}),
-    CORRIDOR_MASTER_KEY: process.env.CORRIDOR_MASTER_KEY ?? randomBytes(32).toString('hex'),
+    CORRIDOR_MASTER_KEY: benchMasterKey(),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
   };
   const engine = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';

@@ -12,7 +12,7 @@ import { decideManualReview } from './modules/verifications/index.js';
 import { createToken } from './modules/tokens/index.js';
 import { systemClock } from './platform/clock.js';
 import { DataDirInUse } from './platform/db/data-dir-lock.js';
-import { openDatabase } from './platform/db/database.js';
+import { openDatabase, type DbHandle } from './platform/db/database.js';
 import { migrationsCurrent } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
 import { PERMISSIONS, type Permission } from './platform/http/auth.js';
@@ -34,7 +34,7 @@ Commands:
                                           create a platform and its first API token
   tokens create [--platform ID] [--name NAME] [--permissions VIEW,TRANSACT,MANAGE] [--json]
                                           create an API token (the only platform if --platform is omitted)
-  directories load <file> [--force]     replace the VASP, UMA provider and discovery directories with
+  directories load <file> [--force]       replace the VASP, UMA provider and discovery directories with
                                           a directory file (docs/directories.md) if its version is higher
                                           (--force: if it differs)
   directories show                        print the loaded directory version
@@ -101,15 +101,32 @@ function environmentFailure(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * DATABASE_URL asks for TLS the server cannot give: it offers none, or its certificate does not
+ * verify (against sslrootcert's roots, or for the host named). A setting to correct, not a refusal
+ * that waiting cures: one line, exit 2. pg's message quotes no part of DATABASE_URL.
+ */
+function databaseTlsFailure(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (error.message === 'The server does not support SSL connections') {
+    return 'the database server does not accept TLS connections, and DATABASE_URL asks for TLS (sslmode): enable TLS on the server, or change sslmode';
+  }
+  const { code } = error as { code?: unknown };
+  if (typeof code === 'string' && /^(ERR_TLS_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_)/.test(code)) {
+    return `the database's TLS certificate was refused: ${error.message} (${code}; check sslmode and sslrootcert in DATABASE_URL)`;
+  }
+  return undefined;
+}
+
 function fail(message: string): never {
   throw new UsageError(message);
 }
 
-async function withDatabase<T>(work: (handle: Awaited<ReturnType<typeof openAndMigrate>>) => Promise<T>): Promise<T> {
+async function withDatabase<T>(work: (handle: DbHandle, applied: string[]) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const handle = await openAndMigrate(config, createLogger(process.env.LOG_LEVEL || 'warn'));
+  const { handle, applied } = await openAndMigrate(config, createLogger(process.env.LOG_LEVEL || 'warn'));
   try {
-    return await work(handle);
+    return await work(handle, applied);
   } finally {
     await handle.close();
   }
@@ -186,7 +203,8 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'migrate': {
-      await withDatabase(async () => {});
+      const applied = await withDatabase(async (_handle, applied) => applied);
+      if (applied.length) process.stdout.write(`applied ${applied.length} migration${applied.length === 1 ? '' : 's'} (${applied.length === 1 ? applied[0] : `${applied[0]} … ${applied.at(-1)}`})\n`);
       process.stdout.write('migrations are up to date\n');
       return;
     }
@@ -279,11 +297,11 @@ async function main(argv: string[]): Promise<void> {
         throw error;
       }
       const result = await withDatabase((h) => loadDirectories(h.db, systemClock, file, path, { force: values.force }));
-      process.stdout.write(
-        result.loaded
-          ? `directories version ${result.version} loaded (was ${result.previousVersion})\n`
-          : `directories already at version ${result.version}; ${path} has version ${file.version} (nothing loaded; --force replaces anyway)\n`,
-      );
+      const refusal =
+        result.version === file.version
+          ? `directories already at version ${result.version}, the version of ${path}: nothing loaded (raise its version)`
+          : `directories already at version ${result.version}; ${path} has version ${file.version}: nothing loaded (--force replaces it anyway)`;
+      process.stdout.write(result.loaded ? `directories version ${result.version} loaded (was ${result.previousVersion})\n` : `${refusal}\n`);
       return;
     }
     case 'verifications': {
@@ -320,10 +338,12 @@ async function main(argv: string[]): Promise<void> {
       const config = loadConfig();
       // Never made: a mistyped CORRIDOR_DATA_DIR would otherwise become a new, empty database.
       if (!config.databaseUrl && !existsSync(join(config.dataDir, 'PG_VERSION'))) fail(`no embedded database in ${config.dataDir} (set CORRIDOR_DATA_DIR, or DATABASE_URL)`);
-      const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+      let handle: DbHandle | undefined;
       try {
         let report: Awaited<ReturnType<typeof verifyLedger>>;
         try {
+          // Inside: a data directory PGlite cannot open (damaged) is a check that could not finish, not a breach.
+          handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
           // Asked first: on a database without these tables (empty, or another application's, which may
           // have a schema_migrations of its own) the queries below fail as if the check itself broke (exit 3).
           const { rows } = await sql<{ corridor: boolean }>`
@@ -332,7 +352,7 @@ async function main(argv: string[]): Promise<void> {
           if (!(await migrationsCurrent(handle.db))) throw new WrongDatabase('the database is not migrated to this version of Corridor (run corridor migrate)');
           report = await verifyLedger(handle.db, { batchSize, ...(platformId ? { platformId } : {}) });
         } catch (error) {
-          if (error instanceof UsageError || error instanceof WrongDatabase || error instanceof DataDirInUse) throw error;
+          if (error instanceof UsageError || error instanceof WrongDatabase || error instanceof DataDirInUse || databaseTlsFailure(error)) throw error;
           // Not a verdict on the books: a monitor paging on breaches (exit 1) must tell this apart.
           process.stderr.write(`corridor: ledger verify could not finish, nothing was judged: ${error instanceof Error ? error.message : String(error)}\n`);
           process.exitCode = 3;
@@ -349,7 +369,7 @@ async function main(argv: string[]): Promise<void> {
         }
         if (!report.ok) process.exitCode = 1;
       } finally {
-        await handle.close();
+        await handle?.close();
       }
       return;
     }
@@ -361,6 +381,11 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof ConfigError || error instanceof WrongDatabase || error instanceof DataDirInUse) {
     process.stderr.write(`corridor: ${error.message}\n${error instanceof UsageError ? `\n${usageOf(process.argv[2])}\n` : ''}`);
+    process.exit(2);
+  }
+  const tls = databaseTlsFailure(error);
+  if (tls) {
+    process.stderr.write(`corridor: ${tls}\n`);
     process.exit(2);
   }
   const refusal = environmentFailure(error);

@@ -1,3 +1,4 @@
+import { accessSync, constants, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseConnectionString } from 'pg-connection-string';
@@ -195,6 +196,32 @@ function withoutCredentials(url: string): string {
 }
 
 /**
+ * A directory setting, checked before anything is opened or written: a path that is a file, or
+ * runs through one, would otherwise end start-up with a stack trace from the first use, perhaps
+ * after the migrations ran. `made`: a missing directory is created on first use.
+ */
+function directory(env: NodeJS.ProcessEnv, name: string, fallback: string, made: boolean): string {
+  const path = resolve(env[name] || fallback);
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ENOENT' && made) return path;
+    throw new ConfigError(`${name} ${path} ${code === 'ENOENT' ? 'does not exist' : code === 'ENOTDIR' ? 'is not a directory: a file is on its path' : `cannot be read (${code})`}`);
+  }
+  if (!isDirectory) throw new ConfigError(`${name} ${path} is not a directory`);
+  if (!made) {
+    try {
+      accessSync(path, constants.W_OK);
+    } catch {
+      throw new ConfigError(`${name} ${path} is not writable by this user`);
+    }
+  }
+  return path;
+}
+
+/**
  * DATABASE_URL, checked as pg will read it, so a malformed one stops start-up here rather than as
  * a stack trace from the first connection. Never quoted back: it holds the database password.
  */
@@ -204,7 +231,13 @@ function postgresUrl(env: NodeJS.ProcessEnv): string | undefined {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   try {
     parseConnectionString(url);
-  } catch {
+  } catch (error) {
+    // pg reads the TLS files the URL names while parsing it: a missing one is not a malformed URL.
+    const { code, path } = error as { code?: unknown; path?: unknown };
+    if (typeof code === 'string' && typeof path === 'string') {
+      const parameter = ['sslrootcert', 'sslcert', 'sslkey'].find((name) => new URLSearchParams(url.split('?')[1] ?? '').get(name) === path);
+      throw new ConfigError(`DATABASE_URL names ${parameter ? `${parameter}=${path}` : `the TLS file ${path}`}, which cannot be read (${code})`);
+    }
     throw new ConfigError('DATABASE_URL is not a valid URL (a port that is not a number, an unescaped character in the user name or password?); percent-encode reserved characters such as @ : / in the password');
   }
   return url;
@@ -222,7 +255,7 @@ function jwksOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('CORRIDOR_OIDC_JWKS_OVERRIDES must be a JSON object');
   const overrides: Record<string, string> = {};
   for (const [issuer, url] of Object.entries(parsed)) {
-    if (typeof url !== 'string' || !URL.canParse(url)) throw new ConfigError(`CORRIDOR_OIDC_JWKS_OVERRIDES: the JWKS URL of ${issuer} is not a URL`);
+    if (typeof url !== 'string' || !isHttpUrl(url)) throw new ConfigError(`CORRIDOR_OIDC_JWKS_OVERRIDES: the JWKS URL of ${issuer} is not an http(s) URL`);
     overrides[issuer] = url;
   }
   return overrides;
@@ -251,7 +284,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host,
     databaseUrl,
-    dataDir: resolve(env.CORRIDOR_DATA_DIR || './data'),
+    // Only the embedded database lives there.
+    dataDir: databaseUrl ? resolve(env.CORRIDOR_DATA_DIR || './data') : directory(env, 'CORRIDOR_DATA_DIR', './data', true),
     logLevel,
     publicUrl,
     cacheTtlMs: integer(env, 'CORRIDOR_CACHE_TTL_MS', 60_000, 0, 3_600_000),
@@ -280,7 +314,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     endUserTerms: termsConfig(env),
     screening: httpProvider(env, 'CORRIDOR_SCREENING', { fallback: 30_000, max: 300_000 }),
     rails: httpProvider(env, 'CORRIDOR_RAILS', { fallback: 10_000, max: 60_000 }),
-    uploadDir: resolve(env.CORRIDOR_UPLOAD_DIR || tmpdir()),
+    uploadDir: directory(env, 'CORRIDOR_UPLOAD_DIR', tmpdir(), false),
     ...(key ? { masterKey: key } : {}),
     wallet: {
       sessionSeconds: integer(env, 'CORRIDOR_WALLET_SESSION_SECONDS', 900, 60, 86_400),

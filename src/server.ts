@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import { BASE_PATH, type Config } from './config.js';
@@ -5,7 +7,7 @@ import { createLogger } from './logger.js';
 import { loadShippedDirectories } from './modules/directories/index.js';
 import { bootstrapFirstPlatform } from './modules/platforms/index.js';
 import { systemClock } from './platform/clock.js';
-import { loadMasterKey } from './platform/crypto/master-key.js';
+import { checkMasterKey, loadMasterKey } from './platform/crypto/master-key.js';
 import { openDatabase, type DbHandle } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
@@ -28,7 +30,8 @@ export class StartupPhases {
   }
 }
 
-export async function openAndMigrate(config: Config, logger: Logger, phases: StartupPhases = new StartupPhases()): Promise<DbHandle> {
+/** The database, migrated; `applied`: the migrations this call applied. */
+export async function openAndMigrate(config: Config, logger: Logger, phases: StartupPhases = new StartupPhases()): Promise<{ handle: DbHandle; applied: string[] }> {
   if (!config.databaseUrl) {
     logger.info({ dataDir: config.dataDir }, 'opening the embedded database (PGlite); the first open of a new data directory takes several seconds');
   }
@@ -41,11 +44,11 @@ export async function openAndMigrate(config: Config, logger: Logger, phases: Sta
   const directories = await loadShippedDirectories(handle.db, systemClock);
   phases.mark('directories checked');
   if (directories.loaded) logger.info({ version: directories.version, previous: directories.previousVersion }, 'directories loaded');
-  return handle;
+  return { handle, applied };
 }
 
-function firstRunBanner(config: Config, clientId: string, secret: string, platformId: string): string {
-  const base = `${config.publicUrl}${BASE_PATH}`;
+function firstRunBanner(publicUrl: string, clientId: string, secret: string, platformId: string): string {
+  const base = `${publicUrl}${BASE_PATH}`;
   return [
     '',
     '  Corridor created a sandbox platform and its first API token.',
@@ -87,15 +90,17 @@ async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolea
 export async function startServer(loaded: Config): Promise<{ app: App; stop: () => Promise<void> }> {
   const phases = new StartupPhases();
   phases.mark('modules loaded');
-  const config: Config = { ...loaded, masterKey: loadMasterKey(loaded.masterKey, loaded.dataDir, loaded.databaseUrl !== undefined) };
+  const masterKey = loadMasterKey(loaded.masterKey, loaded.dataDir, loaded.databaseUrl !== undefined);
+  const config: Config = { ...loaded, masterKey };
   const logger = createLogger(config.logLevel);
-  const handle = await openAndMigrate(config, logger, phases);
+  const { handle } = await openAndMigrate(config, logger, phases);
   const clock = systemClock;
 
   const jobs = new JobWorker(handle.db, clock, logger, { concurrency: config.jobs.concurrency, leaseMs: config.jobs.leaseMs });
   const startup = new Startup();
   let app: App;
   try {
+    await checkMasterKey(handle.db, masterKey, loaded.masterKey ? 'CORRIDOR_MASTER_KEY' : join(loaded.dataDir, 'master.key'));
     app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger, startup });
     phases.mark('app built');
     await app.listen({ port: config.port, host: config.host });
@@ -105,9 +110,11 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
     throw error;
   }
 
+  // PORT=0: the port the system chose, not ":0", in the default public URL the banner and the log print.
+  const publicUrl = config.publicUrl === 'http://localhost:0' ? `http://localhost:${(app.server.address() as AddressInfo).port}` : config.publicUrl;
   const created = await withTx(handle.db, (trx) => bootstrapFirstPlatform(trx, clock));
   if (created) {
-    process.stdout.write(`${firstRunBanner(config, created.token.token.clientId, created.token.clientSecret, created.platform.id)}\n`);
+    process.stdout.write(`${firstRunBanner(publicUrl, created.token.token.clientId, created.token.clientSecret, created.platform.id)}\n`);
   }
   phases.mark('first platform checked');
   if (config.jobs.enabled) await jobs.start(config.jobs.pollMs, (channel, onMessage) => handle.listen(channel, onMessage));
@@ -115,8 +122,8 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   startup.complete();
 
   logger.info(
-    { engine: handle.engine, data: handle.location, startupMs: phases.elapsed(), baseUrl: `${config.publicUrl}${BASE_PATH}`, docs: `${config.publicUrl}/docs` },
-    `Corridor listening on ${config.publicUrl}${BASE_PATH} (${handle.location})`,
+    { engine: handle.engine, data: handle.location, startupMs: phases.elapsed(), baseUrl: `${publicUrl}${BASE_PATH}`, docs: `${publicUrl}/docs` },
+    `Corridor listening on ${publicUrl}${BASE_PATH} (${handle.location})`,
   );
 
   let stopping: Promise<void> | undefined;

@@ -12,6 +12,11 @@ describe('settings refused at start-up', () => {
     ['DATABASE_URL', 'mysql://db/corridor'],
     ['DATABASE_URL', 'postgres://corridor:s3cret@db:notaport/corridor'],
     ['DATABASE_URL', 'postgres://corridor:s3cret@[db/corridor'],
+    ['DATABASE_URL', 'postgres://corridor:s3cret@db/corridor?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem'],
+    ['CORRIDOR_DATA_DIR', '/dev/null'],
+    ['CORRIDOR_DATA_DIR', '/dev/null/data'],
+    ['CORRIDOR_UPLOAD_DIR', '/nonexistent/uploads'],
+    ['CORRIDOR_UPLOAD_DIR', '/dev/null'],
   ])('%s=%s', (name, value) => {
     let error: unknown;
     try {
@@ -29,6 +34,24 @@ describe('settings refused at start-up', () => {
     expect(() => loadConfig({ CORRIDOR_RAILS_URL: 'https://rails:s3cret@[rails.example' })).toThrow(
       new ConfigError('CORRIDOR_RAILS_URL must be an http(s) URL, got "https://[credentials]@[rails.example"'),
     );
+  });
+
+  it('says what is wrong with a directory, a TLS file or a JWKS URL, rather than that a URL is malformed', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://corridor:s3cret@db/corridor?sslrootcert=/nonexistent/ca.pem' })).toThrow(
+      new ConfigError("DATABASE_URL names sslrootcert=/nonexistent/ca.pem, which cannot be read (ENOENT)"),
+    );
+    expect(() => loadConfig({ CORRIDOR_DATA_DIR: '/dev/null' })).toThrow(new ConfigError('CORRIDOR_DATA_DIR /dev/null is not a directory'));
+    expect(() => loadConfig({ CORRIDOR_DATA_DIR: '/dev/null/data' })).toThrow(new ConfigError('CORRIDOR_DATA_DIR /dev/null/data is not a directory: a file is on its path'));
+    expect(() => loadConfig({ CORRIDOR_UPLOAD_DIR: '/nonexistent/uploads' })).toThrow(new ConfigError('CORRIDOR_UPLOAD_DIR /nonexistent/uploads does not exist'));
+    expect(() => loadConfig({ CORRIDOR_OIDC_JWKS_OVERRIDES: '{"https://accounts.google.com": "ftp://mirror.example/jwks.json"}' })).toThrow(
+      new ConfigError('CORRIDOR_OIDC_JWKS_OVERRIDES: the JWKS URL of https://accounts.google.com is not an http(s) URL'),
+    );
+    // Only the embedded database lives in CORRIDOR_DATA_DIR, and a new one is made there.
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/corridor', CORRIDOR_DATA_DIR: '/dev/null' }).dataDir).toBe('/dev/null');
+    expect(loadConfig({ CORRIDOR_DATA_DIR: '/nonexistent/data' }).dataDir).toBe('/nonexistent/data');
+    expect(loadConfig({ CORRIDOR_OIDC_JWKS_OVERRIDES: '{"https://accounts.google.com": "http://127.0.0.1:9000/jwks"}' }).wallet.oidcJwksOverrides).toEqual({
+      'https://accounts.google.com': 'http://127.0.0.1:9000/jwks',
+    });
   });
 
   it('accepts what pg accepts, a Unix socket among them, and a public URL with a path', () => {

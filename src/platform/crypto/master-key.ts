@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../../config.js';
+import type { Db } from '../db/database.js';
+import { SecretBox, SecretBoxError } from './secret-box.js';
 
 export const MASTER_KEY_BYTES = 32;
 
@@ -29,7 +31,8 @@ export function loadMasterKey(configured: Buffer | undefined, dataDir: string, s
   try {
     stored = readFileSync(path, 'utf8').trim();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code !== 'ENOENT') throw new ConfigError(`${path} cannot be read (${code}): it holds the master key of the embedded database`);
   }
   if (stored !== undefined) {
     if (!/^[0-9a-f]{64}$/i.test(stored)) throw new ConfigError(`${path} must hold the 32-byte master key as 64 hex characters`);
@@ -39,4 +42,42 @@ export function loadMasterKey(configured: Buffer | undefined, dataDir: string, s
   const key = newMasterKey();
   writeFileSync(path, `${key}\n`, { mode: 0o600, flag: 'wx' });
   return Buffer.from(key, 'hex');
+}
+
+interface MasterKeyCheckTable {
+  id: number;
+  sealed: string;
+}
+
+declare module '../db/database.js' {
+  interface Database {
+    master_key_check: MasterKeyCheckTable;
+  }
+}
+
+/** What the check seals: any constant will do, only whether it opens matters. */
+const CHECK_PLAINTEXT = 'corridor master key check';
+const CHECK_AAD = 'master_key_check/1';
+
+/**
+ * Stops a process whose master key is not the one the database's secrets are sealed with: it
+ * would start, answer /readyz, and neither open what the others sealed nor seal what they can
+ * open. The first start on a database (or after migration 0051) seals a constant; every start
+ * then opens it. Of two first starts at once, one row is kept and both are checked against it.
+ * `source` names where the key came from, for the message.
+ */
+export async function checkMasterKey(db: Db, key: Buffer, source: string): Promise<void> {
+  const box = new SecretBox(key, 'master-key-check');
+  await db
+    .insertInto('master_key_check')
+    .values({ id: 1, sealed: box.seal(Buffer.from(CHECK_PLAINTEXT), CHECK_AAD) })
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .execute();
+  const { sealed } = await db.selectFrom('master_key_check').select('sealed').where('id', '=', 1).executeTakeFirstOrThrow();
+  try {
+    if (box.open(sealed, CHECK_AAD).toString() === CHECK_PLAINTEXT) return;
+  } catch (error) {
+    if (!(error instanceof SecretBoxError)) throw error;
+  }
+  throw new ConfigError(`${source} is not the key this database's secrets were sealed with (every process of a database needs the same key)`);
 }
