@@ -118,6 +118,16 @@ function databaseTlsFailure(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * What a command refuses in one line with exit 2, nothing done: a usage mistake, a bad setting,
+ * a database it will not touch (not Corridor's, behind on migrations, another process's data
+ * directory), TLS it cannot have. undefined for anything else.
+ */
+function settingRefusal(error: unknown): string | undefined {
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof WrongDatabase || error instanceof DataDirInUse) return error.message;
+  return databaseTlsFailure(error);
+}
+
 function fail(message: string): never {
   throw new UsageError(message);
 }
@@ -352,7 +362,7 @@ async function main(argv: string[]): Promise<void> {
           if (!(await migrationsCurrent(handle.db))) throw new WrongDatabase('the database is not migrated to this version of Corridor (run corridor migrate)');
           report = await verifyLedger(handle.db, { batchSize, ...(platformId ? { platformId } : {}) });
         } catch (error) {
-          if (error instanceof UsageError || error instanceof WrongDatabase || error instanceof DataDirInUse || databaseTlsFailure(error)) throw error;
+          if (settingRefusal(error) !== undefined) throw error;
           // Not a verdict on the books: a monitor paging on breaches (exit 1) must tell this apart.
           process.stderr.write(`corridor: ledger verify could not finish, nothing was judged: ${error instanceof Error ? error.message : String(error)}\n`);
           process.exitCode = 3;
@@ -379,13 +389,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof WrongDatabase || error instanceof DataDirInUse) {
-    process.stderr.write(`corridor: ${error.message}\n${error instanceof UsageError ? `\n${usageOf(process.argv[2])}\n` : ''}`);
-    process.exit(2);
-  }
-  const tls = databaseTlsFailure(error);
-  if (tls) {
-    process.stderr.write(`corridor: ${tls}\n`);
+  const setting = settingRefusal(error);
+  if (setting !== undefined) {
+    process.stderr.write(`corridor: ${setting}\n${error instanceof UsageError ? `\n${usageOf(process.argv[2])}\n` : ''}`);
     process.exit(2);
   }
   const refusal = environmentFailure(error);

@@ -262,6 +262,11 @@ function jwksOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /** Reads the environment once at boot; any bad value stops start-up with a message naming it. */
+/** The public URL when CORRIDOR_PUBLIC_URL is unset: this host on the port served. */
+export function defaultPublicUrl(port: number): string {
+  return `http://localhost:${port}`;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '0.0.0.0';
@@ -278,7 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (webhookTimeoutMs > leaseMs / 2) {
     throw new ConfigError(`CORRIDOR_WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs}) must be at most half of CORRIDOR_JOBS_LEASE_MS (${leaseMs})`);
   }
-  const publicUrl = (env.CORRIDOR_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  const publicUrl = (env.CORRIDOR_PUBLIC_URL || defaultPublicUrl(port)).replace(/\/+$/, '');
   if (!isHttpUrl(publicUrl)) throw new ConfigError(`CORRIDOR_PUBLIC_URL must be an http(s) URL such as https://payments.example.com, got "${publicUrl}"`);
   return {
     port,

@@ -1,13 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
-import { BASE_PATH, type Config } from './config.js';
+import { BASE_PATH, defaultPublicUrl, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { loadShippedDirectories } from './modules/directories/index.js';
 import { bootstrapFirstPlatform } from './modules/platforms/index.js';
 import { systemClock } from './platform/clock.js';
-import { checkMasterKey, loadMasterKey } from './platform/crypto/master-key.js';
+import { checkMasterKey, loadMasterKey, masterKeyFile } from './platform/crypto/master-key.js';
 import { openDatabase, type DbHandle } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
@@ -100,7 +99,7 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   const startup = new Startup();
   let app: App;
   try {
-    await checkMasterKey(handle.db, masterKey, loaded.masterKey ? 'CORRIDOR_MASTER_KEY' : join(loaded.dataDir, 'master.key'));
+    await checkMasterKey(handle.db, masterKey, loaded.masterKey ? 'CORRIDOR_MASTER_KEY' : masterKeyFile(loaded.dataDir));
     app = await buildApp({ db: handle.db, handle, clock, config, jobs, logger, startup });
     phases.mark('app built');
     await app.listen({ port: config.port, host: config.host });
@@ -111,7 +110,7 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
   }
 
   // PORT=0: the port the system chose, not ":0", in the default public URL the banner and the log print.
-  const publicUrl = config.publicUrl === 'http://localhost:0' ? `http://localhost:${(app.server.address() as AddressInfo).port}` : config.publicUrl;
+  const publicUrl = config.publicUrl === defaultPublicUrl(0) ? defaultPublicUrl((app.server.address() as AddressInfo).port) : config.publicUrl;
   const created = await withTx(handle.db, (trx) => bootstrapFirstPlatform(trx, clock));
   if (created) {
     process.stdout.write(`${firstRunBanner(publicUrl, created.token.token.clientId, created.token.clientSecret, created.platform.id)}\n`);

@@ -85,6 +85,35 @@ export async function processDatabase(prefix: string): Promise<ProcessDatabase> 
   return { env: { CORRIDOR_DATA_DIR: join(dir, 'data') }, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** A `corridor serve` process (this run's bundle) as spawned: its output so far, and its exit code once it exits. */
+export interface ServeProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Spawns `corridor serve` on `port` (0: the system's choice) against `env`'s database, killed
+ * when the file ends. Jobs off unless the test runs them in the server (CORRIDOR_JOBS: 'true');
+ * warnings only unless it reads the log.
+ */
+export function spawnServe(env: Record<string, string>, port: number): ServeProcess {
+  const child = untilFileEnds(
+    spawn(...corridorCommand('serve'), {
+      cwd: new URL('../../', import.meta.url).pathname,
+      env: { ...process.env, DATABASE_URL: '', CORRIDOR_JOBS: 'false', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+const ready = (port: number) => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+
 export interface CorridorProcess {
   port: number;
   output: () => string;
@@ -95,16 +124,7 @@ export interface CorridorProcess {
 /** Starts `corridor serve` (this run's bundle) in its own process and waits until /readyz answers 200. */
 export async function startCorridor(env: Record<string, string>): Promise<CorridorProcess> {
   const port = await freePort();
-  const child = untilFileEnds(spawn(...corridorCommand('serve'), {
-    cwd: new URL('../../', import.meta.url).pathname,
-    // Jobs off unless the test runs them in the server (CORRIDOR_JOBS: 'true'); warnings only unless it reads the log.
-    env: { ...process.env, DATABASE_URL: '', CORRIDOR_JOBS: 'false', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }));
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const { child, output, exited } = spawnServe(env, port);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode === null) child.kill(signal);
     return exited;
@@ -113,12 +133,21 @@ export async function startCorridor(env: Record<string, string>): Promise<Corrid
   for (;;) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
-      throw new Error(`corridor serve did not become ready:\n${output}`);
+      throw new Error(`corridor serve did not become ready:\n${output()}`);
     }
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) break;
+    if (await ready(port)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { port, output: () => output, stop };
+  return { port, output, stop };
+}
+
+/** `corridor serve` until it exits, or until it is ready (then stopped): a start that should have been refused fails fast. */
+export async function serveUntilExitOrReady(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const port = await freePort();
+  const { child, output, exited } = spawnServe(env, port);
+  await waitUntil('corridor serve exits or is ready', async () => child.exitCode !== null || (await ready(port)), 100_000);
+  if (child.exitCode === null) child.kill('SIGTERM');
+  return { code: await exited, output: output() };
 }
 
 const runFile = promisify(execFile);

@@ -72,6 +72,9 @@ async function usdAccount(p: TestPlatform, customerId: string): Promise<Counts> 
   return { available: account.balance.amount as number, total: account.totalBalance.amount as number };
 }
 const listed = async (p: TestPlatform, path: string) => ((await ok(call(p, 'GET', path), 200)).data as Json[]).length;
+const payments = (p: TestPlatform, customerId: string) => listed(p, `/transactions?customerId=${customerId}&limit=100`);
+/** A payment's effect: the sender's available balance and its transactions. */
+const paid = async (p: TestPlatform, customerId: string): Promise<Counts> => ({ available: (await usdAccount(p, customerId)).available, transactions: await payments(p, customerId) });
 const customerCount = async (p: TestPlatform) => (await ok(call(p, 'GET', '/customers?limit=1'), 200)).totalCount as number;
 const drainJobs = async () => {
   for (let i = 0; i < 20; i++) if ((await ctx.jobs.runDue(50)) === 0) return;
@@ -169,7 +172,7 @@ const operations: Operation[] = [
         send: (variant, key) =>
           call(p, 'POST', '/quotes', { source: { sourceType: 'ACCOUNT', accountId: usd }, destination: { destinationType: 'ACCOUNT', accountId: eur }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount[variant], immediatelyExecute: true }, keyed(key)),
         refusal: [400, 'AMOUNT_OUT_OF_RANGE'],
-        effect: async () => ({ available: (await usdAccount(p, id)).available, transactions: await listed(p, `/transactions?customerId=${id}&limit=100`) }),
+        effect: () => paid(p, id),
       };
     },
   },
@@ -186,7 +189,7 @@ const operations: Operation[] = [
         send: (variant, key) =>
           call(p, 'POST', `/quotes/${variant === 'invalid' ? `Quote:${ABSENT}` : quote.id}/execute`, variant === 'different' ? { scaFactor: 'SMS_OTP' } : undefined, keyed(key)),
         refusal: [404, 'QUOTE_NOT_FOUND'],
-        effect: async () => ({ available: (await usdAccount(p, id)).available, transactions: await listed(p, `/transactions?customerId=${id}&limit=100`) }),
+        effect: () => paid(p, id),
       };
     },
   },
@@ -202,7 +205,7 @@ const operations: Operation[] = [
         send: (variant, key) =>
           call(p, 'POST', '/transfer-in', { source: { accountId: variant === 'invalid' ? thirdParty : pullable }, destination: { accountId: usd }, amount: variant === 'different' ? 7_501 : 7_500 }, keyed(key)),
         refusal: [400, 'INVALID_INPUT'],
-        effect: async () => ({ transactions: await listed(p, `/transactions?customerId=${id}&limit=100`) }),
+        effect: async () => ({ transactions: await payments(p, id) }),
       };
     },
   },
@@ -218,7 +221,7 @@ const operations: Operation[] = [
       return {
         send: (variant, key) => call(p, 'POST', '/transfer-out', { source: { accountId: usd }, destination: { accountId: out, paymentRail: 'ACH' }, amount: amount[variant] }, keyed(key)),
         refusal: [400, 'AMOUNT_OUT_OF_RANGE'],
-        effect: async () => ({ available: (await usdAccount(p, id)).available, transactions: await listed(p, `/transactions?customerId=${id}&limit=100`) }),
+        effect: () => paid(p, id),
       };
     },
   },

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_PATH } from '../../src/config.js';
 import { issueCertificate, toPem } from '../../src/modules/uma/certificates.js';
-import { corridorCommand, runCli, untilFileEnds, waitUntil } from '../helpers/process.js';
+import { runCli, spawnServe, waitUntil } from '../helpers/process.js';
 
 /**
  * The command line as an operator meets it: help for everything and for one command, a mistake
@@ -128,19 +127,11 @@ describe.concurrent('corridor usage', () => {
   }, 120_000);
 
   it('serve with PORT=0 prints the port the system chose, in the banner and the listening line, not :0', async () => {
-    const server = untilFileEnds(
-      spawn(...corridorCommand('serve'), {
-        env: { ...process.env, DATABASE_URL: '', CORRIDOR_DATA_DIR: join(dir, 'port-zero'), CORRIDOR_JOBS: 'false', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-    );
-    let output = '';
-    server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await waitUntil('corridor serve listens', () => output.includes('Corridor listening') || server.exitCode !== null, 100_000);
-    const exited = new Promise((resolve) => server.on('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
+    const server = spawnServe({ CORRIDOR_DATA_DIR: join(dir, 'port-zero'), LOG_LEVEL: 'info' }, 0);
+    await waitUntil('corridor serve listens', () => server.output().includes('Corridor listening') || server.child.exitCode !== null, 100_000);
+    server.child.kill('SIGTERM');
+    await server.exited;
+    const output = server.output();
     const bound = /"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/.exec(output)?.[1];
     expect(bound, output).toBeDefined();
     expect(output).toContain(`curl -u `);

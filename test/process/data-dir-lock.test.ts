@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, runCli, startCorridor } from '../helpers/process.js';
+import { runCli, serveUntilExitOrReady, startCorridor } from '../helpers/process.js';
 
 /**
  * The embedded engine on one data directory, whichever engine the run tests: a second process
@@ -26,7 +26,7 @@ describe('an embedded data directory', () => {
       const command = await runCli(env, 'tokens', 'create', '--json');
       expect(command.code, command.output).toBe(2);
       expect(command.output).toMatch(/^corridor: the data directory .* is in use by another Corridor process/m);
-      const serve = await runCli({ ...env, PORT: String(await freePort()) }, 'serve');
+      const serve = await serveUntilExitOrReady(env);
       expect(serve.code, serve.output).toBe(2);
       expect(serve.output).toMatch(/is in use by another Corridor process/);
       // The running server kept its directory: it still answers, and its platform is still there.

@@ -1,29 +1,9 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { checkMasterKey } from '../../src/platform/crypto/master-key.js';
 import { openTestDatabase } from '../helpers/context.js';
-import { corridorCommand, freePort, processDatabase, runCli, startCorridor, untilFileEnds, waitUntil, type ProcessDatabase } from '../helpers/process.js';
-
-/** `corridor serve` until it exits, or until it is ready (then stopped): a start that should have been refused fails fast. */
-async function serveUntilExitOrReady(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const port = await freePort();
-  const child = untilFileEnds(
-    spawn(...corridorCommand('serve'), {
-      env: { ...process.env, DATABASE_URL: '', CORRIDOR_JOBS: 'false', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const ready = () => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
-  await waitUntil('corridor serve exits or is ready', async () => child.exitCode !== null || (await ready()), 100_000);
-  if (child.exitCode === null) child.kill('SIGTERM');
-  return { code: await exited, output };
-}
+import { processDatabase, runCli, serveUntilExitOrReady, startCorridor, type ProcessDatabase } from '../helpers/process.js';
 
 /**
  * A process given another master key than the database's refuses to start (exit 2, one line,

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
 import { BASE, basic, onPostgres } from '../helpers/context.js';
-import { corridorCommand, freePort, processDatabase, type ProcessDatabase, untilFileEnds, waitUntil } from '../helpers/process.js';
+import { freePort, processDatabase, type ProcessDatabase, spawnServe, waitUntil } from '../helpers/process.js';
 
 /** The advisory lock the first-platform bootstrap takes (modules/platforms/service.ts). */
 const BOOTSTRAP_LOCK = 7_301_991_002;
@@ -26,24 +25,14 @@ describe.runIf(onPostgres)('GET /readyz during start-up', () => {
   it('answers 503 until the first platform is made and the job worker runs, then 200 with the platform there', async () => {
     await sql`select pg_advisory_lock(${BOOTSTRAP_LOCK})`.execute(holder.db);
     const port = await freePort();
-    const child = untilFileEnds(
-      spawn(...corridorCommand('serve'), {
-        cwd: new URL('../../', import.meta.url).pathname,
-        env: { ...process.env, ...database.env, CORRIDOR_JOBS: 'true', LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-    );
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const { child, output: log, exited } = spawnServe({ ...database.env, CORRIDOR_JOBS: 'true', LOG_LEVEL: 'info' }, port);
     const get = (path: string) => fetch(`http://127.0.0.1:${port}${path}`).then((r) => r, () => undefined);
     try {
       await waitUntil('the process listens', async () => (await get('/healthz'))?.status === 200, 60_000);
       // Listening, migrated, caches listening, but the bootstrap waits on the lock: not ready.
       for (let poll = 0; poll < 5; poll++) {
         const readiness = (await get('/readyz'))!;
-        expect(readiness.status, output).toBe(503);
+        expect(readiness.status, log()).toBe(503);
         expect(((await readiness.json()) as { code: string }).code).toBe('SERVICE_UNAVAILABLE');
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -54,8 +43,8 @@ describe.runIf(onPostgres)('GET /readyz during start-up', () => {
       // Ready means started: the platform is there and its token works (the banner, written
       // before, comes through its own pipe).
       expect(await holder.db.selectFrom('platforms').select('id').execute()).toHaveLength(1);
-      await waitUntil('the banner is read', () => / curl -u /.test(output), 10_000);
-      const [, clientId, secret] = /curl -u ([0-9a-f]{32}):([0-9a-f]{64}) /.exec(output)!;
+      await waitUntil('the banner is read', () => / curl -u /.test(log()), 10_000);
+      const [, clientId, secret] = /curl -u ([0-9a-f]{32}):([0-9a-f]{64}) /.exec(log())!;
       const config = await fetch(`http://127.0.0.1:${port}${BASE}/config`, { headers: { authorization: basic(clientId!, secret!) } });
       expect(config.status).toBe(200);
       child.kill('SIGTERM');

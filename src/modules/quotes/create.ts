@@ -104,7 +104,7 @@ async function resolveDestination(trx: DbOrTx, platformId: string, body: QuoteRe
 
 async function destinationAccount(trx: DbOrTx, platformId: string, destination: AccountDestinationT, payer: string | null): Promise<ResolvedDestination> {
   if (parseId('ExternalAccount', destination.accountId)) {
-    const account = await findExternalAccount(trx, platformId, destination.accountId, payer === null ? {} : { payer });
+    const account = await findExternalAccount(trx, platformId, destination.accountId, { payer });
     let routeName: string;
     let route: RouteSpec;
     if (account.kind === 'bank') {

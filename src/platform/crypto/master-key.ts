@@ -12,6 +12,11 @@ export function newMasterKey(): string {
   return randomBytes(MASTER_KEY_BYTES).toString('hex');
 }
 
+/** Where the embedded database keeps its generated master key. */
+export function masterKeyFile(dataDir: string): string {
+  return join(dataDir, 'master.key');
+}
+
 /**
  * The configured master key, or for the embedded database the one kept in the data directory
  * (created on first start, readable only by this user) so the default needs no setup. A shared
@@ -26,7 +31,7 @@ export function loadMasterKey(configured: Buffer | undefined, dataDir: string, s
         'Create one with `corridor master-key generate` (npm run --silent corridor -- master-key generate) and keep it in your secret manager, never in the database.',
     );
   }
-  const path = join(dataDir, 'master.key');
+  const path = masterKeyFile(dataDir);
   let stored: string | undefined;
   try {
     stored = readFileSync(path, 'utf8').trim();

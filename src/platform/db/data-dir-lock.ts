@@ -40,11 +40,17 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
   const inUse = () =>
     new DataDirInUse(`the data directory ${dataDir} is in use by another Corridor process (the embedded database takes one process at a time; stop it first, or use PostgreSQL to run several)`);
   const touchedAt = () => statSync(lockPath, { throwIfNoEntry: false })?.mtimeMs;
-  try {
-    return await lockfile.lock(dataDir, options);
-  } catch (error) {
-    if ((error as { code?: string }).code !== 'ELOCKED') throw error;
-  }
+  /** The release, or undefined while another holds the lock. */
+  const tryLock = async () => {
+    try {
+      return await lockfile.lock(dataDir, options);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ELOCKED') return undefined;
+      throw error;
+    }
+  };
+  const release = await tryLock();
+  if (release) return release;
   // Held, or left by a process that died. A live holder touches it within two updates.
   const seen = touchedAt();
   await sleep(2 * UPDATE_MS + 200);
@@ -52,10 +58,7 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
   if (seen !== undefined && now !== undefined && now !== seen) throw inUse();
   // Untouched: wait for it to go stale, when proper-lockfile takes it over.
   if (now !== undefined) await sleep(Math.max(0, STALE_MS - (Date.now() - now)) + 100);
-  try {
-    return await lockfile.lock(dataDir, options);
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ELOCKED') throw inUse();
-    throw error;
-  }
+  const takenOver = await tryLock();
+  if (takenOver) return takenOver;
+  throw inUse();
 }
