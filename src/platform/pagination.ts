@@ -35,7 +35,8 @@ export function decodeCursor(cursor: string, accept: (key: string) => boolean = 
   } catch {
     // fall through to the error below
   }
-  throw invalidInput([{ field: 'cursor', message: 'is not a cursor returned by this list' }]);
+  // Worded as the validator words every other bad query parameter (platform/http/error-handler.ts).
+  throw invalidInput([{ field: 'cursor', message: 'is not a cursor returned by this list' }], 'The request query parameters are invalid.');
 }
 
 export function pageRequest(query: { limit?: number; cursor?: string }, accept?: (key: string) => boolean): PageRequest {
@@ -68,13 +69,32 @@ export interface TimeRange {
   updatedBefore?: string;
 }
 
-/** A list's inclusive time bounds as conditions on its `created_at` and `updated_at` columns. */
+/**
+ * `column` at or after `instant`, as the API shows instants: to the millisecond. A column may hold
+ * microseconds (a row written by SQL's `now()` or restored from elsewhere) that answers print
+ * truncated, and such a row is at or after its own printed time whatever its microseconds.
+ */
+export function atOrAfter(column: string, instant: Date): Expression<SqlBool> {
+  return sql<SqlBool>`${sql.ref(column)} >= ${instant}`;
+}
+
+/**
+ * `column` at or before `instant` to the millisecond: anywhere within that millisecond, so a row
+ * stored at 12:00:00.123456 and shown as 12:00:00.123 is at or before 12:00:00.123, as an item is
+ * at or before its own `createdAt`. The bound is moved by PostgreSQL, not in JavaScript: the last
+ * accepted instant (9999-12-31T23:59:59.999Z) plus a millisecond has no RFC 3339 form to send.
+ */
+export function atOrBefore(column: string, instant: Date): Expression<SqlBool> {
+  return sql<SqlBool>`${sql.ref(column)} < ${instant}::timestamptz + interval '1 millisecond'`;
+}
+
+/** A list's inclusive time bounds (to the millisecond) as conditions on its `created_at` and `updated_at` columns. */
 export function timeRangeConditions(range: TimeRange): Expression<SqlBool>[] {
   const at = validDateTime;
   return [
-    ...(range.createdAfter ? [sql<SqlBool>`created_at >= ${at(range.createdAfter)}`] : []),
-    ...(range.createdBefore ? [sql<SqlBool>`created_at <= ${at(range.createdBefore)}`] : []),
-    ...(range.updatedAfter ? [sql<SqlBool>`updated_at >= ${at(range.updatedAfter)}`] : []),
-    ...(range.updatedBefore ? [sql<SqlBool>`updated_at <= ${at(range.updatedBefore)}`] : []),
+    ...(range.createdAfter ? [atOrAfter('created_at', at(range.createdAfter))] : []),
+    ...(range.createdBefore ? [atOrBefore('created_at', at(range.createdBefore))] : []),
+    ...(range.updatedAfter ? [atOrAfter('updated_at', at(range.updatedAfter))] : []),
+    ...(range.updatedBefore ? [atOrBefore('updated_at', at(range.updatedBefore))] : []),
   ];
 }

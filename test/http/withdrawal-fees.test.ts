@@ -101,4 +101,45 @@ describe('POST /crypto/estimate-withdrawal-fee (sandbox fee model)', () => {
       'SERVICE_UNAVAILABLE',
     );
   });
+
+});
+
+describe("POST /crypto/estimate-withdrawal-fee (a deployment's fee model)", () => {
+  let deployment: TestContext;
+  let wei = 0n;
+  beforeAll(async () => {
+    deployment = await createTestContext({
+      withdrawalFees: {
+        carries: () => ['USDC'],
+        estimate: async () => ({ networkFee: wei, networkFeeAsset: 'ETH', networkFeeInCurrency: 29_250_000n }),
+      },
+    });
+  });
+  afterAll(() => deployment.close());
+
+  it('a fee in wei past 2^53 − 1 is written exactly; one outside int64 is the estimator\'s fault (503)', async () => {
+    const production = await deployment.newPlatform('production');
+    const patched = await deployment.app.inject({
+      method: 'PATCH',
+      url: `${BASE}/config`,
+      headers: { authorization: production.auth },
+      payload: { supportedCurrencies: ['USD', 'USDC'].map(currency) },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const list = (await deployment.app.inject({ method: 'GET', url: `${BASE}/platform/internal-accounts`, headers: { authorization: production.auth } })).json() as {
+      data: Array<{ id: string; balance: { currency: { code: string } } }>;
+    };
+    const usdc = list.data.find((a) => a.balance.currency.code === 'USDC')!.id;
+    const body = { internalAccountId: usdc, currency: 'USDC', cryptoNetwork: 'ETHEREUM', amount: 100_000_000, destinationAddress: evmWallet().address };
+    const send = () => deployment.app.inject({ method: 'POST', url: `${BASE}/crypto/estimate-withdrawal-fee`, headers: { authorization: production.auth }, payload: body });
+    // 65,000 gas × 150 gwei, plus one wei so that a double would show it rounded.
+    wei = 9_750_000_000_000_001n;
+    const exact = await send();
+    expect(exact.statusCode, exact.body).toBe(200);
+    expect(exact.body).toBe('{"networkFee":9750000000000001,"networkFeeAsset":"ETH","applicationFee":0,"totalFee":29250000,"netAmount":70750000}');
+    wei = 2n ** 63n;
+    expectEnvelope(await send(), 503, 'SERVICE_UNAVAILABLE');
+    wei = -1n;
+    expectEnvelope(await send(), 503, 'SERVICE_UNAVAILABLE');
+  });
 });

@@ -260,6 +260,7 @@ export async function createQuote(
     route: destination.route,
     lockedSide: body.lockedCurrencySide,
     amount: BigInt(body.lockedCurrencyAmount),
+    currencyFields: { from: sourceCurrencyField(body), to: destinationCurrencyField(body) },
     ...(override ? { platformFeeOverride: { fixed: BigInt(override.platformFixedFee.amount), variableBps: BigInt(override.platformVariableFeeBps) } } : {}),
   });
   const priced = pricing.priced;

@@ -66,7 +66,9 @@ export function listExchangeRates(snapshot: RateSnapshot, config: PlatformConfig
           destinationPaymentRail: rail,
           receivingAmount: priced ? amountToWire(priced.received) : 0,
           exchangeRate: Number(formatRate(pricing.corridor.rate)),
-          fees: { fixed: amountToWire(fixed), total: amountToWire(priced ? priced.serviceFee + priced.platformFee : amount) },
+          // An amount that makes no transfer (a quote for it is INVALID_AMOUNT) still shows what the rail
+          // charges at least: the fixed fees. Every fee includes them, so `total` is never below `fixed`.
+          fees: { fixed: amountToWire(fixed), total: amountToWire(priced ? priced.serviceFee + priced.platformFee : fixed) },
           updatedAt: snapshot.asOf.toISOString(),
         });
       }

@@ -60,6 +60,8 @@ export interface PricingRequest {
   lockedSide: 'SENDING' | 'RECEIVING';
   amount: bigint;
   platformFeeOverride?: PlatformFeeOverride;
+  /** The request fields the currencies came from, for INVALID_CURRENCY's `details.field`. */
+  currencyFields?: CurrencyFields;
 }
 
 export interface Pricing {
@@ -139,16 +141,27 @@ export function hasCorridor(snapshot: RateSnapshot, from: string, to: string): b
   return hasRate(snapshot, from) && hasRate(snapshot, to) && spreadRate(snapshot, from, to) > 0n;
 }
 
-/** The corridor's rate in this window; INVALID_CURRENCY when a side has no rate, or the rate rounds to 0. */
-export function corridorRate(snapshot: RateSnapshot, from: string, to: string): CorridorRate {
-  for (const code of [from, to]) {
-    if (!hasRate(snapshot, code)) throw new AppError('INVALID_CURRENCY', `Corridor has no exchange rate for ${code}.`, { details: { currency: code } });
+/** The request fields a corridor's two currencies came from, which INVALID_CURRENCY names (`details.field`). */
+export interface CurrencyFields {
+  from: string;
+  to: string;
+}
+
+/**
+ * The corridor's rate in this window; INVALID_CURRENCY when a side has no rate, or the rate rounds
+ * to 0 (naming the side's request field when `fields` says which).
+ */
+export function corridorRate(snapshot: RateSnapshot, from: string, to: string, fields?: CurrencyFields): CorridorRate {
+  for (const [code, field] of [[from, fields?.from], [to, fields?.to]] as const) {
+    if (!hasRate(snapshot, code)) {
+      throw new AppError('INVALID_CURRENCY', `Corridor has no exchange rate for ${code}.`, { details: { ...(field ? { field } : {}), currency: code } });
+    }
   }
   if (from === to) return { rate: UNIT_RATE, mid: UNIT_RATE, spreadBps: 0n, snapshot };
   const rate = spreadRate(snapshot, from, to);
   if (rate <= 0n) {
     throw new AppError('INVALID_CURRENCY', `Corridor has no exchange rate from ${from} to ${to}: one ${from} buys less than 10^-${RATE_SCALE} ${to}.`, {
-      details: { currency: to },
+      details: { ...(fields ? { field: fields.to } : {}), currency: to },
     });
   }
   return { rate, mid: crossRate(snapshot.perUsd[from]!, snapshot.perUsd[to]!, 0n), spreadBps: spreadBps(from, to), snapshot };
@@ -169,7 +182,7 @@ export function platformFeeOf(config: Pick<PlatformConfig, 'feeConfigs'>, sendin
 /** Prices one transfer in one window: the corridor's rate, the route's service fee, the platform's fee. */
 export function priceRequest(request: PricingRequest): Pricing {
   const { snapshot, sendingCurrency: s, receivingCurrency: r } = request;
-  const corridor = corridorRate(snapshot, s, r);
+  const corridor = corridorRate(snapshot, s, r, request.currencyFields);
   // The mid-market rate alone converts the fixed fee: USD → s less a spread may round to 0 where s → r does not.
   const usdToSending = crossRate(snapshot.perUsd.USD!, snapshot.perUsd[s]!, 0n);
   const platform = platformFeeOf(request.config, s, r, request.platformFeeOverride);

@@ -28,7 +28,15 @@ export const EstimateCryptoWithdrawalFeeRequest = Type.Object(
 
 export const EstimateCryptoWithdrawalFeeResponse = Type.Object(
   {
-    networkFee: MinorAmount({ description: 'The network (gas) fee in the smallest unit of `networkFeeAsset` (wei, lamports, sun, satoshis); informational.' }),
+    // Wei pass 2^53 at ordinary gas prices (65,000 gas above 139 gwei): the exact integer is written,
+    // up to int64, where every other amount stops at 2^53 − 1 (docs/conventions.md).
+    networkFee: Type.Unsafe<bigint>({
+      type: 'integer',
+      minimum: 0,
+      format: 'int64',
+      description:
+        'The network (gas) fee in the smallest unit of `networkFeeAsset` (wei, lamports, sun, satoshis); informational. In wei it may exceed 2^53 − 1: read it with a big-integer-aware JSON parser to keep it exact.',
+    }),
     networkFeeAsset: Type.String({ examples: ['SOL'] }),
     applicationFee: MinorAmount({ description: 'The platform\'s fee, in the withdrawal currency; 0 (Corridor has no withdrawal fee configuration).' }),
     totalFee: MinorAmount({ description: 'The network fee converted to the withdrawal currency (rounded up) plus the application fee.' }),

@@ -6,6 +6,9 @@ import { findInternalAccountRow } from '../internal-accounts/index.js';
 import type { WithdrawalFeeModel } from './model.js';
 import type { EstimateCryptoWithdrawalFeeRequest, EstimateCryptoWithdrawalFeeResponse } from './schemas.js';
 
+/** `networkFee`'s bound (int64): outside 0…it the deployment's estimator is broken, not the request. */
+const INT64_MAX = 2n ** 63n - 1n;
+
 export interface FeeModels {
   sandbox: WithdrawalFeeModel;
   production: WithdrawalFeeModel;
@@ -43,8 +46,11 @@ export async function estimateWithdrawalFee(
       details: { amount: request.amount, totalFee: amountToWire(totalFee) },
     });
   }
+  if (network.networkFee < 0n || network.networkFee > INT64_MAX) {
+    throw new AppError('SERVICE_UNAVAILABLE', `The network fee estimate for ${request.cryptoNetwork} is out of range; try again later.`);
+  }
   return {
-    networkFee: amountToWire(network.networkFee),
+    networkFee: network.networkFee,
     networkFeeAsset: network.networkFeeAsset,
     applicationFee: amountToWire(applicationFee),
     totalFee: amountToWire(totalFee),
