@@ -57,11 +57,13 @@ const LISTS = RANGES.map(([network, prefix, family, name]) => {
  * leading zeros, upper case, a trailing dotted quad, a zone (`%eth0`, dropped).
  */
 function ipv6Groups(address: string): number[] {
-  let text = address.replace(/%.*$/, '');
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  let text = address.split('%')[0]!;
+  // A dotted quad always follows a colon; starting the match there keeps it linear, where
+  // `(\d+)\.…$` alone restarts at every digit of a run (quadratic).
+  const dotted = /:(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
   if (dotted) {
     const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    text = `${text.slice(0, dotted.index + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const [head = '', tail] = text.split('::');
   const part = (s: string) => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));

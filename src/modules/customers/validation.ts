@@ -10,10 +10,10 @@ import type { CustomerType, EndUserTermsConsentT } from './schemas.js';
  * A US business's taxId: an EIN; for a sole proprietorship also the owner's SSN or ITIN, by the
  * formats an individual's identifier is held to. The pattern is what a refusal names.
  */
-const taxIdRule = (pattern: string, named: string) => ({ pattern, compiled: new RegExp(pattern), named });
-const US_EIN = taxIdRule('^\\d{2}-?\\d{7}$', 'an EIN (##-#######)');
+const taxIdRule = (compiled: RegExp, named: string) => ({ pattern: compiled.source, compiled, named });
+const US_EIN = taxIdRule(/^\d{2}-?\d{7}$/, 'an EIN (##-#######)');
 const US_SOLE_PROPRIETOR_TIN = taxIdRule(
-  [US_EIN.pattern, FORMAT_PATTERNS['us-ssn'], FORMAT_PATTERNS['us-itin']].join('|'),
+  new RegExp([US_EIN.pattern, FORMAT_PATTERNS['us-ssn'], FORMAT_PATTERNS['us-itin']].join('|')),
   'an EIN (##-#######) or the owner’s SSN/ITIN (###-##-####)',
 );
 

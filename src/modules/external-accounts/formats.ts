@@ -119,7 +119,12 @@ export function checkPhone(value: string, region: string, options: { mobile?: bo
 
 /** UUID form of a PIX random key (EVP), as the Central Bank issues it. */
 const PIX_RANDOM_KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
+/**
+ * `local@domain`, the domain holding a dot that is neither its first nor its last character.
+ * Written as "a first character, then no dot until the first one after it" so that only one way
+ * to match exists: `[^\s@]+\.[^\s@]+` tried every dot and backtracked quadratically.
+ */
+const EMAIL = /^[^\s@]{1,64}@[^\s@][^\s@.]*\.[^\s@]+$/;
 
 /** A PIX key of the declared type: CPF/CNPJ by check digits, a Brazilian mobile, an e-mail, or an EVP UUID. */
 export function checkPixKey(value: string, keyType: unknown): Problem {

@@ -147,10 +147,15 @@ export function significant(value: Ratio, digits: number): string {
     rounded /= 10n;
     shift--;
   }
+  // The fraction's trailing zeros dropped from `rounded` itself: /0+$/ on the padded text
+  // backtracks quadratically over the leading zeros of a tiny ratio's fraction.
+  while (shift > 0 && rounded % 10n === 0n) {
+    rounded /= 10n;
+    shift--;
+  }
   if (shift <= 0) return rounded.toString() + '0'.repeat(-shift);
   const text = rounded.toString().padStart(shift + 1, '0');
-  const fraction = text.slice(-shift).replace(/0+$/, '');
-  return fraction ? `${text.slice(0, -shift)}.${fraction}` : text.slice(0, -shift);
+  return `${text.slice(0, -shift)}.${text.slice(-shift)}`;
 }
 
 /**

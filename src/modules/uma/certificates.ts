@@ -79,9 +79,12 @@ export function issueCertificate(spec: CertificateSpec): Buffer {
   return Buffer.from(AsnConvert.serialize(certificate));
 }
 
+const PEM_BEGIN = '-----BEGIN CERTIFICATE-----';
+const PEM_END = '-----END CERTIFICATE-----';
+
 export function toPem(der: Buffer): string {
   const lines = der.toString('base64').match(/.{1,64}/g)!.join('\n');
-  return `-----BEGIN CERTIFICATE-----\n${lines}\n-----END CERTIFICATE-----\n`;
+  return `${PEM_BEGIN}\n${lines}\n${PEM_END}\n`;
 }
 
 export interface SelfSignedChains {
@@ -148,5 +151,12 @@ export function verifyChain(chain: X509Certificate[], now: Date, trustedRoots: X
 
 /** PEM bundle → certificates; a configured value that does not parse is a configuration error the caller reports. */
 export function certificatesFromPem(pem: string): X509Certificate[] {
-  return (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((block) => new X509Certificate(block));
+  // Each END marker closes the block its nearest BEGIN opened; text between blocks is ignored, as
+  // PEM allows. Split by marker, not matched by a lazy regex, which rescans the rest of the text
+  // from every BEGIN that no END follows (quadratic).
+  return pem
+    .split(PEM_END)
+    .slice(0, -1)
+    .filter((head) => head.includes(PEM_BEGIN))
+    .map((head) => new X509Certificate(`${head.slice(head.lastIndexOf(PEM_BEGIN))}${PEM_END}`));
 }
