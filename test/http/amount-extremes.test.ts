@@ -311,6 +311,38 @@ describe('a credit past what an account holds (2^53 − 1 minor units)', () => {
   });
 });
 
+describe('a credit past what an account holds, paid in (REALTIME_FUNDING)', () => {
+  it('POST /sandbox/send is refused 400 AMOUNT_OUT_OF_RANGE (BALANCE_LIMIT), not 500; nothing moves and the payment still waits', async () => {
+    const main = p;
+    p = await ctx.newPlatform();
+    try {
+      const usd = (await platformAccounts()).USD!.id as string;
+      await withTx(ctx.handle.db, (trx) =>
+        ctx.ledger.transfer(trx, {
+          platformId: p.uuid,
+          reference: 'near-the-limit',
+          postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: parseId('InternalAccount', usd)! }, amount: BigInt(MAX - 1_000), currency: 'USD' }],
+        }),
+      );
+      const created = await call('POST', '/quotes', {
+        source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+        destination: { destinationType: 'ACCOUNT', accountId: usd },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 5_000,
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      const quote = created.json() as Body;
+      const refused = expectEnvelope(await call('POST', '/sandbox/send', { quoteId: quote.id, currencyCode: 'USD' }), 400, 'AMOUNT_OUT_OF_RANGE');
+      expect(refused.details).toMatchObject({ reason: 'BALANCE_LIMIT', accountId: usd });
+      expect(((await call('GET', `/quotes/${quote.id}`)).json() as Body).status).toBe('PENDING');
+      expect((await platformAccounts()).USD!.balance.amount).toBe(MAX - 1_000);
+      await expectLedgerConsistent(ctx.handle.db);
+    } finally {
+      p = main;
+    }
+  });
+});
+
 describe('GET /exchange-rates at the extremes', () => {
   it('sendingAmount 1: nothing arrives, and the total fees are never below their fixed part', async () => {
     const { data } = (await call('GET', '/exchange-rates?sourceCurrency=USD&destinationCurrency=JPY&sendingAmount=1')).json() as { data: Body[] };

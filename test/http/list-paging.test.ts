@@ -277,7 +277,9 @@ describe('cursors and limits', () => {
       'é😀',
       'a'.repeat(257),
     ];
-    for (const path of [...EVERY_LIST, `/beneficial-owners?customerId=${customerId}`]) {
+    // customerId naming another platform lists nothing, but its cursor is still checked.
+    const elsewhere = `/transactions?customerId=${(await ctx.newPlatform()).id}`;
+    for (const path of [...EVERY_LIST, `/beneficial-owners?customerId=${customerId}`, elsewhere]) {
       for (const cursor of bad) {
         const response = await request(p, 'GET', withQuery(path, `cursor=${encodeURIComponent(cursor)}`));
         const body = expectEnvelope(response, 400, 'INVALID_INPUT');
@@ -376,6 +378,20 @@ describe('time filters', () => {
         expect(await ids(`createdBefore=${previous}`), `${path} before its millisecond`).not.toContain(id);
       }
     }
+  });
+
+  it('GET /transactions: startDate and endDate at a payment’s own createdAt include it, whatever microseconds the database holds', async () => {
+    const p = await ctx.newPlatform();
+    const payer = await fundedCustomer(ctx, p, 10_000);
+    const input = paymentInput(p, payer, { sentAmount: 100n, fees: 0n, platformFees: 0n });
+    await startPayment(ctx, input);
+    await sql`update transactions set created_at = created_at + interval '456 microseconds' where id = ${uuidOf(input.transactionId)}`.execute(ctx.handle.db);
+    const createdAt = ((await request(p, 'GET', `/transactions/${input.transactionId}`)).json() as Body).createdAt as string;
+    const ids = async (query: string) => (await list(p, `/transactions?${query}`)).data.map((t) => t.id);
+    expect(await ids(`endDate=${createdAt}`)).toEqual([input.transactionId]);
+    expect(await ids(`startDate=${createdAt}&endDate=${createdAt}`)).toEqual([input.transactionId]);
+    expect(await ids(`endDate=${new Date(Date.parse(createdAt) - 1).toISOString()}`)).toEqual([]);
+    expect(await ids(`startDate=${new Date(Date.parse(createdAt) + 1).toISOString()}`)).toEqual([]);
   });
 
   it('reads offsets, a space for T, a leap second and the ends of the range as docs/conventions.md says; refuses anything else naming the field', async () => {

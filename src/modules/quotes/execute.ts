@@ -5,9 +5,8 @@ import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import type { StoredResponse } from '../../platform/idempotency.js';
 import { envelope } from '../../platform/http/error-handler.js';
-import { formatId, parseId } from '../../platform/ids.js';
+import { formatId } from '../../platform/ids.js';
 import type { PlatformConfigCache } from '../config/index.js';
-import { LedgerError } from '../ledger/index.js';
 import { corridorRate, fromUsdMinor, type ExchangeRates, type RateSnapshot } from '../rates/index.js';
 import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
 import type { UmaSender } from '../uma/index.js';
@@ -203,31 +202,9 @@ async function executeTaken(
       });
     }
   }
-  const transaction = await startPayment(trx, deps, input);
+  const transaction = await deps.payments.startOutgoingPayment(trx, input);
   if (!claimed) await markExecuted(trx, row.platform_id, row.id, deps.clock.now(), volumeDay);
   return { statusCode: 200, body: toQuote({ ...row, executed_at: now }, quoteStatus(row, transaction.status, now)) };
-}
-
-/**
- * Starts the payment (the hold). A credit that would take an internal account past 2^53 − 1 minor
- * units — what an account holds and the API carries exactly (the ledger's BALANCE_LIMIT, checked
- * when the hold counts it as pending) — is 400 AMOUNT_OUT_OF_RANGE, as sandbox funding answers it;
- * the caller's transaction rolls back, so nothing is written and the quote can run once the
- * destination has room.
- */
-async function startPayment(trx: Tx, deps: QuoteDeps, input: OutgoingPaymentInput): Promise<TransactionView> {
-  try {
-    return await deps.payments.startOutgoingPayment(trx, input);
-  } catch (error) {
-    const destination = input.destination.destinationType === 'ACCOUNT' ? input.destination.accountId : undefined;
-    // The subject names the account; without one it is a system account's lifetime sums (2^63), not this.
-    if (error instanceof LedgerError && error.reason === 'BALANCE_LIMIT' && destination && error.subject === parseId('InternalAccount', destination)) {
-      throw new AppError('AMOUNT_OUT_OF_RANGE', `The credit of ${input.receivedAmount} would take ${destination} past the 9007199254740991 minor units an account can hold.`, {
-        details: { reason: 'BALANCE_LIMIT', accountId: destination, totalReceivingAmount: Number(input.receivedAmount) },
-      });
-    }
-    throw error;
-  }
 }
 
 export async function loadQuote(db: DbOrTx, platformId: string, quoteUuid: string, options: { forUpdate?: boolean } = {}): Promise<QuoteRow> {

@@ -4,6 +4,7 @@ import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
 import { enqueueJob, type JobWorker } from '../../platform/jobs.js';
+import { MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import { recordEvents, type DomainEvent } from '../../platform/outbox.js';
 import { findLedgerTransaction, LedgerError, type Ledger, type LedgerAccountRef, type Posting } from '../ledger/index.js';
 import type { RailProvider } from './rail-provider.js';
@@ -120,6 +121,16 @@ export class SharedPaymentSteps {
         const source = row.source as { accountId?: string };
         throw new AppError('AMOUNT_OUT_OF_RANGE', `The available balance of ${source.accountId ?? 'the source account'} is less than the total sending amount.`, {
           details: { reason: 'INSUFFICIENT_BALANCE', accountId: source.accountId, totalSendingAmount: Number(row.total_sending_amount) },
+        });
+      }
+      // A credit to an internal account counts as pending in its total balance at once; past
+      // 2^53 − 1 minor units (what an account holds and the API carries exactly) it is refused as
+      // sandbox funding refuses it. Without an account subject it is a system account's lifetime
+      // sums (2^63), not the caller's to fix.
+      if (error instanceof LedgerError && error.reason === 'BALANCE_LIMIT' && row.destination_account_id && error.subject === row.destination_account_id) {
+        const accountId = formatId('InternalAccount', row.destination_account_id);
+        throw new AppError('AMOUNT_OUT_OF_RANGE', `The credit of ${row.received_amount} would take ${accountId} past the ${MAX_WIRE_AMOUNT} minor units an account can hold.`, {
+          details: { reason: 'BALANCE_LIMIT', accountId, totalReceivingAmount: Number(row.received_amount) },
         });
       }
       throw error;

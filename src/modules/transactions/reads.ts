@@ -9,6 +9,7 @@ import { toTransaction } from './views.js';
 /** GET /transactions: every filter of UPSTREAM §5.4, keyset pages in creation order (newest first unless `sortOrder=asc`). */
 export async function listPlatformTransactions(db: DbOrTx, platformId: string, query: TransactionListQuery): Promise<Page<Transaction>> {
   // `customerId` may name the platform itself (upstream: its own transfers); another platform has none here.
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
   const namedPlatform = query.customerId ? parseId('Platform', query.customerId) : undefined;
   if (namedPlatform && namedPlatform !== platformId) return { data: [], hasMore: false };
   const filters: ListFilters = {
@@ -25,7 +26,6 @@ export async function listPlatformTransactions(db: DbOrTx, platformId: string, q
   };
   const limit = query.limit ?? 20;
   const order = query.sortOrder ?? 'desc';
-  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
   const { rows, total } = await listTransactions(db, platformId, filters, { limit, order, ...(after ? { after } : {}) });
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;

@@ -4,6 +4,7 @@ import { compiledOnce, compiledPerShape, compiledWrite, definedColumns } from '.
 import { platformRowCount } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import { parseId } from '../../platform/ids.js';
+import { atOrAfter, atOrBefore } from '../../platform/pagination.js';
 import type { TransactionStatus } from './status.js';
 
 /** bigint columns: written as bigint, read as the driver gives them (string or number). */
@@ -209,8 +210,8 @@ function filtered(db: DbOrTx, platformId: string, f: ListFilters) {
   if (f.status !== undefined) query = query.where('status', '=', f.status);
   if (f.type !== undefined) query = query.where('type', '=', f.type);
   if (f.reference !== undefined) query = query.where('reconciliation_reference', '=', f.reference);
-  if (f.startDate !== undefined) query = query.where('created_at', '>=', f.startDate);
-  if (f.endDate !== undefined) query = query.where('created_at', '<=', f.endDate);
+  if (f.startDate !== undefined) query = query.where(atOrAfter('created_at', f.startDate));
+  if (f.endDate !== undefined) query = query.where(atOrBefore('created_at', f.endDate));
   // Account identifiers: an account id (`InternalAccount:…`, `ExternalAccount:…`) or UMA address as shown in source/destination.
   const sender = (value: string) => sql<boolean>`(${accountIdIs(sql.ref('source'), value)} or source->>'umaAddress' = ${value})`;
   const receiver = (value: string) => sql<boolean>`(${accountIdIs(sql.ref('destination'), value)} or destination->>'umaAddress' = ${value})`;
