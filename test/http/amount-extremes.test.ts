@@ -262,6 +262,22 @@ describe('POST /quotes refusals at the edges', () => {
   });
 });
 
+/**
+ * The USD account of platform `p`, holding 1,000 minor units less than 2^53 − 1: what 90,072
+ * sandbox fundings of 1e11 would add up to, in one ledger posting.
+ */
+async function accountNearTheLimit(): Promise<string> {
+  const usd = (await platformAccounts()).USD!.id as string;
+  await withTx(ctx.handle.db, (trx) =>
+    ctx.ledger.transfer(trx, {
+      platformId: p.uuid,
+      reference: 'near-the-limit',
+      postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: parseId('InternalAccount', usd)! }, amount: BigInt(MAX - 1_000), currency: 'USD' }],
+    }),
+  );
+  return usd;
+}
+
 describe('a credit past what an account holds (2^53 − 1 minor units)', () => {
   it('is 400 AMOUNT_OUT_OF_RANGE (reason BALANCE_LIMIT), not 500; nothing moves and the quote can still run', async () => {
     // 1e11 US cents buy 1.65e15 IDR minor units: the sixth such book transfer cannot be credited.
@@ -288,15 +304,7 @@ describe('a credit past what an account holds (2^53 − 1 minor units)', () => {
     const main = p;
     p = await ctx.newPlatform();
     try {
-      const usd = (await platformAccounts()).USD!.id as string;
-      // What 90 072 sandbox fundings of 1e11 would add up to, in one ledger posting.
-      await withTx(ctx.handle.db, (trx) =>
-        ctx.ledger.transfer(trx, {
-          platformId: p.uuid,
-          reference: 'near-the-limit',
-          postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: parseId('InternalAccount', usd)! }, amount: BigInt(MAX - 1_000), currency: 'USD' }],
-        }),
-      );
+      const usd = await accountNearTheLimit();
       const sample = validSamples(ctx.clock.now()).USD_ACCOUNT!;
       const pullable = (await call('POST', '/platform/external-accounts', { ...sample, ownershipType: 'FIRST_PARTY' })).json() as Body;
       expect((await call('POST', '/transfer-in', { source: { accountId: pullable.id }, destination: { accountId: usd }, amount: 1_000 })).statusCode).toBe(201);
@@ -316,14 +324,7 @@ describe('a credit past what an account holds, paid in (REALTIME_FUNDING)', () =
     const main = p;
     p = await ctx.newPlatform();
     try {
-      const usd = (await platformAccounts()).USD!.id as string;
-      await withTx(ctx.handle.db, (trx) =>
-        ctx.ledger.transfer(trx, {
-          platformId: p.uuid,
-          reference: 'near-the-limit',
-          postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: parseId('InternalAccount', usd)! }, amount: BigInt(MAX - 1_000), currency: 'USD' }],
-        }),
-      );
+      const usd = await accountNearTheLimit();
       const created = await call('POST', '/quotes', {
         source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
         destination: { destinationType: 'ACCOUNT', accountId: usd },
