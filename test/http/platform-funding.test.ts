@@ -149,8 +149,9 @@ describe('REALTIME_FUNDING expiry (the platform’s clock)', () => {
     const catalogue = eventCatalogue();
     const event = await ctx.handle.db.selectFrom('events').select(['type', 'data']).where('resource_id', '=', mine.transactionId as string).where('type', '=', 'OUTGOING_PAYMENT.EXPIRED').executeTakeFirstOrThrow();
     expect(catalogue.validate(event.type, event.data)).toMatchObject({ valid: true });
-    // Money that comes too late is not taken.
-    expectEnvelope(await call(ctx, p, 'POST', '/sandbox/send', { quoteId: mine.id, currencyCode: 'USD' }), 409, 'CONFLICT');
+    // Money that comes too late is not taken: the same answer as before the expiry was recorded.
+    const late = expectEnvelope(await call(ctx, p, 'POST', '/sandbox/send', { quoteId: mine.id, currencyCode: 'USD' }), 409, 'CONFLICT');
+    expect(late.details).toEqual({ reason: 'QUOTE_EXPIRED', quoteId: mine.id, transactionId: mine.transactionId });
     expect(await transaction(ctx, other, theirs.transactionId as string)).toMatchObject({ status: 'PENDING' });
     await expectLedgerConsistent(ctx.handle.db);
   });

@@ -5,10 +5,10 @@ import { validDateTime } from '../../platform/datetime.js';
 import type { Tx } from '../../platform/db/database.js';
 import { violatedUniqueIndex } from '../../platform/db/unique-violation.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
-import { uuidv7 } from '../../platform/ids.js';
+import { formatId, uuidv7 } from '../../platform/ids.js';
 import { recordEvent, recordEvents } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
-import { provisionAccountsOf, provisionCustomerAccounts } from '../internal-accounts/index.js';
+import { accountsHoldingMoney, provisionAccountsOf, provisionCustomerAccounts } from '../internal-accounts/index.js';
 import { identifierKeyVersion } from '../platforms/index.js';
 import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import { sealIdentifier } from './identifiers.js';
@@ -18,6 +18,7 @@ import {
   liveCustomerIdByPlatformCustomerId,
   livePlatformCustomerIds,
   liveUmaAddresses,
+  paymentInFlightOf,
   umaAddressTaken,
   UNIQUE_PLATFORM_CUSTOMER_ID,
   UNIQUE_UMA_ADDRESS,
@@ -360,8 +361,28 @@ export async function updateCustomer(
   return toCustomer(updated);
 }
 
+/**
+ * Soft delete. Refused (409 CONFLICT) while money still depends on the customer: a deleted
+ * customer can send nothing (quotes answer 410), so a balance left behind, or money a payment
+ * in flight would bring back (a failed payout's refund, a pull's credit), could never be paid
+ * out again. The row is locked first and payments hold it FOR SHARE while they move its money
+ * (review-state.ts senderReadiness), so none starts or ends unseen; payments are read before
+ * balances, since a payment's end and the money it moves commit together.
+ */
 export async function deleteCustomer(trx: Tx, clock: Clock, platformId: string, customerId: string): Promise<Customer> {
   const row = await loadLive(trx, platformId, customerId, true);
+  const inFlight = await paymentInFlightOf(trx, platformId, row.id);
+  if (inFlight) {
+    throw new AppError('CONFLICT', `Customer ${customerId} has a payment that has not ended (${formatId('Transaction', inFlight)}): it can be deleted once it has.`, {
+      details: { reason: 'PAYMENT_IN_FLIGHT', customerId, transactionId: formatId('Transaction', inFlight) },
+    });
+  }
+  const funded = await accountsHoldingMoney(trx, platformId, row.id);
+  if (funded.length > 0) {
+    throw new AppError('CONFLICT', `Customer ${customerId} still holds money in ${funded.map((a) => a.accountId).join(', ')}: pay it out before deleting the customer.`, {
+      details: { reason: 'BALANCE_NOT_ZERO', customerId, accountIds: funded.map((a) => a.accountId) },
+    });
+  }
   const now = clock.now();
   const updated = await updateCustomerRow(trx, platformId, row.id, { deleted_at: now, updated_at: now });
   const customer = toCustomer(updated);

@@ -181,10 +181,33 @@ export async function liveUmaAddresses(db: DbOrTx, platformId: string, lowerCase
   return new Set(result.rows.map((r) => r.uma));
 }
 
-export async function findCustomer(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean } = {}) {
+export async function findCustomer(db: DbOrTx, platformId: string, id: string, options: { forUpdate?: boolean; forShare?: boolean } = {}) {
   let query = db.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
   if (options.forUpdate) query = query.forUpdate();
+  else if (options.forShare) query = query.forShare();
   return query.executeTakeFirst();
+}
+
+/**
+ * A payment the customer sent that has not ended: PENDING or PROCESSING, or its refund PENDING.
+ * Its end may bring money back to the customer's account (a failed payout's refund), so a
+ * customer with one may not be deleted. Money on its way in needs no such look: a pull or a book
+ * transfer to the customer is held towards its account from execution on (its total balance
+ * shows it, create-update.ts checks that), and an incoming payment not yet paid (an UMA invoice)
+ * credits nobody once the receiver is deleted. The transactions module sits above this one (it
+ * reads customers), so its table is read here rather than through its index.
+ */
+export async function paymentInFlightOf(db: DbOrTx, platformId: string, customerUuid: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('transactions')
+    .select('id')
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerUuid)
+    .where('type', '=', 'OUTGOING')
+    .where((eb) => eb.or([eb('status', 'in', ['PENDING', 'PROCESSING']), eb('refund_status', '=', 'PENDING')]))
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id;
 }
 
 const customerAnswerById = compiledOnce((db, platformId: string, id: string) =>

@@ -72,7 +72,9 @@ export interface SenderReadiness {
 }
 
 export async function senderReadiness(db: DbOrTx, platformId: string, customerUuid: string): Promise<SenderReadiness | undefined> {
-  const row = await findCustomer(db, platformId, customerUuid);
+  // FOR SHARE: a payment that moves the customer's money commits before a concurrent DELETE looks
+  // at its accounts, or waits for it and finds the customer deleted (create-update.ts deleteCustomer).
+  const row = await findCustomer(db, platformId, customerUuid, { forShare: true });
   if (!row) return undefined;
   return { id: formatId('Customer', row.id), deleted: row.deleted_at !== null, platformCustomerId: row.platform_customer_id, reviewStatus: row.review_status, termsAccepted: row.terms_accepted_at !== null };
 }

@@ -357,9 +357,12 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
       operationId: 'deleteCustomer',
       tags,
       summary: 'Delete a customer',
-      description: 'Answers the customer marked deleted. Deleting again is 410 CUSTOMER_DELETED.',
+      description:
+        'Answers the customer marked deleted. Deleting again is 410 CUSTOMER_DELETED. Refused with 409 CONFLICT while money depends on the customer: ' +
+        'an internal account of theirs holds money or has money held towards it (`details.reason: BALANCE_NOT_ZERO`, `accountIds`), or a payment ' +
+        'they sent has not ended (`PAYMENT_IN_FLIGHT`, `transactionId`).',
       params: CustomerParams,
-      response: { 200: Customer, ...errorResponses(400, 401, 403, 404, 410, 500) },
+      response: { 200: Customer, ...errorResponses(400, 401, 403, 404, 409, 410, 500) },
     },
     config: { permission: 'MANAGE' },
     handler: async (request, reply) =>

@@ -114,6 +114,23 @@ export async function selectAccounts(db: DbOrTx, platformId: string, ids: readon
 
 const oneAccount = compiledOnce((db, platformId: string, id: string) => db.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id));
 
+/** The ids of every account the customer owns, whatever their status. */
+export async function selectCustomerAccountIds(db: DbOrTx, platformId: string, customerId: string): Promise<string[]> {
+  const rows = await db.selectFrom('internal_accounts').select('id').where('platform_id', '=', platformId).where('customer_id', '=', customerId).execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Whether the account's owner is a deleted customer (false for the platform's own accounts). Read
+ * FOR SHARE, as payments read their sender: money moved into the account commits before a
+ * concurrent DELETE of the owner checks its balance, or waits and finds the owner deleted.
+ */
+export async function ownerDeleted(db: DbOrTx, platformId: string, customerId: string | null): Promise<boolean> {
+  if (customerId === null) return false;
+  const owner = await db.selectFrom('customers').select('deleted_at').where('platform_id', '=', platformId).where('id', '=', customerId).forShare().executeTakeFirst();
+  return owner?.deleted_at != null;
+}
+
 export async function updateAccount(db: DbOrTx, id: string, changes: Partial<InternalAccountRow>): Promise<InternalAccountRow> {
   return db.updateTable('internal_accounts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }

@@ -27,10 +27,12 @@ import {
   insertCustomerAccountsIfAbsent,
   listCustomerAccounts,
   listPlatformAccounts,
+  ownerDeleted,
   replaceFundingInstructions,
   selectAccountByDepositReference,
   selectAccounts,
   selectActiveHoldingAccount,
+  selectCustomerAccountIds,
   updateAccount,
   type InternalAccountRow,
   type InternalAccountType,
@@ -351,6 +353,12 @@ export async function fundSandboxAccount(
   // The answer and its BALANCE_UPDATED event show instructions that can be paid.
   const [row] = (await withCurrentInstructions(trx, clocks.clock, clocks.platformClock, principal.platformId, [found])) as [InternalAccountRow];
   if (row.status !== 'ACTIVE') throw new AppError('CONFLICT', `Internal account ${accountId} is ${row.status} and cannot be funded.`);
+  // A deleted customer can send nothing: money funded to its account could never leave it.
+  if (await ownerDeleted(trx, principal.platformId, row.customer_id)) {
+    throw new AppError('CONFLICT', `Internal account ${accountId} belongs to a deleted customer and cannot be funded.`, {
+      details: { reason: 'CUSTOMER_DELETED', accountId, customerId: formatId('Customer', row.customer_id!) },
+    });
+  }
   try {
     const applied = await ledger.transfer(trx, {
       platformId: principal.platformId,
@@ -365,6 +373,21 @@ export async function fundSandboxAccount(
     }
     throw error;
   }
+}
+
+/** The customer's accounts that hold money or have money in flight (a balance, a hold either way), with their balances. */
+export async function accountsHoldingMoney(db: DbOrTx, platformUuid: string, customerUuid: string): Promise<InternalAccountBalance[]> {
+  const ids = await selectCustomerAccountIds(db, platformUuid, customerUuid);
+  const balances = await internalAccountBalances(db, platformUuid, ids);
+  return ids
+    .map((id) => ({ accountId: formatId('InternalAccount', id), ...balanceOrFail(balances, id) }))
+    .filter((b) => b.available !== 0n || b.total !== 0n)
+    .map(({ accountId, available, total }) => ({ accountId, available, total }));
+}
+
+/** Whether `account` may be credited by a payment: not when its owner is a deleted customer, who could never send it on. */
+export async function creditableAccount(db: DbOrTx, platformUuid: string, account: InternalAccountRef): Promise<boolean> {
+  return !(await ownerDeleted(db, platformUuid, account.customerUuid));
 }
 
 /** The platform's internal account `id` (`InternalAccount:<uuid>`), customer's or platform's own; undefined for anything else. */

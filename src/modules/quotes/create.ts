@@ -10,7 +10,7 @@ import { findExternalAccount, type ExternalAccountDestination } from '../externa
 import { findInternalAccount, fundingInstructions, newFundingReference, type InternalAccountRef } from '../internal-accounts/index.js';
 import { BOOK_TRANSFER, formatRate, NETWORKS, priceRequest, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
 import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
-import { checkDestination, checkSender } from './payability.js';
+import { checkCreditable, checkDestination, checkSender } from './payability.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import type { AccountDestinationT, QuoteRequest } from './schemas.js';
 import type { UmaQuote } from '../uma/index.js';
@@ -123,6 +123,7 @@ async function destinationAccount(trx: DbOrTx, platformId: string, destination: 
   }
   const account = await internalAccountOrFail(trx, platformId, destination.accountId, 'destination.accountId');
   if (destination.paymentRail) throw field('destination.paymentRail', 'a transfer between internal accounts travels on no rail');
+  await checkCreditable(trx, platformId, account);
   return { kind: 'INTERNAL_ACCOUNT', accountUuid: account.uuid, accountId: account.id, currency: account.currency, routeName: 'BOOK', route: BOOK_TRANSFER };
 }
 

@@ -1,14 +1,16 @@
 import { minorUnits } from '../../platform/currencies.js';
 import type { DbOrTx } from '../../platform/db/database.js';
-import { AppError } from '../../platform/errors.js';
+import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
 import { senderReadiness } from '../customers/index.js';
-import { assertCanReceive, type ExternalAccountDestination } from '../external-accounts/index.js';
+import { assertCanReceive, findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
+import { creditableAccount, type InternalAccountRef } from '../internal-accounts/index.js';
 import { convertDown, corridorRate, type RateSnapshot } from '../rates/index.js';
 
 // The rules a quote is held to when it is created and again when it is executed: a quote lives
 // for minutes, and in that time its customer's review can be withdrawn, the customer deleted, or
-// its destination deleted or refused (module README, "Refusals").
+// its destination deleted or refused, or the external account it pulls from deleted (module
+// README, "Refusals").
 
 /** The sending customer may send: live (410 once deleted), terms accepted (403), KYC/KYB APPROVED. Answers it as read. */
 export async function checkSender(trx: DbOrTx, platformId: string, customerUuid: string): Promise<{ uuid: string; platformCustomerId: string }> {
@@ -32,4 +34,21 @@ export async function checkSender(trx: DbOrTx, platformId: string, customerUuid:
 export function checkDestination(destination: ExternalAccountDestination, receivedAmount: bigint, currency: string, snapshot: RateSnapshot): void {
   const inEur = convertDown(receivedAmount, corridorRate(snapshot, currency, 'EUR').mid, minorUnits(currency), minorUnits('EUR'));
   assertCanReceive(destination, inEur);
+}
+
+/** An internal account may be credited: not one of a deleted customer (410), who could never send the money on. */
+export async function checkCreditable(trx: DbOrTx, platformId: string, account: InternalAccountRef): Promise<void> {
+  if (await creditableAccount(trx, platformId, account)) return;
+  const customerId = formatId('Customer', account.customerUuid!);
+  throw new AppError('CUSTOMER_DELETED', `Internal account ${account.id} belongs to customer ${customerId}, which has been deleted: it can no longer receive money.`, {
+    details: { customerId, accountId: account.id },
+  });
+}
+
+/** The external account a pull quote draws on is still there (404 once deleted) and can still be pulled from. */
+export async function checkPullSource(trx: DbOrTx, platformId: string, accountId: string): Promise<void> {
+  const account = await findExternalAccount(trx, platformId, accountId);
+  if (account.pullRails.length === 0) {
+    throw invalidInput([{ field: 'source.accountId', message: 'this external account can no longer be pulled from: only ACTIVE first-party USD (ACH) or EUR (SEPA) bank accounts whose holder name was not refused can fund a quote' }]);
+  }
 }

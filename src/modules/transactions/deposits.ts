@@ -1,9 +1,8 @@
 import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
-import { AppError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { recordEvents } from '../../platform/outbox.js';
-import { customerTypeOf } from '../customers/index.js';
+import { senderReadiness } from '../customers/index.js';
 import { findAccountByDepositReference, heldAddressForm, type FundingInstruction, type InternalAccountRow } from '../internal-accounts/index.js';
 import { MAX_POSTING_AMOUNT, type Ledger } from '../ledger/index.js';
 import { platformEnvironment } from '../platforms/index.js';
@@ -148,13 +147,12 @@ export class FundingDeposits {
     if (deposit.amount > MAX_POSTING_AMOUNT) return { credited: false, reason: 'AMOUNT_OUT_OF_RANGE', account };
     let customer: { uuid: string; platformCustomerId: string } | undefined;
     if (account.customer_id) {
-      try {
-        customer = await customerTypeOf(trx, account.platform_id, formatId('Customer', account.customer_id));
-      } catch (error) {
-        // The owner was deleted while its account stayed open: nobody to credit.
-        if (error instanceof AppError) return { credited: false, reason: 'ACCOUNT_NOT_ACTIVE', account };
-        throw error;
-      }
+      // Read FOR SHARE, as payments read their customer: a DELETE of the owner (which refuses a
+      // customer holding money) either sees this credit or is seen by it.
+      const owner = await senderReadiness(trx, account.platform_id, account.customer_id);
+      // The owner was deleted while its account stayed open: nobody to credit.
+      if (!owner || owner.deleted) return { credited: false, reason: 'ACCOUNT_NOT_ACTIVE', account };
+      customer = { uuid: account.customer_id, platformCustomerId: owner.platformCustomerId };
     }
 
     const now = this.deps.clock.now();

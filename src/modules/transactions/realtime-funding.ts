@@ -63,14 +63,16 @@ export class RealtimeFunding {
     if (!row) throw new AppError('QUOTE_NOT_FOUND', `No payment of quote ${quoteId} waits for funds.`);
     const source = row.source as { sourceType: string };
     if (source.sourceType !== 'REALTIME_FUNDING') throw new AppError('CONFLICT', `Quote ${quoteId} is not funded in real time: its source is ${source.sourceType}.`);
-    if (row.status !== 'PENDING' || row.funding_id) throw new AppError('CONFLICT', `The payment of quote ${quoteId} is ${row.status} and takes no more funds.`);
-    // Past the deadline the payment is as good as EXPIRED, even before the expiry job has recorded it: same answer.
+    // Past the deadline the payment is as good as EXPIRED, before the expiry job has recorded it
+    // and after: the same answer either way.
     const deadline = row.funding_deadline;
-    if (deadline && (await this.deps.platformClock.now(platformId, trx)) >= deadline) {
-      throw new AppError('CONFLICT', `Quote ${quoteId} expired at ${deadline.toISOString()}: its payment takes no more funds.`, {
+    const expired = row.status === 'EXPIRED' || (row.status === 'PENDING' && !row.funding_id && deadline && (await this.deps.platformClock.now(platformId, trx)) >= deadline);
+    if (expired) {
+      throw new AppError('CONFLICT', `Quote ${quoteId} expired${deadline ? ` at ${deadline.toISOString()}` : ''}: its payment takes no more funds.`, {
         details: { reason: 'QUOTE_EXPIRED', quoteId, transactionId: formatId('Transaction', row.id) },
       });
     }
+    if (row.status !== 'PENDING' || row.funding_id) throw new AppError('CONFLICT', `The payment of quote ${quoteId} is ${row.status} and takes no more funds.`);
     if (currencyCode !== row.sending_currency) {
       throw invalidInput([{ field: 'currencyCode', message: `the quote is paid in ${row.sending_currency}` }]);
     }
