@@ -365,9 +365,10 @@ export async function updateCustomer(
  * Soft delete. Refused (409 CONFLICT) while money still depends on the customer: a deleted
  * customer can send nothing (quotes answer 410), so a balance left behind, or money a payment
  * in flight would bring back (a failed payout's refund, a pull's credit), could never be paid
- * out again. The row is locked first and payments hold it FOR SHARE while they move its money
- * (review-state.ts senderReadiness), so none starts or ends unseen; payments are read before
- * balances, since a payment's end and the money it moves commit together.
+ * out again. The row is locked first, and whatever credits the customer's account reads it FOR
+ * SHARE in the crediting transaction (quotes' checkCreditable, deposits), so no credit lands
+ * unseen; payments are read before balances, since a payment's end and the money it moves
+ * commit together.
  */
 export async function deleteCustomer(trx: Tx, clock: Clock, platformId: string, customerId: string): Promise<Customer> {
   const row = await loadLive(trx, platformId, customerId, true);

@@ -71,10 +71,13 @@ export interface SenderReadiness {
   termsAccepted: boolean;
 }
 
-export async function senderReadiness(db: DbOrTx, platformId: string, customerUuid: string): Promise<SenderReadiness | undefined> {
-  // FOR SHARE: a payment that moves the customer's money commits before a concurrent DELETE looks
-  // at its accounts, or waits for it and finds the customer deleted (create-update.ts deleteCustomer).
-  const row = await findCustomer(db, platformId, customerUuid, { forShare: true });
+/**
+ * `forShare`: for a caller about to credit the customer's account in `db`'s transaction (a
+ * deposit): it commits before a concurrent DELETE looks at the accounts, or waits for it and finds
+ * the customer deleted (create-update.ts deleteCustomer).
+ */
+export async function senderReadiness(db: DbOrTx, platformId: string, customerUuid: string, options: { forShare?: boolean } = {}): Promise<SenderReadiness | undefined> {
+  const row = await findCustomer(db, platformId, customerUuid, options);
   if (!row) return undefined;
   return { id: formatId('Customer', row.id), deleted: row.deleted_at !== null, platformCustomerId: row.platform_customer_id, reviewStatus: row.review_status, termsAccepted: row.terms_accepted_at !== null };
 }

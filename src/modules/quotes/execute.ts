@@ -188,10 +188,13 @@ async function executeTaken(
       const destination = await findExternalAccount(trx, row.platform_id, formatId('ExternalAccount', row.destination_account_id!));
       checkDestination(destination, BigInt(row.received_amount), row.receiving_currency, snapshot);
     }
-    if (row.destination_kind === 'INTERNAL_ACCOUNT') {
-      const destination = await findInternalAccount(trx, row.platform_id, formatId('InternalAccount', row.destination_account_id!));
-      if (destination) await checkCreditable(trx, row.platform_id, destination);
-    }
+  }
+  // Also for a quote created just now: its creation looked outside this transaction, and only a
+  // look in it (the owner read FOR SHARE) keeps a concurrent DELETE of the owner from passing
+  // between that look and the credit.
+  if (row.destination_kind === 'INTERNAL_ACCOUNT') {
+    const destination = await findInternalAccount(trx, row.platform_id, formatId('InternalAccount', row.destination_account_id!));
+    if (destination) await checkCreditable(trx, row.platform_id, destination);
   }
   // The daily volume is a customer's (spec §8); the platform's own transfers have none to count.
   let volumeDay: string | null = null;

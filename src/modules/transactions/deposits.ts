@@ -147,9 +147,9 @@ export class FundingDeposits {
     if (deposit.amount > MAX_POSTING_AMOUNT) return { credited: false, reason: 'AMOUNT_OUT_OF_RANGE', account };
     let customer: { uuid: string; platformCustomerId: string } | undefined;
     if (account.customer_id) {
-      // Read FOR SHARE, as payments read their customer: a DELETE of the owner (which refuses a
-      // customer holding money) either sees this credit or is seen by it.
-      const owner = await senderReadiness(trx, account.platform_id, account.customer_id);
+      // Read FOR SHARE, as a quote's execution reads a credited account's owner: a DELETE of the
+      // owner (which refuses a customer holding money) either sees this credit or is seen by it.
+      const owner = await senderReadiness(trx, account.platform_id, account.customer_id, { forShare: true });
       // The owner was deleted while its account stayed open: nobody to credit.
       if (!owner || owner.deleted) return { credited: false, reason: 'ACCOUNT_NOT_ACTIVE', account };
       customer = { uuid: account.customer_id, platformCustomerId: owner.platformCustomerId };
