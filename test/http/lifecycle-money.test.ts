@@ -122,6 +122,29 @@ describe('deleting a customer money depends on', () => {
   });
 });
 
+describe('a REALTIME_FUNDING payment to a customer deleted while it waited', () => {
+  it('is not credited when its money comes: the money goes back and the payment fails ACCOUNT_CANNOT_RECEIVE', async () => {
+    const p = await ctx.newPlatform();
+    const c = await sender(p, 0);
+    // The platform's own payment (no sending customer) to the customer's account: nothing of the
+    // customer's is held or sent until the money comes, so the customer can be deleted meanwhile.
+    const created = await call(ctx, p, 'POST', '/quotes', {
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+      destination: { destinationType: 'ACCOUNT', accountId: c.accountId },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 7_000,
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const realtime = created.json() as Json;
+    expect((await remove(p, c.customerId)).statusCode).toBe(200);
+    const sent = await call(ctx, p, 'POST', '/sandbox/send', { quoteId: realtime.id, currencyCode: 'USD' });
+    expect(sent.statusCode, sent.body).toBe(200);
+    expect(sent.json()).toMatchObject({ status: 'FAILED', failureReason: 'ACCOUNT_CANNOT_RECEIVE' });
+    await drainJobs(ctx);
+    expect(await balances(ctx, p, c.customerId)).toEqual({ available: 0, total: 0 });
+  });
+});
+
 describe('executing a quote whose accounts changed', () => {
   it('a pull from an external account deleted after the quote is refused (404), nothing moves, the quote stays PENDING', async () => {
     const p = await ctx.newPlatform();

@@ -3,6 +3,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.js';
+import { creditableAccount, findInternalAccount } from '../internal-accounts/index.js';
 import type { LedgerAccountRef } from '../ledger/index.js';
 import { ref, RETURN_DEPOSIT_JOB, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';
 import type { ExpectedDeposit } from './rail-provider.js';
@@ -83,15 +84,19 @@ export class RealtimeFunding {
    * Money paid in for a REALTIME_FUNDING payment (locked PENDING row, not yet funded) arrives
    * from `origin` on `SETTLEMENT(REALTIME_FUNDING)`. The expected amount funds the payment (held
    * and handed to the rail like an account payment); any other amount fails it
-   * FUNDING_AMOUNT_MISMATCH and goes straight back.
+   * FUNDING_AMOUNT_MISMATCH and goes straight back. So does the money for an internal account whose
+   * owner was deleted while the payment waited (ACCOUNT_CANNOT_RECEIVE): a deleted customer can
+   * send nothing on, and its DELETE saw no hold towards it (the owner is read FOR SHARE here, so
+   * a DELETE running now either waits for this credit or is seen by it).
    */
   private async fund(trx: Tx, row: TransactionRow, origin: LedgerAccountRef, paid: bigint): Promise<TransactionRow> {
     const { platform_id: platformId } = row;
+    const refusal = paid !== BigInt(row.total_sending_amount) ? 'FUNDING_AMOUNT_MISMATCH' : (await this.destinationTakesNothing(trx, row)) ? 'ACCOUNT_CANNOT_RECEIVE' : undefined;
     const funded = await this.arrive(trx, row, origin, paid);
-    if (paid !== BigInt(row.total_sending_amount)) {
+    if (refusal) {
       await this.steps.returnFunds(trx, funded, funded.funding_id!);
       const refund = await this.steps.refundOf(trx, funded, ref(row.id, 'funding-return'), 'TRANSACTION_FAILED');
-      const failed = await this.steps.transition(trx, funded, 'FAILED', { failure_reason: 'FUNDING_AMOUNT_MISMATCH', ...refund.changes });
+      const failed = await this.steps.transition(trx, funded, 'FAILED', { failure_reason: refusal, ...refund.changes });
       await this.steps.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
       await this.steps.unspent(trx, failed);
       return failed;
@@ -103,6 +108,13 @@ export class RealtimeFunding {
     const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId, expected_settlement_at: expected }, this.deps.clock.now()))!;
     await this.settlement.queueSubmit(trx, held);
     return held;
+  }
+
+  /** Whether the payment credits an internal account whose owner has been deleted since it was quoted. */
+  private async destinationTakesNothing(trx: Tx, row: TransactionRow): Promise<boolean> {
+    if (!row.destination_account_id) return false;
+    const account = await findInternalAccount(trx, row.platform_id, formatId('InternalAccount', row.destination_account_id));
+    return account !== undefined && !(await creditableAccount(trx, row.platform_id, account));
   }
 
   /**
