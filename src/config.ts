@@ -2,6 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseConnectionString } from 'pg-connection-string';
+import { certificatesFromPem, PEM_BEGIN, PEM_END } from './platform/crypto/pem.js';
 import { DEFAULT_LEASE_MS } from './platform/jobs.js';
 
 export const API_VERSION = '2025-10-13';
@@ -343,7 +344,14 @@ function pem(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const text = raw.replace(/\\n/g, '\n');
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`${name} must hold PEM certificates (-----BEGIN CERTIFICATE-----)`);
+  // Parsed now, so a bundle that does not parse stops the start rather than every UMA exchange later.
+  let certificates: number;
+  try {
+    certificates = certificatesFromPem(text).length;
+  } catch (error) {
+    throw new ConfigError(`${name} holds a certificate that does not parse: ${(error as Error).message}`);
+  }
+  if (certificates === 0) throw new ConfigError(`${name} must hold PEM certificates (${PEM_BEGIN} … ${PEM_END})`);
   return text;
 }
 

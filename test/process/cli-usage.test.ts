@@ -8,7 +8,8 @@ import { TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_PATH } from '../../src/config.js';
-import { issueCertificate, toPem } from '../../src/modules/uma/certificates.js';
+import { toPem } from '../../src/platform/crypto/pem.js';
+import { issueCertificate } from '../../src/modules/uma/certificates.js';
 import { runCli, spawnServe, waitUntil } from '../helpers/process.js';
 
 /**

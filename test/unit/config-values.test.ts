@@ -17,6 +17,11 @@ describe('settings refused at start-up', () => {
     ['CORRIDOR_DATA_DIR', '/dev/null/data'],
     ['CORRIDOR_UPLOAD_DIR', '/nonexistent/uploads'],
     ['CORRIDOR_UPLOAD_DIR', '/dev/null'],
+    ['CORRIDOR_UMA_TRUSTED_ROOTS', 'not a certificate'],
+    // Markers around nothing, or around text that is not DER: each UMA exchange would have failed on it.
+    ['CORRIDOR_UMA_TRUSTED_ROOTS', '-----BEGIN CERTIFICATE----------END CERTIFICATE-----'],
+    ['CORRIDOR_UMA_TRUSTED_ROOTS', '-----BEGIN CERTIFICATE-----\\nbm90IGEgY2VydGlmaWNhdGU=\\n-----END CERTIFICATE-----'],
+    ['CORRIDOR_UMA_TRUSTED_ROOTS', '-----BEGIN CERTIFICATE-----\\nno end marker'],
   ])('%s=%s', (name, value) => {
     let error: unknown;
     try {

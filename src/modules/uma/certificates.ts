@@ -2,6 +2,7 @@ import type * as Asn1Ecc from '@peculiar/asn1-ecc';
 import type * as Asn1Schema from '@peculiar/asn1-schema';
 import type * as Asn1X509 from '@peculiar/asn1-x509';
 import { createECDH, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { toPem } from '../../platform/crypto/pem.js';
 import { AppError } from '../../platform/errors.js';
 import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
 
@@ -79,14 +80,6 @@ export function issueCertificate(spec: CertificateSpec): Buffer {
   return Buffer.from(AsnConvert.serialize(certificate));
 }
 
-const PEM_BEGIN = '-----BEGIN CERTIFICATE-----';
-const PEM_END = '-----END CERTIFICATE-----';
-
-export function toPem(der: Buffer): string {
-  const lines = der.toString('base64').match(/.{1,64}/g)!.join('\n');
-  return `${PEM_BEGIN}\n${lines}\n${PEM_END}\n`;
-}
-
 export interface SelfSignedChains {
   signing: { key: Secp256k1Key; chainPem: string };
   encryption: { key: Secp256k1Key; chainPem: string };
@@ -147,16 +140,4 @@ export function verifyChain(chain: X509Certificate[], now: Date, trustedRoots: X
   if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'secp256k1') {
     throw new AppError('INVALID_PUBKEY_FORMAT', "The counterparty's key is not a secp256k1 key.");
   }
-}
-
-/** PEM bundle → certificates; a configured value that does not parse is a configuration error the caller reports. */
-export function certificatesFromPem(pem: string): X509Certificate[] {
-  // Each END marker closes the block its nearest BEGIN opened; text between blocks is ignored, as
-  // PEM allows. Split by marker, not matched by a lazy regex, which rescans the rest of the text
-  // from every BEGIN that no END follows (quadratic).
-  return pem
-    .split(PEM_END)
-    .slice(0, -1)
-    .filter((head) => head.includes(PEM_BEGIN))
-    .map((head) => new X509Certificate(`${head.slice(head.lastIndexOf(PEM_BEGIN))}${PEM_END}`));
 }

@@ -3,7 +3,8 @@ import type { UmaConfig } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError, type ErrorCode } from '../../platform/errors.js';
 import { vaspOrigin } from './address.js';
-import { certificatesFromPem, parseChain, verifyChain } from './certificates.js';
+import { certificatesFromPem } from '../../platform/crypto/pem.js';
+import { parseChain, verifyChain } from './certificates.js';
 import type { VaspSend } from './transport.js';
 
 export interface CounterpartyDeps {

@@ -3,7 +3,8 @@ import { ConfigError, type UmaConfig } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
 import type { Db } from '../../platform/db/database.js';
-import { certificatesFromPem, secp256k1Key, selfSignedChains, type Secp256k1Key } from './certificates.js';
+import { certificatesFromPem } from '../../platform/crypto/pem.js';
+import { secp256k1Key, selfSignedChains, type Secp256k1Key } from './certificates.js';
 import { findVaspKeys, insertVaspKeys } from './repo.js';
 
 /** The deployment's UMA identity: the keys it signs and decrypts with, and the chains it publishes. */
