@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { MoneyWorld, type Command } from '../helpers/money-model-http.js';
 
@@ -13,6 +13,8 @@ const logLines: string[] = [];
 beforeAll(async () => {
   ctx = await createTestContext({ logLines });
 });
+// What the model reached is counted across the worker's files (they share modules): each test here counts its own.
+beforeEach(() => MoneyWorld.covered.clear());
 afterAll(() => ctx.close());
 
 async function run(world: MoneyWorld, commands: Command[], before: (command: Command) => Promise<void> = async () => {}): Promise<void> {

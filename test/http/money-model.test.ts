@@ -25,6 +25,8 @@ let ctx: TestContext;
 const logLines: string[] = [];
 beforeAll(async () => {
   ctx = await createTestContext({ logLines });
+  // Counted across the worker's files (they share modules): what this file's runs reach is its own.
+  MoneyWorld.covered.clear();
 });
 afterAll(() => ctx.close());
 
