@@ -122,8 +122,8 @@ export async function selectCustomerAccountIds(db: DbOrTx, platformId: string, c
 
 /**
  * Whether the account's owner is a deleted customer (false for the platform's own accounts). Read
- * FOR SHARE, as payments read their sender: money moved into the account commits before a
- * concurrent DELETE of the owner checks its balance, or waits and finds the owner deleted.
+ * FOR SHARE in the transaction that credits the account: the credit commits before a concurrent
+ * DELETE of the owner checks its balance, or waits for it and finds the owner deleted.
  */
 export async function ownerDeleted(db: DbOrTx, platformId: string, customerId: string | null): Promise<boolean> {
   if (customerId === null) return false;

@@ -10,7 +10,7 @@ import { findExternalAccount, type ExternalAccountDestination } from '../externa
 import { findInternalAccount, fundingInstructions, newFundingReference, type InternalAccountRef } from '../internal-accounts/index.js';
 import { BOOK_TRANSFER, formatRate, NETWORKS, priceRequest, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
 import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
-import { checkCreditable, checkDestination, checkSender } from './payability.js';
+import { checkCreditable, checkDestination, checkSender, pullSource } from './payability.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import type { AccountDestinationT, QuoteRequest } from './schemas.js';
 import type { UmaQuote } from '../uma/index.js';
@@ -71,10 +71,7 @@ async function resolveSource(trx: DbOrTx, platformId: string, body: QuoteRequest
     return { kind: 'REALTIME_FUNDING', currency: source.currency, customerUuid: requested ?? null, accountUuid: null, accountType: null };
   }
   if (parseId('ExternalAccount', source.accountId)) {
-    const account = await findExternalAccount(trx, platformId, source.accountId);
-    if (account.pullRails.length === 0) {
-      throw field('source.accountId', 'this external account cannot be pulled from: only ACTIVE first-party USD (ACH) or EUR (SEPA) bank accounts whose holder name was not refused can fund a quote');
-    }
+    const account = await pullSource(trx, platformId, source.accountId);
     if (requested && account.customerUuid !== null && requested !== account.customerUuid) throw field('source.customerId', 'is not the owner of the source account');
     return { kind: 'EXTERNAL_ACCOUNT', currency: account.currency, customerUuid: account.customerUuid ?? requested ?? null, accountUuid: account.uuid, accountType: 'EXTERNAL', accountId: account.id };
   }

@@ -13,7 +13,7 @@ import type { UmaSender } from '../uma/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
 import { findExternalAccount } from '../external-accounts/index.js';
 import { findInternalAccount } from '../internal-accounts/index.js';
-import { checkCreditable, checkDestination, checkPullSource, checkSender } from './payability.js';
+import { checkCreditable, checkDestination, checkSender, pullSource } from './payability.js';
 import { addDailyVolume, claimQuote, findQuote, markExecuted, type QuoteRow } from './repo.js';
 import type { QuoteDestination, QuoteSource } from './schemas.js';
 import { quoteStatus, toQuote } from './views.js';
@@ -183,7 +183,7 @@ async function executeTaken(
   }
   if (recheck) {
     if (row.customer_id) input.sender = await checkSender(trx, row.platform_id, row.customer_id);
-    if (row.source_kind === 'EXTERNAL_ACCOUNT') await checkPullSource(trx, row.platform_id, formatId('ExternalAccount', row.source_account_id!));
+    if (row.source_kind === 'EXTERNAL_ACCOUNT') await pullSource(trx, row.platform_id, formatId('ExternalAccount', row.source_account_id!));
     if (row.destination_kind === 'EXTERNAL_ACCOUNT') {
       const destination = await findExternalAccount(trx, row.platform_id, formatId('ExternalAccount', row.destination_account_id!));
       checkDestination(destination, BigInt(row.received_amount), row.receiving_currency, snapshot);

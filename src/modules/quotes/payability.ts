@@ -45,10 +45,11 @@ export async function checkCreditable(trx: DbOrTx, platformId: string, account: 
   });
 }
 
-/** The external account a pull quote draws on is still there (404 once deleted) and can still be pulled from. */
-export async function checkPullSource(trx: DbOrTx, platformId: string, accountId: string): Promise<void> {
+/** The external account a pull quote draws on: there (404 once deleted) and one money can be pulled from (400). */
+export async function pullSource(trx: DbOrTx, platformId: string, accountId: string): Promise<ExternalAccountDestination> {
   const account = await findExternalAccount(trx, platformId, accountId);
   if (account.pullRails.length === 0) {
-    throw invalidInput([{ field: 'source.accountId', message: 'this external account can no longer be pulled from: only ACTIVE first-party USD (ACH) or EUR (SEPA) bank accounts whose holder name was not refused can fund a quote' }]);
+    throw invalidInput([{ field: 'source.accountId', message: 'this external account cannot be pulled from: only ACTIVE first-party USD (ACH) or EUR (SEPA) bank accounts whose holder name was not refused can fund a quote' }]);
   }
+  return account;
 }
