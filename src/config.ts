@@ -1,3 +1,4 @@
+import type { X509Certificate } from 'node:crypto';
 import { accessSync, constants, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
@@ -93,8 +94,8 @@ export interface UmaConfig {
    */
   signing?: { certChainPem: string; privateKeyHex: string };
   encryption?: { certChainPem: string; privateKeyHex: string };
-  /** Roots a counterparty's chain must end at (PEM bundle); unset: any chain that holds together. */
-  trustedRootsPem?: string;
+  /** Roots a counterparty's chain must end at (parsed at start); unset: any chain that holds together. */
+  trustedRoots?: X509Certificate[];
   /** How far a signed message's timestamp may be from now, either way. */
   timestampWindowSeconds: number;
   /** How long a receiver lookup can be quoted. */
@@ -340,19 +341,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** A PEM value from the environment: the text itself (`\n` escapes allowed, for one-line env files). */
-function pem(env: NodeJS.ProcessEnv, name: string): string | undefined {
+/** A PEM setting as its text and its certificates, parsed now: a bundle that does not parse stops the start, not every UMA exchange later. */
+function pem(env: NodeJS.ProcessEnv, name: string): { text: string; certificates: X509Certificate[] } | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const text = raw.replace(/\\n/g, '\n');
-  // Parsed now, so a bundle that does not parse stops the start rather than every UMA exchange later.
-  let certificates: number;
+  let certificates: X509Certificate[];
   try {
-    certificates = certificatesFromPem(text).length;
+    certificates = certificatesFromPem(text);
   } catch (error) {
     throw new ConfigError(`${name} holds a certificate that does not parse: ${(error as Error).message}`);
   }
-  if (certificates === 0) throw new ConfigError(`${name} must hold PEM certificates (${PEM_BEGIN} … ${PEM_END})`);
-  return text;
+  if (certificates.length === 0) throw new ConfigError(`${name} must hold PEM certificates (${PEM_BEGIN} … ${PEM_END})`);
+  return { text, certificates };
 }
 
 function umaKeyPair(env: NodeJS.ProcessEnv, use: 'SIGNING' | 'ENCRYPTION'): { certChainPem: string; privateKeyHex: string } | undefined {
@@ -361,18 +362,18 @@ function umaKeyPair(env: NodeJS.ProcessEnv, use: 'SIGNING' | 'ENCRYPTION'): { ce
   if (!chain && !key) return undefined;
   if (!chain || !key) throw new ConfigError(`CORRIDOR_UMA_${use}_CERT_CHAIN and CORRIDOR_UMA_${use}_PRIVATE_KEY are set together`);
   if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new ConfigError(`CORRIDOR_UMA_${use}_PRIVATE_KEY must be a secp256k1 private key as 64 hex characters`);
-  return { certChainPem: chain, privateKeyHex: key.toLowerCase() };
+  return { certChainPem: chain.text, privateKeyHex: key.toLowerCase() };
 }
 
 function umaConfig(env: NodeJS.ProcessEnv): UmaConfig {
   const signing = umaKeyPair(env, 'SIGNING');
   const encryption = umaKeyPair(env, 'ENCRYPTION');
   if (Boolean(signing) !== Boolean(encryption)) throw new ConfigError('the UMA signing and encryption keys are configured together (CORRIDOR_UMA_SIGNING_* and CORRIDOR_UMA_ENCRYPTION_*)');
-  const trustedRootsPem = pem(env, 'CORRIDOR_UMA_TRUSTED_ROOTS');
+  const trustedRoots = pem(env, 'CORRIDOR_UMA_TRUSTED_ROOTS')?.certificates;
   return {
     ...(signing ? { signing } : {}),
     ...(encryption ? { encryption } : {}),
-    ...(trustedRootsPem ? { trustedRootsPem } : {}),
+    ...(trustedRoots ? { trustedRoots } : {}),
     timestampWindowSeconds: integer(env, 'CORRIDOR_UMA_TIMESTAMP_WINDOW_SECONDS', 300, 10, 3600),
     lookupTtlSeconds: integer(env, 'CORRIDOR_UMA_LOOKUP_TTL_SECONDS', 900, 60, 86_400),
     timeoutMs: integer(env, 'CORRIDOR_UMA_TIMEOUT_MS', 10_000, 100, 60_000),

@@ -37,6 +37,17 @@ describe('UMA certificates', () => {
       expect.objectContaining({ code: 'CERT_CHAIN_INVALID' }),
     );
   });
+
+  it('CORRIDOR_UMA_TRUSTED_ROOTS is read once, at start, into the roots a chain must end at', () => {
+    const { signing } = selfSignedChains('pay.example.com', new Date());
+    const [leaf, root] = certificatesFromPem(signing.chainPem) as [X509Certificate, X509Certificate];
+    const other = selfSignedChains('other', new Date()).signing.chainPem;
+    const roots = loadConfig({ CORRIDOR_UMA_TRUSTED_ROOTS: other.replace(/\n/g, '\\n') }).uma.trustedRoots!;
+    expect(roots.map((c) => c.fingerprint256)).toEqual(certificatesFromPem(other).map((c) => c.fingerprint256));
+    expect(() => verifyChain([leaf, root], new Date(), roots)).toThrow(expect.objectContaining({ code: 'CERT_CHAIN_INVALID' }));
+    const own = loadConfig({ CORRIDOR_UMA_TRUSTED_ROOTS: signing.chainPem }).uma.trustedRoots!;
+    expect(() => verifyChain([leaf, root], new Date(), own)).not.toThrow();
+  });
 });
 
 describe('configured UMA keys', () => {

@@ -3,7 +3,6 @@ import type { UmaConfig } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError, type ErrorCode } from '../../platform/errors.js';
 import { vaspOrigin } from './address.js';
-import { certificatesFromPem } from '../../platform/crypto/pem.js';
 import { parseChain, verifyChain } from './certificates.js';
 import type { VaspSend } from './transport.js';
 
@@ -42,7 +41,8 @@ export async function counterpartyKeys(
     throw new AppError('CERT_CHAIN_INVALID', `The certificates ${domain} publishes cannot be read as X.509.`, { details: { vaspDomain: domain } });
   }
   const chain = parseChain(keys.signingCertChain);
-  verifyChain(chain, deps.clock.now(), deps.config.trustedRootsPem ? certificatesFromPem(deps.config.trustedRootsPem) : []);
-  if (keys.encryptionCertChain) verifyChain(parseChain(keys.encryptionCertChain), deps.clock.now(), deps.config.trustedRootsPem ? certificatesFromPem(deps.config.trustedRootsPem) : []);
+  const trustedRoots = deps.config.trustedRoots ?? [];
+  verifyChain(chain, deps.clock.now(), trustedRoots);
+  if (keys.encryptionCertChain) verifyChain(parseChain(keys.encryptionCertChain), deps.clock.now(), trustedRoots);
   return keys;
 }
