@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import type { Db, DbHandle, DbOrTx } from './db/database.js';
 import { compiledPerShape } from './db/compiled-once.js';
 import { afterCommit, deferInsert, deferUpdate } from './db/tx.js';
+import { isConnectionLost } from './db/unavailable.js';
 import { uuidv7 } from './ids.js';
 import { addLocalWorker, listenForOtherProcesses, removeLocalWorker, wakeWorkers } from './wake-ups.js';
 
@@ -461,7 +462,16 @@ export class JobWorker {
   private async finish(id: string, attempts: number, changes: Partial<Pick<JobsTable, 'status' | 'last_error' | 'locked_until' | 'run_at'>> & { payload?: string }): Promise<void> {
     // Guarded by attempts: if our lease ran out and another worker took the job, its outcome wins.
     const { shape, values, build } = runningJobUpdate(id, attempts, { ...changes, updated_at: this.clock.now() });
-    await finishStatement(this.db, shape, values, (standIns) => build(this.db, standIns));
+    const record = () => finishStatement(this.db, shape, values, (standIns) => build(this.db, standIns));
+    try {
+      await record();
+    } catch (error) {
+      // The connection was lost under the outcome (a terminated backend, a restart): recorded
+      // again on a new one rather than left to the lease, whose end would run the finished work
+      // once more. The guard makes a second recording of an outcome that did commit change nothing.
+      if (!isConnectionLost(error)) throw error;
+      await record();
+    }
   }
 
   /**

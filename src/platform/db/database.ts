@@ -72,6 +72,17 @@ export async function openDatabase(options: OpenOptions): Promise<DbHandle> {
 const LISTEN_RETRY_FIRST_MS = 500;
 const LISTEN_RETRY_MAX_MS = 15_000;
 
+/**
+ * Lets a LISTEN connection go: nothing it reports reaches its listeners any more, and the
+ * errors of its end (the rest of a loss reported twice, a FATAL message then the socket's
+ * close) are swallowed, as an 'error' event without a listener would end the process.
+ */
+function forsake(client: pg.Client): Promise<void> {
+  client.removeAllListeners();
+  client.on('error', () => {});
+  return client.end().catch(() => {});
+}
+
 async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<DbHandle> {
   const clientConfig: pg.ClientConfig = {
     connectionString: databaseUrl,
@@ -107,8 +118,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
           if (lost || closed) return;
           lost = true;
           onReset?.();
-          client.removeAllListeners();
-          client.end().catch(() => {});
+          forsake(client);
           const at = listeners.indexOf(client);
           if (at >= 0) listeners.splice(at, 1);
           setTimeout(() => connect().catch(() => {}), delay).unref();
@@ -128,8 +138,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
         }
         // Closed while this connection was being made: it is not kept.
         if (closed) {
-          client.removeAllListeners();
-          await client.end().catch(() => {});
+          await forsake(client);
           return;
         }
         listeners.push(client);
@@ -140,7 +149,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
     },
     async close() {
       closed = true;
-      await Promise.all(listeners.map((c) => { c.removeAllListeners(); return c.end().catch(() => {}); }));
+      await Promise.all(listeners.map(forsake));
       await reads.close();
       await db.destroy();
     },

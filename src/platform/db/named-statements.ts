@@ -67,6 +67,17 @@ const END = /^\s*(commit|end|rollback)\b(?!.*\bto\b)/is;
 class NamedStatementClient implements PostgresPoolClient {
   private inTransaction = false;
   private broken = false;
+  /**
+   * The connection's loss while it is checked out. pg-pool listens for a client's errors only
+   * while it is idle, and pg emits a loss on the client itself when no query of it is under way
+   * (a transaction between statements, a backend terminated by an operator, a failover): with
+   * no listener that 'error' event would end the process. Noted here, the loss fails the next
+   * statement (pg refuses a lost connection's queries) and the connection is not pooled again.
+   */
+  private lost: Error | undefined;
+  private readonly onLoss = (error: Error) => {
+    this.lost ??= error;
+  };
   /** The BEGIN of the open transaction while no statement has gone with it. */
   private heldBegin: string | undefined;
   /** A statement with COMMIT_AFTER ended the transaction; the caller's COMMIT is not sent again. */
@@ -75,7 +86,9 @@ class NamedStatementClient implements PostgresPoolClient {
   constructor(
     private readonly client: pg.PoolClient,
     private readonly pool: NamedStatementPool,
-  ) {}
+  ) {
+    client.on('error', this.onLoss);
+  }
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
@@ -162,7 +175,8 @@ class NamedStatementClient implements PostgresPoolClient {
   }
 
   release(): void {
-    // A connection whose prepared statements went stale inside a transaction is not reused.
-    this.client.release(this.broken ? new Error('prepared statement went stale') : undefined);
+    this.client.removeListener('error', this.onLoss);
+    // A lost connection, or one whose prepared statements went stale inside a transaction, is not reused.
+    this.client.release(this.lost ?? (this.broken ? new Error('prepared statement went stale') : undefined));
   }
 }

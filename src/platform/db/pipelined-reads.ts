@@ -2,6 +2,7 @@ import { createQueryId, type CompiledQuery, type QueryResult } from 'kysely';
 import pg from 'pg';
 import { DescribedOnceQuery } from './described-once.js';
 import { isStalePlan, type NamedStatementPool } from './named-statements.js';
+import { isConnectionLost } from './unavailable.js';
 
 /**
  * The reads sent here are planned once per connection, never per execution. Under the default
@@ -29,8 +30,8 @@ const GENERIC_PLANS = 'set plan_cache_mode = force_generic_plan';
  * answers in order, so a slow statement would delay every read behind it. Each statement has its
  * own Sync, so one that fails fails alone. Statements are named and described once, as on the
  * pool (named-statements.ts, described-once.ts), with the same retry of a stale prepared
- * statement. A connection that fails fails the reads in flight on it (as a pooled connection
- * would) and is replaced on the next read.
+ * statement. A connection that fails is replaced on the next read; a read whose connection was
+ * lost under it is sent again (`isConnectionLost`), as a read may be.
  */
 export class PipelinedReads {
   private readonly clients: Array<pg.Client | undefined>;
@@ -47,18 +48,33 @@ export class PipelinedReads {
   }
 
   async query<R>(text: string, values: readonly unknown[]): Promise<R[]> {
-    try {
-      return await this.send<R>(text, values);
-    } catch (error) {
-      if (!isStalePlan(error)) throw error;
-      this.names.rename(text);
-      return this.send<R>(text, values);
+    let renamed = false;
+    let resends = 0;
+    for (;;) {
+      const client = this.client();
+      try {
+        return await this.send<R>(client, text, values);
+      } catch (error) {
+        if (isStalePlan(error) && !renamed) {
+          renamed = true;
+          this.names.rename(text);
+        } else if (isConnectionLost(error) && resends < this.clients.length && !this.closed) {
+          // The connection ended under the read (a terminated backend, a restart, an idle-session
+          // timeout): a read changes nothing, so it is sent again rather than failing its request.
+          // The loss may not have been reported on the client yet (its other reads fail with it),
+          // so the connection is let go here; the other connections may have died with it, so
+          // the read may go once on each before one of them is new.
+          resends++;
+          this.drop(client);
+        } else {
+          throw error;
+        }
+      }
     }
   }
 
-  private send<R>(text: string, values: readonly unknown[]): Promise<R[]> {
+  private send<R>(client: pg.Client, text: string, values: readonly unknown[]): Promise<R[]> {
     if (this.closed) return Promise.reject(new Error('the database is closed'));
-    const client = this.client();
     this.corkUntilNextTurn(client);
     const name = this.names.nameFor(text);
     return new Promise<R[]>((resolve, reject) => {
@@ -76,18 +92,22 @@ export class PipelinedReads {
     if (existing) return existing;
     const client = new pg.Client({ ...this.config, pipeline: true });
     // A failed or lost connection is let go (its socket closed) and replaced by the next read.
-    const forget = () => {
-      if (this.clients[slot] === client) this.clients[slot] = undefined;
-      client.end().catch(() => {});
-    };
-    client.on('error', forget);
-    client.on('end', forget);
+    const drop = () => this.drop(client);
+    client.on('error', drop);
+    client.on('end', drop);
     // Reads sent before the connection is ready wait in pg's queue; a failed connection fails them.
-    client.connect().catch(forget);
+    client.connect().catch(drop);
     // Queued ahead of every read on this connection (GENERIC_PLANS).
-    client.query(GENERIC_PLANS).catch(forget);
+    client.query(GENERIC_PLANS).catch(drop);
     this.clients[slot] = client;
     return client;
+  }
+
+  /** Lets `client` go: its slot takes a new connection on its next read. Its 'error' listener stays, for the rest of its end. */
+  private drop(client: pg.Client): void {
+    const slot = this.clients.indexOf(client);
+    if (slot >= 0) this.clients[slot] = undefined;
+    client.end().catch(() => {});
   }
 
   /** Holds the connection's writes until the event loop's next turn, so they go in one write. */

@@ -22,3 +22,18 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || SOCKET_CODES.has(code))) return true;
   return CONNECTION_LOST.test(error.message);
 }
+
+/** SQLSTATEs of a session ended by the server: admin or crash shutdown, idle session timeout. */
+const SESSION_ENDED_SQLSTATE = new Set(['57P01', '57P02', '57P05']);
+
+/**
+ * Whether `error` says the connection a statement went on was lost (its backend terminated, the
+ * server restarted, the socket reset), rather than that the database cannot be reached: a
+ * statement that changes nothing may be sent once more on a new connection.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (SESSION_ENDED_SQLSTATE.has(code) || code === 'ECONNRESET' || code === 'EPIPE')) return true;
+  return /^(Connection terminated unexpectedly|Client has encountered a connection error)/.test(error.message);
+}
