@@ -116,7 +116,7 @@ export async function startServer(loaded: Config): Promise<{ app: App; stop: () 
     process.stdout.write(`${firstRunBanner(publicUrl, created.token.token.clientId, created.token.clientSecret, created.platform.id)}\n`);
   }
   phases.mark('first platform checked');
-  if (config.jobs.enabled) await jobs.start(config.jobs.pollMs, (channel, onMessage) => handle.listen(channel, onMessage));
+  if (config.jobs.enabled) await jobs.start(config.jobs.pollMs, (channel, onMessage, onReset, onListening) => handle.listen(channel, onMessage, onReset, onListening));
   phases.mark('job worker started');
   startup.complete();
 

@@ -94,9 +94,18 @@ export function removeLocalWorker(wake: (jobs: boolean) => void): void {
   localWorkers.delete(wake);
 }
 
-/** Calls `wake` on every wake-up NOTIFY of another process (this process's own workers were woken directly). */
+/**
+ * Calls `wake` on every wake-up NOTIFY of another process (this process's own workers were woken
+ * directly), and whenever listening starts again after its connection was lost: what the other
+ * processes committed meanwhile was announced to nobody here, so it waits no poll interval.
+ */
 export async function listenForOtherProcesses(listen: DbHandle['listen'], wake: () => void): Promise<void> {
-  await listen(WAKE_CHANNEL, (payload) => {
-    if (payload !== PROCESS_WAKE_ID) wake();
-  });
+  await listen(
+    WAKE_CHANNEL,
+    (payload) => {
+      if (payload !== PROCESS_WAKE_ID) wake();
+    },
+    undefined,
+    wake,
+  );
 }
