@@ -5,6 +5,7 @@ export type { BeneficiaryVerificationStatus, ExternalAccount, ExternalAccountSta
 export type { DestinationNetwork, ExternalAccountType, PaymentRail } from './variants.js';
 export type { InstitutionDirectory, BeneficiaryQuery } from './beneficiary.js';
 export {
+  accountOwnerDeleted,
   assertCanReceive,
   findExternalAccount,
   OWNERSHIP_THRESHOLD,

@@ -1,6 +1,7 @@
 import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
+import { senderReadiness } from '../customers/index.js';
 import { findAccount, type Owner } from './repo.js';
 import type { BeneficiaryVerificationStatus, ExternalAccount, ExternalAccountStatus, OwnershipType } from './schemas.js';
 import { primaryIdentifier } from './sandbox-suffix.js';
@@ -113,6 +114,18 @@ export async function findExternalAccount(
     pullRails: canPull ? [pullRail!] : [],
     account: toExternalAccount(row),
   };
+}
+
+/**
+ * Whether the account's owner is a deleted customer (false for the platform's own accounts): a
+ * deleted customer's accounts receive nothing and are pulled from by nothing. Read FOR SHARE in
+ * the transaction that pays to or pulls from the account, so a concurrent DELETE of the owner
+ * (which locks the customer FOR UPDATE) waits for that payment to commit, or is seen by it.
+ */
+export async function accountOwnerDeleted(db: DbOrTx, platformUuid: string, account: Pick<ExternalAccountDestination, 'customerUuid'>): Promise<boolean> {
+  if (account.customerUuid === null) return false;
+  const owner = await senderReadiness(db, platformUuid, account.customerUuid, { forShare: true });
+  return owner?.deleted === true;
 }
 
 /**

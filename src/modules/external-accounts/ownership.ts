@@ -3,6 +3,8 @@ import type { Clock } from '../../platform/clock.js';
 import type { Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
+import { customerTypeOf } from '../customers/index.js';
+import { accountOwnerDeleted } from './lookup.js';
 import { deleteChallenge, findAccount, findChallenge, findChallengeByToken, putChallenge, type ExternalAccountRow, type Owner } from './repo.js';
 import type { ExternalAccount, OwnershipChallenge, OwnershipMethod, OwnershipVerifyRequest } from './schemas.js';
 import { loadAccount, moveStatus, needsOwnershipProof, toExternalAccount, variantOf } from './service.js';
@@ -22,6 +24,16 @@ function conflict(message: string, reason: string): AppError {
 }
 
 /**
+ * The account to prove, locked. A deleted customer's takes no proof (410 CUSTOMER_DELETED, as the
+ * customer's own writes): nothing can be paid to it again, so a proof would allow nothing.
+ */
+async function accountToProve(trx: Tx, platformId: string, owner: Owner, id: string): Promise<ExternalAccountRow> {
+  const row = await loadAccount(trx, platformId, owner, id, { forUpdate: true });
+  if (row.customer_id) await customerTypeOf(trx, platformId, formatId('Customer', row.customer_id));
+  return row;
+}
+
+/**
  * Starts (or restarts) ownership verification: only for an account that needs a proof and does
  * not have one yet (PENDING_OWNERSHIP_VERIFICATION or UNVERIFIED; 409 otherwise). The new
  * challenge replaces any outstanding one; an UNVERIFIED account goes back to
@@ -34,7 +46,7 @@ export async function startChallenge(
   id: string,
   method: OwnershipMethod,
 ): Promise<OwnershipChallenge> {
-  const row = await loadAccount(trx, context.platformId, context.owner, id, { forUpdate: true });
+  const row = await accountToProve(trx, context.platformId, context.owner, id);
   if (!needsOwnershipProof(row)) {
     throw conflict('Ownership verification applies only to FIRST_PARTY self-custody wallets.', 'NOT_APPLICABLE');
   }
@@ -83,7 +95,7 @@ async function finish(trx: Tx, clock: Clock, row: ExternalAccountRow, proven: bo
  * or a signature that does not verify is a failed attempt (UNVERIFIED), a valid one ACTIVE.
  */
 export async function verifySignature(trx: Tx, clock: Clock, platformId: string, owner: Owner, id: string, body: OwnershipVerifyRequest): Promise<Attempt> {
-  const row = await loadAccount(trx, platformId, owner, id, { forUpdate: true });
+  const row = await accountToProve(trx, platformId, owner, id);
   const challenge = await findChallenge(trx, platformId, row.id);
   if (!challenge || challenge.method !== 'WALLET_SIGNATURE') {
     throw conflict('No WALLET_SIGNATURE challenge is outstanding for this account; start one with …/challenge.', 'NO_OUTSTANDING_CHALLENGE');
@@ -109,7 +121,8 @@ async function livenessChallenge(trx: Tx, token: string, lock: boolean) {
   const challenge = await findChallengeByToken(trx, tokenSha256);
   if (!challenge || challenge.method !== 'LIVENESS') return undefined;
   const row = await findAccount(trx, challenge.platform_id, challenge.account_id, { kind: 'any' }, { forUpdate: lock });
-  if (!row) return undefined;
+  // A link issued before its customer was deleted proves nothing any more (accountToProve): no such link.
+  if (!row || (await accountOwnerDeleted(trx, row.platform_id, { customerUuid: row.customer_id }))) return undefined;
   // The challenge was read before the account's lock was granted: a concurrent answer on the same
   // link, or a new challenge, may have used or replaced it since. Only one still outstanding counts.
   if (lock && !(await findChallengeByToken(trx, tokenSha256))) return undefined;

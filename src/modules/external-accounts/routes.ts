@@ -70,6 +70,9 @@ export const externalAccountRoutes: FastifyPluginAsyncTypebox<ExternalAccountRou
 
   for (const { prefix, owner, who, op, body, envelope } of paths) {
     const path = who === 'customer' ? 'customers' : 'platform';
+    // A customer's account outlives its customer's deletion, but takes no ownership proof after it.
+    const deletedOwner = who === 'customer' ? ' A deleted customer’s account is 410 CUSTOMER_DELETED: nothing can be paid to it again.' : '';
+    const ownerGone = who === 'customer' ? ([410] as const) : ([] as const);
 
     app.post(prefix, {
       schema: {
@@ -115,7 +118,10 @@ export const externalAccountRoutes: FastifyPluginAsyncTypebox<ExternalAccountRou
         operationId: `list${op}ExternalAccounts`,
         tags,
         summary: `List ${who} external accounts`,
-        description: 'Newest first; deleted accounts are not listed.',
+        description:
+          who === 'customer'
+            ? 'Newest first; deleted accounts are not listed. A deleted customer’s accounts are, as its internal accounts are, until they are deleted themselves: nothing can be paid to or pulled from them (410 CUSTOMER_DELETED).'
+            : 'Newest first; deleted accounts are not listed.',
         querystring: who === 'customer' ? CustomerListQuery : PlatformListQuery,
         response: { 200: ExternalAccountList, ...errorResponses(400, 401, 500) },
       },
@@ -161,10 +167,11 @@ export const externalAccountRoutes: FastifyPluginAsyncTypebox<ExternalAccountRou
           'For a FIRST_PARTY self-custody wallet in PENDING_OWNERSHIP_VERIFICATION or UNVERIFIED (else 409 INVALID_STATE_TRANSITION). ' +
           'WALLET_SIGNATURE answers a `messageToSign` (valid 10 minutes); LIVENESS a `verificationLink` to a page Corridor serves (valid 30 minutes; ' +
           'sandbox platforms only, 501 elsewhere). A new challenge replaces the previous one and moves an UNVERIFIED account back to ' +
-          'PENDING_OWNERSHIP_VERIFICATION.',
+          'PENDING_OWNERSHIP_VERIFICATION.' +
+          deletedOwner,
         params: ExternalAccountParams,
         body: OwnershipChallengeRequest,
-        response: { 201: OwnershipChallenge, ...errorResponses(400, 401, 403, 404, 409, 500, 501) },
+        response: { 201: OwnershipChallenge, ...errorResponses(400, 401, 403, 404, 409, ...ownerGone, 500, 501) },
       },
       handler: async (request, reply) => {
         const { platformId, environment } = request.principal;
@@ -184,10 +191,11 @@ export const externalAccountRoutes: FastifyPluginAsyncTypebox<ExternalAccountRou
           'Completes the outstanding WALLET_SIGNATURE challenge at once (409 INVALID_STATE_TRANSITION without one). A valid signature makes the ' +
           'account ACTIVE (200). An expired challenge or a signature that does not verify is a failed attempt: the account becomes UNVERIFIED and ' +
           'the answer is 400 INVALID_INPUT with `details.reason` (CHALLENGE_EXPIRED or SIGNATURE_INVALID). A signature that cannot belong to ' +
-          "the wallet's network is 400 and changes nothing.",
+          "the wallet's network is 400 and changes nothing." +
+          deletedOwner,
         params: ExternalAccountParams,
         body: OwnershipVerifyRequest,
-        response: { 200: ExternalAccountRef, ...errorResponses(400, 401, 403, 404, 409, 500) },
+        response: { 200: ExternalAccountRef, ...errorResponses(400, 401, 403, 404, 409, ...ownerGone, 500) },
       },
       handler: async (request) => {
         const attempt = await withTx(deps.db, (trx) => verifySignature(trx, deps.clock, request.principal.platformId, owner, request.params.externalAccountId, request.body));

@@ -10,7 +10,7 @@ import { findExternalAccount, type ExternalAccountDestination } from '../externa
 import { findInternalAccount, fundingInstructions, newFundingReference, type InternalAccountRef } from '../internal-accounts/index.js';
 import { BOOK_TRANSFER, formatRate, NETWORKS, priceRequest, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
 import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
-import { checkCreditable, checkDestination, checkSender, pullSource } from './payability.js';
+import { checkCreditable, checkDestination, checkExternalOwner, checkSender, pullSource } from './payability.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import type { AccountDestinationT, QuoteRequest } from './schemas.js';
 import type { UmaQuote } from '../uma/index.js';
@@ -116,6 +116,7 @@ async function destinationAccount(trx: DbOrTx, platformId: string, destination: 
       routeName = account.network!;
       route = NETWORKS[account.network!];
     }
+    await checkExternalOwner(trx, platformId, account, 'destination');
     return { kind: 'EXTERNAL_ACCOUNT', accountUuid: account.uuid, accountId: account.id, currency: account.currency, routeName, route, external: account };
   }
   const account = await internalAccountOrFail(trx, platformId, destination.accountId, 'destination.accountId');

@@ -13,7 +13,7 @@ import type { UmaSender } from '../uma/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
 import { findExternalAccount } from '../external-accounts/index.js';
 import { findInternalAccount } from '../internal-accounts/index.js';
-import { checkCreditable, checkDestination, checkSender, pullSource } from './payability.js';
+import { checkCreditable, checkDestination, checkExternalOwner, checkSender, pullSource } from './payability.js';
 import { addDailyVolume, claimQuote, findQuote, markExecuted, type QuoteRow } from './repo.js';
 import type { QuoteDestination, QuoteSource } from './schemas.js';
 import { quoteStatus, toQuote } from './views.js';
@@ -147,7 +147,7 @@ export async function executeLocked(
   // The deprecated transfer-in records its payment as INCOMING (money entering an internal account);
   // transfer-out tells the rail it is a transfer (sandbox rails have transfer outcomes of their own).
   // `walletSigned`: the wallet's session stamp over the quote's payloadToSign was verified (the signed path).
-  // `createdNow`: the quote was created in this transaction, so its sender and destination were checked just now.
+  // `createdNow`: the quote was created in this transaction, so its sender was checked just now.
   { walletSigned = false, createdNow = false, ...options }: Pick<OutgoingPaymentInput, 'recordAs' | 'requestedAs'> & { walletSigned?: boolean; createdNow?: boolean } = {},
 ): Promise<StoredResponse> {
   if (row.source_account_type === 'EMBEDDED_WALLET' && !walletSigned) throw walletSignatureMissing();
@@ -157,9 +157,9 @@ export async function executeLocked(
 
 /**
  * The execution of a quote this transaction has locked. `claimed`: claimQuote has already marked
- * it executed (and set its volume day); otherwise it is marked here. `recheck`: the sender and the
- * destination are held to the quote's rules again (payability.ts), since either may have changed
- * while the quote waited.
+ * it executed (and set its volume day); otherwise it is marked here. `recheck`: the sender is held
+ * to the quote's rules again (payability.ts), since it may have changed while the quote waited.
+ * The accounts always are, here: their reads are the ones that lock their owners.
  */
 async function executeTaken(
   trx: Tx,
@@ -181,17 +181,19 @@ async function executeTaken(
       }),
     };
   }
-  if (recheck) {
-    if (row.customer_id) input.sender = await checkSender(trx, row.platform_id, row.customer_id);
-    if (row.source_kind === 'EXTERNAL_ACCOUNT') await pullSource(trx, row.platform_id, formatId('ExternalAccount', row.source_account_id!));
-    if (row.destination_kind === 'EXTERNAL_ACCOUNT') {
-      const destination = await findExternalAccount(trx, row.platform_id, formatId('ExternalAccount', row.destination_account_id!));
-      checkDestination(destination, BigInt(row.received_amount), row.receiving_currency, snapshot);
-    }
+  if (recheck && row.customer_id) input.sender = await checkSender(trx, row.platform_id, row.customer_id);
+  // The accounts, also for a quote created just now: its creation may have looked outside this
+  // transaction, and only a look in it (each account's owner read FOR SHARE) keeps a concurrent
+  // DELETE of the owner from passing between that look and the payment.
+  if (row.source_kind === 'EXTERNAL_ACCOUNT') {
+    const source = await pullSource(trx, row.platform_id, formatId('ExternalAccount', row.source_account_id!));
+    await checkExternalOwner(trx, row.platform_id, source, 'source');
   }
-  // Also for a quote created just now: its creation looked outside this transaction, and only a
-  // look in it (the owner read FOR SHARE) keeps a concurrent DELETE of the owner from passing
-  // between that look and the credit.
+  if (row.destination_kind === 'EXTERNAL_ACCOUNT') {
+    const destination = await findExternalAccount(trx, row.platform_id, formatId('ExternalAccount', row.destination_account_id!));
+    checkDestination(destination, BigInt(row.received_amount), row.receiving_currency, snapshot);
+    await checkExternalOwner(trx, row.platform_id, destination, 'destination');
+  }
   if (row.destination_kind === 'INTERNAL_ACCOUNT') {
     const destination = await findInternalAccount(trx, row.platform_id, formatId('InternalAccount', row.destination_account_id!));
     if (destination) await checkCreditable(trx, row.platform_id, destination);

@@ -1,0 +1,184 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db, type DbHandle } from '../../src/platform/db/database.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { parseId } from '../../src/platform/ids.js';
+import { createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { validSamples } from '../helpers/external-accounts.js';
+import { expectLedgerConsistent } from '../helpers/ledger.js';
+import { balances, call, drainJobs, fundedCustomer, type Json } from '../helpers/payments.js';
+
+/**
+ * A DELETE /customers/{id} racing the execution of a quote that pays the customer, with the order
+ * forced both ways by a transaction the test holds open on its own connection: the execution reads
+ * the owner FOR SHARE (quotes' checkCreditable, checkExternalOwner), the DELETE locks it FOR
+ * UPDATE, so one always sees the other and money never reaches a deleted customer.
+ */
+describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the customer', () => {
+  let ctx: TestContext;
+  /** The test's own connections (the app's pool is the app's), on the test file's schema. */
+  let side: DbHandle;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(ctx.handle.db);
+    side = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL!, schema: rows[0]!.schema, poolSize: 3 });
+  });
+  afterAll(async () => {
+    await side?.close();
+    await ctx.close();
+  });
+
+  /** Opens a transaction on a side connection, runs `lock` in it and keeps it open until `release`. */
+  async function hold(lock: (trx: Db) => Promise<unknown>): Promise<{ pid: number; release: () => Promise<void> }> {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let ready!: (pid: number) => void;
+    const locked = new Promise<number>((resolve) => (ready = resolve));
+    const done = withTx(side.db, async (trx) => {
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+      await lock(trx as unknown as Db);
+      ready(rows[0]!.pid);
+      await gate;
+    });
+    const pid = await Promise.race([locked, done.then(() => -1)]);
+    return {
+      pid,
+      release: async () => {
+        open();
+        await done;
+      },
+    };
+  }
+
+  type Answer = Awaited<ReturnType<typeof call>>;
+  /** A request under way, and its answer once it has come. */
+  function started(request: Promise<Answer>) {
+    const state: { answer?: Answer } = {};
+    void request.then((answer) => (state.answer = answer));
+    return { request, answered: () => state.answer };
+  }
+
+  /**
+   * The backend (other than `besides`) waiting for a lock one of `holders` holds, once there is
+   * one. A request that answers instead never waited: the lock it should have taken is missing.
+   */
+  async function waitingFor(holders: number[], request: ReturnType<typeof started>, besides: number[] = []): Promise<number> {
+    for (let attempt = 0; attempt < 1_000; attempt++) {
+      const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_blocking_pids(pid) && ${sql.val(holders)}::int[]`.execute(side.db);
+      const waiter = rows.map((r) => r.pid).find((pid) => !besides.includes(pid));
+      if (waiter !== undefined) return waiter;
+      const answer = request.answered();
+      if (answer) throw new Error(`answered ${answer.statusCode} ${answer.body} without waiting for ${holders.join(', ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`no backend came to wait for ${holders.join(', ')}`);
+  }
+
+  async function sender(p: TestPlatform, amount: number) {
+    const customer = await fundedCustomer(ctx, p, amount);
+    const consent = { acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
+    expect((await call(ctx, p, 'PATCH', `/customers/${customer.customerId}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: consent })).statusCode).toBe(200);
+    return customer;
+  }
+
+  const quote = (p: TestPlatform, source: string, destination: string, extra: Json = {}) =>
+    call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'ACCOUNT', accountId: source }, destination: { destinationType: 'ACCOUNT', accountId: destination }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1_000, ...extra });
+
+  async function pendingQuote(p: TestPlatform, source: string, destination: string): Promise<string> {
+    const created = await quote(p, source, destination);
+    expect(created.statusCode, created.body).toBe(201);
+    return (created.json() as Json).id as string;
+  }
+
+  const platformAccount = async (p: TestPlatform) => ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!.id as string;
+  const transactionsOf = (quoteId: string) => ctx.handle.db.selectFrom('transactions').select('id').where('quote_id', '=', parseId('Quote', quoteId)!).execute();
+
+  it('execution first (held open after its owner read): the DELETE waits for it, then is refused 409 — the credit is held towards the account', async () => {
+    const p = await ctx.newPlatform();
+    const payer = await sender(p, 50_000);
+    const c = await sender(p, 0);
+    // An earlier payment of the payer's gives it a daily-volume row: the test holds that row, which
+    // the execution updates after it has read the credited account's owner FOR SHARE.
+    expect((await quote(p, payer.accountId, await platformAccount(p), { immediatelyExecute: true })).statusCode).toBe(201);
+    const quoteId = await pendingQuote(p, payer.accountId, c.accountId);
+
+    const held = await hold((trx) => trx.selectFrom('daily_volumes').select('amount').where('platform_id', '=', p.uuid).where('customer_id', '=', parseId('Customer', payer.customerId)!).forUpdate().execute());
+    const execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
+    let deletion: ReturnType<typeof started>;
+    try {
+      const executing = await waitingFor([held.pid], execution);
+      deletion = started(call(ctx, p, 'DELETE', `/customers/${c.customerId}`));
+      await waitingFor([executing], deletion, [held.pid]);
+    } finally {
+      await held.release();
+    }
+
+    const executed = await execution.request;
+    expect(executed.statusCode, executed.body).toBe(200);
+    const refused = expectEnvelope(await deletion.request, 409, 'CONFLICT');
+    expect(refused.details).toEqual({ reason: 'BALANCE_NOT_ZERO', customerId: c.customerId, accountIds: [c.accountId] });
+    await drainJobs(ctx);
+    expect(((await call(ctx, p, 'GET', `/customers/${c.customerId}`)).json() as Json).isDeleted).toBe(false);
+    expect(await balances(ctx, p, c.customerId)).toEqual({ available: 1_000, total: 1_000 });
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('DELETE first (the customer row held FOR UPDATE, the DELETE queued, then the execution): the execution is refused 410, nothing moves', async () => {
+    const p = await ctx.newPlatform();
+    const payer = await sender(p, 50_000);
+    const c = await sender(p, 0);
+    const quoteId = await pendingQuote(p, payer.accountId, c.accountId);
+
+    const held = await hold((trx) => trx.selectFrom('customers').select('id').where('id', '=', parseId('Customer', c.customerId)!).forUpdate().execute());
+    const deletion = started(call(ctx, p, 'DELETE', `/customers/${c.customerId}`));
+    let execution: ReturnType<typeof started>;
+    try {
+      const deleting = await waitingFor([held.pid], deletion);
+      execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
+      await waitingFor([held.pid, deleting], execution, [deleting]);
+    } finally {
+      await held.release();
+    }
+
+    const deleted = await deletion.request;
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(expectEnvelope(await execution.request, 410, 'CUSTOMER_DELETED').details).toEqual({ customerId: c.customerId, accountId: c.accountId });
+    await drainJobs(ctx);
+    expect(((await call(ctx, p, 'GET', `/quotes/${quoteId}`)).json() as Json).status).toBe('PENDING');
+    expect(await transactionsOf(quoteId)).toEqual([]);
+    expect(await balances(ctx, p, c.customerId)).toEqual({ available: 0, total: 0 });
+    expect(await balances(ctx, p, payer.customerId)).toEqual({ available: 50_000, total: 50_000 });
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('DELETE first, the platform paying to the customer’s external account: the execution is refused 410, nothing moves', async () => {
+    const p = await ctx.newPlatform();
+    const own = await platformAccount(p);
+    expect((await call(ctx, p, 'POST', `/sandbox/internal-accounts/${own}/fund`, { amount: 50_000 })).statusCode).toBe(200);
+    const c = await sender(p, 0);
+    const sample = validSamples(ctx.clock.now()).USD_ACCOUNT!;
+    const payee = await call(ctx, p, 'POST', '/customers/external-accounts', { customerId: c.customerId, ...sample });
+    expect(payee.statusCode, payee.body).toBe(201);
+    const payeeId = (payee.json() as Json).id as string;
+    const quoteId = await pendingQuote(p, own, payeeId);
+
+    const held = await hold((trx) => trx.selectFrom('customers').select('id').where('id', '=', parseId('Customer', c.customerId)!).forUpdate().execute());
+    const deletion = started(call(ctx, p, 'DELETE', `/customers/${c.customerId}`));
+    let execution: ReturnType<typeof started>;
+    try {
+      const deleting = await waitingFor([held.pid], deletion);
+      execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
+      await waitingFor([held.pid, deleting], execution, [deleting]);
+    } finally {
+      await held.release();
+    }
+
+    expect((await deletion.request).statusCode).toBe(200);
+    expect(expectEnvelope(await execution.request, 410, 'CUSTOMER_DELETED').details).toEqual({ customerId: c.customerId, accountId: payeeId });
+    await drainJobs(ctx);
+    expect(await transactionsOf(quoteId)).toEqual([]);
+    const ownAfter = ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
+    expect([ownAfter.balance.amount, ownAfter.totalBalance.amount]).toEqual([50_000, 50_000]);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+});
