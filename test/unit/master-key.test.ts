@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,18 @@ describe('master key', () => {
     expect((await stat(join(dir, 'data', 'master.key'))).mode & 0o777).toBe(0o600);
     expect((await readFile(join(dir, 'data', 'master.key'), 'utf8')).trim()).toBe(first.toString('hex'));
     expect(loadMasterKey(undefined, join(dir, 'data'), false).equals(first)).toBe(true);
+    expect(await readdir(join(dir, 'data'))).toEqual(['master.key']);
+  });
+
+  it('is made beside the temporary file a first start killed while writing it left behind', async () => {
+    // What such a start leaves: its temporary file, written in part, and no master.key (the key
+    // is linked into place only once written whole).
+    const dir = await mkdtemp(join(tmpdir(), 'master-key-'));
+    dirs.push(dir);
+    await mkdir(join(dir, 'data'));
+    await writeFile(join(dir, 'data', 'master.key.999999.tmp'), '');
+    const key = loadMasterKey(undefined, join(dir, 'data'), false);
+    expect((await readFile(join(dir, 'data', 'master.key'), 'utf8')).trim()).toBe(key.toString('hex'));
   });
 
   it('must be configured for a shared PostgreSQL database', () => {

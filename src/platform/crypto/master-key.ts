@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../../config.js';
 import type { Db } from '../db/database.js';
@@ -45,7 +45,19 @@ export function loadMasterKey(configured: Buffer | undefined, dataDir: string, s
   }
   mkdirSync(dataDir, { recursive: true });
   const key = newMasterKey();
-  writeFileSync(path, `${key}\n`, { mode: 0o600, flag: 'wx' });
+  // Written whole under another name, then linked into place: a first start killed mid-write
+  // leaves a stray temporary file, not an empty key file that every later start would refuse.
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${key}\n`, { mode: 0o600 });
+  try {
+    linkSync(temporary, path);
+  } catch (error) {
+    // Another first start linked its key first: that one is the key.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return loadMasterKey(configured, dataDir, sharedDatabase);
+  } finally {
+    unlinkSync(temporary);
+  }
   return Buffer.from(key, 'hex');
 }
 
