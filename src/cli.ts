@@ -353,7 +353,7 @@ async function main(argv: string[]): Promise<void> {
         let report: Awaited<ReturnType<typeof verifyLedger>>;
         try {
           // Inside: a data directory PGlite cannot open (damaged) is a check that could not finish, not a breach.
-          handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+          handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1, connectTimeoutMs: config.dbConnectTimeoutMs, silenceMs: config.dbSilenceMs });
           // Asked first: on a database without these tables (empty, or another application's, which may
           // have a schema_migrations of its own) the queries below fail as if the check itself broke (exit 3).
           const { rows } = await sql<{ corridor: boolean }>`

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { certificatesFromPem, PEM_BEGIN, PEM_END } from './platform/crypto/pem.js';
+import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_SILENCE_MS } from './platform/db/silent-connections.js';
 import { DEFAULT_LEASE_MS } from './platform/jobs.js';
 
 export const API_VERSION = '2025-10-13';
@@ -22,6 +23,14 @@ export interface Config {
   cacheTtlMs: number;
   /** PostgreSQL connections of the process's pool (requests and jobs share it). */
   dbPoolSize: number;
+  /**
+   * PostgreSQL gone silent without a reset (failover, partition, dropped packets): how long a new
+   * connection may take to be ready, and how long a connection with a statement under way may hear
+   * nothing before the database is asked, on a new connection, whether its backend still exists
+   * (platform/db/silent-connections.ts). A long statement whose backend exists is never cut.
+   */
+  dbConnectTimeoutMs: number;
+  dbSilenceMs: number;
   /**
    * Background work: whether this process runs it, how often an idle worker polls, how many jobs
    * it runs at once, how long a claim reserves a job (how soon a dead process's jobs go to
@@ -297,6 +306,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     cacheTtlMs: integer(env, 'CORRIDOR_CACHE_TTL_MS', 60_000, 0, 3_600_000),
     dbPoolSize: integer(env, 'CORRIDOR_DB_POOL_SIZE', 10, 1, 1000),
+    dbConnectTimeoutMs: integer(env, 'CORRIDOR_DB_CONNECT_TIMEOUT_MS', DEFAULT_DB_CONNECT_TIMEOUT_MS, 100, 600_000),
+    dbSilenceMs: integer(env, 'CORRIDOR_DB_SILENCE_MS', DEFAULT_DB_SILENCE_MS, 1_000, 600_000),
     jobs: {
       enabled: bool(env, 'CORRIDOR_JOBS', true),
       pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000),

@@ -34,7 +34,7 @@ export async function openAndMigrate(config: Config, logger: Logger, phases: Sta
   if (!config.databaseUrl) {
     logger.info({ dataDir: config.dataDir }, 'opening the embedded database (PGlite); the first open of a new data directory takes several seconds');
   }
-  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
+  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, silenceMs: config.dbSilenceMs });
   phases.mark('database opened');
   const applied = await migrate(handle.db);
   phases.mark('migrations checked');

@@ -18,6 +18,7 @@ describe('the database unavailable', () => {
       sqlError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'),
       new Error('Connection terminated unexpectedly'),
       new Error('timeout exceeded when trying to connect'),
+      new Error('timeout expired'),
     ]) {
       expect(isDatabaseUnavailable(error), error.message).toBe(true);
     }

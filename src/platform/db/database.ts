@@ -6,6 +6,7 @@ import { lockDataDir } from './data-dir-lock.js';
 import { NamedStatementPool } from './named-statements.js';
 import { PipelinedReads, usePipelinedReads } from './pipelined-reads.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { ConnectionWatch, DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_SILENCE_MS } from './silent-connections.js';
 
 /**
  * The table map. Empty here on purpose: each module adds its own tables by declaration merging
@@ -51,6 +52,9 @@ export interface OpenOptions {
   poolSize?: number;
   /** Postgres only: schema to use as search_path (tests isolate themselves this way). */
   schema?: string;
+  /** Postgres only: bounds on a database gone silent (silent-connections.ts); config.ts's defaults when unset. */
+  connectTimeoutMs?: number;
+  silenceMs?: number;
 }
 
 /**
@@ -92,13 +96,19 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
     },
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   };
-  const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 });
+  const watch = new ConnectionWatch(clientConfig, {
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_DB_CONNECT_TIMEOUT_MS,
+    silenceMs: options.silenceMs ?? DEFAULT_DB_SILENCE_MS,
+  });
+  // The connect timeout is the clients' (watch.Client), not the pool's: pg-pool would also apply
+  // it to a wait for a free connection, and a busy pool is not a database that is gone.
+  const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10, Client: watch.Client });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on next use.
   });
   const named = new NamedStatementPool(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named }) });
-  const reads = new PipelinedReads(clientConfig, named, PIPELINED_READ_CONNECTIONS);
+  const reads = new PipelinedReads(clientConfig, named, PIPELINED_READ_CONNECTIONS, watch.Client);
   usePipelinedReads(db, reads);
   const listeners: pg.Client[] = [];
   let closed = false;
@@ -109,7 +119,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
     async listen(channel, onMessage, onReset, onListening) {
       let delay = LISTEN_RETRY_FIRST_MS;
       const connect = async (): Promise<void> => {
-        const client = new pg.Client(clientConfig);
+        const client = watch.listeningClient(clientConfig);
         // A lost or failed connection is replaced once, after a growing pause: its error and
         // its end (or a failed connect and its error event) both report the same loss, and a
         // database that refuses every connection must not be asked more often each round.
@@ -149,6 +159,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
     },
     async close() {
       closed = true;
+      watch.close();
       await Promise.all(listeners.map(forsake));
       await reads.close();
       await db.destroy();
@@ -173,6 +184,13 @@ async function openPglite(options: OpenOptions): Promise<DbHandle> {
 async function startPglite(options: OpenOptions, unlock: () => Promise<void>): Promise<DbHandle> {
   // Loaded only for the embedded engine: a process on PostgreSQL never pays for it.
   const { PGlite, types: pgliteTypes } = await import('@electric-sql/pglite');
+  // Durability, as PGlite gives it on a directory (test/process/embedded-crash.test.ts): its
+  // PostgreSQL commits with synchronous_commit on, so a commit's WAL is written to the files
+  // (plain write(2), no cache in between) before its query resolves, and a killed process loses
+  // nothing it acknowledged; the next start replays the WAL. Nothing is ever fsynced (PGlite runs
+  // PostgreSQL with fsync off and its Node file system has no fsync): an OS crash or power cut
+  // can lose recent commits or corrupt the directory. relaxedDurability is left alone: it only
+  // defers the browser file systems' sync, and the Node one has none.
   const pglite = new PGlite({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),

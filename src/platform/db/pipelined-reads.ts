@@ -38,11 +38,15 @@ export class PipelinedReads {
   private turn = 0;
   private readonly corked = new Set<{ uncork(): void }>();
   private closed = false;
+  /** Connections that became ready: a read lost on one may be sent again, not one on a connection that never opened. */
+  private readonly opened = new WeakSet<pg.Client>();
 
+  /** `Client`: how connections are made (database.ts watches them for silence, silent-connections.ts). */
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly names: NamedStatementPool,
     connections: number,
+    private readonly Client: typeof pg.Client = pg.Client,
   ) {
     this.clients = new Array<pg.Client | undefined>(connections).fill(undefined);
   }
@@ -58,12 +62,14 @@ export class PipelinedReads {
         if (isStalePlan(error) && !renamed) {
           renamed = true;
           this.names.rename(text);
-        } else if (isConnectionLost(error) && resends < this.clients.length && !this.closed) {
+        } else if (isConnectionLost(error) && this.opened.has(client) && resends < this.clients.length && !this.closed) {
           // The connection ended under the read (a terminated backend, a restart, an idle-session
           // timeout): a read changes nothing, so it is sent again rather than failing its request.
           // The loss may not have been reported on the client yet (its other reads fail with it),
           // so the connection is let go here; the other connections may have died with it, so
-          // the read may go once on each before one of them is new.
+          // the read may go once on each before one of them is new. A connection that never
+          // opened (the database unreachable, the connect timeout) fails its reads as lost too:
+          // they are not sent again, each new try would wait out the timeout once more.
           resends++;
           this.drop(client);
         } else {
@@ -90,13 +96,13 @@ export class PipelinedReads {
     this.turn = (slot + 1) % this.clients.length;
     const existing = this.clients[slot];
     if (existing) return existing;
-    const client = new pg.Client({ ...this.config, pipeline: true });
+    const client = new this.Client({ ...this.config, pipeline: true });
     // A failed or lost connection is let go (its socket closed) and replaced by the next read.
     const drop = () => this.drop(client);
     client.on('error', drop);
     client.on('end', drop);
     // Reads sent before the connection is ready wait in pg's queue; a failed connection fails them.
-    client.connect().catch(drop);
+    client.connect().then(() => this.opened.add(client), drop);
     // Queued ahead of every read on this connection (GENERIC_PLANS).
     client.query(GENERIC_PLANS).catch(drop);
     this.clients[slot] = client;

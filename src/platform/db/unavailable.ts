@@ -9,8 +9,12 @@
 const UNAVAILABLE_SQLSTATE = /^(08...|53...|57P0[1-5]|3D000)$/;
 /** The socket's own errors when the server cannot be reached or drops the connection. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-/** node-postgres's messages when a connection dies under a query (they carry no code). */
-const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+/**
+ * node-postgres's messages when a connection dies under a query or cannot be opened in time (they
+ * carry no code): "timeout expired" is a client's own connect timeout (connectionTimeoutMillis,
+ * silent-connections.ts), "timeout exceeded when trying to connect" the pool's.
+ */
+const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|timeout expired$)/;
 
 /**
  * Whether `error` is the database being unreachable or refusing work for now: the request may
