@@ -36,8 +36,14 @@ describe.runIf(onPostgres)('every PostgreSQL connection killed under money traff
   let killer: pg.Client;
   let handle: DbHandle | undefined;
   const servers: CorridorProcess[] = [];
+  const applicationName = `corridor_bkills_${process.pid}`;
   beforeAll(async () => {
     database = await processDatabase('bkills');
+    // Every connection of this test's processes and commands carries this name, and only those
+    // are terminated: other test files share the database and must not lose theirs.
+    const url = new URL(database.env.DATABASE_URL!);
+    url.searchParams.set('application_name', applicationName);
+    database.env.DATABASE_URL = url.toString();
     receiver = await WebhookReceiver.start();
     killer = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await killer.connect();
@@ -50,13 +56,13 @@ describe.runIf(onPostgres)('every PostgreSQL connection killed under money traff
     await database?.cleanup();
   });
 
-  /** Terminates every other backend of the test database: the processes' and any other. */
+  /** Terminates every backend of this test's processes (and of its own reads below). */
   const killBackends = async () =>
-    (await killer.query<{ pid: number }>('select pg_terminate_backend(pid) as pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rowCount ?? 0;
+    (await killer.query<{ pid: number }>('select pg_terminate_backend(pid) as pid from pg_stat_activity where application_name = $1', [applicationName])).rowCount ?? 0;
   /** Backends whose last statement was a LISTEN: the processes' notification connections. */
   const listeners = async () =>
     Number(
-      (await killer.query<{ n: string }>("select count(*) as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen %'")).rows[0]!.n,
+      (await killer.query<{ n: string }>("select count(*) as n from pg_stat_activity where application_name = $1 and query ilike 'listen %'", [applicationName])).rows[0]!.n,
     );
 
   it('answers 2xx, 4xx or 503 throughout, then serves again with every acknowledged request done exactly once', async () => {
