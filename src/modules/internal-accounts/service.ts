@@ -286,7 +286,7 @@ export async function updateWalletAccount(trx: Tx, clock: Clock, accountUuid: st
  * Writes INTERNAL_ACCOUNT.BALANCE_UPDATED (payload: the InternalAccount with its new balances)
  * for each account a ledger transaction changed, in that transaction.
  */
-async function recordBalanceUpdates(trx: DbOrTx, clock: Clock, platformUuid: string, balances: InternalAccountBalance[], at: Date): Promise<void> {
+async function recordBalanceUpdates(trx: DbOrTx, clock: Clock, platformUuid: string, balances: Array<InternalAccountBalance & { updatedAt: Date }>): Promise<void> {
   const rows = await selectAccounts(
     trx,
     platformUuid,
@@ -297,7 +297,7 @@ async function recordBalanceUpdates(trx: DbOrTx, clock: Clock, platformUuid: str
     trx,
     clock,
     rows.map((row) => {
-      const account = toInternalAccount(row, { ...byId.get(row.id)!, updatedAt: at });
+      const account = toInternalAccount(row, byId.get(row.id)!);
       return { platformId: platformUuid, type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED', resourceId: account.id, data: account };
     }),
   );
@@ -330,7 +330,7 @@ export function createAccountsLedger(clock: Clock, options: { hotAccountShards?:
   return new Ledger({
     clock,
     ...options,
-    onInternalBalancesChanged: (trx, platformUuid, balances, at) => recordBalanceUpdates(trx, clock, platformUuid, balances, at),
+    onInternalBalancesChanged: (trx, platformUuid, balances) => recordBalanceUpdates(trx, clock, platformUuid, balances),
   });
 }
 
@@ -366,7 +366,7 @@ export async function fundSandboxAccount(
       postings: [{ from: { kind: 'SANDBOX_FUNDING', currency: row.currency }, to: { kind: 'INTERNAL_ACCOUNT', id: row.id }, amount, currency: row.currency }],
     });
     const balance = applied.internalAccounts.find((b) => b.accountId === row.id)!;
-    return toInternalAccount(row, { ...balance, updatedAt: applied.createdAt });
+    return toInternalAccount(row, { ...balance, updatedAt: applied.balancesUpdatedAt.get(row.id)! });
   } catch (error) {
     if (error instanceof LedgerError && error.reason === 'BALANCE_LIMIT') {
       throw new AppError('AMOUNT_OUT_OF_RANGE', 'The account cannot hold more than 9007199254740991 minor units.');

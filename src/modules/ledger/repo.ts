@@ -102,8 +102,8 @@ export interface ApplyResult {
   transactionId: string;
   replayed: boolean;
   createdAt: Date;
-  /** New sums of every internal account the transaction touched. */
-  internalAccounts: Map<string, BalanceSums>;
+  /** New sums of every internal account the transaction touched, and when its balances last changed (never back in time). */
+  internalAccounts: Map<string, BalanceSums & { updatedAt: Date }>;
 }
 
 const SAFE_ELEMENT = /^[A-Za-z0-9_-]+$/;
@@ -140,13 +140,14 @@ interface ApplyRow {
   credits_posted: bigint | null;
   debits_pending: bigint | null;
   credits_pending: bigint | null;
+  balance_updated_at: Date | null;
 }
 
 /** The one statement every ledger write runs: its text is fixed, so it is built once, not per call. */
 const APPLY_SQL = `select * from ledger_apply($1::uuid, $2::uuid, $3, $4, $5::uuid, $6, $7, $8::jsonb, $9::timestamptz, $10::smallint,
   $11::uuid[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[])`;
 
-/** One round trip: ledger_apply() (migrations 0010, 0023) writes the transaction, its entries and balances. */
+/** One round trip: ledger_apply() (migrations 0010, 0023, 0041, 0053) writes the transaction, its entries and balances. */
 export async function applyTransaction(db: DbOrTx, call: ApplyCall): Promise<ApplyResult> {
   const [accounts, sides, amounts, currencies, kinds, rails] = lineArrays(call.lines);
   const { rows } = await db.executeQuery<ApplyRow>(
@@ -156,7 +157,7 @@ export async function applyTransaction(db: DbOrTx, call: ApplyCall): Promise<App
       accounts, sides, amounts, currencies, kinds, rails,
     ]),
   );
-  const internalAccounts = new Map<string, BalanceSums>();
+  const internalAccounts = new Map<string, BalanceSums & { updatedAt: Date }>();
   for (const row of rows) {
     if (row.account_id === null) continue;
     internalAccounts.set(row.account_id, {
@@ -164,6 +165,7 @@ export async function applyTransaction(db: DbOrTx, call: ApplyCall): Promise<App
       creditsPosted: row.credits_posted!,
       debitsPending: row.debits_pending!,
       creditsPending: row.credits_pending!,
+      updatedAt: new Date(row.balance_updated_at!),
     });
   }
   const first = rows[0]!;

@@ -97,6 +97,12 @@ export interface LedgerTransaction {
   createdAt: Date;
   /** New balances of the internal accounts the transaction touched. */
   internalAccounts: InternalAccountBalance[];
+  /**
+   * When each of those accounts' balances last changed (by account id): this transaction's time,
+   * or a later one's that committed first while this one waited for the account's row. Taken
+   * under the row's lock, it never goes back, so it orders the account's balance changes.
+   */
+  balancesUpdatedAt: ReadonlyMap<string, Date>;
 }
 
 export type LedgerErrorReason =
@@ -257,9 +263,10 @@ export interface LedgerOptions {
   hotAccountShards?: number;
   /**
    * Told, inside the same database transaction, of every internal account whose balances a
-   * transaction changed (not on replays): internal-accounts records INTERNAL_ACCOUNT.BALANCE_UPDATED.
+   * transaction changed (not on replays), with when they changed (`balancesUpdatedAt`):
+   * internal-accounts records INTERNAL_ACCOUNT.BALANCE_UPDATED.
    */
-  onInternalBalancesChanged: (trx: DbOrTx, platformId: string, balances: InternalAccountBalance[], at: Date) => Promise<void>;
+  onInternalBalancesChanged: (trx: DbOrTx, platformId: string, balances: Array<InternalAccountBalance & { updatedAt: Date }>) => Promise<void>;
 }
 
 /**
@@ -342,8 +349,15 @@ export class Ledger {
       throw ledgerErrorOf(error, call.reverse) ?? error;
     }
     const internalAccounts = [...result.internalAccounts].map(([accountId, sums]) => ({ accountId, ...balanceOf(sums) }));
-    if (!result.replayed && internalAccounts.length > 0) await this.options.onInternalBalancesChanged(trx, platformId, internalAccounts, now);
-    return { id: result.transactionId, platformId, reference, kind, replayed: result.replayed, createdAt: result.createdAt, internalAccounts };
+    const balancesUpdatedAt = new Map([...result.internalAccounts].map(([accountId, sums]) => [accountId, sums.updatedAt]));
+    if (!result.replayed && internalAccounts.length > 0) {
+      await this.options.onInternalBalancesChanged(
+        trx,
+        platformId,
+        internalAccounts.map((b) => ({ ...b, updatedAt: balancesUpdatedAt.get(b.accountId)! })),
+      );
+    }
+    return { id: result.transactionId, platformId, reference, kind, replayed: result.replayed, createdAt: result.createdAt, internalAccounts, balancesUpdatedAt };
   }
 }
 

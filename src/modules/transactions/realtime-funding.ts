@@ -103,10 +103,12 @@ export class RealtimeFunding {
     }
     const holdId = await this.steps.hold(trx, funded);
     // The rail's time runs from the money's arrival, not from the execution that waited for it.
+    // The payment shows it from the hand-over on, with OUTGOING_PAYMENT.PROCESSING: the arrival
+    // changes nothing GET shows (the hold is not shown), so it sends no event and keeps `updatedAt`.
     const arrived = await this.deps.platformClock.now(platformId, trx);
-    const expected = new Date(arrived.getTime() + settlementSecondsOf(row.payment_rail as RailName) * 1000);
-    const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId, expected_settlement_at: expected }, this.deps.clock.now()))!;
-    await this.settlement.queueSubmit(trx, held);
+    const settlesAt = new Date(arrived.getTime() + settlementSecondsOf(row.payment_rail as RailName) * 1000);
+    const held = (await updateTransaction(trx, platformId, row.id, 'PENDING', { hold_id: holdId }, funded.updated_at))!;
+    await this.settlement.queueSubmit(trx, held, { settlesAt });
     return held;
   }
 
@@ -129,7 +131,8 @@ export class RealtimeFunding {
       postings: [{ from: origin, to: { kind: 'SETTLEMENT', rail: FUNDING_RAIL, currency }, amount: paid, currency }],
       metadata: { transactionId: formatId('Transaction', row.id) },
     });
-    return (await updateTransaction(trx, row.platform_id, row.id, row.status, { funding_id: arrival.id, funded_amount: paid }, this.deps.clock.now()))!;
+    // Not shown by the API: `updatedAt` stays, as it moves only with what GET shows (each such change with its event).
+    return (await updateTransaction(trx, row.platform_id, row.id, row.status, { funding_id: arrival.id, funded_amount: paid }, row.updated_at))!;
   }
 
   /**

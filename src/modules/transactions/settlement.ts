@@ -24,6 +24,8 @@ interface SubmitPayload extends CollectionProgress {
   requestedAs?: 'TRANSFER';
   /** Money pulled from an external account: the rail collects it (or refuses) before anything is credited. */
   pull?: true;
+  /** REALTIME_FUNDING: the settlement time counted from the money's arrival, shown from the hand-over on (ISO). */
+  settlesAt?: string;
 }
 /** The settlement job's progress: whether the payout was handed to the rail. */
 interface SettlePayload extends SubmitPayload {
@@ -47,12 +49,13 @@ export class Settlement {
   }
 
   /** Queues the hand-over of a held payment to its rail; a pull's first waits for the collection. */
-  async queueSubmit(trx: DbOrTx, row: TransactionRow, options: { requestedAs?: 'TRANSFER'; pull?: boolean } = {}): Promise<void> {
-    const { requestedAs, pull } = options;
+  async queueSubmit(trx: DbOrTx, row: TransactionRow, options: { requestedAs?: 'TRANSFER'; pull?: boolean; settlesAt?: Date } = {}): Promise<void> {
+    const { requestedAs, pull, settlesAt } = options;
     const payload: SubmitPayload = {
       transactionId: row.id,
       ...(requestedAs ? { requestedAs } : {}),
       ...(pull ? { pull: true } : {}),
+      ...(settlesAt ? { settlesAt: settlesAt.toISOString() } : {}),
     };
     // A pull's submit job waits for the collection (a day on a debit rail): the settlement job's attempts.
     await enqueueJob(trx, this.deps.clock, { kind: SUBMIT_JOB, platformId: row.platform_id, payload, ...(pull ? { maxAttempts: SETTLE_MAX_ATTEMPTS } : {}) });
@@ -68,7 +71,7 @@ export class Settlement {
    */
   private async onSubmit(job: Job, checkpoint: JobCheckpoint): Promise<void> {
     const payload = job.payload as SubmitPayload;
-    const { transactionId, requestedAs, pull } = payload;
+    const { transactionId, requestedAs, pull, settlesAt } = payload;
     const settlement: SettlePayload = { transactionId, ...(requestedAs ? { requestedAs } : {}), submitted: false };
     if (pull) {
       // Only a pull is read first: every other payment goes straight to its hand-over.
@@ -79,7 +82,8 @@ export class Settlement {
       const row = await findTransaction(trx, job.platform_id!, transactionId, { forUpdate: true });
       if (!row || row.status !== 'PENDING' || !row.hold_id) return undefined;
       await this.deps.ledger.postHold(trx, { platformId: row.platform_id, holdId: row.hold_id, reference: ref(row.id, 'post') });
-      const processing = await this.steps.transition(trx, row, 'PROCESSING');
+      // A REALTIME_FUNDING payment's settlement time, counted from its money's arrival, shows from here, with the event.
+      const processing = await this.steps.transition(trx, row, 'PROCESSING', settlesAt ? { expected_settlement_at: new Date(settlesAt) } : {});
       await checkpoint(trx, settlement, { kind: SETTLE_JOB, maxAttempts: SETTLE_MAX_ATTEMPTS });
       await this.steps.emit(trx, processing, ['OUTGOING_PAYMENT.PROCESSING']);
       return processing;
