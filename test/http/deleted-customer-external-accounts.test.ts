@@ -89,6 +89,22 @@ describe('paying to or pulling from a deleted customer’s external account', ()
     expect(await platformBalance(p, own)).toEqual({ available: 100_000, total: 100_000 });
   });
 
+  it('a REALTIME_FUNDING payout quoted before the DELETE is not paid when its money comes: the money goes back, ACCOUNT_CANNOT_RECEIVE', async () => {
+    const p = await ctx.newPlatform();
+    const c = await customer(p);
+    const payee = await usdAccount(p, c.customerId, '12345678901');
+    // The platform's own payment: nothing of the customer's is in flight, so the DELETE goes through.
+    const realtime = await quote(p, { sourceType: 'REALTIME_FUNDING', currency: 'USD' }, payee);
+    expect(realtime.statusCode, realtime.body).toBe(201);
+    expect((await call(ctx, p, 'DELETE', `/customers/${c.customerId}`)).statusCode).toBe(200);
+    const sent = await call(ctx, p, 'POST', '/sandbox/send', { quoteId: (realtime.json() as Json).id, currencyCode: 'USD' });
+    expect(sent.statusCode, sent.body).toBe(200);
+    expect(sent.json()).toMatchObject({ status: 'FAILED', failureReason: 'ACCOUNT_CANNOT_RECEIVE', refund: { reason: 'TRANSACTION_FAILED' } });
+    await drainJobs(ctx);
+    const [payment] = await transactionsOf(p);
+    expect(((await call(ctx, p, 'GET', `/transactions/Transaction:${payment!.id}`)).json() as Json).status).toBe('FAILED');
+  });
+
   it('a live customer’s external account is still paid by the platform (the refusal is the deletion’s)', async () => {
     const p = await ctx.newPlatform();
     const own = await platformAccount(p);

@@ -128,6 +128,12 @@ export async function accountOwnerDeleted(db: DbOrTx, platformUuid: string, acco
   return owner?.deleted === true;
 }
 
+/** Whether external account `accountUuid` (a deleted one too) belongs to a deleted customer, its owner read FOR SHARE (accountOwnerDeleted). */
+export async function externalOwnerDeleted(db: DbOrTx, platformUuid: string, accountUuid: string): Promise<boolean> {
+  const row = await findAccount(db, platformUuid, accountUuid, { kind: 'any' }, { includeDeleted: true });
+  return row !== undefined && (await accountOwnerDeleted(db, platformUuid, { customerUuid: row.customer_id }));
+}
+
 /**
  * The primary identifier (account number, IBAN, CLABE, PIX key, wallet address…) of the platform's
  * external account `externalAccountId`; null when there is none, or no such account. Sandbox

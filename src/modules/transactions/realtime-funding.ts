@@ -3,6 +3,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.js';
+import { externalOwnerDeleted } from '../external-accounts/index.js';
 import { creditableAccount, findInternalAccount } from '../internal-accounts/index.js';
 import type { LedgerAccountRef } from '../ledger/index.js';
 import { ref, RETURN_DEPOSIT_JOB, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';
@@ -84,10 +85,11 @@ export class RealtimeFunding {
    * Money paid in for a REALTIME_FUNDING payment (locked PENDING row, not yet funded) arrives
    * from `origin` on `SETTLEMENT(REALTIME_FUNDING)`. The expected amount funds the payment (held
    * and handed to the rail like an account payment); any other amount fails it
-   * FUNDING_AMOUNT_MISMATCH and goes straight back. So does the money for an internal account whose
-   * owner was deleted while the payment waited (ACCOUNT_CANNOT_RECEIVE): a deleted customer can
-   * send nothing on, and its DELETE saw no hold towards it (the owner is read FOR SHARE here, so
-   * a DELETE running now either waits for this credit or is seen by it).
+   * FUNDING_AMOUNT_MISMATCH and goes straight back. So does the money for an account whose owner
+   * was deleted while the payment waited (ACCOUNT_CANNOT_RECEIVE): an internal account's, who can
+   * send nothing on and whose DELETE saw no hold towards it, or a customer's external account,
+   * which nothing pays once its customer is gone (the owner is read FOR SHARE here, so a DELETE
+   * running now either waits for this payment or is seen by it).
    */
   private async fund(trx: Tx, row: TransactionRow, origin: LedgerAccountRef, paid: bigint): Promise<TransactionRow> {
     const { platform_id: platformId } = row;
@@ -112,11 +114,12 @@ export class RealtimeFunding {
     return held;
   }
 
-  /** Whether the payment credits an internal account whose owner has been deleted since it was quoted. */
+  /** Whether the payment goes to an account (internal, or a customer's external one) whose owner has been deleted since it was quoted. */
   private async destinationTakesNothing(trx: Tx, row: TransactionRow): Promise<boolean> {
     if (!row.destination_account_id) return false;
     const account = await findInternalAccount(trx, row.platform_id, formatId('InternalAccount', row.destination_account_id));
-    return account !== undefined && !(await creditableAccount(trx, row.platform_id, account));
+    if (account) return !(await creditableAccount(trx, row.platform_id, account));
+    return externalOwnerDeleted(trx, row.platform_id, row.destination_account_id);
   }
 
   /**
