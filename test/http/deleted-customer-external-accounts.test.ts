@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { solanaWallet, validSamples } from '../helpers/external-accounts.js';
+import { solanaWallet } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { call, drainJobs, fundedCustomer, type Json } from '../helpers/payments.js';
+import { call, customerUsdAccount, drainJobs, readySender, type Json } from '../helpers/payments.js';
 
 /**
  * A deleted customer's external accounts: nothing is paid to them or pulled from them, whoever
@@ -20,12 +20,7 @@ afterEach(async () => {
   await expectLedgerConsistent(ctx.handle.db);
 });
 
-async function customer(p: TestPlatform) {
-  const c = await fundedCustomer(ctx, p, 0);
-  const consent = { acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
-  expect((await call(ctx, p, 'PATCH', `/customers/${c.customerId}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: consent })).statusCode).toBe(200);
-  return c;
-}
+const customer = (p: TestPlatform) => readySender(ctx, p, 0);
 
 async function externalAccount(p: TestPlatform, body: Json): Promise<Json> {
   const created = await call(ctx, p, 'POST', '/customers/external-accounts', body);
@@ -33,10 +28,7 @@ async function externalAccount(p: TestPlatform, body: Json): Promise<Json> {
   return created.json() as Json;
 }
 
-async function usdAccount(p: TestPlatform, customerId: string, accountNumber: string, extra: Json = {}): Promise<string> {
-  const sample = validSamples(ctx.clock.now()).USD_ACCOUNT!;
-  return (await externalAccount(p, { customerId, ...sample, ...extra, accountInfo: { ...sample.accountInfo, accountNumber } })).id as string;
-}
+const usdAccount = (p: TestPlatform, customerId: string, accountNumber: string, extra: Json = {}) => customerUsdAccount(ctx, p, customerId, accountNumber, extra);
 
 /** The platform's own USD account, funded: a payment from it would go through but for the owner check. */
 async function platformAccount(p: TestPlatform): Promise<string> {
@@ -103,6 +95,23 @@ describe('paying to or pulling from a deleted customer’s external account', ()
     await drainJobs(ctx);
     const [payment] = await transactionsOf(p);
     expect(((await call(ctx, p, 'GET', `/transactions/Transaction:${payment!.id}`)).json() as Json).status).toBe('FAILED');
+  });
+
+  it('a platform payout executed before the DELETE is not handed to the rail: it fails ACCOUNT_CANNOT_RECEIVE, the hold released', async () => {
+    const p = await ctx.newPlatform();
+    const own = await platformAccount(p);
+    const c = await customer(p);
+    const payee = await usdAccount(p, c.customerId, '12345678901');
+    const paid = await quote(p, { sourceType: 'ACCOUNT', accountId: own }, payee, { immediatelyExecute: true });
+    expect(paid.statusCode, paid.body).toBe(201);
+    expect(await platformBalance(p, own)).toEqual({ available: 93_000, total: 100_000 });
+    // The money held is the platform's: nothing of the customer's is in flight, so the DELETE goes through.
+    expect((await call(ctx, p, 'DELETE', `/customers/${c.customerId}`)).statusCode).toBe(200);
+    await drainJobs(ctx);
+    const [payment] = await transactionsOf(p);
+    const failed = (await call(ctx, p, 'GET', `/transactions/Transaction:${payment!.id}`)).json() as Json;
+    expect(failed).toMatchObject({ status: 'FAILED', failureReason: 'ACCOUNT_CANNOT_RECEIVE', refund: { reason: 'TRANSACTION_FAILED' } });
+    expect(await platformBalance(p, own)).toEqual({ available: 100_000, total: 100_000 });
   });
 
   it('a live customer’s external account is still paid by the platform (the refusal is the deletion’s)', async () => {

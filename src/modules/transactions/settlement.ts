@@ -1,7 +1,8 @@
-import type { DbOrTx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { formatId } from '../../platform/ids.js';
 import { enqueueJob, RetryJobAt, type Job, type JobCheckpoint } from '../../platform/jobs.js';
+import { externalOwnerDeleted } from '../external-accounts/index.js';
 import type { Collections, CollectionProgress } from './collections.js';
 import { providerPollMs, ref, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';
 import type { Payout } from './rail-provider.js';
@@ -81,6 +82,10 @@ export class Settlement {
     const processing = await withTx(this.deps.db, async (trx) => {
       const row = await findTransaction(trx, job.platform_id!, transactionId, { forUpdate: true });
       if (!row || row.status !== 'PENDING' || !row.hold_id) return undefined;
+      if (await this.payeeDeleted(trx, row)) {
+        await this.failUnpaid(trx, row, 'ACCOUNT_CANNOT_RECEIVE');
+        return undefined;
+      }
       await this.deps.ledger.postHold(trx, { platformId: row.platform_id, holdId: row.hold_id, reference: ref(row.id, 'post') });
       // A REALTIME_FUNDING payment's settlement time, counted from its money's arrival, shows from here, with the event.
       const processing = await this.steps.transition(trx, row, 'PROCESSING', settlesAt ? { expected_settlement_at: new Date(settlesAt) } : {});
@@ -147,6 +152,27 @@ export class Settlement {
       const completed = await this.steps.transition(trx, locked, 'COMPLETED', { settled_at: await this.deps.platformClock.now(platformId, trx) });
       await this.steps.emit(trx, completed, ['OUTGOING_PAYMENT.COMPLETED']);
     });
+  }
+
+  /**
+   * Whether the platform's own payout goes to an external account whose customer was deleted
+   * after the execution: that DELETE waited for the execution's owner read (FOR SHARE) and then
+   * found no money of the customer's in flight, since the money is the platform's. Read FOR SHARE
+   * here too, so a DELETE running now waits for the hand-over or is seen by it. A payment a
+   * customer sent goes to its own accounts or the platform's, and its sender's DELETE is refused
+   * while it is in flight (PAYMENT_IN_FLIGHT): nothing to read.
+   */
+  private async payeeDeleted(trx: Tx, row: TransactionRow): Promise<boolean> {
+    return row.customer_id === null && row.destination_account_id !== null && (await externalOwnerDeleted(trx, row.platform_id, row.destination_account_id));
+  }
+
+  /** A held payment that will not be handed over (locked, PENDING): FAILED, its hold released and refunded, in the caller's transaction. */
+  private async failUnpaid(trx: Tx, row: TransactionRow, reason: OutgoingFailureReason): Promise<void> {
+    await this.steps.refundDebit(trx, row);
+    const refund = await this.steps.refundOf(trx, row, ref(row.id, 'refund'), 'TRANSACTION_FAILED');
+    const failed = await this.steps.transition(trx, row, 'FAILED', { failure_reason: reason, ...refund.changes });
+    await this.steps.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
+    await this.steps.unspent(trx, failed);
   }
 
   /** A payment in PROCESSING that the rail refused or returned: FAILED, its debit refunded, in one transaction. */
