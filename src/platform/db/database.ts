@@ -119,7 +119,8 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
     async listen(channel, onMessage, onReset, onListening) {
       let delay = LISTEN_RETRY_FIRST_MS;
       const connect = async (): Promise<void> => {
-        const client = watch.listeningClient(clientConfig);
+        const listen = `LISTEN "${channel.replace(/"/g, '')}"`;
+        const client = watch.listeningClient(clientConfig, listen);
         // A lost or failed connection is replaced once, after a growing pause: its error and
         // its end (or a failed connect and its error event) both report the same loss, and a
         // database that refuses every connection must not be asked more often each round.
@@ -141,7 +142,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
         });
         try {
           await client.connect();
-          await client.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+          await client.query(listen);
         } catch (error) {
           reconnect();
           throw error;

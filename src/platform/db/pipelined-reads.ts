@@ -40,6 +40,12 @@ export class PipelinedReads {
   private closed = false;
   /** Connections that became ready: a read lost on one may be sent again, not one on a connection that never opened. */
   private readonly opened = new WeakSet<pg.Client>();
+  /**
+   * Connections let go because a read found them lost. Letting go ends the client, after which
+   * pg fails the reads still queued on it with plain 'Connection terminated': those were lost
+   * with it too, and are sent again like the first.
+   */
+  private readonly lost = new WeakSet<pg.Client>();
 
   /** `Client`: how connections are made (database.ts watches them for silence, silent-connections.ts). */
   constructor(
@@ -62,7 +68,7 @@ export class PipelinedReads {
         if (isStalePlan(error) && !renamed) {
           renamed = true;
           this.names.rename(text);
-        } else if (isConnectionLost(error) && this.opened.has(client) && resends < this.clients.length && !this.closed) {
+        } else if ((isConnectionLost(error) || this.lost.has(client)) && this.opened.has(client) && resends < this.clients.length && !this.closed) {
           // The connection ended under the read (a terminated backend, a restart, an idle-session
           // timeout): a read changes nothing, so it is sent again rather than failing its request.
           // The loss may not have been reported on the client yet (its other reads fail with it),
@@ -71,6 +77,7 @@ export class PipelinedReads {
           // opened (the database unreachable, the connect timeout) fails its reads as lost too:
           // they are not sent again, each new try would wait out the timeout once more.
           resends++;
+          this.lost.add(client);
           this.drop(client);
         } else {
           throw error;

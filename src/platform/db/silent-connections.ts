@@ -18,13 +18,14 @@ interface Watched {
   heard: boolean;
   /** A statement was under way at the last check. */
   wasBusy: boolean;
-  /** LISTEN connections: sent a `select 1` when silent, so that a dead one is noticed too. */
-  heartbeat: boolean;
+  /** LISTEN connections: the statement sent when silent, so that a dead one is noticed too. */
+  heartbeat: string | undefined;
 }
 
 /** pg's own view of a connection (private fields: pg has no public equivalent). */
 interface ClientInternals {
-  processID?: number;
+  /** null until the server has sent it (pg sets it so in its constructor). */
+  processID?: number | null;
   _ending?: boolean;
   _ended?: boolean;
   _activeQuery?: unknown;
@@ -60,8 +61,8 @@ const gone = (client: pg.Client) => {
  *   unexpectedly", answered 503) and its owner replaces it. A long statement whose backend is
  *   alive is left alone. Behind a connection pooler (PgBouncer) backend ids are not the server's:
  *   only the database's reachability is judged there.
- * - A LISTEN connection never has a statement under way: when silent it is sent `select 1`, so a
- *   dead one becomes a suspect like any other and is replaced (database.ts).
+ * - A LISTEN connection never has a statement under way: when silent it is sent its LISTEN
+ *   again, so a dead one becomes a suspect like any other and is replaced (database.ts).
  *
  * A suspect is found between one and two `silenceMs` after its last byte, and judged within
  * `connectTimeoutMs` more.
@@ -83,7 +84,7 @@ export class ConnectionWatch {
     this.Client = class WatchedClient extends pg.Client {
       constructor(config?: string | pg.ClientConfig) {
         super({ ...(typeof config === 'string' ? { connectionString: config } : config), ...watch.clientSettings });
-        watch.add(this, false);
+        watch.add(this, undefined);
       }
     };
   }
@@ -93,14 +94,17 @@ export class ConnectionWatch {
     return { connectionTimeoutMillis: this.bounds.connectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: this.bounds.silenceMs };
   }
 
-  /** A watched LISTEN client: sent a heartbeat when silent. */
-  listeningClient(config: pg.ClientConfig): pg.Client {
+  /**
+   * A watched LISTEN client: sent its own `listen` statement again when silent, a no-op for the
+   * server that needs an answer (and leaves the connection shown as listening in pg_stat_activity).
+   */
+  listeningClient(config: pg.ClientConfig, listen: string): pg.Client {
     const client = new pg.Client({ ...config, ...this.clientSettings });
-    this.add(client, true);
+    this.add(client, listen);
     return client;
   }
 
-  private add(client: pg.Client, heartbeat: boolean): void {
+  private add(client: pg.Client, heartbeat: string | undefined): void {
     const entry: Watched = { stream: undefined, heard: true, wasBusy: false, heartbeat };
     this.watched.set(client, entry);
     this.follow(client, entry);
@@ -130,7 +134,7 @@ export class ConnectionWatch {
       this.follow(client, entry);
       const isBusy = busy(client);
       if (isBusy && entry.wasBusy && !entry.heard) suspects.push(client);
-      else if (!isBusy && !entry.heard && entry.heartbeat && internals(client).processID !== undefined) client.query('select 1').catch(() => {});
+      else if (!isBusy && !entry.heard && entry.heartbeat !== undefined && internals(client).processID != null) client.query(entry.heartbeat).catch(() => {});
       entry.wasBusy = isBusy;
       entry.heard = false;
     }
@@ -145,7 +149,7 @@ export class ConnectionWatch {
 
   /** Asks the database, on a new connection, which backends still exist, and lets the others go. */
   private async judge(): Promise<void> {
-    const connected = [...this.watched.keys()].filter((client) => internals(client).processID !== undefined && !gone(client));
+    const connected = [...this.watched.keys()].filter((client) => internals(client).processID != null && !gone(client));
     const probe = new pg.Client({ ...this.config, connectionTimeoutMillis: this.bounds.connectTimeoutMs });
     probe.on('error', () => {});
     // The connect timeout bounds the start-up only: the question must not wait for ever either.
