@@ -17,6 +17,37 @@ export function masterKeyFile(dataDir: string): string {
   return join(dataDir, 'master.key');
 }
 
+/** What linkSync answers on a file system that has no hard links. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Puts a new key file at `path`, readable only by this user, unless one is there already (false).
+ * Written whole under another name, then linked into place: a first start killed mid-write
+ * leaves a stray temporary file, not an empty key file that every later start would refuse. On a
+ * file system without hard links (FAT, exFAT, some network shares) it is written in place.
+ */
+function placeKey(path: string, text: string): boolean {
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, text, { mode: 0o600 });
+  try {
+    linkSync(temporary, path);
+    return true;
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'EEXIST') return false;
+    if (!NO_HARD_LINKS.has(code ?? '')) throw error;
+  } finally {
+    unlinkSync(temporary);
+  }
+  try {
+    writeFileSync(path, text, { mode: 0o600, flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
 /**
  * The configured master key, or for the embedded database the one kept in the data directory
  * (created on first start, readable only by this user) so the default needs no setup. A shared
@@ -47,17 +78,8 @@ export function loadMasterKey(configured: Buffer | undefined, dataDir: string, s
   const key = newMasterKey();
   // Written whole under another name, then linked into place: a first start killed mid-write
   // leaves a stray temporary file, not an empty key file that every later start would refuse.
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${key}\n`, { mode: 0o600 });
-  try {
-    linkSync(temporary, path);
-  } catch (error) {
-    // Another first start linked its key first: that one is the key.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return loadMasterKey(configured, dataDir, sharedDatabase);
-  } finally {
-    unlinkSync(temporary);
-  }
+  // Another first start that put its key in place first: that one is the key.
+  if (!placeKey(path, `${key}\n`)) return loadMasterKey(configured, dataDir, sharedDatabase);
   return Buffer.from(key, 'hex');
 }
 
