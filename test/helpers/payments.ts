@@ -5,6 +5,7 @@ import type { OutgoingPaymentInput, TransactionView } from '../../src/modules/tr
 import { withTx } from '../../src/platform/db/tx.js';
 import { uuidv7 } from '../../src/platform/ids.js';
 import { BASE, type TestContext, type TestPlatform } from './context.js';
+import { validSamples } from './external-accounts.js';
 
 export type Json = Record<string, any>;
 
@@ -27,6 +28,23 @@ export async function fundedCustomer(ctx: TestContext, p: TestPlatform, amount: 
     expect(funded.statusCode, funded.body).toBe(200);
   }
   return { customerId, platformCustomerId, accountId };
+}
+
+/** A funded customer that may send: its end-user terms consent is on file (quotes refuse a sender without it). */
+export async function readySender(ctx: TestContext, p: TestPlatform, amount: number): Promise<{ customerId: string; platformCustomerId: string; accountId: string }> {
+  const customer = await fundedCustomer(ctx, p, amount);
+  const consent = { acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
+  const patched = await call(ctx, p, 'PATCH', `/customers/${customer.customerId}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: consent });
+  expect(patched.statusCode, patched.body).toBe(200);
+  return customer;
+}
+
+/** A USD bank account of the customer's; its number's last digits choose the sandbox outcome (docs/payments.md). */
+export async function customerUsdAccount(ctx: TestContext, p: TestPlatform, customerId: string, accountNumber: string, extra: Json = {}): Promise<string> {
+  const sample = validSamples(ctx.clock.now()).USD_ACCOUNT!;
+  const created = await call(ctx, p, 'POST', '/customers/external-accounts', { customerId, ...sample, ...extra, accountInfo: { ...sample.accountInfo, accountNumber } });
+  expect(created.statusCode, created.body).toBe(201);
+  return (created.json() as Json).id as string;
 }
 
 export async function balances(ctx: TestContext, p: TestPlatform, customerId: string): Promise<{ available: number; total: number }> {

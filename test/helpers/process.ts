@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, inject } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
+import { BASE, basic } from './context.js';
 
 /**
  * Servers this test file started and has not seen exit. A test that fails before stopping its
@@ -168,4 +169,24 @@ export async function runCli(env: Record<string, string>, ...args: string[]): Pr
 export async function createSandboxPlatform(env: Record<string, string>): Promise<{ platformId: string; clientId: string; clientSecret: string }> {
   const { stdout } = await runCli(env, 'platforms', 'create', '--environment', 'sandbox', '--json');
   return JSON.parse(stdout.trim().split('\n').pop()!) as { platformId: string; clientId: string; clientSecret: string };
+}
+
+/**
+ * What the crash tests drive through whichever process `current()` answers (a restart replaces
+ * it): `api` calls as the platform, and `fund(n)` funds one customer's USD account with n minor
+ * units under Idempotency-Key `crash-n`, so a retried amount replays instead of funding twice.
+ */
+export async function crashFunding(current: () => CorridorProcess, platform: { clientId: string; clientSecret: string }) {
+  const authorization = basic(platform.clientId, platform.clientSecret);
+  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    fetch(`http://127.0.0.1:${current().port}${BASE}${path}`, {
+      method,
+      headers: { authorization, 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const customer = (await (await api('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Crash Test' })).json()) as { id: string };
+  const accounts = (await (await api('GET', `/customers/internal-accounts?customerId=${customer.id}`)).json()) as { data: Array<{ id: string }> };
+  const account = accounts.data[0]!.id;
+  const fund = (n: number) => api('POST', `/sandbox/internal-accounts/${account}/fund`, { amount: n }, { 'idempotency-key': `crash-${n}` });
+  return { api, fund, customerId: customer.id };
 }

@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { balances, call, drainJobs, fundedCustomer, type Json } from '../helpers/payments.js';
+import { balances, call, customerUsdAccount, drainJobs, readySender, type Json } from '../helpers/payments.js';
 
 /**
  * What happens to money when an object it depends on changes while it waits or travels: a customer
@@ -20,21 +19,8 @@ afterEach(async () => {
   await expectLedgerConsistent(ctx.handle.db);
 });
 
-async function sender(p: TestPlatform, amount: number) {
-  const customer = await fundedCustomer(ctx, p, amount);
-  const consent = { acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
-  const patched = await call(ctx, p, 'PATCH', `/customers/${customer.customerId}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: consent });
-  expect(patched.statusCode, patched.body).toBe(200);
-  return customer;
-}
-
-/** A USD bank account of the customer's; its number's last digits choose the sandbox outcome (docs/payments.md). */
-async function usdAccount(p: TestPlatform, customerId: string, accountNumber: string, extra: Json = {}): Promise<string> {
-  const sample = validSamples(ctx.clock.now()).USD_ACCOUNT!;
-  const created = await call(ctx, p, 'POST', '/customers/external-accounts', { customerId, ...sample, ...extra, accountInfo: { ...sample.accountInfo, accountNumber } });
-  expect(created.statusCode, created.body).toBe(201);
-  return (created.json() as Json).id as string;
-}
+const sender = (p: TestPlatform, amount: number) => readySender(ctx, p, amount);
+const usdAccount = (p: TestPlatform, customerId: string, accountNumber: string, extra: Json = {}) => customerUsdAccount(ctx, p, customerId, accountNumber, extra);
 
 async function platformAccount(p: TestPlatform): Promise<string> {
   return ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!.id as string;

@@ -1,9 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseId } from '../../src/platform/ids.js';
-import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { validSamples } from '../helpers/external-accounts.js';
+import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { balances, call, drainJobs, fundedCustomer, type Json } from '../helpers/payments.js';
+import { balances, call, customerUsdAccount, drainJobs, readySender, type Json } from '../helpers/payments.js';
 
 /**
  * A quote that pulls from an external account is held at execution to the rule it was created
@@ -20,12 +19,6 @@ afterEach(async () => {
   await expectLedgerConsistent(ctx.handle.db);
 });
 
-async function customer(p: TestPlatform) {
-  const c = await fundedCustomer(ctx, p, 0);
-  const consent = { acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
-  expect((await call(ctx, p, 'PATCH', `/customers/${c.customerId}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: consent })).statusCode).toBe(200);
-  return c;
-}
 
 const changes: Array<[string, Json]> = [
   ['its status is no longer ACTIVE', { status: 'INACTIVE' }],
@@ -36,11 +29,8 @@ const changes: Array<[string, Json]> = [
 describe('executing a pull quote whose source can no longer be pulled from', () => {
   it.each(changes)('%s: the same 400 as creating the quote now, nothing moves, the quote stays PENDING', async (_why, change) => {
     const p = await ctx.newPlatform();
-    const c = await customer(p);
-    const sample = validSamples(ctx.clock.now()).USD_ACCOUNT!;
-    const created = await call(ctx, p, 'POST', '/customers/external-accounts', { customerId: c.customerId, ...sample, ownershipType: 'FIRST_PARTY', accountInfo: { ...sample.accountInfo, accountNumber: '98765432101' } });
-    expect(created.statusCode, created.body).toBe(201);
-    const pullable = (created.json() as Json).id as string;
+    const c = await readySender(ctx, p, 0);
+    const pullable = await customerUsdAccount(ctx, p, c.customerId, '98765432101', { ownershipType: 'FIRST_PARTY' });
     const request = { source: { sourceType: 'ACCOUNT', accountId: pullable }, destination: { destinationType: 'ACCOUNT', accountId: c.accountId }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 7_000 };
     const quoted = await call(ctx, p, 'POST', '/quotes', request);
     expect(quoted.statusCode, quoted.body).toBe(201);

@@ -4,9 +4,8 @@ import { openDatabase, type Db, type DbHandle } from '../../src/platform/db/data
 import { withTx } from '../../src/platform/db/tx.js';
 import { parseId } from '../../src/platform/ids.js';
 import { createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { balances, call, drainJobs, fundedCustomer, type Json } from '../helpers/payments.js';
+import { balances, call, customerUsdAccount, drainJobs, readySender, type Json } from '../helpers/payments.js';
 
 /**
  * A DELETE /customers/{id} racing the execution of a quote that pays the customer, with the order
@@ -74,12 +73,25 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
     throw new Error(`no backend came to wait for ${holders.join(', ')}`);
   }
 
-  async function sender(p: TestPlatform, amount: number) {
-    const customer = await fundedCustomer(ctx, p, amount);
-    const consent = { acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
-    expect((await call(ctx, p, 'PATCH', `/customers/${customer.customerId}`, { customerType: 'INDIVIDUAL', endUserTermsConsent: consent })).statusCode).toBe(200);
-    return customer;
+  /**
+   * The customer's row held FOR UPDATE, its DELETE queued behind the hold, then the quote's
+   * execution queued behind both; the hold released: both answers.
+   */
+  async function deletionBeforeExecution(p: TestPlatform, customerId: string, quoteId: string) {
+    const held = await hold((trx) => trx.selectFrom('customers').select('id').where('id', '=', parseId('Customer', customerId)!).forUpdate().execute());
+    const deletion = started(call(ctx, p, 'DELETE', `/customers/${customerId}`));
+    let execution: ReturnType<typeof started>;
+    try {
+      const deleting = await waitingFor([held.pid], deletion);
+      execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
+      await waitingFor([held.pid, deleting], execution, [deleting]);
+    } finally {
+      await held.release();
+    }
+    return { deleted: await deletion.request, execution: await execution.request };
   }
+
+  const sender = (p: TestPlatform, amount: number) => readySender(ctx, p, amount);
 
   const quote = (p: TestPlatform, source: string, destination: string, extra: Json = {}) =>
     call(ctx, p, 'POST', '/quotes', { source: { sourceType: 'ACCOUNT', accountId: source }, destination: { destinationType: 'ACCOUNT', accountId: destination }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1_000, ...extra });
@@ -129,20 +141,9 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
     const c = await sender(p, 0);
     const quoteId = await pendingQuote(p, payer.accountId, c.accountId);
 
-    const held = await hold((trx) => trx.selectFrom('customers').select('id').where('id', '=', parseId('Customer', c.customerId)!).forUpdate().execute());
-    const deletion = started(call(ctx, p, 'DELETE', `/customers/${c.customerId}`));
-    let execution: ReturnType<typeof started>;
-    try {
-      const deleting = await waitingFor([held.pid], deletion);
-      execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
-      await waitingFor([held.pid, deleting], execution, [deleting]);
-    } finally {
-      await held.release();
-    }
-
-    const deleted = await deletion.request;
+    const { deleted, execution } = await deletionBeforeExecution(p, c.customerId, quoteId);
     expect(deleted.statusCode, deleted.body).toBe(200);
-    expect(expectEnvelope(await execution.request, 410, 'CUSTOMER_DELETED').details).toEqual({ customerId: c.customerId, accountId: c.accountId });
+    expect(expectEnvelope(execution, 410, 'CUSTOMER_DELETED').details).toEqual({ customerId: c.customerId, accountId: c.accountId });
     await drainJobs(ctx);
     expect(((await call(ctx, p, 'GET', `/quotes/${quoteId}`)).json() as Json).status).toBe('PENDING');
     expect(await transactionsOf(quoteId)).toEqual([]);
@@ -156,25 +157,12 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
     const own = await platformAccount(p);
     expect((await call(ctx, p, 'POST', `/sandbox/internal-accounts/${own}/fund`, { amount: 50_000 })).statusCode).toBe(200);
     const c = await sender(p, 0);
-    const sample = validSamples(ctx.clock.now()).USD_ACCOUNT!;
-    const payee = await call(ctx, p, 'POST', '/customers/external-accounts', { customerId: c.customerId, ...sample });
-    expect(payee.statusCode, payee.body).toBe(201);
-    const payeeId = (payee.json() as Json).id as string;
+    const payeeId = await customerUsdAccount(ctx, p, c.customerId, '12345678901');
     const quoteId = await pendingQuote(p, own, payeeId);
 
-    const held = await hold((trx) => trx.selectFrom('customers').select('id').where('id', '=', parseId('Customer', c.customerId)!).forUpdate().execute());
-    const deletion = started(call(ctx, p, 'DELETE', `/customers/${c.customerId}`));
-    let execution: ReturnType<typeof started>;
-    try {
-      const deleting = await waitingFor([held.pid], deletion);
-      execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
-      await waitingFor([held.pid, deleting], execution, [deleting]);
-    } finally {
-      await held.release();
-    }
-
-    expect((await deletion.request).statusCode).toBe(200);
-    expect(expectEnvelope(await execution.request, 410, 'CUSTOMER_DELETED').details).toEqual({ customerId: c.customerId, accountId: payeeId });
+    const { deleted, execution } = await deletionBeforeExecution(p, c.customerId, quoteId);
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(expectEnvelope(execution, 410, 'CUSTOMER_DELETED').details).toEqual({ customerId: c.customerId, accountId: payeeId });
     await drainJobs(ctx);
     expect(await transactionsOf(quoteId)).toEqual([]);
     const ownAfter = ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;

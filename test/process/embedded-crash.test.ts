@@ -5,9 +5,10 @@ import { PGlite } from '@electric-sql/pglite';
 import { amcheck } from '@electric-sql/pglite/contrib/amcheck';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
-import { BASE, basic, onPostgres } from '../helpers/context.js';
+import { onPostgres } from '../helpers/context.js';
 import {
   type CorridorProcess,
+  crashFunding,
   createSandboxPlatform,
   freePort,
   type ProcessDatabase,
@@ -44,18 +45,8 @@ describe.runIf(!onPostgres)('corridor serve on the embedded engine killed with S
   it('restarts on the same data directory with every acknowledged request present, once', async () => {
     const dataDir = database.env.CORRIDOR_DATA_DIR!;
     const created = await createSandboxPlatform(database.env);
-    const authorization = basic(created.clientId, created.clientSecret);
     let server: CorridorProcess = await startCorridor(database.env);
-    const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-      fetch(`http://127.0.0.1:${server.port}${BASE}${path}`, {
-        method,
-        headers: { authorization, 'content-type': 'application/json', ...headers },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-    const customer = (await (await api('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Crash Test' })).json()) as { id: string };
-    const accounts = (await (await api('GET', `/customers/internal-accounts?customerId=${customer.id}`)).json()) as { data: Array<{ id: string }> };
-    const account = accounts.data[0]!.id;
-    const fund = (n: number) => api('POST', `/sandbox/internal-accounts/${account}/fund`, { amount: n }, { 'idempotency-key': `crash-${n}` });
+    const { api, fund, customerId } = await crashFunding(() => server, created);
 
     const sent: number[] = [];
     const acknowledged = new Map<number, unknown>();
@@ -119,7 +110,7 @@ describe.runIf(!onPostgres)('corridor serve on the embedded engine killed with S
       });
       // Retrying everything that was sent applies each request exactly once.
       await inBatches(sent, async (n) => expect((await fund(n)).status).toBe(200));
-      const after = (await (await api('GET', `/customers/internal-accounts?customerId=${customer.id}`)).json()) as { data: Array<{ balance: { amount: number } }> };
+      const after = (await (await api('GET', `/customers/internal-accounts?customerId=${customerId}`)).json()) as { data: Array<{ balance: { amount: number } }> };
       expect(after.data[0]!.balance.amount).toBe(sent.reduce((a, b) => a + b, 0));
     } finally {
       expect(await server.stop()).toBe(0);

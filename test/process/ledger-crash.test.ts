@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
-import { BASE, basic, onPostgres } from '../helpers/context.js';
-import { createSandboxPlatform, type ProcessDatabase, processDatabase, runCli, startCorridor } from '../helpers/process.js';
+import { onPostgres } from '../helpers/context.js';
+import { crashFunding, createSandboxPlatform, type ProcessDatabase, processDatabase, runCli, startCorridor } from '../helpers/process.js';
 
 async function inBatches<T>(items: T[], work: (item: T) => Promise<void>, size = 8): Promise<void> {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
@@ -16,18 +16,8 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during a stream o
 
   it('restarts with the ledger intact and every acknowledged request present, once', async () => {
     const created = await createSandboxPlatform(database.env);
-    const authorization = basic(created.clientId, created.clientSecret);
     let server = await startCorridor(database.env);
-    const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-      fetch(`http://127.0.0.1:${server.port}${BASE}${path}`, {
-        method,
-        headers: { authorization, 'content-type': 'application/json', ...headers },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-    const customer = (await (await api('POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Crash Test' })).json()) as { id: string };
-    const accounts = (await (await api('GET', `/customers/internal-accounts?customerId=${customer.id}`)).json()) as { data: Array<{ id: string }> };
-    const account = accounts.data[0]!.id;
-    const fund = (n: number) => api('POST', `/sandbox/internal-accounts/${account}/fund`, { amount: n }, { 'idempotency-key': `crash-${n}` });
+    const { api, fund, customerId } = await crashFunding(() => server, created);
 
     // Eight clients send funding requests (amount n under key crash-n) until the server dies.
     const sent: number[] = [];
@@ -67,7 +57,7 @@ describe.runIf(onPostgres)('corridor serve killed with SIGKILL during a stream o
       });
       // Retrying everything that was sent applies each request exactly once.
       await inBatches(sent, async (n) => expect((await fund(n)).status).toBe(200));
-      const after = (await (await api('GET', `/customers/internal-accounts?customerId=${customer.id}`)).json()) as { data: Array<{ balance: { amount: number } }> };
+      const after = (await (await api('GET', `/customers/internal-accounts?customerId=${customerId}`)).json()) as { data: Array<{ balance: { amount: number } }> };
       expect(after.data[0]!.balance.amount).toBe(sent.reduce((a, b) => a + b, 0));
       const handle = await openDatabase({ databaseUrl: database.env.DATABASE_URL!, poolSize: 1 });
       try {
