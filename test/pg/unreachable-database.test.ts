@@ -123,9 +123,9 @@ const BOUNDS = { connectTimeoutMs: 1_000, silenceMs: 1_000 };
 const ANSWER_WITHIN_MS = 15_000;
 
 describe.runIf(onPostgres)('PostgreSQL gone silent (no error, no reset)', () => {
+  // Collected on PGlite too (runIf skips the tests, not this body): nothing here may need the URL.
   const directUrl = process.env.TEST_DATABASE_URL!;
-  const upstream = new URL(directUrl);
-  const proxy = new BlackholeProxy(upstream.hostname || '127.0.0.1', Number(upstream.port || 5432));
+  let proxy: BlackholeProxy;
   const schema = `t_blackhole_${randomBytes(4).toString('hex')}`;
   /** The application name of the proxied handle's connections, to find their backends. */
   const applicationName = `corridor_${schema}`;
@@ -134,6 +134,8 @@ describe.runIf(onPostgres)('PostgreSQL gone silent (no error, no reset)', () => 
   let auth: string;
 
   beforeAll(async () => {
+    const upstream = new URL(directUrl);
+    proxy = new BlackholeProxy(upstream.hostname || '127.0.0.1', Number(upstream.port || 5432));
     const direct = await openDatabase({ databaseUrl: directUrl, poolSize: 1 });
     await direct.db.schema.createSchema(schema).execute();
     await direct.close();
@@ -159,10 +161,10 @@ describe.runIf(onPostgres)('PostgreSQL gone silent (no error, no reset)', () => 
 
   afterAll(async () => {
     // A test that failed while the database was silent would leave every close below waiting.
-    proxy.restore();
+    proxy?.restore();
     await app?.close();
     await handle?.close();
-    await proxy.close();
+    await proxy?.close();
     const cleanup = await openDatabase({ databaseUrl: directUrl, poolSize: 1 });
     await cleanup.db.schema.dropSchema(schema).ifExists().cascade().execute();
     await cleanup.close();
