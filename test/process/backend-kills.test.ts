@@ -74,6 +74,8 @@ describe.runIf(onPostgres)('every PostgreSQL connection killed under money traff
     const [a, b] = await Promise.all([startCorridor(env), startCorridor(env)]);
     servers.push(a!, b!);
     const problems: string[] = [];
+    /** What the processes printed (warnings and errors): why one stopped answering, when one did. */
+    const processOutput = () => servers.map((s) => `process on :${s.port}:\n${s.output().slice(-4_000)}`).join('\n');
     let unavailable = 0;
 
     /** One request, bounded; any answer outside the spec (or none) is a problem. */
@@ -179,7 +181,7 @@ describe.runIf(onPostgres)('every PostgreSQL connection killed under money traff
     }
     // Each kill ended both processes' connections at least.
     expect(killed).toBeGreaterThanOrEqual(KILLS * 2);
-    expect(problems).toEqual([]);
+    expect(problems, processOutput()).toEqual([]);
     expect(unresolved).toEqual([]);
 
     // Both serve again without a restart, and their notification connections are back.
@@ -202,7 +204,7 @@ describe.runIf(onPostgres)('every PostgreSQL connection killed under money traff
       await waitUntil(`B refuses the revoked token (revoked ${whileListening ? 'while listening' : 'during the gap'})`, async () => (await tokenThroughB(token.clientId, token.clientSecret)) === 401, 5_000);
       await waitUntil('every LISTEN connection is back', async () => (await listeners()) === listening, 10_000);
     }
-    expect(problems).toEqual([]);
+    expect(problems, processOutput()).toEqual([]);
 
     handle = await openDatabase({ databaseUrl: database.env.DATABASE_URL!, poolSize: 2 });
     const db = handle.db;
@@ -238,7 +240,7 @@ describe.runIf(onPostgres)('every PostgreSQL connection killed under money traff
     await waitUntil('every event is delivered', () => delivered() === expected.size, 30_000);
     expect(await db.selectFrom('events').select('id').where('published_at', 'is', null).execute()).toEqual([]);
     expect(receiver.received.every((w) => w.verified)).toBe(true);
-    expect(problems).toEqual([]);
+    expect(problems, processOutput()).toEqual([]);
     console.info(`backend kills: ${killed} backends terminated, ${executions.size} executions, ${unavailable} answers 503`);
   }, 120_000);
 });
