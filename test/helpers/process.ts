@@ -34,13 +34,33 @@ export function untilFileEnds<T extends ChildProcess>(child: T): T {
   return child;
 }
 
-/** A TCP port nothing listens on right now. */
+/**
+ * Ports this test worker hands out: below Linux's ephemeral range (32768–60999), where a bind to
+ * port 0 never lands, in a slice of its own per vitest worker.
+ */
+const PORTS_PER_WORKER = 1_000;
+const FIRST_PORT = 20_000 + (Number(process.env.VITEST_POOL_ID ?? 0) % 12) * PORTS_PER_WORKER;
+let portsHanded = 0;
+
+/**
+ * A TCP port nothing listens on right now and that no other test is handed. A port the system
+ * picks (a bind to 0) and releases can be picked again at once for another test's server: a
+ * `corridor serve` started on it then failed to listen while another test's process answered its
+ * /readyz, and the test talked to a process that was not its own (in CI, one a crash test killed).
+ */
 export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
+    const port = FIRST_PORT + (portsHanded++ % PORTS_PER_WORKER);
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port between ${FIRST_PORT} and ${FIRST_PORT + PORTS_PER_WORKER - 1}`);
+}
+
+function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
