@@ -106,6 +106,12 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on next use.
   });
+  // pg-pool listens for a client's errors only while it is idle, and named-statements.ts only once
+  // it has the client, a microtask after the hand-over: a backend terminated right after its
+  // start-up sends its FATAL in the chunk that ends the start-up, read in that gap, and an
+  // 'error' event nobody hears ends the process (seen in CI under backend-kills). Every pooled
+  // client keeps this listener; pg marks a lost client unqueryable, and the pool drops it.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const named = new NamedStatementPool(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named }) });
   const reads = new PipelinedReads(clientConfig, named, PIPELINED_READ_CONNECTIONS, watch.Client);
