@@ -45,6 +45,17 @@ async function platformBalance(p: TestPlatform, id: string): Promise<{ available
 const quote = (p: TestPlatform, source: Json, destination: string, extra: Json = {}) =>
   call(ctx, p, 'POST', '/quotes', { source, destination: { destinationType: 'ACCOUNT', accountId: destination }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 7_000, ...extra });
 
+/** A platform's own payment, executed at once, from its funded USD account to a live customer's bank account. */
+async function platformPaysCustomer() {
+  const p = await ctx.newPlatform();
+  const own = await platformAccount(p);
+  const c = await customer(p);
+  const payee = await usdAccount(p, c.customerId, '12345678901');
+  const paid = await quote(p, { sourceType: 'ACCOUNT', accountId: own }, payee, { immediatelyExecute: true });
+  expect(paid.statusCode, paid.body).toBe(201);
+  return { p, own, c };
+}
+
 const transactionsOf = (p: TestPlatform) => ctx.handle.db.selectFrom('transactions').select('id').where('platform_id', '=', p.uuid).execute();
 
 describe('paying to or pulling from a deleted customer’s external account', () => {
@@ -98,12 +109,7 @@ describe('paying to or pulling from a deleted customer’s external account', ()
   });
 
   it('a platform payout executed before the DELETE is not handed to the rail: it fails ACCOUNT_CANNOT_RECEIVE, the hold released', async () => {
-    const p = await ctx.newPlatform();
-    const own = await platformAccount(p);
-    const c = await customer(p);
-    const payee = await usdAccount(p, c.customerId, '12345678901');
-    const paid = await quote(p, { sourceType: 'ACCOUNT', accountId: own }, payee, { immediatelyExecute: true });
-    expect(paid.statusCode, paid.body).toBe(201);
+    const { p, own, c } = await platformPaysCustomer();
     expect(await platformBalance(p, own)).toEqual({ available: 93_000, total: 100_000 });
     // The money held is the platform's: nothing of the customer's is in flight, so the DELETE goes through.
     expect((await call(ctx, p, 'DELETE', `/customers/${c.customerId}`)).statusCode).toBe(200);
@@ -115,12 +121,7 @@ describe('paying to or pulling from a deleted customer’s external account', ()
   });
 
   it('a live customer’s external account is still paid by the platform (the refusal is the deletion’s)', async () => {
-    const p = await ctx.newPlatform();
-    const own = await platformAccount(p);
-    const c = await customer(p);
-    const payee = await usdAccount(p, c.customerId, '12345678901');
-    const paid = await quote(p, { sourceType: 'ACCOUNT', accountId: own }, payee, { immediatelyExecute: true });
-    expect(paid.statusCode, paid.body).toBe(201);
+    const { p, own } = await platformPaysCustomer();
     expect((await platformBalance(p, own)).available).toBe(93_000);
   });
 });
