@@ -8,7 +8,7 @@ import { call, customerUsdAccount, drainJobs, readySender, type Json } from '../
  * A deleted customer's external accounts: nothing is paid to them or pulled from them, whoever
  * sends — the platform's own payments included — at quote creation and at execution, on every
  * path that makes a payment (POST /quotes, immediatelyExecute, REALTIME_FUNDING, transfer-out,
- * transfer-in). Like its internal accounts they stay readable and listed; they take no ownership
+ * transfer-in), and the receiver lookup does not offer them. Like its internal accounts they stay readable and listed; they take no ownership
  * proof (410, as the customer's own writes); they can still be deleted (docs/external-accounts.md).
  */
 let ctx: TestContext;
@@ -71,10 +71,14 @@ describe('paying to or pulling from a deleted customer’s external account', ()
     expect(payout.statusCode, payout.body).toBe(201);
     const pull = await quote(p, { sourceType: 'ACCOUNT', accountId: pullable }, own);
     expect(pull.statusCode, pull.body).toBe(201);
+    const sender = await customer(p);
+    const lookup = () => call(ctx, p, 'GET', `/receiver/external-account/${payee}?customerId=${sender.customerId}`);
+    expect((await lookup()).statusCode).toBe(200);
 
     expect((await call(ctx, p, 'DELETE', `/customers/${c.customerId}`)).statusCode).toBe(200);
 
     const receives = { customerId: c.customerId, accountId: payee };
+    expect(expectEnvelope(await lookup(), 410, 'CUSTOMER_DELETED').details).toEqual(receives);
     expect(expectEnvelope(await call(ctx, p, 'POST', `/quotes/${(payout.json() as Json).id}/execute`), 410, 'CUSTOMER_DELETED').details).toEqual(receives);
     expect(expectEnvelope(await quote(p, fromOwn, payee), 410, 'CUSTOMER_DELETED').details).toEqual(receives);
     expect(expectEnvelope(await quote(p, fromOwn, payee, { immediatelyExecute: true }), 410, 'CUSTOMER_DELETED').details).toEqual(receives);

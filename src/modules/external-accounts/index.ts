@@ -6,6 +6,7 @@ export type { DestinationNetwork, ExternalAccountType, PaymentRail } from './var
 export type { InstitutionDirectory, BeneficiaryQuery } from './beneficiary.js';
 export {
   accountOwnerDeleted,
+  checkExternalOwner,
   externalOwnerDeleted,
   assertCanReceive,
   findExternalAccount,

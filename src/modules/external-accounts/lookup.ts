@@ -128,6 +128,21 @@ export async function accountOwnerDeleted(db: DbOrTx, platformUuid: string, acco
   return owner?.deleted === true;
 }
 
+/**
+ * An external account may be paid (`destination`) or pulled from (`source`): not one of a deleted
+ * customer (410), whatever the sender — the platform's own payments too. Its owner is read FOR
+ * SHARE (accountOwnerDeleted): in the executing transaction this keeps a concurrent DELETE of the
+ * owner from passing between the look and the payment.
+ */
+export async function checkExternalOwner(trx: DbOrTx, platformId: string, account: ExternalAccountDestination, side: 'source' | 'destination'): Promise<void> {
+  if (!(await accountOwnerDeleted(trx, platformId, account))) return;
+  const customerId = formatId('Customer', account.customerUuid!);
+  const why = side === 'destination' ? 'it can no longer receive money' : 'money can no longer be pulled from it';
+  throw new AppError('CUSTOMER_DELETED', `External account ${account.id} belongs to customer ${customerId}, which has been deleted: ${why}.`, {
+    details: { customerId, accountId: account.id },
+  });
+}
+
 /** Whether external account `accountUuid` (a deleted one too) belongs to a deleted customer, its owner read FOR SHARE (accountOwnerDeleted). */
 export async function externalOwnerDeleted(db: DbOrTx, platformUuid: string, accountUuid: string): Promise<boolean> {
   const row = await findAccount(db, platformUuid, accountUuid, { kind: 'any' }, { includeDeleted: true });

@@ -11,9 +11,9 @@ import { corridorRate, fromUsdMinor, type ExchangeRates, type RateSnapshot } fro
 import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
 import type { UmaSender } from '../uma/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
-import { findExternalAccount } from '../external-accounts/index.js';
+import { checkExternalOwner, findExternalAccount } from '../external-accounts/index.js';
 import { findInternalAccount } from '../internal-accounts/index.js';
-import { checkCreditable, checkDestination, checkExternalOwner, checkSender, pullSource } from './payability.js';
+import { checkCreditable, checkDestination, checkSender, pullSource } from './payability.js';
 import { addDailyVolume, claimQuote, findQuote, markExecuted, type QuoteRow } from './repo.js';
 import type { QuoteDestination, QuoteSource } from './schemas.js';
 import { quoteStatus, toQuote } from './views.js';

@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
 import { senderReadiness } from '../customers/index.js';
-import { accountOwnerDeleted, assertCanReceive, findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
+import { assertCanReceive, findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
 import { creditableAccount, type InternalAccountRef } from '../internal-accounts/index.js';
 import { convertDown, corridorRate, type RateSnapshot } from '../rates/index.js';
 
@@ -41,21 +41,6 @@ export async function checkCreditable(trx: DbOrTx, platformId: string, account: 
   if (await creditableAccount(trx, platformId, account)) return;
   const customerId = formatId('Customer', account.customerUuid!);
   throw new AppError('CUSTOMER_DELETED', `Internal account ${account.id} belongs to customer ${customerId}, which has been deleted: it can no longer receive money.`, {
-    details: { customerId, accountId: account.id },
-  });
-}
-
-/**
- * An external account may be paid (`destination`) or pulled from (`source`): not one of a deleted
- * customer (410), whatever the sender — the platform's own payments too. Its owner is read FOR
- * SHARE (accountOwnerDeleted): in the executing transaction this keeps a concurrent DELETE of the
- * owner from passing between the look and the payment.
- */
-export async function checkExternalOwner(trx: DbOrTx, platformId: string, account: ExternalAccountDestination, side: 'source' | 'destination'): Promise<void> {
-  if (!(await accountOwnerDeleted(trx, platformId, account))) return;
-  const customerId = formatId('Customer', account.customerUuid!);
-  const why = side === 'destination' ? 'it can no longer receive money' : 'money can no longer be pulled from it';
-  throw new AppError('CUSTOMER_DELETED', `External account ${account.id} belongs to customer ${customerId}, which has been deleted: ${why}.`, {
     details: { customerId, accountId: account.id },
   });
 }

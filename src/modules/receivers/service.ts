@@ -6,7 +6,7 @@ import { amountToWire, MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import { getConfigRow } from '../config/index.js';
 import { findLiveCustomerById, findLiveCustomerByUmaAddress } from '../customers/index.js';
-import { findExternalAccount } from '../external-accounts/index.js';
+import { checkExternalOwner, findExternalAccount } from '../external-accounts/index.js';
 import { convertDown, corridorRate, formatRate, RATE_WINDOW_MS, type ExchangeRates } from '../rates/index.js';
 import { insertLookup } from './repo.js';
 import type { ReceiverExternalAccountLookupResponse, ReceiverLookupQuery } from './schemas.js';
@@ -54,6 +54,8 @@ export async function lookupExternalAccount(
   now: Date,
 ): Promise<ReceiverExternalAccountLookupResponse> {
   const account = await findExternalAccount(db, caller.platformId, accountId);
+  // A quote to it would be refused (410): the lookup does not offer what cannot be paid.
+  await checkExternalOwner(db, caller.platformId, account, 'destination');
   const sender = await findLookupSender(db, caller.platformId, query);
   const config = await getConfigRow(db, caller.platformId);
   const sendable = config.supported_currencies.filter((c) => c.enabledTransactionTypes.includes('OUTGOING'));
