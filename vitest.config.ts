@@ -1,8 +1,37 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Files whose outcome does not depend on the database engine: they open no database, or only an
+ * embedded one whatever the run (a data directory's lock). They run in the PGlite pass (`npm
+ * test`) only; the PostgreSQL pass (TEST_DATABASE_URL) would repeat them unchanged, ≈ 60 s of
+ * CI's CPU. A file that opens the database of the run does not belong here.
+ */
+const ENGINE_FREE = [
+  'test/unit/address-guard.test.ts',
+  'test/unit/beneficiary-match.test.ts',
+  'test/unit/bounded-worker.test.ts',
+  'test/unit/config-readme.test.ts',
+  'test/unit/csv.test.ts',
+  'test/unit/data-dir-lock.test.ts',
+  'test/unit/document-screening.test.ts',
+  'test/unit/error-codes.test.ts',
+  'test/unit/guarded-request.test.ts',
+  'test/unit/ids-money.test.ts',
+  'test/unit/jwks-fetch.test.ts',
+  'test/unit/logger.test.ts',
+  'test/unit/pricing.test.ts',
+  'test/unit/regex-safety.test.ts',
+  'test/unit/uma-address.test.ts',
+  'test/unit/uma-amounts.test.ts',
+  'test/unit/validation.test.ts',
+  'test/unit/wallet-crypto.test.ts',
+  'test/process/data-dir-lock.test.ts',
+];
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? ENGINE_FREE : [])],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,

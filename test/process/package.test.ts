@@ -1,5 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, processDatabase, type ProcessDatabase } from '../helpers/process.js';
 
 /**
- * Corridor as a product: `npm pack` (which builds dist/) of a copy of the sources, the tarball installed into an empty
- * directory without development dependencies (from the npm cache where it can), then the
- * installed `corridor` command migrates and serves until /readyz answers 200, on PGlite or on
- * PostgreSQL, whichever this run tests.
+ * Corridor as a product: `npm pack` (which builds dist/) of a copy of the sources, the tarball
+ * installed into an empty directory without development dependencies (from the npm cache where it
+ * can; kept for the next run of the same tarball), then the installed `corridor` command migrates
+ * and serves until /readyz answers 200, on PGlite or on PostgreSQL, whichever this run tests.
  */
 const root = new URL('../../', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -76,6 +78,34 @@ async function groupGone(pgid: number): Promise<void> {
   }
 }
 
+const INSTALLS = 'corridor-package-install-';
+
+/**
+ * `tarball` installed into an empty directory without development dependencies. The install is
+ * kept, named by the tarball's digest, for the next run of the same tarball (npm pack of the same
+ * sources is byte-identical): CI's PostgreSQL pass then installs nothing the PGlite pass did not
+ * already, about a minute of its time. Made in a directory of its own and renamed into place, so
+ * two runs at once never share a half-made install; installs of other tarballs an hour old go.
+ */
+async function installed(tarball: string): Promise<string> {
+  const digest = createHash('sha256').update(await readFile(tarball)).digest('hex').slice(0, 16);
+  const app = join(tmpdir(), `${INSTALLS}${digest}`);
+  if (existsSync(join(app, 'node_modules', 'corridor', 'package.json'))) return app;
+  for (const entry of await readdir(tmpdir())) {
+    const path = join(tmpdir(), entry);
+    if (entry.startsWith(INSTALLS) && path !== app && Date.now() - (await stat(path)).mtimeMs > 3_600_000) await rm(path, { recursive: true, force: true });
+  }
+  const making = join(work, 'app');
+  await mkdir(making);
+  await writeFile(join(making, 'package.json'), '{"name":"corridor-install","private":true}\n');
+  await run('npm', ['install', '--omit=dev', '--prefer-offline', ...NPM_QUIET, tarball], { cwd: making, maxBuffer: 64 * 1024 * 1024 });
+  await rename(making, app).catch((error: NodeJS.ErrnoException) => {
+    // Another run of the same tarball placed its install first: that one is as good.
+    if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+  });
+  return app;
+}
+
 describe('the packed package', () => {
   it('installs without development dependencies, migrates and serves', async () => {
     // Packed from a copy, so the build that `npm pack` runs never replaces the dist/ that other
@@ -92,13 +122,10 @@ describe('the packed package', () => {
     expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/pdf-worker.js', 'migrations/0001_foundation.sql', 'package.json', 'reference-data/directories.json']));
     expect(paths.filter((p) => p.startsWith('src/') || p.startsWith('test/'))).toEqual([]);
 
-    const app = join(work, 'app');
-    await mkdir(app);
-    await writeFile(join(app, 'package.json'), '{"name":"corridor-install","private":true}\n');
-    await run('npm', ['install', '--omit=dev', '--prefer-offline', ...NPM_QUIET, join(work, filename)], { cwd: app, maxBuffer: 64 * 1024 * 1024 });
-    const installed = JSON.parse(await readFile(join(app, 'node_modules', 'corridor', 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    const app = await installed(join(work, filename));
+    const manifest = JSON.parse(await readFile(join(app, 'node_modules', 'corridor', 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
     for (const tool of ['tsx', 'typescript', 'vitest']) {
-      expect(installed.devDependencies[tool]).toBeDefined();
+      expect(manifest.devDependencies[tool]).toBeDefined();
       await expect(readFile(join(app, 'node_modules', tool, 'package.json'))).rejects.toThrow();
     }
 
