@@ -12,6 +12,7 @@ import { decideManualReview } from './modules/verifications/index.js';
 import { createToken } from './modules/tokens/index.js';
 import { systemClock } from './platform/clock.js';
 import { DataDirInUse } from './platform/db/data-dir-lock.js';
+import { EmbeddedStartFailed } from './platform/db/embedded-start.js';
 import { openDatabase, type DbHandle } from './platform/db/database.js';
 import { migrationsCurrent } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
@@ -89,6 +90,8 @@ function usageOf(command: string | undefined): string {
  */
 function environmentFailure(error: unknown): string | undefined {
   if (!(error instanceof Error)) return undefined;
+  // An embedded data directory PostgreSQL would not start on: its own reason, not PGlite's stack.
+  if (error instanceof EmbeddedStartFailed) return error.message;
   const { code, syscall } = error as { code?: unknown; syscall?: unknown };
   if (typeof code !== 'string') return undefined;
   // Node's AggregateError (every address of a host refused) carries its reasons inside, its own message empty.

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,8 @@ import { runCli, serveUntilExitOrReady, startCorridor } from '../helpers/process
  * The embedded engine on one data directory, whichever engine the run tests: a second process
  * (a command, another serve) beside a running serve is refused in one line before it touches the
  * directory (two PGlite processes on one directory lost one side's writes, or left it
- * unreadable); a killed serve's lock is taken over by the next start; a clean stop frees it.
+ * unreadable); a killed serve's lock is taken over by the next start; a clean stop frees it. A
+ * directory PostgreSQL will not start on is refused with PostgreSQL's reason, not PGlite's stack.
  */
 let root: string;
 let env: Record<string, string>;
@@ -43,5 +44,20 @@ describe('an embedded data directory', () => {
     const command = await runCli(env, 'tokens', 'create', '--json');
     expect(command.code, command.output).toBe(0);
     expect(JSON.parse(command.stdout.trim().split('\n').pop()!)).toMatchObject({ clientSecret: expect.any(String) });
+  }, 120_000);
+
+  it('that PostgreSQL will not start on is refused in one line with PostgreSQL’s reason, exit 1', async () => {
+    const damaged = { CORRIDOR_DATA_DIR: join(root, 'damaged') };
+    expect((await runCli(damaged, 'migrate')).code).toBe(0);
+    // A control file whose checksum no longer matches: PostgreSQL refuses to start on it.
+    const control = await open(join(damaged.CORRIDOR_DATA_DIR, 'global', 'pg_control'), 'r+');
+    await control.write(Buffer.from('damaged'), 0, 7, 100);
+    await control.close();
+    for (const args of [['migrate'], ['ledger', 'verify']]) {
+      const result = await runCli(damaged, ...args);
+      expect(result.code, result.output).toBe(args[0] === 'migrate' ? 1 : 3);
+      expect(result.output).not.toMatch(/^\s+at /m);
+      expect(result.output).toContain(`the embedded database in ${damaged.CORRIDOR_DATA_DIR} did not start: FATAL: incorrect checksum in control file`);
+    }
   }, 120_000);
 });

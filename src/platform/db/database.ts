@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { lockDataDir } from './data-dir-lock.js';
+import { StartupLog } from './embedded-start.js';
 import { NamedStatementPool } from './named-statements.js';
 import { PipelinedReads, usePipelinedReads } from './pipelined-reads.js';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -198,7 +199,9 @@ async function startPglite(options: OpenOptions, unlock: () => Promise<void>): P
   // PostgreSQL with fsync off and its Node file system has no fsync): an OS crash or power cut
   // can lose recent commits or corrupt the directory. relaxedDurability is left alone: it only
   // defers the browser file systems' sync, and the Node one has none.
+  const startup = new StartupLog();
   const pglite = new PGlite({
+    onStderr: startup.onStderr,
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
     parsers: {
@@ -209,7 +212,13 @@ async function startPglite(options: OpenOptions, unlock: () => Promise<void>): P
     },
     serializers: { [pgliteTypes.INT8]: (v: unknown) => String(v) },
   });
-  await pglite.waitReady;
+  try {
+    await pglite.waitReady;
+  } catch (error) {
+    throw startup.failure(options.dataDir ?? 'memory', error);
+  } finally {
+    startup.stop();
+  }
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return {
     db,
