@@ -17,6 +17,11 @@ describe('settings refused at start-up', () => {
     ['CORRIDOR_DATA_DIR', '/dev/null/data'],
     ['CORRIDOR_UPLOAD_DIR', '/nonexistent/uploads'],
     ['CORRIDOR_UPLOAD_DIR', '/dev/null'],
+    // A connect timeout too short for any network, a silence shorter than a busy statement's pause.
+    ['CORRIDOR_DB_CONNECT_TIMEOUT_MS', '99'],
+    ['CORRIDOR_DB_CONNECT_TIMEOUT_MS', '5s'],
+    ['CORRIDOR_DB_SILENCE_MS', '999'],
+    ['CORRIDOR_DB_SILENCE_MS', '600001'],
     ['CORRIDOR_UMA_TRUSTED_ROOTS', 'not a certificate'],
     // Markers around nothing, or around text that is not DER: each UMA exchange would have failed on it.
     ['CORRIDOR_UMA_TRUSTED_ROOTS', '-----BEGIN CERTIFICATE----------END CERTIFICATE-----'],
