@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,8 @@ import { runCli, serveUntilExitOrReady, startCorridor } from '../helpers/process
  * The embedded engine on one data directory, whichever engine the run tests: a second process
  * (a command, another serve) beside a running serve is refused in one line before it touches the
  * directory (two PGlite processes on one directory lost one side's writes, or left it
- * unreadable); a killed serve's lock is taken over by the next start; a clean stop frees it. A
+ * unreadable); a killed serve's lock is taken over by the next start, and PostgreSQL's
+ * postmaster.pid with it, even one left empty; a clean stop frees it. A
  * directory PostgreSQL will not start on is refused with PostgreSQL's reason, not PGlite's stack.
  */
 let root: string;
@@ -44,6 +45,15 @@ describe('an embedded data directory', () => {
     const command = await runCli(env, 'tokens', 'create', '--json');
     expect(command.code, command.output).toBe(0);
     expect(JSON.parse(command.stdout.trim().split('\n').pop()!)).toMatchObject({ clientSecret: expect.any(String) });
+  }, 120_000);
+
+  it('left with an empty postmaster.pid (a start killed as PostgreSQL created it) starts', async () => {
+    const interrupted = { CORRIDOR_DATA_DIR: join(root, 'interrupted') };
+    expect((await runCli(interrupted, 'migrate')).code).toBe(0);
+    await writeFile(join(interrupted.CORRIDOR_DATA_DIR, 'postmaster.pid'), '');
+    const restarted = await runCli(interrupted, 'migrate');
+    expect(restarted.code, restarted.output).toBe(0);
+    expect(restarted.stdout).toContain('migrations are up to date');
   }, 120_000);
 
   it('that PostgreSQL will not start on is refused in one line with PostgreSQL’s reason, exit 1', async () => {
