@@ -7,7 +7,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Semaphore } from '../../src/modules/documents/screening/builtin.js';
+import { Semaphore } from '../../src/modules/documents/screening/gate.js';
 import { SCREENING_THRESHOLDS } from '../../src/modules/documents/screening/thresholds.js';
 import { BoundedWorkerPool } from '../../src/platform/bounded-worker.js';
 import { decompressionBombPng, pdfDecompressionBomb, validPdf } from '../helpers/document-files.js';
