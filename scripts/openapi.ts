@@ -8,7 +8,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { systemClock } from '../src/platform/clock.js';
 import { openDatabase } from '../src/platform/db/database.js';
-import { JobWorker } from '../src/platform/jobs.js';
+import { JobWorker } from '../src/platform/jobs/index.js';
 
 export async function generateOpenApi(): Promise<string> {
   // Documented against the default address, whatever this shell's environment says.

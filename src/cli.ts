@@ -19,7 +19,7 @@ import { withTx } from './platform/db/tx.js';
 import { PERMISSIONS, type Permission } from './platform/http/auth.js';
 import { RESEAL_JOB } from './modules/customers/index.js';
 import { newMasterKey } from './platform/crypto/master-key.js';
-import { enqueueJob } from './platform/jobs.js';
+import { enqueueJob } from './platform/jobs/index.js';
 import { AppError } from './platform/errors.js';
 import { formatId, parseId } from './platform/ids.js';
 import { openAndMigrate, startServer } from './server.js';

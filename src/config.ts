@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { certificatesFromPem, PEM_BEGIN, PEM_END } from './platform/crypto/pem.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_SILENCE_MS } from './platform/db/silent-connections.js';
-import { DEFAULT_LEASE_MS } from './platform/jobs.js';
+import { DEFAULT_LEASE_MS } from './platform/jobs/index.js';
 
 export const API_VERSION = '2025-10-13';
 export const BASE_PATH = `/${API_VERSION}`;

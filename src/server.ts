@@ -11,7 +11,7 @@ import { openDatabase, type DbHandle } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
 import { Startup } from './platform/http/ops.js';
-import { JobWorker } from './platform/jobs.js';
+import { JobWorker } from './platform/jobs/index.js';
 
 /**
  * Milliseconds since the process started at the end of each start-up phase, logged with the

@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { Clock } from './clock.js';
 import type { Db } from './db/database.js';
 import type { TenantSecretBox } from './crypto/secret-box.js';
-import type { JobWorker } from './jobs.js';
+import type { JobWorker } from './jobs/index.js';
 
 /**
  * What every module's routes receive from the wiring in `app.ts`. It lives below the modules so

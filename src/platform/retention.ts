@@ -4,7 +4,7 @@ import type { Clock } from './clock.js';
 import type { Db, DbOrTx, Tx } from './db/database.js';
 import { withTx } from './db/tx.js';
 import { violatedUniqueIndex } from './db/unique-violation.js';
-import { enqueueJob, type JobCompletion, type JobWorker } from './jobs.js';
+import { enqueueJob, type JobCompletion, type JobWorker } from './jobs/index.js';
 
 export const RETENTION_JOB = 'retention.purge';
 /** How often the purge runs. */

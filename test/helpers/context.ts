@@ -14,7 +14,7 @@ import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
 import { listMigrations, migrate } from '../../src/platform/db/migrate.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import type { Permission } from '../../src/platform/http/auth.js';
-import { JobWorker } from '../../src/platform/jobs.js';
+import { JobWorker } from '../../src/platform/jobs/index.js';
 import { upstreamConformance } from './upstream-conformance.js';
 
 export const BASE = '/2025-10-13';

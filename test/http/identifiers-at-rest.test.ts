@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESEAL_JOB, SEAL_PLAINTEXT_JOB } from '../../src/modules/customers/index.js';
 import { withTx } from '../../src/platform/db/tx.js';
-import { enqueueJob } from '../../src/platform/jobs.js';
+import { enqueueJob } from '../../src/platform/jobs/index.js';
 import { BASE, createTestContext, type TestContext, type TestPlatform } from '../helpers/context.js';
 
 /**

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { enqueueJob, JobWorker } from '../../src/platform/jobs.js';
+import { enqueueJob, JobWorker } from '../../src/platform/jobs/index.js';
 import { RETENTION_INTERVAL_MS, RETENTION_JOB, RETENTION_MARGIN_MS } from '../../src/platform/retention.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { startFakeVasp, type FakeVasp } from '../helpers/uma.js';

@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/platform/clock.js';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { isDatabaseUnavailable } from '../../src/platform/db/unavailable.js';
-import { JobWorker } from '../../src/platform/jobs.js';
+import { JobWorker } from '../../src/platform/jobs/index.js';
 import { onPostgres } from '../helpers/context.js';
 import { waitUntil } from '../helpers/process.js';
 

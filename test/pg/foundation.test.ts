@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTx } from '../../src/platform/db/tx.js';
 import { sendWrite } from '../../src/platform/http/write.js';
-import { enqueueJob, JobWorker } from '../../src/platform/jobs.js';
+import { enqueueJob, JobWorker } from '../../src/platform/jobs/index.js';
 import { BASE, createTestContext, onPostgres, type TestContext } from '../helpers/context.js';
 
 /** What only a real PostgreSQL server with several connections (and processes) can show. */

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
-import { JobWorker } from '../../src/platform/jobs.js';
+import { JobWorker } from '../../src/platform/jobs/index.js';
 import { onPostgres, openTestDatabase } from '../helpers/context.js';
 import { captureStatements, pagesRead } from '../helpers/explain.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountsLedger } from '../../src/modules/internal-accounts/index.js';
 import { accountBalance } from '../../src/modules/ledger/index.js';
 import { Payments, SandboxRails } from '../../src/modules/transactions/index.js';
-import { JobWorker } from '../../src/platform/jobs.js';
+import { JobWorker } from '../../src/platform/jobs/index.js';
 import { OffsetPlatformClock } from '../../src/platform/platform-clock.js';
 import { createTestContext, onPostgres, type TestContext } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';

@@ -11,7 +11,7 @@ import { systemClock } from '../../src/platform/clock.js';
 import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { withTx } from '../../src/platform/db/tx.js';
-import { JobWorker } from '../../src/platform/jobs.js';
+import { JobWorker } from '../../src/platform/jobs/index.js';
 import { BASE, basic, onPostgres } from '../helpers/context.js';
 import { waitUntil } from '../helpers/process.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
-import { enqueueJob, JobWorker } from '../../src/platform/jobs.js';
+import { enqueueJob, JobWorker } from '../../src/platform/jobs/index.js';
 import { openTestDatabase } from '../helpers/context.js';
 
 /**

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
-import { backoffMs, enqueueJob, enqueueJobs, JobWorker, RetryJobAt } from '../../src/platform/jobs.js';
+import { backoffMs, enqueueJob, enqueueJobs, JobWorker, RetryJobAt } from '../../src/platform/jobs/index.js';
 import { openTestDatabase } from '../helpers/context.js';
 
 let handle: DbHandle;

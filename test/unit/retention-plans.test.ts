@@ -8,7 +8,7 @@ import { createPlatform } from '../../src/modules/platforms/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { Db, DbHandle } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
-import { jobQueueDepth } from '../../src/platform/jobs.js';
+import { jobQueueDepth } from '../../src/platform/jobs/index.js';
 import { PURGE_BATCH_ROWS, purgeDoneJobs } from '../../src/platform/retention.js';
 import { openTestDatabase } from '../helpers/context.js';
 import { recordingDb } from '../helpers/recording-db.js';

@@ -9,7 +9,7 @@ import { purgeSpentOidcTokens } from '../../src/modules/wallet-auth/repo.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
-import { enqueueJob, JobWorker } from '../../src/platform/jobs.js';
+import { enqueueJob, JobWorker } from '../../src/platform/jobs/index.js';
 import { doneJobsPurge, PURGE_BATCH_ROWS, Retention, RETENTION_INTERVAL_MS, RETENTION_JOB, RETENTION_MARGIN_MS, type Purge } from '../../src/platform/retention.js';
 import { openTestDatabase } from '../helpers/context.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { afterCommit, inSavepoint, withTx } from '../../src/platform/db/tx.js';
-import { enqueueJob } from '../../src/platform/jobs.js';
+import { enqueueJob } from '../../src/platform/jobs/index.js';
 import { recordEvent } from '../../src/platform/outbox.js';
 import { createPlatform } from '../../src/modules/platforms/service.js';
 import { openTestDatabase } from '../helpers/context.js';

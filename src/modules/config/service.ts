@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
-import { enqueueJob } from '../../platform/jobs.js';
+import { enqueueJob } from '../../platform/jobs/index.js';
 import { knownOidcIssuer } from '../../platform/oidc-issuers.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { isUmaAddress } from '../../platform/uma-address.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
-import type { JobCheckpoint } from '../../platform/jobs.js';
+import type { JobCheckpoint } from '../../platform/jobs/index.js';
 import type { ConfigAccountsJobPayload } from '../config/index.js';
 import { provisionAccountsOf, provisionPlatformAccounts } from '../internal-accounts/index.js';
 import { approvedCustomersAfter } from './repo.js';

@@ -7,7 +7,7 @@ import { inSavepoint, withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { compileBodySchema, toFieldErrors } from '../../platform/http/validation.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { enqueueJob, type JobCheckpoint } from '../../platform/jobs.js';
+import { enqueueJob, type JobCheckpoint } from '../../platform/jobs/index.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { csvStream, CsvFileError, headerErrors, neutraliseDeep, readCsv, rowToRequest, toColumnErrors, type CsvRecord } from './csv.js';
 import {

@@ -20,7 +20,7 @@ import {
   type WalletAuthRouteDeps,
   WalletOperationProcessing,
 } from '../wallet-auth/index.js';
-import { JobTakenOver } from '../../platform/jobs.js';
+import { JobTakenOver } from '../../platform/jobs/index.js';
 import { CONFIG_ACCOUNTS_JOB, type ConfigAccountsJobPayload } from '../config/index.js';
 import { openAccountsAfterConfigChange } from './accounts-sync.js';
 import { checkImportFile, failImport, getImport, importErrorReport, IMPORT_JOB, runImport, startImport, type ImportJobPayload } from './import.js';

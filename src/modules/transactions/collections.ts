@@ -1,6 +1,6 @@
 import { withTx } from '../../platform/db/tx.js';
 import { formatId } from '../../platform/ids.js';
-import { RetryJobAt, type JobCheckpoint } from '../../platform/jobs.js';
+import { RetryJobAt, type JobCheckpoint } from '../../platform/jobs/index.js';
 import { collectionSeconds, pulledFrom } from './payment-rows.js';
 import { providerPollMs, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';
 import type { Pull } from './rail-provider.js';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../platform/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { inSavepoint, withTx } from '../../platform/db/tx.js';
-import { enqueueJob, type Job, type JobCompletion, type JobWorker } from '../../platform/jobs.js';
+import { enqueueJob, type Job, type JobCompletion, type JobWorker } from '../../platform/jobs/index.js';
 import { AppError } from '../../platform/errors.js';
 import { LedgerError } from '../ledger/index.js';
 import type { DepositOutcome, FundingDeposits, ReportedDeposit } from './deposits.js';

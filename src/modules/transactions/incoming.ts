@@ -3,7 +3,7 @@ import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { enqueueJob, type Job, type JobWorker } from '../../platform/jobs.js';
+import { enqueueJob, type Job, type JobWorker } from '../../platform/jobs/index.js';
 import { recordEvents } from '../../platform/outbox.js';
 import { customerTypeOf } from '../customers/index.js';
 import { findCustomerAccountIn } from '../internal-accounts/index.js';

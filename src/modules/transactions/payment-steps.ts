@@ -3,7 +3,7 @@ import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
-import { enqueueJob, type JobWorker } from '../../platform/jobs.js';
+import { enqueueJob, type JobWorker } from '../../platform/jobs/index.js';
 import { MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import { recordEvents, type DomainEvent } from '../../platform/outbox.js';
 import { findLedgerTransaction, LedgerError, type Ledger, type LedgerAccountRef, type Posting } from '../ledger/index.js';

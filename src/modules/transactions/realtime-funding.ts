@@ -2,7 +2,7 @@ import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
-import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.js';
+import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs/index.js';
 import { externalOwnerDeleted } from '../external-accounts/index.js';
 import { creditableAccount, findInternalAccount } from '../internal-accounts/index.js';
 import type { LedgerAccountRef } from '../ledger/index.js';

@@ -1,7 +1,7 @@
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { formatId } from '../../platform/ids.js';
-import { enqueueJob, RetryJobAt, type Job, type JobCheckpoint } from '../../platform/jobs.js';
+import { enqueueJob, RetryJobAt, type Job, type JobCheckpoint } from '../../platform/jobs/index.js';
 import { externalOwnerDeleted } from '../external-accounts/index.js';
 import type { Collections, CollectionProgress } from './collections.js';
 import { providerPollMs, ref, type PaymentsDeps, type SharedPaymentSteps } from './payment-steps.js';

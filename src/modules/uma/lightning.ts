@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
-import { RetryJobAt, type Job } from '../../platform/jobs.js';
+import { RetryJobAt, type Job } from '../../platform/jobs/index.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
 import { customerTypeOf } from '../customers/index.js';

@@ -19,7 +19,7 @@ import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { withTx } from '../../platform/db/tx.js';
-import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.js';
+import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs/index.js';
 import { parseUmaAddress, type UmaAddress } from '../../platform/uma-address.js';
 import { INVOICE_EXPIRY_JOB } from './lightning.js';
 import { CUSTOMER_INFO_FIELDS, getConfigRow, platformsWithUmaDomain, type PlatformCurrencyConfig } from '../config/index.js';

@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { enqueueJob } from '../../platform/jobs.js';
+import { enqueueJob } from '../../platform/jobs/index.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { ownersForReview, setBeneficialOwnerStatuses } from '../beneficial-owners/index.js';

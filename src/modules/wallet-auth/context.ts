@@ -4,7 +4,7 @@ import { InvalidKeyError, parseP256PublicKey } from '../../platform/crypto/p256.
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { parseId } from '../../platform/ids.js';
-import type { JobWorker } from '../../platform/jobs.js';
+import type { JobWorker } from '../../platform/jobs/index.js';
 import type { MessageSender } from '../../platform/messages.js';
 import type { PlatformConfigCache } from '../config/index.js';
 import type { WalletEnclave } from './enclave/enclave.js';

@@ -3,7 +3,7 @@ import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { inSavepoint, withTx } from '../../platform/db/tx.js';
 import { AppError, statusOf, type ErrorCode } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { enqueueJob, type JobWorker } from '../../platform/jobs.js';
+import { enqueueJob, type JobWorker } from '../../platform/jobs/index.js';
 import { canonicalJson, sha256Hex } from '../../platform/crypto/encoding.js';
 import { parseStamp, StampMalformedError, verifyStamp, type WalletStamp } from '../../platform/crypto/stamp.js';
 import {

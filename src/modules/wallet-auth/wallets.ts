@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { uuidv7 } from '../../platform/ids.js';
-import { enqueueJob } from '../../platform/jobs.js';
+import { enqueueJob } from '../../platform/jobs/index.js';
 import type { TiedCredentials } from './contact-credentials.js';
 import { checkClientPublicKey, loadWalletAccount, OPERATIONS, type WalletAuthDeps } from './context.js';
 import { accountsWithWallets, findWallet, insertCredentials, insertWallets, type SignedRequestRow, type WalletAccount, type WalletRow } from './repo.js';

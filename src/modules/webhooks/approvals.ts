@@ -6,7 +6,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { storableJson, storableText } from '../../platform/http/text-input.js';
 import { uuidv7 } from '../../platform/ids.js';
-import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs.js';
+import { enqueueJob, RetryJobAt, type Job } from '../../platform/jobs/index.js';
 import type { EventCatalogue } from './catalogue.js';
 import { AttemptNotLogged, type WebhookDeliveries } from './deliveries.js';
 import { decideApproval, findApproval, findPendingApproval, insertApproval, shortenApprovalDeadline, type ApprovalRow } from './repo.js';

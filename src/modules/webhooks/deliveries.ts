@@ -6,7 +6,7 @@ import { AppError } from '../../platform/errors.js';
 import { Counter, Histogram } from '../../platform/http/metrics.js';
 import { storableText } from '../../platform/http/text-input.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { enqueueJobs, RetryJobAt, type Job, type JobCompletion } from '../../platform/jobs.js';
+import { enqueueJobs, RetryJobAt, type Job, type JobCompletion } from '../../platform/jobs/index.js';
 import type { OutboxEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import type { Resolver } from '../../platform/address-guard.js';

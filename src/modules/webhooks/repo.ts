@@ -140,7 +140,7 @@ export interface AttemptRecord {
  * Counts an attempt on its delivery and logs it, in one statement (atomic without a
  * transaction around it, and one round trip on the delivery path); answers the delivery as it
  * now is, `attempt_count` being the attempt's number. `alsoRun`: a data-modifying statement that
- * goes in the same one (the delivery job's completion, JobCompletion in platform/jobs.ts).
+ * goes in the same one (the delivery job's completion, JobCompletion in platform/jobs/queue.ts).
  */
 export async function recordAttempt(db: DbOrTx, platformId: string, deliveryId: string, attempt: AttemptRecord, alsoRun?: RawBuilder<unknown>): Promise<DeliveryRow> {
   const delivered = attempt.outcome === 'SUCCEEDED';

@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { DbHandle } from '../../platform/db/database.js';
 import type { HttpMetrics } from '../../platform/http/metrics.js';
-import type { JobWorker } from '../../platform/jobs.js';
+import type { JobWorker } from '../../platform/jobs/index.js';
 import { outboxRelay } from '../../platform/outbox.js';
 import { getConfigRow } from '../config/index.js';
 import { platformEnvironment } from '../platforms/index.js';

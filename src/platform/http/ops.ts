@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.js';
 import { migrationsCurrent } from '../db/migrate.js';
 import { AppError } from '../errors.js';
-import { jobQueueDepth } from '../jobs.js';
+import { jobQueueDepth } from '../jobs/index.js';
 import type { HttpMetrics } from './metrics.js';
 
 /**
