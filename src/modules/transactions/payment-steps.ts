@@ -10,7 +10,7 @@ import { findLedgerTransaction, LedgerError, type Ledger, type LedgerAccountRef,
 import type { RailProvider } from './rail-provider.js';
 import { BOOK_TRANSFER, FUNDING_RAIL } from './rails.js';
 import { updateTransaction, type TransactionChanges, type TransactionRecord, type TransactionRow } from './repo.js';
-import { INCOMING_PAYMENT_EVENTS } from './schemas.js';
+import { INCOMING_PAYMENT_EVENTS, type OutgoingFailureReason } from './schemas.js';
 import { assertTransition, type TransactionStatus } from './status.js';
 import { toTransaction } from './views.js';
 
@@ -172,6 +172,18 @@ export class SharedPaymentSteps {
     if (row.environment === 'production') {
       await enqueueJob(trx, this.deps.clock, { kind: RETURN_DEPOSIT_JOB, platformId: row.platform_id, payload: { transactionId: row.id }, maxAttempts: RETURN_MAX_ATTEMPTS });
     }
+  }
+
+  /**
+   * The payment FAILED with `reason`, the money that left the sender on its way back (already
+   * returned by the caller; `refundReference` names the return), its events written: in the
+   * caller's transaction, on the locked row.
+   */
+  async failRefunded(trx: DbOrTx, row: TransactionRow, reason: OutgoingFailureReason, refundReference: string): Promise<TransactionRow> {
+    const refund = await this.refundOf(trx, row, refundReference, 'TRANSACTION_FAILED');
+    const failed = await this.transition(trx, row, 'FAILED', { failure_reason: reason, ...refund.changes });
+    await this.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
+    return failed;
   }
 
   /**

@@ -97,9 +97,7 @@ export class RealtimeFunding {
     const funded = await this.arrive(trx, row, origin, paid);
     if (refusal) {
       await this.steps.returnFunds(trx, funded, funded.funding_id!);
-      const refund = await this.steps.refundOf(trx, funded, ref(row.id, 'funding-return'), 'TRANSACTION_FAILED');
-      const failed = await this.steps.transition(trx, funded, 'FAILED', { failure_reason: refusal, ...refund.changes });
-      await this.steps.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
+      const failed = await this.steps.failRefunded(trx, funded, refusal, ref(row.id, 'funding-return'));
       await this.steps.unspent(trx, failed);
       return failed;
     }

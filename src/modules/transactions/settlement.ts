@@ -169,10 +169,7 @@ export class Settlement {
   /** A held payment that will not be handed over (locked, PENDING): FAILED, its hold released and refunded, in the caller's transaction. */
   private async failUnpaid(trx: Tx, row: TransactionRow, reason: OutgoingFailureReason): Promise<void> {
     await this.steps.refundDebit(trx, row);
-    const refund = await this.steps.refundOf(trx, row, ref(row.id, 'refund'), 'TRANSACTION_FAILED');
-    const failed = await this.steps.transition(trx, row, 'FAILED', { failure_reason: reason, ...refund.changes });
-    await this.steps.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
-    await this.steps.unspent(trx, failed);
+    await this.steps.unspent(trx, await this.steps.failRefunded(trx, row, reason, ref(row.id, 'refund')));
   }
 
   /** A payment in PROCESSING that the rail refused or returned: FAILED, its debit refunded, in one transaction. */
@@ -181,9 +178,7 @@ export class Settlement {
       const row = await findTransaction(trx, platformId, transactionId, { forUpdate: true });
       if (!row || row.status !== 'PROCESSING') return;
       await this.steps.refundDebit(trx, row);
-      const refund = await this.steps.refundOf(trx, row, ref(row.id, 'refund'), 'TRANSACTION_FAILED');
-      const failed = await this.steps.transition(trx, row, 'FAILED', { failure_reason: reason, ...refund.changes });
-      await this.steps.emit(trx, failed, ['OUTGOING_PAYMENT.FAILED', refund.event]);
+      await this.steps.failRefunded(trx, row, reason, ref(row.id, 'refund'));
     });
   }
 
