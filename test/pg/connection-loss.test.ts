@@ -85,5 +85,6 @@ describe.runIf(onPostgres)('a checked-out PostgreSQL connection lost between sta
       await admin.query(`drop database if exists ${name} with (force)`);
       await admin.end();
     }
-  });
+    // A database of its own, created and migrated inside the test: seconds on a loaded machine.
+  }, 120_000);
 });

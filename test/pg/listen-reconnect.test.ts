@@ -40,7 +40,8 @@ describe.runIf(onPostgres)('LISTEN connections on PostgreSQL', () => {
       await admin.query(`drop database if exists ${name} with (force)`);
       await admin.end();
     }
-  });
+    // A database of its own, created and dropped inside the test: seconds on a loaded machine.
+  }, 120_000);
 
   /** Polls `done` every 20 ms for at most `ms`; answers whether it came true. */
   async function eventually(done: () => boolean | Promise<boolean>, ms = 5_000): Promise<boolean> {
