@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,9 +82,9 @@ export interface ProcessDatabase {
 /**
  * A private database for processes a test starts: on PostgreSQL (TEST_DATABASE_URL) a fresh
  * schema reached through the URL's search_path, with a master key (required there); else an
- * embedded data directory.
+ * embedded data directory, migrated unless `empty` (then not even made).
  */
-export async function processDatabase(prefix: string): Promise<ProcessDatabase> {
+export async function processDatabase(prefix: string, options: { empty?: boolean } = {}): Promise<ProcessDatabase> {
   const url = process.env.TEST_DATABASE_URL;
   if (url) {
     const schema = `${prefix}_${process.pid}_${Date.now()}`;
@@ -103,7 +103,14 @@ export async function processDatabase(prefix: string): Promise<ProcessDatabase> 
     };
   }
   const dir = await mkdtemp(join(tmpdir(), `corridor-${prefix}-`));
-  return { env: { CORRIDOR_DATA_DIR: join(dir, 'data') }, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  const dataDir = join(dir, 'data');
+  if (!options.empty) {
+    // Initialising and migrating a new directory costs a process seconds of CPU: start from the
+    // run's migrated one (test/global-setup.ts), as `corridor migrate` would have left it.
+    const seed = await openDatabase({ dataDir, loadDataDir: new Blob([await readFile(inject('pgliteTemplate'))]) });
+    await seed.close();
+  }
+  return { env: { CORRIDOR_DATA_DIR: dataDir }, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /** A `corridor serve` process (this run's bundle) as spawned: its output so far, and its exit code once it exits. */

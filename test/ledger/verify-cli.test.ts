@@ -117,7 +117,7 @@ describe('corridor ledger verify on a database it cannot judge', () => {
 
   /** A private database that exists but holds nothing (on PGlite, an initialised data directory). */
   async function emptyDatabase(prefix: string): Promise<ProcessDatabase> {
-    const database = await processDatabase(prefix);
+    const database = await processDatabase(prefix, { empty: true });
     databases.push(database);
     if (!database.env.DATABASE_URL) await (await open(database)).close();
     return database;

@@ -1,9 +1,8 @@
 import { statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { amcheck } from '@electric-sql/pglite/contrib/amcheck';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { onPostgres } from '../helpers/context.js';
 import {
@@ -36,9 +35,6 @@ describe.runIf(!onPostgres)('corridor serve on the embedded engine killed with S
   let database: ProcessDatabase;
   beforeAll(async () => {
     database = await processDatabase('embcrash');
-    // Initialising and migrating a new directory costs seconds: start from the run's migrated one.
-    const seed = await openDatabase({ dataDir: database.env.CORRIDOR_DATA_DIR!, loadDataDir: new Blob([await readFile(inject('pgliteTemplate'))]) });
-    await seed.close();
   });
   afterAll(() => database.cleanup());
 
