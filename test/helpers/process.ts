@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import lockfile from 'proper-lockfile';
 import { afterAll, inject } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, basic } from './context.js';
@@ -36,11 +37,36 @@ export function untilFileEnds<T extends ChildProcess>(child: T): T {
 
 /**
  * Ports this test worker hands out: below Linux's ephemeral range (32768–60999), where a bind to
- * port 0 never lands, in a slice of its own per vitest worker.
+ * port 0 never lands, in a slice no other test process on this machine holds. A slice per
+ * VITEST_POOL_ID was not enough: two test runs at once (both engines side by side) have the same
+ * pool ids, and a test then polled the other run's server on its port, took it for its own
+ * starting one, and stopped its own before it had signal handlers (exit by SIGTERM, not 0).
  */
 const PORTS_PER_WORKER = 1_000;
-const FIRST_PORT = 20_000 + (Number(process.env.VITEST_POOL_ID ?? 0) % 12) * PORTS_PER_WORKER;
+const SLICES = 12;
+let firstPort: Promise<number> | undefined;
 let portsHanded = 0;
+
+/** The first port of a slice this process holds: a lock per slice (proper-lockfile), released when the process exits. */
+function slice(): Promise<number> {
+  return (firstPort ??= (async () => {
+    for (let n = 0; n < SLICES; n++) {
+      try {
+        await lockfile.lock(tmpdir(), {
+          lockfilePath: join(tmpdir(), `corridor-test-ports-${n}.lock`),
+          realpath: false,
+          stale: 60_000,
+          // A worker stalled for a minute may lose its slice: its next ports may then be shared, no more.
+          onCompromised: () => {},
+        });
+        return 20_000 + n * PORTS_PER_WORKER;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'ELOCKED') throw error;
+      }
+    }
+    throw new Error(`every one of the ${SLICES} port slices is held by another test process`);
+  })());
+}
 
 /**
  * A TCP port nothing listens on right now and that no other test is handed. A port the system
@@ -49,11 +75,12 @@ let portsHanded = 0;
  * /readyz, and the test talked to a process that was not its own (in CI, one a crash test killed).
  */
 export async function freePort(): Promise<number> {
+  const first = await slice();
   for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
-    const port = FIRST_PORT + (portsHanded++ % PORTS_PER_WORKER);
+    const port = first + (portsHanded++ % PORTS_PER_WORKER);
     if (await bindable(port)) return port;
   }
-  throw new Error(`no free port between ${FIRST_PORT} and ${FIRST_PORT + PORTS_PER_WORKER - 1}`);
+  throw new Error(`no free port between ${first} and ${first + PORTS_PER_WORKER - 1}`);
 }
 
 function bindable(port: number): Promise<boolean> {
