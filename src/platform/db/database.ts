@@ -181,13 +181,13 @@ async function openPglite(options: OpenOptions): Promise<DbHandle> {
   if (options.dataDir) {
     mkdirSync(options.dataDir, { recursive: true });
     unlock = await lockDataDir(options.dataDir);
+  }
+  try {
     // PostgreSQL's own lock file is a remnant whenever this process holds the directory's lock,
     // and one left empty (a start killed between creating it and writing it) stops every later
     // start ("lock file postmaster.pid is empty") until someone removes it by hand. It guards
     // nothing here: PGlite's PostgreSQL always runs as pid 42, so it takes any it finds as its own.
-    rmSync(join(options.dataDir, 'postmaster.pid'), { force: true });
-  }
-  try {
+    if (options.dataDir) rmSync(join(options.dataDir, 'postmaster.pid'), { force: true });
     return await startPglite(options, unlock);
   } catch (error) {
     await unlock();
