@@ -121,10 +121,12 @@ export async function findExternalAccount(
  * deleted customer's accounts receive nothing and are pulled from by nothing. Read FOR SHARE in
  * the transaction that pays to or pulls from the account, so a concurrent DELETE of the owner
  * (which locks the customer FOR UPDATE) waits for that payment to commit, or is seen by it.
+ * Outside a transaction (a quote's creation, a receiver lookup) a plain read: a lock would hold
+ * nothing past it, yet cost PostgreSQL a transaction id and a flushed commit record.
  */
 export async function accountOwnerDeleted(db: DbOrTx, platformUuid: string, account: Pick<ExternalAccountDestination, 'customerUuid'>): Promise<boolean> {
   if (account.customerUuid === null) return false;
-  const owner = await senderReadiness(db, platformUuid, account.customerUuid, { forShare: true });
+  const owner = await senderReadiness(db, platformUuid, account.customerUuid, { forShare: db.isTransaction });
   return owner?.deleted === true;
 }
 

@@ -123,11 +123,14 @@ export async function selectCustomerAccountIds(db: DbOrTx, platformId: string, c
 /**
  * Whether the account's owner is a deleted customer (false for the platform's own accounts). Read
  * FOR SHARE in the transaction that credits the account: the credit commits before a concurrent
- * DELETE of the owner checks its balance, or waits for it and finds the owner deleted.
+ * DELETE of the owner checks its balance, or waits for it and finds the owner deleted. Outside a
+ * transaction (a quote's creation, checked again when it executes) a lock would hold nothing past
+ * the read, yet cost PostgreSQL a transaction id and a flushed commit record: a plain read.
  */
 export async function ownerDeleted(db: DbOrTx, platformId: string, customerId: string | null): Promise<boolean> {
   if (customerId === null) return false;
-  const owner = await db.selectFrom('customers').select('deleted_at').where('platform_id', '=', platformId).where('id', '=', customerId).forShare().executeTakeFirst();
+  const read = db.selectFrom('customers').select('deleted_at').where('platform_id', '=', platformId).where('id', '=', customerId);
+  const owner = await (db.isTransaction ? read.forShare() : read).executeTakeFirst();
   return owner?.deleted_at != null;
 }
 
