@@ -76,8 +76,6 @@ export function loadMasterKey(configured: Buffer | undefined, dataDir: string, s
   }
   mkdirSync(dataDir, { recursive: true });
   const key = newMasterKey();
-  // Written whole under another name, then linked into place: a first start killed mid-write
-  // leaves a stray temporary file, not an empty key file that every later start would refuse.
   // Another first start that put its key in place first: that one is the key.
   if (!placeKey(path, `${key}\n`)) return loadMasterKey(configured, dataDir, sharedDatabase);
   return Buffer.from(key, 'hex');
