@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import lockfile from 'proper-lockfile';
-import { afterAll, inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, basic } from './context.js';
 
@@ -242,5 +242,25 @@ export async function crashFunding(current: () => CorridorProcess, platform: { c
   const accounts = (await (await api('GET', `/customers/internal-accounts?customerId=${customer.id}`)).json()) as { data: Array<{ id: string }> };
   const account = accounts.data[0]!.id;
   const fund = (n: number) => api('POST', `/sandbox/internal-accounts/${account}/fund`, { amount: n }, { 'idempotency-key': `crash-${n}` });
-  return { api, fund, customerId: customer.id };
+  /**
+   * After the restarts: every `acknowledged` request's retry replays its stored answer, retrying
+   * all that was `sent` applies each exactly once, and the balance is their sum.
+   */
+  const expectEachAppliedOnce = async (acknowledged: Map<number, unknown>, sent: number[]) => {
+    await inBatches([...acknowledged], async ([n, body]) => {
+      const retry = await fund(n);
+      expect(retry.status, `crash-${n}`).toBe(200);
+      expect(retry.headers.get('idempotent-replayed'), `crash-${n}`).toBe('true');
+      expect(await retry.json()).toEqual(body);
+    });
+    await inBatches(sent, async (n) => expect((await fund(n)).status).toBe(200));
+    const after = (await (await api('GET', `/customers/internal-accounts?customerId=${customer.id}`)).json()) as { data: Array<{ balance: { amount: number } }> };
+    expect(after.data[0]!.balance.amount).toBe(sent.reduce((a, b) => a + b, 0));
+  };
+  return { fund, expectEachAppliedOnce };
+}
+
+/** `work` on every item, eight at a time. */
+async function inBatches<T>(items: T[], work: (item: T) => Promise<void>, size = 8): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
 }
