@@ -1,6 +1,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ATTEMPT_LOG_LIMIT } from '../../src/modules/webhooks/deliveries.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -202,6 +203,19 @@ describe('webhook delivery log', () => {
     expect((await call(p, 'PATCH', '/config', { webhookEndpoint: null })).statusCode).toBe(200);
     expectEnvelope(await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`), 400, 'WEBHOOK_ENDPOINT_NOT_SET');
     expect(((await call(p, 'GET', `/webhooks/deliveries/${pending!.id}`)).json() as Delivery).attempts).toBe(4);
+  });
+
+  it('shows the latest ATTEMPT_LOG_LIMIT attempts of a delivery re-sent more often than that, and counts them all', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    await drain();
+    const [test] = ((await call(p, 'GET', '/webhooks/deliveries?eventType=TEST')).json() as { data: Delivery[] }).data;
+    const resends = ATTEMPT_LOG_LIMIT + 5;
+    for (let i = 0; i < resends; i++) expect((await call(p, 'POST', `/webhooks/deliveries/${test!.id}/resend`)).statusCode).toBe(200);
+    const detail = (await call(p, 'GET', `/webhooks/deliveries/${test!.id}`)).json() as Delivery;
+    expect(detail.attempts).toBe(1 + resends);
+    // Oldest first, the first six left out.
+    expect(detail.attemptLog.map((a) => a.number)).toEqual(Array.from({ length: ATTEMPT_LOG_LIMIT }, (_, i) => i + 7));
   });
 
   it('a failed re-send leaves the delivery as its job left it meanwhile, not as it was when the re-send began', async () => {

@@ -1,8 +1,11 @@
 import type { LookupAddress } from 'node:dns';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { notifyChanged } from '../../src/platform/cache.js';
 import { refusedRange } from '../../src/platform/address-guard.js';
+import { IDLE_CONNECTION_MS } from '../../src/modules/webhooks/sender.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -254,6 +257,28 @@ describe('delivery safety', () => {
     expect(log).not.toContain('s3cr3t-t0ken');
     expect(log).not.toContain('Private Person');
     for (const w of r.received) expect(log).not.toContain(String(w.headers['x-service-signature']));
+  });
+
+  it('closes a connection the receiver keeps open once it has been idle for IDLE_CONNECTION_MS: no endpoint holds sockets for ever', async () => {
+    let open = 0;
+    // A receiver that never closes an idle keep-alive connection itself.
+    const server = createServer((request, response) => request.resume().on('end', () => response.writeHead(200).end()));
+    server.keepAliveTimeout = 0;
+    server.on('connection', (socket) => {
+      open++;
+      socket.on('close', () => open--);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const p = await ctx.newPlatform();
+      await call(p, 'PATCH', '/config', { webhookEndpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks` });
+      expect((await call(p, 'POST', '/sandbox/webhooks/test')).statusCode).toBe(200);
+      expect(open).toBe(1);
+      await expect.poll(() => open, { timeout: IDLE_CONNECTION_MS + 5_000, interval: 250 }).toBe(0);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('one hung endpoint holds only its share of a worker: another platform’s webhook goes out at once', async () => {

@@ -1,7 +1,8 @@
+import { createPublicKey, verify } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RETRY_SCHEDULE_SECONDS } from '../../src/modules/webhooks/index.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { WebhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiver.js';
 
 let ctx: TestContext;
 let receiver: WebhookReceiver;
@@ -131,6 +132,46 @@ describe('webhook delivery', () => {
     expect(receiver.received).toHaveLength(sent);
   });
 
+  it('signs every attempt afresh with its send time: the replay check of docs/webhooks.md accepts each retry and re-send, refuses a replayed or altered body', async () => {
+    receiver = await WebhookReceiver.start();
+    const sentAt = new Map<ReceivedWebhook, number>();
+    receiver.answer = (w) => {
+      sentAt.set(w, ctx.clock.now().getTime());
+      // The TEST's first two attempts fail.
+      return { status: w.body.type === 'TEST' && receiver.of('TEST').length <= 2 ? 500 : 200 };
+    };
+    const p = await connectedPlatform();
+    const keys = ((await call(p, 'GET', '/webhooks/signing-keys')).json() as { data: Array<{ publicKey: string }> }).data.map((k) => createPublicKey(k.publicKey));
+    // docs/webhooks.md, "Replays": the signature over the raw body, then the signed timestamp within 5 minutes of the receiver's clock.
+    const accepts = (raw: Buffer, signature: string, now: number) =>
+      keys.some((key) => verify('sha256', raw, key, Buffer.from(signature, 'base64'))) &&
+      Math.abs(now - Date.parse((JSON.parse(raw.toString('utf8')) as { timestamp: string }).timestamp)) <= 5 * 60_000;
+    await drain();
+    const id = receiver.of('TEST')[0]!.body.id;
+    for (let retry = 0; retry < 2; retry++) {
+      ctx.clock.set((await delivery(p, id)).nextAttemptAt!);
+      await drain();
+    }
+    ctx.clock.advance(10 * 60_000);
+    expect(await call(p, 'POST', `/webhooks/deliveries/${id}/resend`)).toMatchObject({ statusCode: 200 });
+    const attempts = receiver.received.filter((w) => w.body.id === id);
+    // The first attempt, two retries (the last one acknowledged) and the re-send ten minutes on.
+    expect(attempts).toHaveLength(4);
+    for (const w of attempts) {
+      expect(w.body.timestamp).toBe(new Date(sentAt.get(w)!).toISOString());
+      expect(accepts(Buffer.from(w.raw), String(w.headers['x-service-signature']), sentAt.get(w)!)).toBe(true);
+      expect(w.headers['x-grid-signature']).toBe(w.headers['x-service-signature']);
+    }
+    expect(new Set(attempts.map((w) => w.headers['x-service-signature'])).size).toBe(4);
+    const [first, , , resent] = attempts as [ReceivedWebhook, ReceivedWebhook, ReceivedWebhook, ReceivedWebhook];
+    // The first attempt's bytes and signature, sent again when the re-send came: authentic, but stale.
+    expect(keys.some((key) => verify('sha256', Buffer.from(first.raw), key, Buffer.from(String(first.headers['x-service-signature']), 'base64')))).toBe(true);
+    expect(accepts(Buffer.from(first.raw), String(first.headers['x-service-signature']), sentAt.get(resent)!)).toBe(false);
+    // The re-send's body with its timestamp moved, under its own signature: refused.
+    const altered = Buffer.from(resent.raw.replace(resent.body.timestamp, new Date(sentAt.get(resent)! + 1).toISOString()));
+    expect(accepts(altered, String(resent.headers['x-service-signature']), sentAt.get(resent)!)).toBe(false);
+  });
+
   it('retries a down endpoint on the schedule (injectable clock) and delivers when it is back', async () => {
     receiver = await WebhookReceiver.start();
     const port = receiver.port;
@@ -158,6 +199,43 @@ describe('webhook delivery', () => {
     expect(logged.nextAttemptAt).toBeUndefined();
     expect(logged.attemptLog.map((a) => a.outcome)).toEqual(['FAILED', 'SUCCEEDED']);
     expect(receiver.received.map((w) => [w.body.id, w.verified])).toEqual([[logged.id, true]]);
+  });
+
+  it('sends each retry to the endpoint configured when it is made: moved, to the new one; cleared, it fails and counts; set again, it arrives', async () => {
+    receiver = await WebhookReceiver.start();
+    receiver.answer = () => ({ status: 503 });
+    const p = await connectedPlatform();
+    await drain();
+    const id = receiver.of('TEST')[0]!.body.id;
+    const moved = await WebhookReceiver.start();
+    try {
+      moved.trust(((await call(p, 'GET', '/webhooks/signing-keys')).json() as { data: Array<{ publicKey: string }> }).data.map((k) => k.publicKey));
+      moved.answer = () => ({ status: 503 });
+      expect((await call(p, 'PATCH', '/config', { webhookEndpoint: moved.url })).statusCode).toBe(200);
+      ctx.clock.set((await delivery(p, id)).nextAttemptAt!);
+      await drain();
+      expect(moved.received.filter((w) => w.body.id === id).map((w) => w.verified)).toEqual([true]);
+      expect((await call(p, 'PATCH', '/config', { webhookEndpoint: null })).statusCode).toBe(200);
+      ctx.clock.set((await delivery(p, id)).nextAttemptAt!);
+      await drain();
+      let logged = await delivery(p, id);
+      expect(logged).toMatchObject({ status: 'PENDING', attempts: 3 });
+      expect(logged.attemptLog.map((a) => [a.url, a.error])).toEqual([
+        [receiver.url, 'HTTP 503'],
+        [moved.url, 'HTTP 503'],
+        [undefined, 'no webhook endpoint is configured (PATCH /config webhookEndpoint)'],
+      ]);
+      moved.answer = () => ({ status: 200 });
+      expect((await call(p, 'PATCH', '/config', { webhookEndpoint: moved.url })).statusCode).toBe(200);
+      ctx.clock.set(logged.nextAttemptAt!);
+      await drain();
+      logged = await delivery(p, id);
+      expect(logged).toMatchObject({ status: 'SUCCEEDED', attempts: 4 });
+      expect(moved.received.filter((w) => w.body.id === id)).toHaveLength(2);
+      expect(receiver.received.filter((w) => w.body.id === id)).toHaveLength(1);
+    } finally {
+      await moved.close();
+    }
   });
 
   it('follows the sandbox clock: a platform that advances its time gets its retries as much sooner, no other platform does', async () => {

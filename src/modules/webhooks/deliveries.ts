@@ -43,6 +43,12 @@ export function retryDelayMs(attempt: number, random = Math.random): number | un
   return seconds === undefined ? undefined : Math.round(seconds * 1000 * (0.8 + 0.4 * random()));
 }
 
+/**
+ * Attempts a delivery's detail shows, the latest: the schedule makes at most MAX_ATTEMPTS, but
+ * every re-send adds one, and a detail as long as the re-sends would grow without bound.
+ */
+export const ATTEMPT_LOG_LIMIT = 100;
+
 /** What of a receiver's answer the delivery log keeps. */
 const LOGGED_BODY_CHARS = 2048;
 
@@ -386,7 +392,7 @@ export class WebhookDeliveries {
 
   async detail(platformId: string, webhookId: string): Promise<WebhookDeliveryDetail> {
     const row = await this.load(platformId, webhookId);
-    const attempts = await listAttempts(this.deps.db, platformId, row.id);
+    const attempts = await listAttempts(this.deps.db, platformId, row.id, ATTEMPT_LOG_LIMIT);
     return { ...toDelivery(row), ...(row.data === null ? {} : { data: row.data }), attemptLog: attempts.map(toAttempt) };
   }
 

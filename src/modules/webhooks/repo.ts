@@ -211,8 +211,17 @@ export async function listDeliveries(db: DbOrTx, platformId: string, filter: Del
   return { rows, totalCount };
 }
 
-export async function listAttempts(db: DbOrTx, platformId: string, deliveryId: string): Promise<AttemptRow[]> {
-  return db.selectFrom('webhook_attempts').selectAll().where('platform_id', '=', platformId).where('delivery_id', '=', deliveryId).orderBy('number').execute();
+/** A delivery's latest `limit` attempts, oldest first: re-sends can make its log as long as the platform likes. */
+export async function listAttempts(db: DbOrTx, platformId: string, deliveryId: string, limit: number): Promise<AttemptRow[]> {
+  const latest = await db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('delivery_id', '=', deliveryId)
+    .orderBy('number', 'desc')
+    .limit(limit)
+    .execute();
+  return latest.reverse();
 }
 
 // ---- approvals

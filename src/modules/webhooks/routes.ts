@@ -67,7 +67,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { webhooks: W
       operationId: 'getWebhookDelivery',
       tags,
       summary: 'Read a webhook delivery with its attempts',
-      description: 'Corridor addition. The delivery, the `data` it carries, and every attempt (URL, outcome, status, latency, the first 2 KiB of the answer).',
+      description:
+        'Corridor addition. The delivery, the `data` it carries, and its attempts (URL, outcome, status, latency, the first 2 KiB of the answer): ' +
+        'all of them, or the latest 100 when re-sends made more.',
       params: DeliveryParams,
       response: { 200: WebhookDeliveryDetail, ...errorResponses(400, 401, 404, 500) },
     },

@@ -87,7 +87,7 @@ export const WebhookDeliveryDetail = Type.Object(
   {
     ...WebhookDelivery.properties,
     data: Type.Optional(Type.Unknown({ description: 'The `data` the webhook carries.' })),
-    attemptLog: Type.Array(WebhookAttempt, { description: 'Every attempt, oldest first.' }),
+    attemptLog: Type.Array(WebhookAttempt, { description: 'The attempts, oldest first: all of them, or the latest 100 when re-sends made more (`attempts` counts them all).' }),
   },
   { title: 'WebhookDeliveryDetail' },
 );

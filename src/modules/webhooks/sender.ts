@@ -26,13 +26,21 @@ export interface WebhookResponse {
 }
 
 /**
+ * How long a kept-alive connection may sit unused before Corridor closes it (as Node's own
+ * global agent does). Without it a receiver that never closes idle connections, or a platform
+ * moving its endpoint from host to host, would keep a socket per host open for ever.
+ */
+export const IDLE_CONNECTION_MS = 5_000;
+
+/**
  * Connections to an endpoint are reused across deliveries; the guard runs when each one opens.
  * Guarded (production) requests never share a pool with unguarded (sandbox) ones, or a socket
  * a sandbox opened to a private address could carry a production delivery.
  */
+const pooled = { keepAlive: true, timeout: IDLE_CONNECTION_MS };
 const agents = {
-  guarded: { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) },
-  open: { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) },
+  guarded: { http: new HttpAgent(pooled), https: new HttpsAgent(pooled) },
+  open: { http: new HttpAgent(pooled), https: new HttpsAgent(pooled) },
 };
 
 function readCapped(response: IncomingMessage): Promise<string> {
