@@ -1,4 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
+import { Resolver as AresResolver } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
@@ -115,8 +116,40 @@ export class RefusedAddressError extends Error {
 
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
-export const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true } satisfies LookupAllOptions, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+export interface DnsResolverOptions {
+  /** Name servers (`host` or `host:port`); the system's (/etc/resolv.conf) when absent. */
+  servers?: string[];
+  /** The first try's deadline per server; c-ares doubles it on each further try. */
+  timeoutMs?: number;
+  tries?: number;
+}
+
+/**
+ * Resolves names through c-ares on the event loop, each query under its own deadline. Node's
+ * `dns.lookup` runs getaddrinfo on libuv's pool of four threads and cannot be abandoned: a
+ * platform whose domain's name servers never answer would hold those threads past every request
+ * timeout, and every other platform's deliveries, JWKS fetches, file reads and image screening
+ * would queue behind them. c-ares reads no /etc/hosts; the names it serves (production endpoints,
+ * under the address guard) are public.
+ */
+export function dnsResolver(options: DnsResolverOptions = {}): Resolver {
+  const resolver = new AresResolver({ timeout: options.timeoutMs ?? 2_000, tries: options.tries ?? 2 });
+  if (options.servers) resolver.setServers(options.servers);
+  return async (hostname) => {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+    const addresses: LookupAddress[] = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (addresses.length > 0) return addresses;
+    // Both failed or were empty: the reason worth telling is not "no records of this type".
+    const reasons = [v4, v6].flatMap((r) => (r.status === 'rejected' ? [r.reason as NodeJS.ErrnoException] : []));
+    throw reasons.find((r) => r.code !== 'ENODATA') ?? reasons[0] ?? Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' });
+  };
+}
+
+/** The resolver of guarded (production) requests. */
+export const systemResolver: Resolver = dnsResolver();
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
