@@ -160,6 +160,35 @@ describe('POST /sandbox/uma/receive', () => {
     expect(await eventTypes(ctx, second)).toEqual(['INCOMING_PAYMENT.FAILED']);
   });
 
+  it('202, the receiver deleted, then approve: FAILED OFFRAMP_FAILED, nobody credited', async () => {
+    const p = await connectedPlatform();
+    const bob = await receiverCustomer(p);
+    receiver.answer = () => ({ status: 202 });
+    const waiting = receive(p, sent(bob, 700));
+    await expect.poll(() => receiver.of('INCOMING_PAYMENT.PENDING').length).toBe(1);
+    const id = receiver.of('INCOMING_PAYMENT.PENDING')[0]!.body.data!.id as string;
+    expect((await call(ctx, p, 'DELETE', `/customers/${bob.customerId}`)).statusCode).toBe(200);
+    const approved = await call(ctx, p, 'POST', `/transactions/${id}/approve`, {});
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.json()).toMatchObject({ id, status: 'FAILED', failureReason: 'OFFRAMP_FAILED' });
+    expect((await waiting).json()).toMatchObject({ id, status: 'FAILED', failureReason: 'OFFRAMP_FAILED' });
+    expect(await balances(ctx, p, bob.customerId)).toEqual({ available: 0, total: 0 });
+    expect(await eventTypes(ctx, id)).toEqual(['INCOMING_PAYMENT.FAILED']);
+  });
+
+  it('202, then the receiver deleted and the payment approved at once: either it is credited and the deletion refused, or neither', async () => {
+    const p = await connectedPlatform();
+    const bob = await receiverCustomer(p);
+    receiver.answer = () => ({ status: 202 });
+    const waiting = receive(p, sent(bob, 700));
+    await expect.poll(() => receiver.of('INCOMING_PAYMENT.PENDING').length).toBe(1);
+    const id = receiver.of('INCOMING_PAYMENT.PENDING')[0]!.body.data!.id as string;
+    const [deleted, approved] = await Promise.all([call(ctx, p, 'DELETE', `/customers/${bob.customerId}`), call(ctx, p, 'POST', `/transactions/${id}/approve`, {})]);
+    await waiting;
+    const credited = (await balances(ctx, p, bob.customerId)).available === 700;
+    expect([deleted.statusCode, approved.json().status]).toEqual(credited ? [409, 'COMPLETED'] : [200, 'FAILED']);
+  });
+
   it('403 USER_NOT_READY for a customer whose review was REJECTED, by address or id: nothing opened, no approval asked', async () => {
     const p = await connectedPlatform();
     const bob = await receiverCustomer(p);

@@ -87,6 +87,21 @@ describe('an incoming UMA payment credited at the node', () => {
     await expectLedgerConsistent(world.b.handle.db);
   });
 
+  it('202, the receiver deleted, then approved: USER_NOT_READY, no invoice, the payment FAILED OFFRAMP_FAILED', async () => {
+    const receiver = await newReceiver('deleted-while-deciding');
+    world.hooks.answer = () => ({ status: 202 });
+    const pending = postPayRequest(receiver);
+    const transactionId = await askedAbout(receiver);
+    expect((await call('DELETE', `/customers/${receiver.id}`)).statusCode).toBe(200);
+    const approved = await call('POST', `/transactions/${transactionId}/approve`, {});
+    expect(approved.json()).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED' });
+    expectEnvelope(await pending, 403, 'USER_NOT_READY');
+    const uuid = transactionId.slice('Transaction:'.length);
+    expect(await world.b.handle.db.selectFrom('uma_incoming_payments').select('id').where('transaction_id', '=', uuid).execute()).toEqual([]);
+    expect(await creditsOf(uuid)).toEqual([]);
+    await expectLedgerConsistent(world.b.handle.db);
+  });
+
   it('202, then the platform rejects through the API: SENDER_NOT_ACCEPTED, no invoice, the payment REJECTED', async () => {
     const receiver = await newReceiver('async-reject');
     world.hooks.answer = () => ({ status: 202 });

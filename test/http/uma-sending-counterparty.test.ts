@@ -29,6 +29,8 @@ interface PayreqShape {
   utxoCallback?: string;
   /** The invoice's lifetime, seconds. */
   expiry?: number;
+  /** How long before now the invoice says it was issued, seconds. */
+  issuedSecondsAgo?: number;
   /** Last word on the signed answer's JSON. */
   edit?: (answer: Body & { converted: Body }) => void;
   /** Signs with this key instead of the published one. */
@@ -64,14 +66,14 @@ const nodeKey = randomBytes(32);
 const hexChain = (pem: string) => [...pem.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]+?)-----END CERTIFICATE-----/g)].map((m) => Buffer.from(m[1]!.replace(/\s/g, ''), 'base64').toString('hex'));
 
 /** A regtest BOLT 11 invoice of the hostile node, whose preimage it keeps. */
-function invoiceOf(vasp: HostileVasp, msats: number, expiry = 600): string {
+function invoiceOf(vasp: HostileVasp, msats: number, expiry = 600, issuedSecondsAgo = 0): string {
   const preimage = randomBytes(32);
   const paymentHash = createHash('sha256').update(preimage).digest('hex');
   vasp.preimages.set(paymentHash, preimage.toString('hex'));
   const unsigned = bolt11().encode({
     network: NETWORKS.sandbox,
     millisatoshis: String(msats),
-    timestamp: Math.floor(Date.now() / 1000),
+    timestamp: Math.floor(Date.now() / 1000) - issuedSecondsAgo,
     tags: [
       { tagName: 'payment_hash', data: paymentHash },
       { tagName: 'payment_secret', data: randomBytes(32).toString('hex') },
@@ -131,7 +133,7 @@ async function startHostileVasp(): Promise<HostileVasp> {
       const response = await getPayReqResponse({
         request,
         metadata: JSON.stringify([['text/plain', 'pay carol']]),
-        invoiceCreator: { createUmaInvoice: async (msats) => shape.invoice ?? invoiceOf(vasp, shape.msats ? shape.msats(msats) : msats, shape.expiry) },
+        invoiceCreator: { createUmaInvoice: async (msats) => shape.invoice ?? invoiceOf(vasp, shape.msats ? shape.msats(msats) : msats, shape.expiry, shape.issuedSecondsAgo) },
         conversionRate: offered.multiplier,
         receivingCurrencyCode: offered.code,
         receivingCurrencyDecimals: shape.decimals ?? offered.decimals,
@@ -257,6 +259,12 @@ describe('the lookup keeps only what a quote can use of the receiving VASP’s a
     }
   });
 
+  it('a pay-request callback into the sandbox’s test VASP at a path that does not decode is that VASP’s refusal, not a 500', async () => {
+    vasp.lnurlpEdit = (answer) => (answer.callback = 'https://sandbox.uma.money/uma/payreq/%E0%A4%A');
+    const refused = expectEnvelope(await quote(), 400, 'INVALID_RECEIVER');
+    expect(refused.details).toMatchObject({ counterpartyStatus: 404, counterpartyCode: 'UMA_NOT_FOUND' });
+  });
+
   it('an answer in a UMA version Corridor does not speak is refused', async () => {
     vasp.lnurlpEdit = (answer) => (answer.umaVersion = '99.0');
     const refused = expectEnvelope(await lookup(), 400, 'PARSE_LNURLP_RESPONSE_ERROR');
@@ -301,6 +309,7 @@ describe('the pay-request answer prices exactly what was asked', () => {
     ['a negative fee', {}, () => (vasp.payreq = { edit: (answer) => (answer.converted.fee = -5_000) })],
     ['a fractional fee', {}, () => (vasp.payreq = { edit: (answer) => (answer.converted.fee = 0.5) })],
     ['a multiplier of zero', {}, () => (vasp.payreq = { edit: (answer) => (answer.converted.multiplier = 0) })],
+    ['an invoice issued an hour ago to live ten minutes, expired', {}, () => (vasp.payreq = { issuedSecondsAgo: 3_600 })],
     ['a post-transaction callback that is not a URL', {}, () => (vasp.payreq = { utxoCallback: 'not a url' })],
     ['a post-transaction callback over plain http to a public host', {}, () => (vasp.payreq = { utxoCallback: 'http://pay.example.com/utxo' })],
   ];
@@ -339,12 +348,16 @@ describe('the pay-request answer prices exactly what was asked', () => {
     expect(BigInt(row.amount_msats)).toBe(50_000n * 500n + 1_000n);
   });
 
-  it('a quote does not outlive its invoice', async () => {
+  it('a quote does not outlive its invoice: not its stated lifetime, nor what is left of it', async () => {
     vasp.payreq = { expiry: 30 };
     const quoted = await quote();
     expect(quoted.statusCode, quoted.body).toBe(201);
     const { createdAt, expiresAt } = quoted.json() as { createdAt: string; expiresAt: string };
     expect(Date.parse(expiresAt) - Date.parse(createdAt)).toBeLessThanOrEqual(30_000);
+    // Issued 570 s ago to live 600: 30 s left (a second's rounding either way).
+    vasp.payreq = { issuedSecondsAgo: 570 };
+    const late = (await quote()).json() as { createdAt: string; expiresAt: string };
+    expect(Date.parse(late.expiresAt) - Date.parse(late.createdAt)).toBeLessThanOrEqual(31_000);
   });
 });
 
@@ -383,6 +396,30 @@ describe('one invoice is one payment; the sender’s money is held once and rele
     expect((await execute(id)).statusCode).toBe(200);
     expect((await call('GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'FAILED', failureReason: 'COMPLIANCE_REJECTED' });
     expect(await balance()).toBe(before);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('a presentation answered 429, 408 or a redirect (not the node’s word) is presented again, never refunded: the payment completes once', async () => {
+    for (const status of [429, 408, 302]) {
+      ctx.clock.set(new Date());
+      const before = await balance();
+      const quoted = await quote();
+      expect(quoted.statusCode, quoted.body).toBe(201);
+      vasp.pay = () => {
+        delete vasp.pay;
+        return { status, body: '{}' };
+      };
+      const presented = vasp.presented;
+      const { id, transactionId, totalSendingAmount } = quoted.json() as { id: string; transactionId: string; totalSendingAmount: number };
+      expect((await execute(id)).statusCode).toBe(200);
+      for (let i = 0; i < 3; i++) {
+        ctx.clock.advance(61_000);
+        await drain();
+      }
+      expect((await call('GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'COMPLETED' });
+      expect(vasp.presented - presented).toBeGreaterThanOrEqual(2);
+      expect(await balance()).toBe(before - totalSendingAmount);
+    }
     await expectLedgerConsistent(ctx.handle.db);
   });
 

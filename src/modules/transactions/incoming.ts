@@ -147,6 +147,11 @@ export class IncomingPayments {
     });
   }
 
+  /** Whether the payment is still PENDING: an approval leaves it so unless its receiver could no longer take it. */
+  async isPending(platformId: string, transactionUuid: string): Promise<boolean> {
+    return (await findTransaction(this.deps.db, platformId, transactionUuid))?.status === 'PENDING';
+  }
+
   /** The whole round for money that has already arrived (the sandbox's sender): open, ask, credit or fail. */
   async receive(input: Omit<IncomingPaymentInput, 'arrived'>, requested: RequestedField[] = []): Promise<TransactionRow> {
     const row = await withTx(this.deps.db, (trx) => this.open(trx, { ...input, arrived: true }));
@@ -166,6 +171,12 @@ export class IncomingPayments {
     if (!row || row.type !== 'INCOMING' || row.status !== 'PENDING') return;
     const decision = decided.decision;
     if (decision.status === 'APPROVED') {
+      // The platform may delete the receiver, or close its account, while it decides (after a
+      // 202): approved then, the payment has nobody to credit and fails as the Lightning leg's does.
+      if (!(await this.receiverCanTake(trx, row))) {
+        await this.failLocked(trx, row, 'OFFRAMP_FAILED');
+        return;
+      }
       if (row.funded_amount !== null) await this.credit(trx, row);
       return;
     }
@@ -177,6 +188,22 @@ export class IncomingPayments {
     const reason: IncomingFailureReason =
       decision.status === 'INFO_REQUIRED' ? 'PAY_REQUEST_FAILED' : decision.status === 'TIMED_OUT' ? 'PAYMENT_APPROVAL_TIMED_OUT' : 'PAYMENT_APPROVAL_WEBHOOK_ERROR';
     await this.failLocked(trx, row, reason);
+  }
+
+  /**
+   * Whether the payment's receiver is still a live customer, and the account the payment was
+   * opened for still its ACTIVE one in the currency. The customer's row stays locked until the
+   * decision commits, so a deletion waits for the credit (and then finds money on the account).
+   */
+  private async receiverCanTake(trx: Tx, row: TransactionRow): Promise<boolean> {
+    try {
+      await customerTypeOf(trx, row.platform_id, formatId('Customer', row.customer_id!), { forUpdate: true });
+    } catch (error) {
+      if (error instanceof AppError) return false;
+      throw error;
+    }
+    const account = await findCustomerAccountIn(trx, row.platform_id, row.customer_id!, row.receiving_currency);
+    return account !== undefined && account.uuid === row.destination_account_id;
   }
 
   private async failLocked(trx: Tx, row: TransactionRow, reason: IncomingFailureReason): Promise<TransactionRow> {

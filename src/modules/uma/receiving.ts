@@ -331,6 +331,11 @@ async function approveAndInvoice(deps: ReceivingDeps, round: ApprovalRound): Pro
   });
   const decided = await deps.incomingPayments.askPlatform(opened, requested);
   refuseUnlessApproved(decided.decision, receiver.address.address);
+  // Approved for a receiver deleted (or whose account closed) while its platform decided: the
+  // approval failed the payment (OFFRAMP_FAILED), and no invoice is issued for it.
+  if (!(await deps.incomingPayments.isPending(receiver.platformId, opened.id))) {
+    throw new AppError('USER_NOT_READY', `${receiver.address.address} cannot receive payments.`);
+  }
   const payeeInfo = decided.decision.status === 'APPROVED' ? (decided.decision.receiverCustomerInfo ?? {}) : {};
 
   const { paymentId } = pending;

@@ -53,7 +53,7 @@ export interface UmaQuote {
   amountMsats: bigint;
   invoice: string;
   paymentHash: string;
-  /** How long the invoice is payable from its issue: the quote must not outlive it. */
+  /** How long the invoice stays payable from now (its expiry on the shared clock): the quote must not outlive it. */
   invoiceLifetimeSeconds: number;
   exchangeRate: string;
   rateDetails: Record<string, number>;
@@ -296,6 +296,12 @@ export class UmaSender {
     const paymentHash = decoded.tagsObject.payment_hash;
     const amountMsats = BigInt(decoded.millisatoshis ?? '0');
     if (!paymentHash || amountMsats <= 0n) throw invalid('carries an invoice without an amount or payment hash');
+    // BOLT 11: payable until its timestamp plus its expiry (3600 s when unsaid). One issued long
+    // ago may have expired already: a quote on it could only fail at execution. Nor is one
+    // stamped ahead of our clock payable for longer than it says.
+    const expiresAt = decoded.timeExpireDate ?? 0;
+    const payableSeconds = Math.min(expiresAt - Math.floor(deps.clock.now().getTime() / 1000), expiresAt - (decoded.timestamp ?? 0));
+    if (payableSeconds <= 0) throw invalid('carries an invoice that has expired');
     const converted = checkConversion(response.converted, { code: offered.code, decimals: offered.decimals, amountMsats, lock: inReceiving ? { received: request.lockedAmount } : { msats: amount } }, invalid);
     let postTransactionCallback: string | null = null;
     if (compliance.utxoCallback) {
@@ -317,8 +323,7 @@ export class UmaSender {
       amountMsats,
       invoice: response.pr,
       paymentHash,
-      // The invoice's own lifetime (BOLT 11: its expiry after its timestamp, 3600 s when unsaid).
-      invoiceLifetimeSeconds: (decoded.timeExpireDate ?? 0) - (decoded.timestamp ?? 0),
+      invoiceLifetimeSeconds: payableSeconds,
       exchangeRate: rateOf(sent, request.sendingCurrency, received, offered.code),
       rateDetails: {
         counterpartyMultiplier: response.converted.multiplier,
@@ -371,14 +376,19 @@ export class UmaSender {
    * post-transaction callback (UMAD-07) is sent, its failure changing nothing paid; 202 while
    * the payment is in flight (asked again at settlement); 4xx when it refuses (expired, no
    * longer pending, or its compliance check: `code` COMPLIANCE_REJECTED is that reason, any
-   * other QUOTE_EXECUTION_FAILED). No answer or 5xx: thrown, so the settlement job asks again
-   * (presenting a paid invoice again only returns its preimage).
+   * other QUOTE_EXECUTION_FAILED). No answer, 5xx, a redirect, 408 or 429: thrown, so the
+   * settlement job asks again (presenting a paid invoice again only returns its preimage).
    */
   private async present(payout: Payout, row: OutgoingPaymentRow, environment: 'sandbox' | 'production'): Promise<'PAID' | 'IN_FLIGHT' | RailFailureReason> {
     if (row.preimage) return 'PAID';
     const send = this.deps.vasps.for({ platformId: row.platform_id, environment });
     const answer = await send({ url: new URL(`${vaspOrigin(row.counterparty_domain)}/uma/lightning/pay`), method: 'POST', body: JSON.stringify({ invoice: row.invoice }) });
-    if (!answer.ok || answer.status >= 500) throw new Error(`the receiving node ${row.counterparty_domain} did not settle ${payout.transactionId}: ${answer.ok ? answer.status : answer.reason}`);
+    // Only the node's own refusal (a 4xx) fails the payment. A redirect, 408 or 429 comes from
+    // whatever stands before the node and says nothing of the invoice, which an earlier presentation
+    // whose answer was lost may have paid: asked again, as when no answer comes, never refunded.
+    if (!answer.ok || answer.status >= 500 || (answer.status >= 300 && answer.status < 400) || answer.status === 408 || answer.status === 429) {
+      throw new Error(`the receiving node ${row.counterparty_domain} did not settle ${payout.transactionId}: ${answer.ok ? answer.status : answer.reason}`);
+    }
     if (answer.status === 202) return 'IN_FLIGHT';
     if (answer.status !== 200) return counterpartyCode(answer.body) === 'COMPLIANCE_REJECTED' ? 'COMPLIANCE_REJECTED' : 'QUOTE_EXECUTION_FAILED';
     let preimage: string | undefined;

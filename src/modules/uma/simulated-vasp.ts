@@ -33,6 +33,19 @@ const TEST_RECEIVERS: Record<string, { currency: string; outcome: Outcome }> = {
 const MIN_MINOR_UNITS = 1;
 const MAX_MINOR_UNITS = 100_000_000;
 
+/**
+ * The user part a path names (`/.well-known/lnurlp/{user}`, `/uma/payreq/{user}`); undefined when
+ * its escapes do not decode. The pay-request URL is whatever a counterparty's lnurlp answer named
+ * as its callback, so it may be any text on this domain.
+ */
+function userPartOf(url: URL): string | undefined {
+  try {
+    return decodeURIComponent(url.pathname.split('/')[3] ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
 const json = (status: number, body: unknown): VaspResponse => ({ ok: true, status, body: JSON.stringify(body) });
 const refuse = (status: number, code: string, message: string) => json(status, { code, message });
 
@@ -92,7 +105,8 @@ export class SimulatedTestVasp implements InProcessVasp {
   }
 
   /** The receiver `$user@host` names, with the currency it takes priced at the sandbox rates. */
-  private async receiver(host: string, userPart: string) {
+  private async receiver(host: string, userPart: string | undefined) {
+    if (userPart === undefined) return undefined;
     const address = parseUmaAddress(`${userPart.startsWith('$') ? userPart : `$${userPart}`}@${host}`);
     const entry = address ? TEST_RECEIVERS[address.user.toLowerCase()] : undefined;
     if (!address || !entry) return undefined;
@@ -109,7 +123,7 @@ export class SimulatedTestVasp implements InProcessVasp {
     } catch {
       return refuse(400, 'INVALID_REQUEST_FORMAT', 'The lnurlp request cannot be read.');
     }
-    const receiver = await this.receiver(url.host, decodeURIComponent(url.pathname.split('/')[3] ?? ''));
+    const receiver = await this.receiver(url.host, userPartOf(url));
     if (!receiver) return refuse(404, 'UMA_NOT_FOUND', 'The test VASP has no such receiver.');
     const { offered } = receiver;
     const sendable = lnurlpSendableSats([offered]);
@@ -129,7 +143,7 @@ export class SimulatedTestVasp implements InProcessVasp {
   }
 
   private async payRequest(caller: VaspCaller, url: URL, body: string): Promise<VaspResponse> {
-    const receiver = await this.receiver(url.host, decodeURIComponent(url.pathname.split('/')[3] ?? ''));
+    const receiver = await this.receiver(url.host, userPartOf(url));
     if (!receiver) return refuse(404, 'UMA_NOT_FOUND', 'The test VASP has no such receiver.');
     let request: PayRequest;
     try {
