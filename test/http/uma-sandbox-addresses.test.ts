@@ -197,6 +197,84 @@ describe('paying the test addresses: quote, execute, settle', () => {
   });
 });
 
+describe("the platform's fee on UMA payments", () => {
+  const address = '$success.eur@sandbox.uma.money';
+
+  async function quote(sender: Sender, side: 'SENDING' | 'RECEIVING', amount: number, extra: Body = {}) {
+    const looked = await lookup(sender, address);
+    expect(looked.statusCode, looked.body).toBe(200);
+    return call(sender.platform, 'POST', '/quotes', {
+      lookupId: looked.json().lookupId,
+      source: { sourceType: 'ACCOUNT', accountId: sender.accountId },
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: address, currency: 'EUR' },
+      lockedCurrencySide: side,
+      lockedCurrencyAmount: amount,
+      ...extra,
+    });
+  }
+
+  /** Executes and settles the quote: the sender pays exactly its total, the platform's fee account gets exactly its fee. */
+  async function payAndCheck(sender: Sender, answered: Body) {
+    const before = await balanceOf(sender);
+    const fees = () => ctx.handle.db.selectFrom('ledger_accounts').innerJoin('ledger_balances', 'ledger_balances.account_id', 'ledger_accounts.id')
+      .select((eb) => eb.fn.sum<string>('ledger_balances.credits_posted').as('credits'))
+      .where('ledger_accounts.platform_id', '=', sender.platform.uuid).where('ledger_accounts.kind', '=', 'PLATFORM_FEES').executeTakeFirst();
+    const feesBefore = BigInt((await fees())?.credits ?? 0);
+    expect((await call(sender.platform, 'POST', `/quotes/${answered.id as string}/execute`, {})).statusCode).toBe(200);
+    await drain();
+    await settle(sender);
+    expect(await transactionOf(sender, answered.transactionId as string)).toMatchObject({ status: 'COMPLETED', receivedAmount: { amount: answered.totalReceivingAmount } });
+    expect(await balanceOf(sender)).toBe(before - (answered.totalSendingAmount as number));
+    expect(BigInt((await fees())?.credits ?? 0) - feesBefore).toBe(BigInt(answered.platformFeesIncluded as number));
+    await expectLedgerConsistent(ctx.handle.db);
+  }
+
+  it('feeConfigs: on top of a RECEIVING lock, out of a SENDING lock before the msats are bought', async () => {
+    const sender = await newSender();
+    const feeConfigs = [{ feeType: 'CROSS_CURRENCY_TRANSACTION', sourceCurrency: 'USD', fixedFee: { amount: 30, currency: 'USD' }, variableFeeBps: 100 }];
+    expect((await call(sender.platform, 'PATCH', '/config', { feeConfigs })).statusCode).toBe(200);
+
+    const receiving = await quote(sender, 'RECEIVING', 10_000);
+    expect(receiving.statusCode, receiving.body).toBe(201);
+    const r = receiving.json();
+    expect(r.totalReceivingAmount).toBe(10_000);
+    // 1 % of what the invoice costs (half up, as every basis-point fee), plus 30.
+    const sentR = r.totalSendingAmount - r.platformFeesIncluded;
+    expect(r.platformFeesIncluded).toBe(30 + Math.round(sentR / 100));
+    expect(r.feesIncluded).toBe(r.platformFeesIncluded);
+    await payAndCheck(sender, r);
+
+    const sending = await quote(sender, 'SENDING', 20_000);
+    expect(sending.statusCode, sending.body).toBe(201);
+    const s = sending.json();
+    expect(s.totalSendingAmount).toBe(20_000);
+    // The fee on what is converted, the rest converted: at most one unit of rounding left, to the service fee.
+    const sentS = 20_000 - s.feesIncluded;
+    expect(s.platformFeesIncluded).toBe(30 + Math.round(sentS / 100));
+    expect(s.feesIncluded - s.platformFeesIncluded).toBeLessThanOrEqual(1);
+    // Without the fee the same lock buys more: the receiver gets less by about the fee's worth.
+    // (feeConfigs merge by key: a fee of 0 and 0 removes it.)
+    const none = [{ feeType: 'CROSS_CURRENCY_TRANSACTION', sourceCurrency: 'USD', fixedFee: { amount: 0, currency: 'USD' }, variableFeeBps: 0 }];
+    expect((await call(sender.platform, 'PATCH', '/config', { feeConfigs: none })).statusCode).toBe(200);
+    const free = (await quote(sender, 'SENDING', 20_000)).json();
+    expect(free.platformFeesIncluded).toBe(0);
+    expect(free.totalReceivingAmount).toBeGreaterThan(s.totalReceivingAmount);
+    await payAndCheck(sender, s);
+  });
+
+  it('platformFeeOverride applies (USD sources only); a fee that leaves nothing to send is INVALID_AMOUNT, before any pay request', async () => {
+    const sender = await newSender();
+    const override = { platformFeeOverride: { platformFixedFee: { amount: 50, currency: 'USD' }, platformVariableFeeBps: 0 } };
+    const answered = await quote(sender, 'RECEIVING', 5_000, override);
+    expect(answered.statusCode, answered.body).toBe(201);
+    expect(answered.json().platformFeesIncluded).toBe(50);
+    await payAndCheck(sender, answered.json());
+    expectEnvelope(await quote(sender, 'SENDING', 50, override), 400, 'INVALID_AMOUNT');
+    const eurFee = { platformFeeOverride: { platformFixedFee: { amount: 50, currency: 'EUR' }, platformVariableFeeBps: 0 } };
+    expectEnvelope(await quote(sender, 'RECEIVING', 5_000, eurFee), 400, 'INVALID_INPUT');
+  });
+});
+
 describe('POST /sandbox/uma/receive from a test address', () => {
   it('$success.usd@sandbox.uma.money pays a customer: approved, credited', async () => {
     const receiver = await newSender();

@@ -8,7 +8,7 @@ import { MAX_POSTING_AMOUNT } from '../ledger/index.js';
 import type { PlatformConfig } from '../config/index.js';
 import { checkExternalOwner, findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
 import { findInternalAccount, fundingInstructions, newFundingReference, type InternalAccountRef } from '../internal-accounts/index.js';
-import { BOOK_TRANSFER, formatRate, NETWORKS, priceRequest, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
+import { BOOK_TRANSFER, formatRate, NETWORKS, NO_FEES, platformFeeOf, priceRequest, priceTransfer, RAILS, routeServes, UNIT_RATE, type PlatformFeeOverride, type Priced, type RouteSpec } from '../rates/index.js';
 import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
 import { checkCreditable, checkDestination, checkSender, pullSource } from './payability.js';
 import { insertQuote, type QuoteRow } from './repo.js';
@@ -228,7 +228,7 @@ export async function createQuote(
   caller: Caller,
   body: QuoteRequest,
   // Read before the transaction opens, so a request never waits for a second connection while holding one.
-  prefetched: Prefetched & { config: PlatformConfig; uma?: UmaQuote },
+  prefetched: Prefetched & { config: PlatformConfig; uma?: PricedUmaQuote },
 ): Promise<StoredResponse> {
   const { platformId } = caller;
   const uma = prefetched.uma;
@@ -245,11 +245,7 @@ export async function createQuote(
   const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
   if (destination.kind === 'INTERNAL_ACCOUNT') currencyConfig(config, destination.currency, 'INCOMING', destinationCurrencyField(body));
 
-  const override = body.platformFeeOverride;
-  if (override) {
-    if (source.currency !== 'USD') throw new AppError('NOT_IMPLEMENTED', `platformFeeOverride is available for USD sources only, not ${source.currency}.`);
-    if (override.platformFixedFee.currency !== 'USD') throw field('platformFeeOverride.platformFixedFee.currency', 'must be the source currency, USD');
-  }
+  const override = feeOverrideOf(body, source.currency);
 
   const pricing = priceRequest({
     snapshot,
@@ -260,7 +256,7 @@ export async function createQuote(
     lockedSide: body.lockedCurrencySide,
     amount: BigInt(body.lockedCurrencyAmount),
     currencyFields: { from: sourceCurrencyField(body), to: destinationCurrencyField(body) },
-    ...(override ? { platformFeeOverride: { fixed: BigInt(override.platformFixedFee.amount), variableBps: BigInt(override.platformVariableFeeBps) } } : {}),
+    ...(override ? { platformFeeOverride: override } : {}),
   });
   const priced = pricing.priced;
   if (!priced) {
@@ -384,7 +380,7 @@ const UMA_QUOTE_SECONDS = 120;
  * currency, the lookup's sender) comes first: the pay request discloses the sender to the
  * receiver's VASP and opens a payment there.
  */
-export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: QuoteRequest): Promise<UmaQuote | undefined> {
+export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: QuoteRequest): Promise<PricedUmaQuote | undefined> {
   const destination = body.destination;
   if (destination.destinationType !== 'UMA_ADDRESS') return undefined;
   if (!body.lookupId) throw field('lookupId', 'is required to pay a UMA address: look the receiver up first (GET /receiver/uma/{receiverUmaAddress})');
@@ -394,8 +390,19 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
   const source = await resolveSource(deps.db, caller.platformId, body);
   refuseUnsignedWalletExecution(body, source);
   if (source.customerUuid) await checkSender(deps.db, caller.platformId, source.customerUuid);
-  currencyConfig(await deps.configCache.get(caller.platformId), source.currency, 'OUTGOING', sourceCurrencyField(body));
-  return deps.uma.quote({
+  const config = await deps.configCache.get(caller.platformId);
+  currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
+  // The platform's fee, as on any transfer: on what is converted, out of a SENDING lock (before
+  // the pay request asks for what is left), on top of a RECEIVING lock's cost. Corridor's own
+  // service fee on UMA is 0; a SENDING lock's rounding remainder goes to it, as on any route.
+  const override = feeOverrideOf(body, source.currency);
+  const feesOf = (receivingCurrency: string) => {
+    const platform = platformFeeOf(config, source.currency, receivingCurrency, override);
+    return { ...NO_FEES, platformFixed: platform.fixed, platformBps: platform.variableBps };
+  };
+  const withFees = (lockedSide: 'SENDING' | 'RECEIVING', amount: bigint, receivingCurrency: string) =>
+    priceTransfer({ lockedSide, amount, rate: UNIT_RATE, sendingDecimals: 0, receivingDecimals: 0, fees: feesOf(receivingCurrency) });
+  const uma = await deps.uma.quote({
     platformId: caller.platformId,
     environment: caller.environment,
     lookupId: body.lookupId,
@@ -406,16 +413,33 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
     sendingCurrency: source.currency,
     lockedSide: body.lockedCurrencySide,
     lockedAmount: BigInt(body.lockedCurrencyAmount),
+    sentOfLocked: (receivingCurrency, locked) => withFees('SENDING', locked, receivingCurrency)?.sent,
   });
+  const lockedSending = body.lockedCurrencySide === 'SENDING';
+  const priced = withFees(body.lockedCurrencySide, lockedSending ? BigInt(body.lockedCurrencyAmount) : uma.sentAmount, uma.receivingCurrency);
+  if (!priced || priced.sent !== uma.sentAmount) throw new Error(`the UMA quote sends ${uma.sentAmount}, its fees were priced on ${priced?.sent}`);
+  return { ...uma, priced };
+}
+
+/** A UMA quote with the sender's fees: `priced.sent` is what the invoice costs, `priced.total` what the sender pays. */
+export type PricedUmaQuote = UmaQuote & { priced: Priced };
+
+/** `platformFeeOverride` as pricing takes it: USD sources only (spec §4.6), its fixed fee in USD. */
+function feeOverrideOf(body: QuoteRequest, sendingCurrency: string): PlatformFeeOverride | undefined {
+  const override = body.platformFeeOverride;
+  if (!override) return undefined;
+  if (sendingCurrency !== 'USD') throw new AppError('NOT_IMPLEMENTED', `platformFeeOverride is available for USD sources only, not ${sendingCurrency}.`);
+  if (override.platformFixedFee.currency !== 'USD') throw field('platformFeeOverride.platformFixedFee.currency', 'must be the source currency, USD');
+  return { fixed: BigInt(override.platformFixedFee.amount), variableBps: BigInt(override.platformVariableFeeBps) };
 }
 
 /**
  * A quote to a UMA address: the receiver's VASP converted (its multiplier and fee, in
  * `rateDetails.counterparty*`) and issued the invoice; the sender pays the invoice's value at
- * Corridor's mid rate for the Lightning leg (`gridApiMultiplier`), with no Corridor fee on UMA
- * payments. The invoice is kept for the execution (uma's `uma_outgoing_payments`).
+ * Corridor's mid rate for the Lightning leg (`gridApiMultiplier`) and the platform's fee, with no
+ * Corridor service fee on UMA payments. The invoice is kept for the execution (uma's `uma_outgoing_payments`).
  */
-async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: QuoteRequest, prefetched: Prefetched & { config: PlatformConfig; uma: UmaQuote }): Promise<StoredResponse> {
+async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: QuoteRequest, prefetched: Prefetched & { config: PlatformConfig; uma: PricedUmaQuote }): Promise<StoredResponse> {
   const { platformId } = caller;
   const { uma, config, snapshot } = prefetched;
   // The sender was checked before the pay request went out (prefetchUmaQuote, which also held the
@@ -423,7 +447,8 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
   const source = await resolveSource(trx, platformId, body);
   await checkSender(trx, platformId, uma.customerUuid);
   const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
-  const total = uma.sentAmount;
+  const { priced } = uma;
+  const total = priced.total;
   const min = BigInt(sendingConfig.minAmount);
   const max = BigInt(sendingConfig.maxAmount);
   if (total > MAX_POSTING_AMOUNT || uma.receivedAmount > MAX_POSTING_AMOUNT || total < min || total > max) {
@@ -462,9 +487,9 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
     receiving_currency: uma.receivingCurrency,
     locked_side: body.lockedCurrencySide,
     locked_amount: BigInt(body.lockedCurrencyAmount),
-    sent_amount: total,
-    service_fees: 0n,
-    platform_fees: 0n,
+    sent_amount: priced.sent,
+    service_fees: priced.serviceFee,
+    platform_fees: priced.platformFee,
     total_sending_amount: total,
     received_amount: uma.receivedAmount,
     exchange_rate: uma.exchangeRate,

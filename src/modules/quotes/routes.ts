@@ -3,9 +3,8 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
-import type { UmaQuote } from '../uma/index.js';
 import { sendOutcome, walletSignature } from '../wallet-auth/index.js';
-import { createQuote, prefetchUmaQuote } from './create.js';
+import { createQuote, prefetchUmaQuote, type PricedUmaQuote } from './create.js';
 import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
 import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
 
@@ -51,7 +50,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     handler: async (request, reply) => {
       const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
       // Without an Idempotency-Key a quote that is only stored is one INSERT: createQuote opens a transaction only when it writes more.
-      return sendWrite<UmaQuote | undefined, 'when-needed'>(deps, request, reply, (db, uma) => createQuote(db, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
+      return sendWrite<PricedUmaQuote | undefined, 'when-needed'>(deps, request, reply, (db, uma) => createQuote(db, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
         idempotent: true,
         transaction: 'when-needed',
         // To a UMA address the pay request reaches the receiver's VASP: a retry the key answers must not send it again.

@@ -6,6 +6,7 @@ export {
   convertDown,
   formatRate,
   fromUsdMinor,
+  NO_FEES,
   parseRate,
   priceTransfer,
   RATE_SCALE,

@@ -39,6 +39,11 @@ export interface UmaQuoteRequest {
   sendingCurrency: string;
   lockedSide: 'SENDING' | 'RECEIVING';
   lockedAmount: bigint;
+  /**
+   * A SENDING lock's amount converted once the sender's fees for a payment into
+   * `receivingCurrency` are taken out of it; undefined when the fees leave nothing. Absent: all of it.
+   */
+  sentOfLocked?: (receivingCurrency: string, lockedAmount: bigint) => bigint | undefined;
 }
 
 /** The receiving VASP's answer to our pay request, as a quote prices it. */
@@ -208,8 +213,15 @@ export class UmaSender {
     const sendRate = exactMsatsPerMinorUnit(snapshot, request.sendingCurrency);
     if (sendRate === undefined) throw new AppError('INVALID_CURRENCY', `Corridor has no rate for ${request.sendingCurrency} over UMA.`);
     const inReceiving = request.lockedSide === 'RECEIVING';
-    // RECEIVING: receiving minor units; SENDING: the millisatoshis the locked amount buys at Corridor's rate.
-    const amount = inReceiving ? request.lockedAmount : msatsBought(request.lockedAmount, sendRate);
+    // SENDING: what of the locked amount the fees leave to convert (0: nothing).
+    const sentOfLocked = inReceiving ? undefined : request.sentOfLocked ? (request.sentOfLocked(offered.code, request.lockedAmount) ?? 0n) : request.lockedAmount;
+    if (sentOfLocked !== undefined && sentOfLocked <= 0n) {
+      throw new AppError('INVALID_AMOUNT', `${request.lockedAmount} cannot make a transfer: after fees nothing would arrive.`, {
+        details: { lockedCurrencySide: request.lockedSide, lockedCurrencyAmount: Number(request.lockedAmount) },
+      });
+    }
+    // RECEIVING: receiving minor units; SENDING: the millisatoshis what is sent buys at Corridor's rate.
+    const amount = sentOfLocked === undefined ? request.lockedAmount : msatsBought(sentOfLocked, sendRate);
     // Before the receiver names its fee, a SENDING lock's amount is estimated without one.
     const receivedEstimate = inReceiving ? amount : receivedFor(amount, exactDecimal(offered.multiplier), 0n);
     // The pay request carries the amount as a JSON number: one past 2^53 cannot be sent exactly.
@@ -311,8 +323,8 @@ export class UmaSender {
     }
     const received = converted.received;
     // What the invoice costs the sender at Corridor's rate, rounded up (an invoice of at least 1 msat
-    // costs at least one minor unit); a SENDING lock pays what it locked.
-    const sent = inReceiving ? sendingCost(amountMsats, sendRate) : request.lockedAmount;
+    // costs at least one minor unit); a SENDING lock sends what its fees left of it.
+    const sent = sentOfLocked ?? sendingCost(amountMsats, sendRate);
     return {
       customerUuid: lookup.customer_id,
       receiverUmaAddress: receiver.address,
