@@ -50,6 +50,11 @@ const DIFFERENCES: Difference[] = [
   },
 ];
 
+/** Puts into a parsed answer what the chosen differences leave out (DIFFERENCES), before it is checked. */
+export function fillDifferences(body: unknown): void {
+  for (const difference of DIFFERENCES) difference.fill?.(body);
+}
+
 function walk(value: unknown, visit: (object: Json) => void): void {
   if (Array.isArray(value)) for (const item of value) walk(item, visit);
   else if (value !== null && typeof value === 'object') {
@@ -75,7 +80,7 @@ const PROCESSING_OPERATIONS = new Set([
   'PATCH /internal-accounts/{}',
   'PATCH /customers/{}',
 ]);
-const isProcessing = (operation: string, status: number, body: unknown) =>
+export const isProcessing = (operation: string, status: number, body: unknown) =>
   status === 200 && PROCESSING_OPERATIONS.has(operation) && JSON.stringify(body) === '{"status":"PROCESSING"}';
 
 export interface UpstreamConformance {
@@ -102,6 +107,11 @@ function load() {
   ajv.addSchema({ $id: 'upstream', components: document.components });
   shared = { document, ajv, validators: new Map(), webhooks: webhookValidators(document, ajv) };
   return shared;
+}
+
+/** The upstream's OpenAPI document, parsed once; only where the reference is beside the repository. */
+export function upstreamDocument(): Record<string, unknown> {
+  return load().document as unknown as Record<string, unknown>;
 }
 
 const compile = (ajv: Ajv2020, schema: unknown) => ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"upstream#/components/')) as Json);
@@ -153,7 +163,7 @@ function resolve(document: UpstreamDocument, ref: string): Json {
 
 /** Why `body` breaks the upstream's schema, or undefined; `explained` drops the errors a difference explains. */
 function breach(validate: ValidateFunction, body: unknown, explained: (error: ErrorObject) => boolean): string | undefined {
-  for (const difference of DIFFERENCES) difference.fill?.(body);
+  fillDifferences(body);
   if (validate(body)) return undefined;
   const unexplained = (validate.errors ?? []).filter((error) => !explained(error));
   // A union's other branches report too; with every error explained, the body is the upstream's.

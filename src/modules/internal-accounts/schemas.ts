@@ -98,7 +98,7 @@ const PAYMENT_INFOS = [
       paymentRails: Type.Array(StringEnum(['SWIFT'])),
       reference: Reference,
     },
-    ['country', 'swiftCode', 'bankName', 'accountHolderName'],
+    ['country', 'swiftCode', 'bankName', 'accountHolderName', 'paymentRails'],
     'PaymentSwiftAccountInfo',
   ),
   ...(

@@ -78,9 +78,26 @@ function documented(node: unknown): unknown {
  * check — a country that exists — stays the service's).
  */
 export const withFormatPatterns: NonNullable<FastifyDynamicSwaggerOptions['transformObject']> = (document) =>
-  addFormatPatterns('openapiObject' in document ? document.openapiObject : document.swaggerObject) as ReturnType<
+  optionalBodies(addFormatPatterns('openapiObject' in document ? document.openapiObject : document.swaggerObject)) as ReturnType<
     NonNullable<FastifyDynamicSwaggerOptions['transformObject']>
   >;
+
+type OperationObject = { requestBody?: { required?: boolean; content?: Record<string, { schema?: { $ref?: string; required?: string[]; minProperties?: number } }> } };
+
+/**
+ * A JSON body that requires nothing may be left out (the service reads a missing body as `{}`,
+ * app.ts): declared so, a generated client need not send one, as upstream's need not.
+ */
+function optionalBodies(document: unknown): unknown {
+  const paths = (document as { paths?: Record<string, Record<string, OperationObject | undefined>> }).paths ?? {};
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const schema = operation?.requestBody?.content?.['application/json']?.schema;
+      if (schema && !schema.$ref && !schema.required?.length && !schema.minProperties) operation!.requestBody!.required = false;
+    }
+  }
+  return document;
+}
 
 function addFormatPatterns(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(addFormatPatterns);
