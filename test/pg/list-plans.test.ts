@@ -130,6 +130,35 @@ describe.runIf(onPostgres)('list pages on PostgreSQL whatever other platforms ho
     });
   }
 
+  it(`webhook deliveries filtered by type and status read the page's rows, not the ${ROWS} of either filter alone`, async () => {
+    // One type's deliveries all FAILED, another's all SUCCEEDED: the FAILED ones of the second
+    // type are none, and neither the type's index nor the status's alone finds that quickly.
+    const delivered = (type: string, status: string, idPrefix: string) =>
+      ctx.handle.db.executeQuery(
+        CompiledQuery.raw(
+          `insert into webhook_deliveries (platform_id, id, kind, event_type, status, created_at, updated_at)
+           select $1, (${idPrefix} || lpad(to_hex(g), 12, '0'))::uuid, 'EVENT', '${type}', '${status}', now(), now() from generate_series(1, ${ROWS}) g`,
+          [ctx.platform.uuid],
+        ),
+      );
+    await delivered('OUTGOING_PAYMENT.FAILED', 'FAILED', `'00000000-0000-7000-8001-'`);
+    await delivered('OUTGOING_PAYMENT.COMPLETED', 'SUCCEEDED', `'00000000-0000-7000-8002-'`);
+    await ctx.handle.db.executeQuery(CompiledQuery.raw('analyze webhook_deliveries'));
+    const response = await ctx.app.inject({
+      method: 'GET',
+      url: `${BASE}/webhooks/deliveries?limit=20&eventType=OUTGOING_PAYMENT.COMPLETED&status=FAILED`,
+      headers: { authorization: ctx.platform.auth },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect((response.json() as { data: unknown[] }).data).toEqual([]);
+    const pageStatements = capture.statements.filter((s) => /from "webhook_deliveries"/.test(s.text));
+    expect(pageStatements.length).toBeGreaterThan(0);
+    for (const statement of pageStatements) {
+      expect(await pagesRead(schema, statement)).toBeLessThan(100);
+      expect(await pagesRead(schema, statement, { plan: 'generic' })).toBeLessThan(100);
+    }
+  });
+
   it('the pipelined reads plan each statement once per connection, never per execution', async () => {
     for (let i = 0; i < 12; i++) {
       const response = await ctx.app.inject({ method: 'GET', url: `${BASE}/customers?limit=20`, headers: { authorization: ctx.platform.auth } });
