@@ -117,6 +117,39 @@ describe('beneficial owners', () => {
       { field: 'personalInfo.identifier', constraint: { format: 'us-ssn' }, message: 'must be a valid SSN (###-##-####)' },
       { field: 'personalInfo.countryOfIssuance', constraint: { enum: ['US'] }, message: 'must be US for SSN' },
     ]);
+    // A PATCH of the country alone is held to the SSN on file, and changes nothing.
+    const id = (ok.json() as Body).id as string;
+    const before = (await call(ctx.platform, 'GET', `/beneficial-owners/${id}`)).json() as Body;
+    const moved = await call(ctx.platform, 'PATCH', `/beneficial-owners/${id}`, { personalInfo: { countryOfIssuance: 'FR' } });
+    expect(expectEnvelope(moved, 400, 'INVALID_INPUT').details!.errors).toEqual([
+      { field: 'personalInfo.countryOfIssuance', constraint: { enum: ['US'] }, message: 'must be US for SSN' },
+    ]);
+    expect((await call(ctx.platform, 'GET', `/beneficial-owners/${id}`)).json()).toEqual(before);
+  });
+
+  it('refuses blank names and control characters in the person, on create and update', async () => {
+    const biz = await createCustomer(ctx.platform, 'BUSINESS');
+    const bad = await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { personalInfo: personalInfo({ firstName: '  ', lastName: 'Garcia\u0007' }) }));
+    expect(expectEnvelope(bad, 400, 'INVALID_INPUT').details!.errors).toEqual([
+      { field: 'personalInfo.firstName', message: 'must not be blank' },
+      { field: 'personalInfo.lastName', message: 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)' },
+    ]);
+    expect((await ownersOf(ctx.platform, biz.id)).totalCount).toBe(0);
+    const created = (await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id))).json() as Body;
+    const patched = await call(ctx.platform, 'PATCH', `/beneficial-owners/${String(created.id)}`, { personalInfo: { address: { line1: '\u200b', postalCode: '06600', country: 'MX' } } });
+    expect(fieldsOf(expectEnvelope(patched, 400, 'INVALID_INPUT'))).toEqual(['personalInfo.address.line1']);
+    expect((await call(ctx.platform, 'GET', `/beneficial-owners/${String(created.id)}`)).json()).toEqual(created);
+  });
+
+  it('masks at most half of a short identifier, never answering it whole', async () => {
+    const biz = await createCustomer(ctx.platform, 'BUSINESS');
+    const shown: unknown[] = [];
+    for (const identifier of ['X', 'AB12', 'ABC1234', 'ABCD1234']) {
+      const created = await call(ctx.platform, 'POST', '/beneficial-owners', owner(biz.id, { ownershipPercentage: 0, personalInfo: personalInfo({ identifier }) }));
+      expect(created.statusCode, created.body).toBe(201);
+      shown.push((created.json() as { personalInfo: Body }).personalInfo.identifier);
+    }
+    expect(shown).toEqual(['*', '**12', '****234', '****1234']);
   });
 
   it("offers upstream's IdentificationType, holding an EIN to the format individuals use", async () => {

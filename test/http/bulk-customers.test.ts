@@ -276,13 +276,13 @@ describe('POST /customers/bulk/csv', () => {
   it('fails a row with fewer or more cells than the header, naming its row and line', async () => {
     const p = await ctx.newPlatform();
     const file = [
-      'platformCustomerId,customerType,fullName',
-      'ok-1,INDIVIDUAL,"Multi',
-      'line name"',
+      'platformCustomerId,customerType,purposeOfAccount,purposeOfAccountOtherDescription',
+      'ok-1,INDIVIDUAL,OTHER,"Payouts',
+      'by line"',
       '',
       'short-1,INDIVIDUAL',
-      'long-1,INDIVIDUAL,Long,extra',
-      'ok-2,INDIVIDUAL,Fine',
+      'long-1,INDIVIDUAL,,,extra',
+      'ok-2,INDIVIDUAL,,',
     ].join('\n');
     const { jobId } = (await upload(p, file)).json() as { jobId: string };
     await ctx.jobs.runDue();
@@ -295,7 +295,7 @@ describe('POST /customers/bulk/csv', () => {
         correlationId: 'short-1',
         code: 'INVALID_INPUT',
         message: 'Row 3 (line 5) has fewer cells than the header.',
-        details: { errors: [{ field: 'file', message: 'row 3 (line 5) has 2 cells; the header has 3' }] },
+        details: { errors: [{ field: 'file', message: 'row 3 (line 5) has 2 cells; the header has 4' }] },
       },
       {
         row: 4,
@@ -303,10 +303,10 @@ describe('POST /customers/bulk/csv', () => {
         correlationId: 'long-1',
         code: 'INVALID_INPUT',
         message: 'Row 4 (line 6) has more cells than the header.',
-        details: { errors: [{ field: 'file', message: 'row 4 (line 6) has 4 cells; the header has 3' }] },
+        details: { errors: [{ field: 'file', message: 'row 4 (line 6) has 5 cells; the header has 4' }] },
       },
     ]);
-    expect((await customersNamed(p, 'ok-1'))[0]).toMatchObject({ fullName: 'Multi\nline name' });
+    expect((await customersNamed(p, 'ok-1'))[0]).toMatchObject({ purposeOfAccountOtherDescription: 'Payouts\nby line' });
   });
 
   it('skips a row of only commas or spaces like a blank line; the rows after it keep the row and line they have in the file', async () => {

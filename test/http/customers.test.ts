@@ -220,6 +220,43 @@ describe('POST /customers', () => {
     expect(fieldsOf(expectEnvelope(await call(ctx.platform, 'POST', '/customers', business({ businessInfo: neverIssued })), 400, 'INVALID_INPUT'))).toEqual(['businessInfo.taxId']);
   });
 
+  it('refuses blank free text and control characters, naming each field once; line breaks only in the descriptions', async () => {
+    const before = await countCustomers(ctx.platform);
+    const bad = await call(ctx.platform, 'POST', '/customers', individual({ fullName: ' \u200b ', address: { line1: '1 Main\u001b[2J St', postalCode: '62701', country: 'US' }, identifier: '          ' }));
+    expect(expectEnvelope(bad, 400, 'INVALID_INPUT').details!.errors).toEqual([
+      { field: 'identifier', constraint: { format: 'us-ssn' }, message: 'must be a valid SSN (###-##-####)' },
+      { field: 'fullName', message: 'must not be blank' },
+      { field: 'address.line1', message: 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)' },
+    ]);
+    const lineBreakInName = await call(ctx.platform, 'POST', '/customers', business({ businessInfo: { legalName: 'Acme\nLLC', country: 'US', incorporatedOn: '2015-03-01', taxId: '12-3456789' } }));
+    expect(fieldsOf(expectEnvelope(lineBreakInName, 400, 'INVALID_INPUT'))).toEqual(['businessInfo.legalName']);
+    expect(await countCustomers(ctx.platform)).toBe(before);
+
+    const described = await create(ctx.platform, individual({ sourceOfFundsCategories: ['OTHER'], sourceOfFundsOtherDescription: 'Royalties\nand prizes' }));
+    expect(described.sourceOfFundsOtherDescription).toBe('Royalties\nand prizes');
+    const blanked = await call(ctx.platform, 'PATCH', `/customers/${String(described.id)}`, { customerType: 'INDIVIDUAL', fullName: '   ' });
+    expect(fieldsOf(expectEnvelope(blanked, 400, 'INVALID_INPUT'))).toEqual(['fullName']);
+    expect(((await call(ctx.platform, 'GET', `/customers/${String(described.id)}`)).json() as Body).fullName).toBe('Jane Doe');
+  });
+
+  it('holds the taxId on file to the rule of a country or entity type a PATCH moves to, changing nothing when it fails', async () => {
+    const sole = await create(ctx.platform, business({ businessInfo: { legalName: 'Ann Lee', country: 'US', incorporatedOn: '2015-03-01', taxId: '123-45-6789', entityType: 'SOLE_PROPRIETORSHIP' } }));
+    const toLlc = expectEnvelope(await call(ctx.platform, 'PATCH', `/customers/${String(sole.id)}`, { customerType: 'BUSINESS', businessInfo: { entityType: 'LLC' } }), 400, 'INVALID_INPUT');
+    expect(toLlc.details!.errors).toEqual([
+      { field: 'businessInfo.taxId', constraint: { pattern: '^\\d{2}-?\\d{7}$' }, message: 'must be an EIN (##-#######) for a US business: the taxId on file is not, so send one with this change' },
+    ]);
+    const withEin = await call(ctx.platform, 'PATCH', `/customers/${String(sole.id)}`, { customerType: 'BUSINESS', businessInfo: { entityType: 'LLC', taxId: '12-3456789' } });
+    expect(withEin.statusCode, withEin.body).toBe(200);
+
+    const foreign = await create(ctx.platform, business({ businessInfo: { legalName: 'Acme SA', country: 'MX', incorporatedOn: '2015-03-01', taxId: 'ACM150301AB1' } }));
+    const before = (await call(ctx.platform, 'GET', `/customers/${String(foreign.id)}`)).json() as Body;
+    const toUs = expectEnvelope(await call(ctx.platform, 'PATCH', `/customers/${String(foreign.id)}`, { customerType: 'BUSINESS', businessInfo: { country: 'US' } }), 400, 'INVALID_INPUT');
+    expect(fieldsOf(toUs)).toEqual(['businessInfo.taxId']);
+    expect((await call(ctx.platform, 'GET', `/customers/${String(foreign.id)}`)).json()).toEqual(before);
+    // Another field of businessInfo is not held to it.
+    expect((await call(ctx.platform, 'PATCH', `/customers/${String(foreign.id)}`, { customerType: 'BUSINESS', businessInfo: { doingBusinessAs: 'Acme' } })).statusCode).toBe(200);
+  });
+
   it('names customerType with its allowed values when it is missing or unknown', async () => {
     for (const payload of [{}, { customerType: 'ROBOT' }, undefined]) {
       const body = expectEnvelope(await call(ctx.platform, 'POST', '/customers', payload), 400, 'INVALID_INPUT');

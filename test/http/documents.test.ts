@@ -305,6 +305,19 @@ describe('upload validation', () => {
     expect(byField.file!.message).toContain('at most 10485760 bytes');
   });
 
+  it('refuses a blank issuing authority and control characters in the document number, storing nothing', async () => {
+    const before = await stored();
+    const response = await upload(
+      { documentHolder: customerId, documentType: 'PASSPORT', country: 'US', documentNumber: 'X1\u001b[2J', issuingAuthority: ' \u200b' },
+      filePart(await cardPhotoJpeg(), 'image/jpeg'),
+    );
+    expect(expectEnvelope(response, 400, 'INVALID_INPUT').details!.errors).toEqual([
+      { field: 'documentNumber', message: 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)' },
+      { field: 'issuingAuthority', message: 'must not be blank' },
+    ]);
+    expect(await stored()).toEqual(before);
+  });
+
   it('reports a file sent as a text part', async () => {
     const response = await upload({ documentHolder: customerId, documentType: 'PASSPORT', country: 'US', file: 'not a file' });
     const errors = expectEnvelope(response, 400, 'INVALID_INPUT').details!.errors as FieldErrors;
@@ -429,6 +442,18 @@ describe('GET /documents', () => {
     expect(await total()).toBe(before);
   });
 
+  it('filters by the holder as named, type and uuid: another type with the same uuid holds nothing', async () => {
+    const holder = await newCustomer(p);
+    const document = await uploadPassport(holder);
+    const uuid = holder.slice('Customer:'.length);
+    const byCustomer = (await get(`/documents?documentHolder=Customer:${uuid.toUpperCase()}`)).json() as { data: Body[]; totalCount: number };
+    expect(byCustomer.data.map((d) => d.id)).toEqual([document.id]);
+    expect(byCustomer.totalCount).toBe(1);
+    const byOwner = await get(`/documents?documentHolder=BeneficialOwner:${uuid}`);
+    expect(byOwner.statusCode).toBe(200);
+    expect(byOwner.json()).toEqual({ data: [], hasMore: false, totalCount: 0 });
+  });
+
   it('lists only the platform’s own documents', async () => {
     const other = await ctx.newPlatform();
     const list = (await get('/documents', other)).json() as { data: Body[]; totalCount: number };
@@ -503,6 +528,9 @@ describe('PUT /documents/{documentId}', () => {
 
     const unknown = await put('Document:019542f5-b3e7-7d02-8000-000000000009', { documentType: 'PASSPORT', country: 'US' }, filePart(await cardPhotoJpeg(), 'image/jpeg'));
     expectEnvelope(unknown, 404, 'REFERENCE_NOT_FOUND');
+    // The path's document is looked up before the form: an unknown one is 404 however bad the form.
+    const unknownAndInvalid = await put('Document:019542f5-b3e7-7d02-8000-000000000009', { country: 'us' }, filePart(await cardPhotoJpeg(), 'image/heic'));
+    expectEnvelope(unknownAndInvalid, 404, 'REFERENCE_NOT_FOUND');
     const other = await ctx.newPlatform();
     const foreign = await put(original.id, { documentType: 'PASSPORT', country: 'US' }, filePart(await cardPhotoJpeg(), 'image/jpeg'), other);
     expectEnvelope(foreign, 404, 'REFERENCE_NOT_FOUND');
@@ -541,6 +569,14 @@ describe('DELETE /documents/{documentId}', () => {
     const blob = await ctx.handle.db.selectFrom('blobs').select('sha256').where('sha256', '=', file!.sha256).executeTakeFirst();
     expect(blob).toBeUndefined();
     expect((await get(`/documents/${String(keep.id)}`)).statusCode).toBe(200);
+  });
+
+  it("deletes a deleted customer's document that no review read", async () => {
+    const holder = await newCustomer(p);
+    const document = await uploadPassport(holder);
+    expect((await del(`/customers/${holder}`)).statusCode).toBe(200);
+    expect((await del(`/documents/${String(document.id)}`)).statusCode).toBe(204);
+    expectEnvelope(await get(`/documents/${String(document.id)}`), 404, 'REFERENCE_NOT_FOUND');
   });
 
   it('answers 404 for unknown and foreign documents', async () => {

@@ -107,6 +107,11 @@ describe('POST /invitations', () => {
     expect((many.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field).sort()).toEqual(['amountToSend', 'extra', 'inviterUma']);
     // Another platform's customer is not yours.
     expectEnvelope(await call(claiming, 'POST', '/invitations', { inviterUma: '$alice@a.example.com' }), 400, 'INVALID_INPUT');
+    // The name shown to the invitee is text a person reads: not blank, no control characters.
+    for (const firstName of ['   ', 'Al\u001b[31mice']) {
+      const named = expectEnvelope(await call(inviting, 'POST', '/invitations', { inviterUma: '$alice@a.example.com', firstName }), 400, 'INVALID_INPUT');
+      expect(named.details).toMatchObject({ errors: [{ field: 'firstName' }] });
+    }
     const after = await ctx.handle.db.selectFrom('invitations').select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });

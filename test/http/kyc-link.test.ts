@@ -140,6 +140,8 @@ describe('the hosted page’s calls', () => {
     expect(shown.headers['cache-control']).toBe('no-store');
     expect(shown.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     for (const text of ['The customer&#39;s fullName is required.', 'Upload an identity document for the customer.', 'id="birthDate"', 'id="address-line1"']) expect(shown.body).toContain(text);
+    // The page takes no longer a document number than the upload does.
+    expect(shown.body).toContain('name="documentNumber" maxlength="64"');
     const unknown = await ctx.app.inject({ method: 'GET', url: `${BASE}/kyc/${'A'.repeat(43)}` });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.body).toContain('Link not valid');

@@ -316,6 +316,14 @@ describe('what a review reads stays as it read it', () => {
     // Sending what is on file changes nothing, so it is not refused.
     expect((await call(pl, 'PATCH', `/customers/${String(c.id)}`, { customerType: 'INDIVIDUAL', fullName: 'Jane Doe', email: 'jane@example.com' })).statusCode).toBe(200);
     conflict(await call(pl, 'PATCH', `/customers/${String(c.id)}`, { customerType: 'INDIVIDUAL', identifier: '123-45-6789', idType: 'SSN' }), 'UNDER_REVIEW');
+    // The tax identifier too: the one on file, sent again, is no change.
+    const identified = await individual(pl, { platformCustomerId: `SANDBOX_MANUAL_REVIEW-${++seq}`, idType: 'SSN', identifier: '123-45-6789' });
+    await doc(pl, identified.id, 'PASSPORT');
+    await verify(pl, identified.id);
+    const same = await call(pl, 'PATCH', `/customers/${String(identified.id)}`, { customerType: 'INDIVIDUAL', idType: 'SSN', identifier: '123-45-6789' });
+    expect(same.statusCode, same.body).toBe(200);
+    const other = await call(pl, 'PATCH', `/customers/${String(identified.id)}`, { customerType: 'INDIVIDUAL', idType: 'SSN', identifier: '123-45-6780' });
+    expect(expectEnvelope(other, 409, 'CONFLICT').details).toEqual({ reason: 'UNDER_REVIEW', fields: ['identifier'] });
 
     await ctx.jobs.runDue();
     expect((await read(pl, `/verifications/${v.id}`)).verificationStatus).toBe('PENDING_MANUAL_REVIEW');

@@ -263,6 +263,32 @@ describe('background review', () => {
     expect(((await call(p, 'GET', `/customers/internal-accounts?customerId=${String(b.id)}`)).json() as { totalCount: number }).totalCount).toBe(1);
   });
 
+  it('a new review of an approved business approves the owners changed or added since, keeping the business as it is', async () => {
+    const { b, bo } = await completeBusiness(p, 'de 1234567');
+    await verify(p, b.id);
+    await ctx.jobs.runDue();
+    expect((await customer(p, b.id)).kybStatus).toBe('APPROVED');
+    const owner = async (id: unknown) => ((await call(p, 'GET', `/beneficial-owners/${String(id)}`)).json() as Body).kycStatus;
+    // The person on file changes, and a director joins: neither has been judged.
+    expect((await call(p, 'PATCH', `/beneficial-owners/${String(bo.id)}`, { personalInfo: { middleName: 'Mae' } })).statusCode).toBe(200);
+    const director = (await call(p, 'POST', '/beneficial-owners', {
+      customerId: b.id,
+      roles: ['DIRECTOR'],
+      ownershipPercentage: 0,
+      personalInfo: { firstName: 'Bo', lastName: 'Kim', birthDate: '1980-01-01', nationality: 'US', address: { line1: '3 Oak St', postalCode: '78703', country: 'US' }, idType: 'SSN', identifier: '234-56-7890' },
+    })).json() as Body;
+    await doc(p, director.id, 'PASSPORT');
+    expect([await owner(bo.id), await owner(director.id)]).toEqual(['UNVERIFIED', 'UNVERIFIED']);
+
+    const again = await verify(p, b.id);
+    expect(again.verificationStatus).toBe('IN_PROGRESS');
+    await ctx.jobs.runDue();
+    expect((await read(p, again.id)).verificationStatus).toBe('APPROVED');
+    expect([await owner(bo.id), await owner(director.id)]).toEqual(['APPROVED', 'APPROVED']);
+    expect((await customer(p, b.id)).kybStatus).toBe('APPROVED');
+    expect(await eventTypes(p, b.id)).toEqual(['CUSTOMER.KYB_PENDING', 'CUSTOMER.KYB_APPROVED']);
+  });
+
   it('rejects a legal-presence document whose number or country disagrees with the business', async () => {
     const { b, bo, cert } = await completeBusiness(p, 'DE 999');
     const foreign = await doc(p, b.id, 'STATE_REGISTRY_EXCERPT', { country: 'DE' });

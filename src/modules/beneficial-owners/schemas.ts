@@ -20,7 +20,7 @@ const personalInfoFields = {
   identifier: Type.String({
     minLength: 1,
     maxLength: 64,
-    description: 'SSN or ITIN as ###-##-####, EIN as ##-#######, or a foreign tax id. Sealed at rest; returned masked (last four characters).',
+    description: 'SSN or ITIN as ###-##-####, EIN as ##-#######, or a foreign tax id. Sealed at rest; returned masked (last four characters, at most half of it).',
   }),
   countryOfIssuance: Type.Optional(Country({ description: 'Country that issued the identifier; US for SSN, ITIN and EIN (the default).' })),
 };

@@ -7,7 +7,7 @@ import { AppError, invalidInput, type FieldError } from '../../platform/errors.j
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { clearValue, customerTypeOf, maskIdentifier, mergeFieldErrors, openIdentifier, RESEAL_BATCH, sealIdentifier, type ReviewStatus } from '../customers/index.js';
+import { clearValue, customerTypeOf, freeTextErrors, maskIdentifier, mergeFieldErrors, openIdentifier, RESEAL_BATCH, sealIdentifier, type ReviewStatus } from '../customers/index.js';
 import { findOwner, insertOwner, listOwners, ownersOf, ownersOfMany, ownersToReseal, setOwnerStatuses, updateOwner, type OwnerRow } from './repo.js';
 import type { BeneficialOwner, BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, OwnerListQuery, PersonalInfo } from './schemas.js';
 
@@ -52,7 +52,8 @@ const EARLIEST_BIRTH_DATE = '1900-01-01';
 
 /**
  * Rules beyond the schema, on the personal info as it will be stored: birth date in the past and not before 1900,
- * US identifiers (SSN, ITIN, EIN) in their format and issued by the US. Robust to any input shape.
+ * US identifiers (SSN, ITIN, EIN) in their format and issued by the US, and what is sent free of control
+ * characters and not blank (customers' freeTextErrors). Robust to any input shape.
  */
 function personalInfoErrors(info: Record<string, unknown>, sent: Record<string, unknown>, now: Date): FieldError[] {
   const errors: FieldError[] = [];
@@ -65,15 +66,17 @@ function personalInfoErrors(info: Record<string, unknown>, sent: Record<string, 
     }
   }
   const rule = typeof info.idType === 'string' ? US_ID_RULES[info.idType] : undefined;
-  if (rule && (sent.identifier !== undefined || sent.idType !== undefined)) {
-    if (typeof info.identifier === 'string' && !rule.test(info.identifier)) {
-      errors.push({ field: 'personalInfo.identifier', constraint: rule.constraint, message: `must be a valid ${String(info.idType)} (${rule.shape})` });
-    }
-    if (info.countryOfIssuance !== undefined && info.countryOfIssuance !== 'US') {
-      errors.push({ field: 'personalInfo.countryOfIssuance', constraint: { enum: ['US'] }, message: `must be US for ${String(info.idType)}` });
-    }
+  // Each pair is checked when either side of it is sent: a PATCH of the country alone is held to the stored idType too.
+  const identification = sent.identifier !== undefined || sent.idType !== undefined;
+  if (rule && identification && typeof info.identifier === 'string' && !rule.test(info.identifier)) {
+    errors.push({ field: 'personalInfo.identifier', constraint: rule.constraint, message: `must be a valid ${String(info.idType)} (${rule.shape})` });
   }
-  return errors;
+  if (rule && (identification || sent.countryOfIssuance !== undefined) && info.countryOfIssuance !== undefined && info.countryOfIssuance !== 'US') {
+    errors.push({ field: 'personalInfo.countryOfIssuance', constraint: { enum: ['US'] }, message: `must be US for ${String(info.idType)}` });
+  }
+  // One entry per field: a field another rule refuses keeps that rule's error.
+  const named = new Set(errors.map((e) => e.field));
+  return [...errors, ...freeTextErrors(sent, 'personalInfo').filter((e) => !named.has(e.field))];
 }
 
 function notFound(id: string): AppError {

@@ -11,7 +11,7 @@ import { getConfigRow } from '../config/index.js';
 import { accountsHoldingMoney, provisionAccountsOf, provisionCustomerAccounts } from '../internal-accounts/index.js';
 import { identifierKeyVersion } from '../platforms/index.js';
 import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
-import { sealIdentifier } from './identifiers.js';
+import { openIdentifier, sealIdentifier } from './identifiers.js';
 import { loadLive, toCustomer, withoutTaxId } from './reads.js';
 import {
   insertCustomersIfFree,
@@ -296,6 +296,21 @@ function mergeProfile(type: CustomerType, current: Record<string, unknown>, inpu
   return merged;
 }
 
+/** An update of what a business's taxId is held to (its country, its entity type) that sends no taxId: the one on file is checked. */
+function movesTaxIdRule(type: CustomerType, body: Record<string, unknown>): boolean {
+  const info = body.businessInfo;
+  return type === 'BUSINESS' && isObject(info) && info.taxId === undefined && (info.country !== undefined || info.entityType !== undefined);
+}
+
+/** The tax identifier on file (an individual's identifier, a business's taxId), in clear: sealed, or as a row stored before sealing existed holds it. */
+function identifierOnFile(identifiers: TenantSecretBox, row: CustomerRow): string | undefined {
+  if (row.identifier !== null) return row.identifier;
+  const legacy = at(row.profile as Record<string, unknown>, 'businessInfo.taxId');
+  if (typeof legacy === 'string') return legacy;
+  if (!row.identifier_sealed || !row.identifier_key_version) return undefined;
+  return openIdentifier(identifiers, row.platform_id, row.id, { identifier_sealed: row.identifier_sealed, identifier_key_version: row.identifier_key_version });
+}
+
 /**
  * Field validation of an update against the stored customer. Runs before any change, so a
  * rejected request leaves the customer untouched.
@@ -310,7 +325,7 @@ export async function updateCustomer(
   input: unknown,
   schemaErrors: FieldError[],
 ): Promise<Customer> {
-  const row = await loadLive(trx, platformId, customerId, true);
+  const row = await loadLive(trx, platformId, customerId, { forUpdate: true });
   const body = isObject(input) ? input : {};
   const type = row.customer_type;
   const errors: FieldError[] = [...schemaErrors];
@@ -318,7 +333,11 @@ export async function updateCustomer(
     errors.push({ field: 'customerType', constraint: { enum: [type] }, message: `must be ${type}, the type of this customer` });
   }
   const merged = mergeProfile(type, row.profile as Record<string, unknown>, body);
-  const withPrevious = { ...merged, previousIdType: (row.profile as Record<string, unknown>).idType };
+  const withPrevious = {
+    ...merged,
+    previousIdType: (row.profile as Record<string, unknown>).idType,
+    ...(movesTaxIdRule(type, body) ? { storedTaxId: identifierOnFile(identifiers, row) } : {}),
+  };
   const all = mergeFieldErrors(errors, body.customerType === type ? ruleErrors(body, withPrevious, type, clock.now(), 'update') : []);
   if (all.length) throw invalidInput(all);
 
@@ -328,7 +347,8 @@ export async function updateCustomer(
     const stored = row.profile as Record<string, unknown>;
     const next = withoutTaxId(merged);
     const changed = [...new Set([...Object.keys(stored), ...Object.keys(next)])].filter((field) => !isDeepStrictEqual(stored[field], next[field]));
-    if (identifier !== undefined) changed.push(type === 'INDIVIDUAL' ? 'identifier' : 'businessInfo.taxId');
+    const identifierChanged = identifier !== undefined && identifier !== identifierOnFile(identifiers, row);
+    if (identifierChanged) changed.push(type === 'INDIVIDUAL' ? 'identifier' : 'businessInfo.taxId');
     if (changed.length) throw underReview(customerId, changed);
   }
   const update = body as CustomerUpdate;
@@ -371,7 +391,7 @@ export async function updateCustomer(
  * commit together.
  */
 export async function deleteCustomer(trx: Tx, clock: Clock, platformId: string, customerId: string): Promise<Customer> {
-  const row = await loadLive(trx, platformId, customerId, true);
+  const row = await loadLive(trx, platformId, customerId, { forUpdate: true });
   const inFlight = await paymentInFlightOf(trx, platformId, row.id);
   if (inFlight) {
     throw new AppError('CONFLICT', `Customer ${customerId} has a payment that has not ended (${formatId('Transaction', inFlight)}): it can be deleted once it has.`, {

@@ -22,9 +22,14 @@ export function openIdentifier(box: TenantSecretBox, platformId: string, rowId: 
   return box.open(platformId, sealed.identifier_key_version, sealed.identifier_sealed, rowId);
 }
 
-/** The last four characters only, the rest `*` (as long as the value): enough to tell identifiers apart, not to use one. */
+/**
+ * The last four characters only, the rest `*` (as long as the value): enough to tell identifiers
+ * apart, not to use one. Never more than half of it, so a short identifier (a foreign tax id may
+ * be four characters) is not answered whole.
+ */
 export function maskIdentifier(value: string): string {
-  return `${'*'.repeat(Math.max(0, value.length - 4))}${value.slice(-4)}`;
+  const shown = Math.min(4, Math.floor(value.length / 2));
+  return `${'*'.repeat(value.length - shown)}${value.slice(value.length - shown)}`;
 }
 
 /** Jobs that (re)seal stored identifiers: the migration's one for legacy plaintext, and one per key rotation. */

@@ -1,11 +1,11 @@
 // The customers module's public face: what app.ts wires and what other modules may use.
 export { customerRoutes } from './routes.js';
 export { Address, BeneficialOwner, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, CUSTOMER_SCHEMAS, DateOnly, Email, Phone, OWNER_ROLES, ResponseAddress, type ReviewStatus } from './schemas.js';
-export { customerTypeOf } from './reads.js';
+export { customerTypeOf, type CustomerKind } from './reads.js';
 export { findLiveCustomerById, findLiveCustomerByUmaAddress } from './repo.js';
 export { holdForReview, loadCustomerForReview, senderReadiness, setReviewStatus, type CustomerForReview, type SenderReadiness } from './review-state.js';
 export { updateCustomer } from './create-update.js';
-export { getEndUserTerms, mergeFieldErrors, type EndUserTerms } from './validation.js';
+export { freeTextErrors, getEndUserTerms, mergeFieldErrors, type EndUserTerms } from './validation.js';
 export {
   clearValue,
   maskIdentifier,

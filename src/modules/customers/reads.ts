@@ -54,6 +54,12 @@ export function toCustomer(row: CustomerAnswerRow): Customer {
   return customer as Customer;
 }
 
+/** How a read locks the customer row: FOR UPDATE, or FOR SHARE (writes beside it that only a review's opening must wait for). */
+export interface CustomerLock {
+  forUpdate?: boolean;
+  forShare?: boolean;
+}
+
 export function notFound(customerId: string): AppError {
   return new AppError('USER_NOT_FOUND', `Customer ${customerId} was not found.`);
 }
@@ -62,9 +68,9 @@ function deleted(customerId: string): AppError {
   return new AppError('CUSTOMER_DELETED', `Customer ${customerId} has been deleted.`);
 }
 
-export async function loadLive(db: DbOrTx, platformId: string, customerId: string, forUpdate = false): Promise<CustomerRow> {
+export async function loadLive(db: DbOrTx, platformId: string, customerId: string, lock: CustomerLock = {}): Promise<CustomerRow> {
   const uuid = parseId('Customer', customerId);
-  const row = uuid && (await findCustomer(db, platformId, uuid, { forUpdate }));
+  const row = uuid && (await findCustomer(db, platformId, uuid, lock));
   if (!row) throw notFound(customerId);
   if (row.deleted_at) throw deleted(customerId);
   return row;
@@ -107,8 +113,8 @@ export interface CustomerKind {
 }
 
 /** A live customer's type and review state, for modules that hang records on customers (USER_NOT_FOUND otherwise). */
-export async function customerTypeOf(db: DbOrTx, platformId: string, customerId: string, options: { forUpdate?: boolean } = {}): Promise<CustomerKind> {
-  const row = await loadLive(db, platformId, customerId, options.forUpdate);
+export async function customerTypeOf(db: DbOrTx, platformId: string, customerId: string, lock: CustomerLock = {}): Promise<CustomerKind> {
+  const row = await loadLive(db, platformId, customerId, lock);
   return { uuid: row.id, type: row.customer_type, platformCustomerId: row.platform_customer_id, reviewStatus: row.review_status, underReview: row.under_review_since !== null };
 }
 

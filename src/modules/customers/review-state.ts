@@ -22,7 +22,7 @@ export interface CustomerForReview {
 
 /** A live customer of this platform, locked for the review; USER_NOT_FOUND or CUSTOMER_DELETED otherwise. */
 export async function loadCustomerForReview(trx: Tx, platformId: string, customerId: string): Promise<CustomerForReview> {
-  const row = await loadLive(trx, platformId, customerId, true);
+  const row = await loadLive(trx, platformId, customerId, { forUpdate: true });
   return {
     uuid: row.id,
     id: formatId('Customer', row.id),

@@ -271,7 +271,7 @@ const PersonalInfoResponse = Type.Object({
   phoneNumber: Type.Optional(Type.String()),
   address: ResponseAddress,
   idType: Type.String(),
-  identifier: Type.String({ description: 'Masked: the last four characters, the rest `*`.', examples: ['*******6789'] }),
+  identifier: Type.String({ description: 'Masked: the last four characters (at most half of a shorter identifier), the rest `*`.', examples: ['*******6789'] }),
   countryOfIssuance: Type.Optional(Type.String()),
 });
 

@@ -72,7 +72,8 @@ function checkPastDate(value: unknown, field: string, now: Date, errors: FieldEr
 /**
  * Rules JSON Schema cannot say: dates in the past, identifiers in the format their type
  * demands, `*OtherDescription` exactly when OTHER is chosen, a consent that is not from the
- * future. `merged` is the customer as it will be after the write; `input` is what was sent.
+ * future, free text without control characters that is not blank (freeTextErrors). `merged` is
+ * the customer as it will be after the write; `input` is what was sent.
  * Robust to any input shape, since schema errors are collected beside these.
  */
 export function ruleErrors(input: unknown, merged: Record<string, unknown>, type: CustomerType, now: Date, mode: 'create' | 'update'): FieldError[] {
@@ -101,12 +102,15 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
     const info = isObject(input.businessInfo) ? input.businessInfo : {};
     checkPastDate(info.incorporatedOn, 'businessInfo.incorporatedOn', now, errors);
     const country = at(merged, 'businessInfo.country');
-    const taxId = info.taxId;
+    // An update that moves the country or entity type without a taxId is held to the one on file (`storedTaxId`).
+    const onFile = info.taxId === undefined && mode === 'update' ? merged.storedTaxId : undefined;
+    const taxId = info.taxId ?? onFile;
     // A US business files under its EIN; a sole proprietor without one files under the owner's SSN or ITIN.
     const soleProprietor = at(merged, 'businessInfo.entityType') === 'SOLE_PROPRIETORSHIP';
     const rule = soleProprietor ? US_SOLE_PROPRIETOR_TIN : US_EIN;
     if (country === 'US' && typeof taxId === 'string' && !rule.compiled.test(taxId)) {
-      errors.push({ field: 'businessInfo.taxId', constraint: { pattern: rule.pattern }, message: `must be ${rule.named} for a US business` });
+      const message = `must be ${rule.named} for a US business${onFile === undefined ? '' : ': the taxId on file is not, so send one with this change'}`;
+      errors.push({ field: 'businessInfo.taxId', constraint: { pattern: rule.pattern }, message });
     }
   }
   for (const [listPath, descriptionPath] of OTHER_PAIRS[type]) {
@@ -135,13 +139,43 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
       errors.push({ field: 'endUserTermsConsent.acceptedAt', constraint: { format: 'date-time' }, message: 'must not be in the future' });
     }
   }
-  return errors;
+  // One entry per field: a field another rule refuses keeps that rule's error.
+  const named = new Set(errors.map((e) => e.field));
+  return [...errors, ...freeTextErrors(input).filter((e) => !named.has(e.field))];
 }
 
-/** Schema errors first; a rule error on a field the schema already rejected adds nothing. */
+const CONTROL = /\p{Cc}/u;
+const CONTROL_BUT_LINE_BREAKS = /[^\P{Cc}\r\n]/u;
+/** Nothing a reader would see: whitespace and invisible format characters (zero-width space, BOM) only. */
+const BLANK = /^[\s\p{Cf}]+$/u;
+/** Free text that may run over several lines: the descriptions of a choice of OTHER, a business's own words on its funds. */
+const MULTILINE = /(OtherDescription|^businessInfo\.sourceOfFunds)$/;
+
+/**
+ * Free text's rule, as external accounts hold theirs: no control characters (line breaks only in
+ * the longer descriptions), and not only spaces or invisible characters. A name of spaces would
+ * count as given when a review asks for it, and terminal escapes would reach logs and the screens
+ * of whoever reviews the customer. Every string of `value` is checked, named by its dot path
+ * under `path`; a field the schema also refuses keeps the schema's error (mergeFieldErrors).
+ */
+export function freeTextErrors(value: unknown, path = ''): FieldError[] {
+  if (typeof value === 'string') {
+    const lines = MULTILINE.test(path);
+    if ((lines ? CONTROL_BUT_LINE_BREAKS : CONTROL).test(value)) {
+      return [{ field: path, message: `must not contain control characters (U+0000–U+001F, U+007F–U+009F)${lines ? ' other than line breaks' : ''}` }];
+    }
+    return BLANK.test(value) ? [{ field: path, message: 'must not be blank' }] : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => freeTextErrors(item, path ? `${path}.${i}` : String(i)));
+  if (isObject(value)) return Object.entries(value).flatMap(([key, item]) => freeTextErrors(item, path ? `${path}.${key}` : key));
+  return [];
+}
+
+/** Schema errors first; a rule error on a field the schema already rejected (or inside one: an unknown object) adds nothing. */
 export function mergeFieldErrors(schemaErrors: FieldError[], rules: FieldError[]): FieldError[] {
   const seen = new Set(schemaErrors.map((e) => e.field));
-  return [...schemaErrors, ...rules.filter((e) => !seen.has(e.field))];
+  const covered = (field: string) => field.split('.').some((_, i, parts) => seen.has(parts.slice(0, i + 1).join('.')));
+  return [...schemaErrors, ...rules.filter((e) => !covered(e.field))];
 }
 
 export function checkTermsVersion(consent: EndUserTermsConsentT | undefined, terms: EndUserTerms): void {

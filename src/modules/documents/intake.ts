@@ -7,7 +7,7 @@ import { UploadSpool } from '../../platform/http/multipart.js';
 import type { Config } from '../../config.js';
 import type { Document, DocumentUploadFields } from './schemas.js';
 import { ScreeningProviders } from './screening/index.js';
-import { checkReplace, createDocument, replaceDocument, screenUpload } from './service.js';
+import { checkReplace, createDocument, getDocument, replaceDocument, screenUpload } from './service.js';
 import { receiveDocumentForm } from './upload.js';
 
 /**
@@ -64,7 +64,8 @@ export class DocumentIntake {
 
   /**
    * As `upload`, replacing an existing document's file and metadata: 404 for an unknown document,
-   * 409 when it may not be replaced now (an open review, a rejected customer, a file accepted in
+   * before the form is read (a path id is checked before the body, docs/conventions.md), then 409
+   * when it may not be replaced now (an open review, a rejected customer, a file accepted in
    * review: documents/README.md), checked before screening and again when storing.
    */
   async replace(
@@ -74,6 +75,7 @@ export class DocumentIntake {
     documentId: string,
     beforeStore?: (trx: Tx) => Promise<void>,
   ): Promise<Document> {
+    await getDocument(this.deps.db, platformId, documentId);
     const form = await receiveDocumentForm(request, this.spool, 'replace');
     try {
       await checkReplace(this.deps.db, platformId, documentId);

@@ -90,13 +90,13 @@ export async function deleteDocument(db: DbOrTx, id: string): Promise<string[]> 
   return files.map((f) => f.sha256);
 }
 
-export async function listDocuments(db: DbOrTx, platformId: string, filters: { holderId?: string }, page: PageRequest) {
+export async function listDocuments(db: DbOrTx, platformId: string, filters: { holder?: { type: DocumentRow['holder_type']; uuid: string } }, page: PageRequest) {
   let base = db.selectFrom('documents').where(onePlatform(platformId));
-  if (filters.holderId) base = base.where('holder_id', '=', filters.holderId);
+  if (filters.holder) base = base.where('holder_type', '=', filters.holder.type).where('holder_id', '=', filters.holder.uuid);
   let query = inPlatformIdOrder(base.selectAll(), 'desc', 'desc').limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   // One holder's documents are counted; all of the platform's come from the kept count (migration 0034).
-  const counted = filters.holderId
+  const counted = filters.holder
     ? countMatches(base)
     : platformRowCount(db, 'documents', platformId, 'total');
   const [rows, totalCount] = await Promise.all([query.execute(), counted]);

@@ -7,6 +7,8 @@ import { DOCUMENT_CONTENT_TYPES } from './screening/screener.js';
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
 export const SIDES = ['FRONT', 'BACK'] as const;
+/** The longest document number accepted (the hosted page's field says the same). */
+export const MAX_DOCUMENT_NUMBER_LENGTH = 64;
 
 const DocumentHolderId = Type.String({
   pattern: '^(Customer|BeneficialOwner):[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
@@ -19,7 +21,7 @@ const DocumentFields = {
   documentType: StringEnum(DOCUMENT_TYPES, { description: 'What the document is (spec DocumentType).' }),
   side: Type.Optional(StringEnum(SIDES, { description: 'Side of a two-sided document (DRIVERS_LICENSE, NATIONAL_ID).' })),
   country: Type.String({ format: 'iso3166-1-alpha-2', description: 'Issuing country, ISO 3166-1 alpha-2.', examples: ['US'] }),
-  documentNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Identification number printed on the document.' })),
+  documentNumber: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_NUMBER_LENGTH, description: 'Identification number printed on the document.' })),
   issuingAuthority: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Agency or organisation that issued the document.' })),
 };
 

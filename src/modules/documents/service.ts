@@ -5,7 +5,7 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { ownerHolder } from '../beneficial-owners/index.js';
-import { customerTypeOf } from '../customers/index.js';
+import { customerTypeOf, type CustomerKind } from '../customers/index.js';
 import type { DocumentType } from './catalogue.js';
 import {
   blobInUse,
@@ -178,9 +178,8 @@ async function customerUuidOf(db: DbOrTx, platformId: string, row: DocumentRow):
  * "A review is open" is the customer's hold (`underReview`), which verifications sets and clears
  * in the transaction that opens or ends a review, read with the customer itself.
  */
-async function checkReplaceable(db: DbOrTx, platformId: string, row: DocumentRow): Promise<void> {
+function checkReplaceable(row: DocumentRow, customer: CustomerKind): void {
   const documentId = formatId('Document', row.id);
-  const customer = await customerTypeOf(db, platformId, formatId('Customer', await customerUuidOf(db, platformId, row)));
   if (customer.underReview) {
     throw new AppError('CONFLICT', `Document ${documentId} is under an open verification; wait for its verdict before replacing it.`, { details: { reason: 'REVIEW_UNDERWAY' } });
   }
@@ -196,9 +195,20 @@ async function checkReplaceable(db: DbOrTx, platformId: string, row: DocumentRow
   }
 }
 
+/**
+ * The live customer a document belongs to (410 once deleted). `forShare` in a transaction that
+ * changes the document: a verification opens with the customer locked FOR UPDATE and then marks
+ * the documents it read, so taking the customer first (before the document) means the review
+ * either opened before (and the hold says so) or reads the document as this transaction leaves it.
+ */
+async function customerOf(db: DbOrTx, platformId: string, row: DocumentRow, lock: { forShare?: boolean } = {}): Promise<CustomerKind> {
+  return customerTypeOf(db, platformId, formatId('Customer', await customerUuidOf(db, platformId, row)), lock);
+}
+
 /** Checks, before any screening work, that the document exists (404) and may be replaced now (410, 409: checkReplaceable). */
 export async function checkReplace(db: DbOrTx, platformId: string, documentId: string): Promise<void> {
-  await checkReplaceable(db, platformId, await loadDocument(db, platformId, documentId));
+  const row = await loadDocument(db, platformId, documentId);
+  checkReplaceable(row, await customerOf(db, platformId, row));
 }
 
 /**
@@ -215,18 +225,28 @@ export async function replaceDocument(
   fields: DocumentReplaceFields,
   file: UploadedFile,
 ): Promise<Document> {
+  // The customer before the document: the order a verification takes them in (customerOf).
+  const customer = await customerOf(trx, platformId, await loadDocument(trx, platformId, documentId), { forShare: true });
   const row = await loadDocument(trx, platformId, documentId, { forUpdate: true });
-  await checkReplaceable(trx, platformId, row);
+  checkReplaceable(row, customer);
   const now = clock.now();
   await deactivateActiveFile(trx, row.id, now);
   await storeActiveFile(trx, blobs, row.id, file, now);
   return toDocument(await updateDocument(trx, row.id, metadataOf(fields, file), now));
 }
 
+/** The holder an id names, by its type as well as its uuid: `BeneficialOwner:<a customer's uuid>` holds nothing. */
+function holderOf(holderId: string): Holder | undefined {
+  const customerUuid = parseId('Customer', holderId);
+  if (customerUuid) return { type: 'Customer', uuid: customerUuid };
+  const ownerUuid = parseId('BeneficialOwner', holderId);
+  return ownerUuid ? { type: 'BeneficialOwner', uuid: ownerUuid } : undefined;
+}
+
 export async function listDocuments(db: DbOrTx, platformId: string, query: DocumentListQuery): Promise<Page<Document>> {
   const page = pageRequest(query);
-  const holderId = query.documentHolder && (parseId('Customer', query.documentHolder) ?? parseId('BeneficialOwner', query.documentHolder));
-  const { rows, totalCount } = await listDocumentRows(db, platformId, holderId ? { holderId } : {}, page);
+  const holder = query.documentHolder ? holderOf(query.documentHolder) : undefined;
+  const { rows, totalCount } = await listDocumentRows(db, platformId, holder ? { holder } : {}, page);
   return toPage(rows, page, toDocument, totalCount);
 }
 
@@ -236,6 +256,11 @@ export async function listDocuments(db: DbOrTx, platformId: string, query: Docum
  * verdict was given on), and while a review of its customer is open (the review would read it).
  */
 export async function deleteDocument(trx: Tx, blobs: BlobStore, reviews: ReviewLookup, platformId: string, documentId: string): Promise<void> {
+  // The customer before the document, as for a replace (customerOf). A deleted customer's
+  // documents may still be deleted: no review of it can open.
+  await customerOf(trx, platformId, await loadDocument(trx, platformId, documentId), { forShare: true }).catch((error: unknown) => {
+    if (!(error instanceof AppError && error.code === 'CUSTOMER_DELETED')) throw error;
+  });
   const row = await loadDocument(trx, platformId, documentId, { forUpdate: true });
   if (row.submitted_at) {
     throw new AppError(

@@ -8,7 +8,7 @@ import { uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import { getConfigRow } from '../config/index.js';
-import { findLiveCustomerByUmaAddress } from '../customers/index.js';
+import { findLiveCustomerByUmaAddress, freeTextErrors } from '../customers/index.js';
 import { cancelIfClaimable, claimIfClaimable, findByCode, insertInvitation, type InvitationRow } from './repo.js';
 import {
   CODE_ALPHABET,
@@ -68,6 +68,9 @@ function refusal(row: InvitationRow, now: Date): AppError {
 export async function createInvitation(trx: Tx, clock: Clock, platformId: string, request: UmaInvitationCreateRequest): Promise<UmaInvitation> {
   const domain = await umaDomainOf(trx, platformId);
   requireUmaAddress('inviterUma', request.inviterUma);
+  // The name is shown to the invitee: no control characters, not blank (customers' rule for names).
+  const nameErrors = freeTextErrors({ firstName: request.firstName });
+  if (nameErrors.length) throw invalidInput(nameErrors);
   const now = clock.now();
   const expiresAt = request.expiresAt === undefined ? null : validDateTime(request.expiresAt);
   if (expiresAt && expiresAt.getTime() <= now.getTime()) throw invalidInput([{ field: 'expiresAt', message: 'must be in the future' }]);

@@ -1,5 +1,5 @@
 import { escapeHtml as esc, hostedPage } from '../../platform/http/hosted-page.js';
-import { TWO_SIDED_TYPES } from '../documents/index.js';
+import { MAX_DOCUMENT_NUMBER_LENGTH, TWO_SIDED_TYPES } from '../documents/index.js';
 import type { Holder, KycPageModel } from './kyc-links.js';
 import type { VerificationError } from './schemas.js';
 
@@ -49,7 +49,7 @@ function uploadForm(target: { holder: Holder; replaces?: string }, types: readon
   return `<form class="upload" ${data}><fieldset><legend>${esc(reason)}</legend>${holderPart}
 <label>Document <select name="documentType">${options(types)}</select></label>
 <label>Issuing country (two-letter code) <input name="country" maxlength="2" size="3" value="${esc(target.holder.country ?? '')}" required></label>
-<label>Document number (optional) <input name="documentNumber" maxlength="100"></label>
+<label>Document number (optional) <input name="documentNumber" maxlength="${MAX_DOCUMENT_NUMBER_LENGTH}"></label>
 ${twoSided ? '<label>Side <select name="side"><option value="">not applicable</option><option value="FRONT">front</option><option value="BACK">back</option></select></label>' : ''}
 <label>File (PDF, JPEG or PNG, up to 10 MiB) <input name="file" type="file" accept="application/pdf,image/jpeg,image/png" required></label>
 <button type="submit">Upload</button></fieldset></form>`;

@@ -72,8 +72,9 @@ interface Verdict {
  * Moves the customer (and its owners) to the status the verification implies. An APPROVED
  * customer is never downgraded by a review that merely runs or asks for more (IN_PROGRESS,
  * PENDING_MANUAL_REVIEW, RESOLVE_ERRORS): it stays APPROVED, its accounts stay usable, and the
- * verification itself says what is missing. Only a REJECTED verdict, announced as
- * CUSTOMER.KYC_REJECTED / KYB_REJECTED, changes an approved customer. A REJECTED customer never
+ * verification itself says what is missing; an APPROVED verdict approves its owners again. Only
+ * a REJECTED verdict, announced as CUSTOMER.KYC_REJECTED / KYB_REJECTED, changes an approved
+ * customer. A REJECTED customer never
  * moves again (verdicts reaching one are REJECTED: `finalRejection`). Owners follow the
  * business, except that a business rejected by its sandbox registration-number suffix settles
  * each owner by its own lastName suffix.
@@ -82,13 +83,15 @@ async function applyToCustomer(trx: Tx, clock: Clock, platformId: string, input:
   const next = CUSTOMER_STATUS[status];
   if (!next) return;
   if (input.customer.status === 'REJECTED') return;
-  if (input.customer.status === 'APPROVED' && next !== 'REJECTED') return;
+  // An approving review of an approved business still judges its owners: one changed or added
+  // since the last approval is UNVERIFIED until a review approves it.
+  if (input.customer.status === 'APPROVED' && next !== 'REJECTED' && next !== 'APPROVED') return;
   await setReviewStatus(trx, clock, platformId, input.customer.uuid, next);
   const rejectedBySuffix = input.customer.type === 'BUSINESS' && status === 'REJECTED' && sandboxSuffixOutcome(input) === 'REJECTED';
   const owners = new Map<ReviewStatus, string[]>();
   for (const owner of input.owners) {
     const ownerStatus = rejectedBySuffix ? sandboxOwnerStatus(owner) : next;
-    owners.set(ownerStatus, [...(owners.get(ownerStatus) ?? []), owner.id]);
+    if (owner.kyc_status !== ownerStatus) owners.set(ownerStatus, [...(owners.get(ownerStatus) ?? []), owner.id]);
   }
   for (const [ownerStatus, ids] of owners) await setBeneficialOwnerStatuses(trx, clock, platformId, ids, ownerStatus);
 }
