@@ -65,17 +65,16 @@ export const RAILS: Readonly<Record<PaymentRail, RouteSpec>> = {
   WIRE: route(['USD'], HOUR, 300, false, 1500n, 0n, 'US domestic wire (Fedwire), same day'),
 };
 
-/** Crypto networks external wallets are paid on: they settle in minutes, any day. */
+/** Crypto networks external wallets are paid on: they settle in seconds to minutes (a typical block's confirmation), any day. */
 export const NETWORKS: Readonly<Record<DestinationNetwork, RouteSpec>> = {
-  // Settled on the network in about a minute (the payments side's NETWORK rail).
-  BASE: route(['USDC'], 60, 120, true, 5n, 0n, 'Base'),
-  ETHEREUM: route(['USDC', 'USDT'], 60, 120, true, 100n, 0n, 'Ethereum'),
-  POLYGON: route(['USDC'], 60, 120, true, 5n, 0n, 'Polygon'),
-  PLASMA: route(['USDT'], 60, 120, true, 5n, 0n, 'Plasma'),
-  SOLANA: route(['USDC', 'USDT'], 60, 120, true, 5n, 0n, 'Solana'),
-  SPARK: route(['BTC'], 60, 120, true, 5n, 0n, 'Spark'),
+  BASE: route(['USDC'], 30, 120, true, 5n, 0n, 'Base'),
+  ETHEREUM: route(['USDC', 'USDT'], 300, 120, true, 100n, 0n, 'Ethereum'),
+  POLYGON: route(['USDC'], 30, 120, true, 5n, 0n, 'Polygon'),
+  PLASMA: route(['USDT'], 30, 120, true, 5n, 0n, 'Plasma'),
+  SOLANA: route(['USDC', 'USDT'], 30, 120, true, 5n, 0n, 'Solana'),
+  SPARK: route(['BTC'], 10, 120, true, 5n, 0n, 'Spark'),
   TRON: route(['USDT'], 60, 120, true, 100n, 0n, 'Tron'),
-  LIGHTNING: route(['BTC'], 60, 120, true, 5n, 0n, 'Lightning'),
+  LIGHTNING: route(['BTC'], 10, 120, true, 5n, 0n, 'Lightning'),
 };
 
 /** Between two internal accounts of one platform: a ledger transfer, no rail, no service fee. */

@@ -1,5 +1,5 @@
 import type { DestinationNetwork, PaymentRail } from '../external-accounts/index.js';
-import { RAILS as CATALOGUE } from '../rates/index.js';
+import { RAILS as CATALOGUE, NETWORKS as NETWORK_CATALOGUE } from '../rates/index.js';
 
 /**
  * The simulated rails: every PaymentRail of UPSTREAM §5.6 with how long a payout on it takes to
@@ -19,17 +19,10 @@ export const RAILS: Record<PaymentRail, RailSpec> = Object.fromEntries(
   Object.entries(CATALOGUE).map(([rail, spec]) => [rail, { settlementSeconds: spec.settlementSeconds, currencies: spec.currencies, description: spec.description }]),
 ) as Record<PaymentRail, RailSpec>;
 
-/** Crypto networks external wallets are paid on (no PaymentRail): settled on the network. */
-export const NETWORKS: Record<DestinationNetwork, { settlementSeconds: number }> = {
-  BASE: { settlementSeconds: 30 },
-  ETHEREUM: { settlementSeconds: 300 },
-  POLYGON: { settlementSeconds: 30 },
-  PLASMA: { settlementSeconds: 30 },
-  SOLANA: { settlementSeconds: 30 },
-  SPARK: { settlementSeconds: 10 },
-  TRON: { settlementSeconds: 60 },
-  LIGHTNING: { settlementSeconds: 10 },
-};
+/** Crypto networks external wallets are paid on (no PaymentRail): settled on the network, as the same catalogue says. */
+export const NETWORKS: Record<DestinationNetwork, { settlementSeconds: number }> = Object.fromEntries(
+  Object.entries(NETWORK_CATALOGUE).map(([network, spec]) => [network, { settlementSeconds: spec.settlementSeconds }]),
+) as Record<DestinationNetwork, { settlementSeconds: number }>;
 
 /** UMA payouts: settled with the counterparty, about a minute. */
 export const UMA_SETTLEMENT_SECONDS = 60;
