@@ -123,13 +123,19 @@ describe('POST /sandbox/uma/receive', () => {
     expect(await balances(ctx, silent, carol.customerId)).toEqual({ available: 0, total: 0 });
   });
 
-  it('202, then POST /transactions/{id}/approve within the window: credited', async () => {
+  /** 700 sent to a new receiver whose platform answered 202: the payment waits for the platform's decision. */
+  async function awaitingApproval() {
     const p = await connectedPlatform();
     const bob = await receiverCustomer(p);
     receiver.answer = () => ({ status: 202 });
     const waiting = receive(p, sent(bob, 700));
     await expect.poll(() => receiver.of('INCOMING_PAYMENT.PENDING').length).toBe(1);
     const id = receiver.of('INCOMING_PAYMENT.PENDING')[0]!.body.data!.id as string;
+    return { p, bob, waiting, id };
+  }
+
+  it('202, then POST /transactions/{id}/approve within the window: credited', async () => {
+    const { p, bob, waiting, id } = await awaitingApproval();
     const approved = await call(ctx, p, 'POST', `/transactions/${id}/approve`, {});
     expect(approved.statusCode, approved.body).toBe(200);
     // The decision and the credit are one transaction: the approve call answers it credited.
@@ -161,12 +167,7 @@ describe('POST /sandbox/uma/receive', () => {
   });
 
   it('202, the receiver deleted, then approve: FAILED OFFRAMP_FAILED, nobody credited', async () => {
-    const p = await connectedPlatform();
-    const bob = await receiverCustomer(p);
-    receiver.answer = () => ({ status: 202 });
-    const waiting = receive(p, sent(bob, 700));
-    await expect.poll(() => receiver.of('INCOMING_PAYMENT.PENDING').length).toBe(1);
-    const id = receiver.of('INCOMING_PAYMENT.PENDING')[0]!.body.data!.id as string;
+    const { p, bob, waiting, id } = await awaitingApproval();
     expect((await call(ctx, p, 'DELETE', `/customers/${bob.customerId}`)).statusCode).toBe(200);
     const approved = await call(ctx, p, 'POST', `/transactions/${id}/approve`, {});
     expect(approved.statusCode, approved.body).toBe(200);
@@ -177,12 +178,7 @@ describe('POST /sandbox/uma/receive', () => {
   });
 
   it('202, then the receiver deleted and the payment approved at once: either it is credited and the deletion refused, or neither', async () => {
-    const p = await connectedPlatform();
-    const bob = await receiverCustomer(p);
-    receiver.answer = () => ({ status: 202 });
-    const waiting = receive(p, sent(bob, 700));
-    await expect.poll(() => receiver.of('INCOMING_PAYMENT.PENDING').length).toBe(1);
-    const id = receiver.of('INCOMING_PAYMENT.PENDING')[0]!.body.data!.id as string;
+    const { p, bob, waiting, id } = await awaitingApproval();
     const [deleted, approved] = await Promise.all([call(ctx, p, 'DELETE', `/customers/${bob.customerId}`), call(ctx, p, 'POST', `/transactions/${id}/approve`, {})]);
     await waiting;
     const credited = (await balances(ctx, p, bob.customerId)).available === 700;
