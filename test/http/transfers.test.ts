@@ -116,6 +116,28 @@ describe('POST /transfer-out (deprecated)', () => {
     await expectLedgerConsistent(ctx.handle.db);
   });
 
+  it('at the edges of the fee: an amount the fee takes whole is INVALID_AMOUNT naming `amount`; one minor unit more sends one', async () => {
+    const { p, customerId, usd, usdOut } = await world(10_000);
+    // USD on ACH (the account's first rail) costs 25.
+    for (const amount of [1, 25]) {
+      const refused = await call(p, 'POST', '/transfer-out', { source: { accountId: usd }, destination: { accountId: usdOut }, amount });
+      expect(expectEnvelope(refused, 400, 'INVALID_AMOUNT').details).toEqual({ amount });
+      expectDeprecated(refused);
+    }
+    expect(await balance(p, customerId)).toEqual({ available: 10_000, total: 10_000 });
+    const sent = await call(p, 'POST', '/transfer-out', { source: { accountId: usd }, destination: { accountId: usdOut }, amount: 26 });
+    expect(sent.statusCode, sent.body).toBe(201);
+    expect(sent.json()).toMatchObject({ sentAmount: { amount: 1 }, receivedAmount: { amount: 1 }, fees: 25 });
+    expect(await balance(p, customerId)).toEqual({ available: 10_000 - 26, total: 10_000 });
+    // The whole balance, to the last unit: held at once; one more is the balance's refusal.
+    expectEnvelope(await call(p, 'POST', '/transfer-out', { source: { accountId: usd }, destination: { accountId: usdOut }, amount: 10_000 - 26 + 1 }), 400, 'AMOUNT_OUT_OF_RANGE');
+    expect((await call(p, 'POST', '/transfer-out', { source: { accountId: usd }, destination: { accountId: usdOut }, amount: 10_000 - 26 })).statusCode).toBe(201);
+    expect(await balance(p, customerId)).toEqual({ available: 0, total: 10_000 });
+    await drainJobs(ctx);
+    expect(await balance(p, customerId)).toEqual({ available: 0, total: 0 });
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
   it('ends a payment in flight to an account deleted meanwhile as the account’s sandbox suffix says', async () => {
     const { p, customerId, usd } = await world(10_000);
     // Suffix 004 on a transfer: FAILED ACCOUNT_CANNOT_RECEIVE at the settlement time.

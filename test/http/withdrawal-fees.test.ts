@@ -60,6 +60,32 @@ describe('POST /crypto/estimate-withdrawal-fee (sandbox fee model)', () => {
     expect(body.details).toEqual({ amount: 3_900_000, totalFee: 3_900_000 });
   });
 
+  it('at the edges: a fee of 0 leaves the whole amount, one unit over the fee nets one, 2^53 − 1 satoshis is priced exactly, past it is INVALID_INPUT', async () => {
+    const btc = (cryptoNetwork: string, amount: number, destinationAddress: string) => estimate({ internalAccountId: accounts.BTC, currency: 'BTC', cryptoNetwork, amount, destinationAddress });
+    const onchain = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
+    // Spark pays no network fee: one satoshi arrives whole.
+    expect((await btc('SPARK', 1, sparkWallet('sparkrt').address)).json()).toEqual({ networkFee: 0, networkFeeAsset: 'BTC', applicationFee: 0, totalFee: 0, netAmount: 1 });
+    // On-chain 1,410 sat: the fee itself is refused, one satoshi more nets one.
+    expect(expectEnvelope(await btc('BITCOIN', 1410, onchain), 400, 'INVALID_AMOUNT').details).toEqual({ amount: 1410, totalFee: 1410 });
+    expect((await btc('BITCOIN', 1411, onchain)).json()).toMatchObject({ totalFee: 1410, netAmount: 1 });
+    // Lightning: 1 sat + 1,000 ppm rounded up, so 1 sat costs 2.
+    expect(expectEnvelope(await btc('LIGHTNING', 1, bolt11Invoice(ctx.clock.now(), 'tb')), 400, 'INVALID_AMOUNT').details).toEqual({ amount: 1, totalFee: 2 });
+    const max = Number.MAX_SAFE_INTEGER;
+    // 1 + ⌈(2^53 − 1) × 1,000 / 10^6⌉ = 9,007,199,254,742 sat, in integers throughout.
+    expect((await btc('LIGHTNING', max, bolt11Invoice(ctx.clock.now(), 'tb'))).json()).toEqual({
+      networkFee: 9_007_199_254_742,
+      networkFeeAsset: 'BTC',
+      applicationFee: 0,
+      totalFee: 9_007_199_254_742,
+      netAmount: max - 9_007_199_254_742,
+    });
+    const past = expectEnvelope(await btc('LIGHTNING', max + 1, bolt11Invoice(ctx.clock.now(), 'tb')), 400, 'INVALID_INPUT');
+    expect(past.details).toMatchObject({ errors: [{ field: 'amount' }] });
+    // USDC's 6 decimals: Solana's 750 micro-USDC, and 751 nets one.
+    const usdc = await estimate({ internalAccountId: accounts.USDC, currency: 'USDC', cryptoNetwork: 'SOLANA', amount: 751, destinationAddress: solanaWallet().address });
+    expect(usdc.json()).toMatchObject({ totalFee: 750, netAmount: 1 });
+  });
+
   it('names every mismatch at once: currency vs account, network vs currency, address vs network', async () => {
     const body = expectEnvelope(
       await estimate({ internalAccountId: accounts.USDC, currency: 'USDT', cryptoNetwork: 'BASE', amount: 1000, destinationAddress: solanaWallet().address }),
@@ -107,11 +133,12 @@ describe('POST /crypto/estimate-withdrawal-fee (sandbox fee model)', () => {
 describe("POST /crypto/estimate-withdrawal-fee (a deployment's fee model)", () => {
   let deployment: TestContext;
   let wei = 0n;
+  let inCurrency = 29_250_000n;
   beforeAll(async () => {
     deployment = await createTestContext({
       withdrawalFees: {
         carries: () => ['USDC'],
-        estimate: async () => ({ networkFee: wei, networkFeeAsset: 'ETH', networkFeeInCurrency: 29_250_000n }),
+        estimate: async () => ({ networkFee: wei, networkFeeAsset: 'ETH', networkFeeInCurrency: inCurrency }),
       },
     });
   });
@@ -141,5 +168,14 @@ describe("POST /crypto/estimate-withdrawal-fee (a deployment's fee model)", () =
     expectEnvelope(await send(), 503, 'SERVICE_UNAVAILABLE');
     wei = -1n;
     expectEnvelope(await send(), 503, 'SERVICE_UNAVAILABLE');
+    // The fee in the withdrawal currency too: past 2^53 − 1 it was a 500 (INVALID_AMOUNT could not
+    // write it), below zero it answered a net amount above the amount.
+    wei = 9_750_000_000_000_000n;
+    inCurrency = 2n ** 53n;
+    expectEnvelope(await send(), 503, 'SERVICE_UNAVAILABLE');
+    inCurrency = -1n;
+    expectEnvelope(await send(), 503, 'SERVICE_UNAVAILABLE');
+    inCurrency = 100_000_000n;
+    expect(expectEnvelope(await send(), 400, 'INVALID_AMOUNT').details).toEqual({ amount: 100_000_000, totalFee: 100_000_000 });
   });
 });

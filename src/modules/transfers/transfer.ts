@@ -53,6 +53,16 @@ async function quoteRequestFor(trx: Tx, platformId: string, request: TransferReq
 }
 
 /**
+ * The quote path's INVALID_AMOUNT (the fees take the whole amount) names the quote's fields,
+ * `lockedCurrencySide` and `lockedCurrencyAmount`, which a transfer request does not have: said
+ * in its own field, `amount`. Every other refusal passes unchanged.
+ */
+function inTransferTerms(error: unknown, amount: number): unknown {
+  if (!(error instanceof AppError) || error.code !== 'INVALID_AMOUNT') return error;
+  return new AppError('INVALID_AMOUNT', `An amount of ${amount} cannot make a transfer: the fees take all of it and nothing would arrive.`, { details: { amount } });
+}
+
+/**
  * POST /transfer-in and /transfer-out (deprecated, spec §9.3): a quote created and executed at
  * once on the quote path — every refusal is the quote path's — answered with the transaction it
  * started (201). Both accounts must hold the same currency: these were upstream's same-currency
@@ -60,7 +70,9 @@ async function quoteRequestFor(trx: Tx, platformId: string, request: TransferReq
  */
 export async function transfer(trx: Tx, deps: TransferDeps, caller: Caller, request: TransferRequest, prefetched: Prefetched & { config: PlatformConfig }): Promise<StoredResponse> {
   const quoteRequest = await quoteRequestFor(trx, caller.platformId, request);
-  const created = await createQuote(trx, deps, caller, quoteRequest, prefetched);
+  const created = await createQuote(trx, deps, caller, quoteRequest, prefetched).catch((error: unknown) => {
+    throw inTransferTerms(error, request.body.amount!);
+  });
   const quote = created.body as Quote;
   if (quote.sendingCurrency.code !== quote.receivingCurrency.code) {
     // Thrown inside the request's transaction: the quote just written rolls back with it.

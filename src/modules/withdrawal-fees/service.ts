@@ -1,6 +1,6 @@
 import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
-import { amountToWire } from '../../platform/money.js';
+import { amountToWire, MAX_WIRE_AMOUNT } from '../../platform/money.js';
 import { checkWithdrawalAddress } from '../external-accounts/index.js';
 import { findInternalAccountRow } from '../internal-accounts/index.js';
 import type { WithdrawalFeeModel } from './model.js';
@@ -39,15 +39,17 @@ export async function estimateWithdrawalFee(
 
   const amount = BigInt(request.amount);
   const network = await model.estimate(request.cryptoNetwork, request.currency, amount);
+  // Checked before either figure is used: a fee past what the wire carries, or below zero (a net
+  // amount above the amount), is the estimator failing, not the request.
+  if (network.networkFee < 0n || network.networkFee > INT64_MAX || network.networkFeeInCurrency < 0n || network.networkFeeInCurrency > MAX_WIRE_AMOUNT) {
+    throw new AppError('SERVICE_UNAVAILABLE', `The network fee estimate for ${request.cryptoNetwork} is out of range; try again later.`);
+  }
   const applicationFee = 0n;
   const totalFee = network.networkFeeInCurrency + applicationFee;
   if (amount <= totalFee) {
     throw new AppError('INVALID_AMOUNT', `The amount ${amount} does not cover the fee of ${totalFee} (${request.currency} minor units).`, {
       details: { amount: request.amount, totalFee: amountToWire(totalFee) },
     });
-  }
-  if (network.networkFee < 0n || network.networkFee > INT64_MAX) {
-    throw new AppError('SERVICE_UNAVAILABLE', `The network fee estimate for ${request.cryptoNetwork} is out of range; try again later.`);
   }
   return {
     networkFee: network.networkFee,
