@@ -85,7 +85,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
         'the stamp of an active session of the wallet over the quote’s `paymentInstructions[].accountOrWalletInfo.payloadToSign`. Once it executed (or was recorded EXPIRED) the challenge is used: re-sending the identical signed request answers the same outcome, another stamp is 401 (`details.reason: REQUEST_ID_USED`). ' +
         'A refusal that changed nothing (too little balance, the daily volume, the sender’s review, the destination) does not use it: once fixed, the same or a fresh stamp over the same payloadToSign executes the quote. ' +
         'Past the quote’s expiresAt a signed execution answers as an unsigned one (409 QUOTE_EXPIRED, transaction EXPIRED), however late. ' +
-        'Send `Idempotency-Key` to make retries safe.',
+        'Send `Idempotency-Key` to make unsigned executions safe to retry; a signed one is retried by re-sending the identical signed request, and the key is not consulted.',
       idempotencyKey: true,
       headers: ExecuteHeaders,
       params: QuoteParams,

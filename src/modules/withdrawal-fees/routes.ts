@@ -16,6 +16,7 @@ export const withdrawalFeeRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { feeMo
         'fixed sandbox prices); production platforms get the deployment\'s estimator (503 without one). Unknown account: 404 ' +
         'REFERENCE_NOT_FOUND. A network that does not carry the currency, another currency than the account\'s, or an address invalid for ' +
         'the network: 400 INVALID_INPUT naming each. An amount that does not cover the fee: 400 INVALID_AMOUNT. Nothing is reserved. ' +
+        'A withdrawal made today is a quote to an external wallet, which deducts its network route\'s fee (the quote\'s `feesIncluded`), not this estimate. ' +
         'A read: any token may call it (VIEW).',
       body: EstimateCryptoWithdrawalFeeRequest,
       response: { 200: EstimateCryptoWithdrawalFeeResponse, ...errorResponses(400, 401, 404, 500, 503) },
