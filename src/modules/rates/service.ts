@@ -116,7 +116,10 @@ export class ExchangeRates {
       row = (await findRateWindow(db, provider.name, windowStart))!;
     }
     const snapshot = { provider: row.provider, windowStart: row.window_start, asOf: row.as_of, perUsd: row.rates };
-    this.memo.set(provider.name, snapshot);
+    // Read through a caller's transaction, the row may be its own uncommitted insert: should that
+    // roll back, another process stores another answer for the window, and a memo of this one
+    // would price this process apart from every other until the window ends.
+    if (!db.isTransaction) this.memo.set(provider.name, snapshot);
     return snapshot;
   }
 }
