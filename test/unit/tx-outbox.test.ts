@@ -115,6 +115,15 @@ describe('deferred outbox writes', () => {
       }),
     ).rejects.toThrow('nothing commits');
     expect(hooks).toEqual(['committed']);
+    // A savepoint that rolls back takes its hooks with it; the transaction's others still run.
+    await withTx(handle.db, async (trx) => {
+      await inSavepoint(trx, 'undone', async () => {
+        afterCommit(trx, () => hooks.push('undone savepoint'));
+        throw new Error('undone');
+      }).catch(() => undefined);
+      await inSavepoint(trx, 'kept', async () => afterCommit(trx, () => hooks.push('kept savepoint')));
+    });
+    expect(hooks).toEqual(['committed', 'kept savepoint']);
     // Outside withTx there is no transaction to wait for: nothing is deferred.
     expect(afterCommit(handle.db, () => hooks.push('never'))).toBe(false);
   });

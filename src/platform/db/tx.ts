@@ -41,7 +41,8 @@ const states = new WeakMap<object, TxState>();
 /**
  * Runs `hook` (with the root handle) once the transaction `trx` commits; answers false, and
  * registers nothing, when `trx` is not a transaction opened by `withTx` (the root handle: each
- * statement commits on its own). A rolled-back or retried transaction runs none of its hooks.
+ * statement commits on its own). A rolled-back or retried transaction runs none of its hooks,
+ * nor does a savepoint that rolls back (`inSavepoint`) keep those registered inside it.
  */
 export function afterCommit(trx: DbOrTx, hook: (db: Db) => void): boolean {
   const state = states.get(trx);
@@ -198,6 +199,7 @@ export async function inSavepoint<T>(trx: DbOrTx, name: string, work: () => Prom
   await sql.raw(`savepoint ${name}`).execute(trx);
   const state = states.get(trx);
   const deferred = state?.inserts.length ?? 0;
+  const hooks = state?.afterCommit.length ?? 0;
   const hadUpdate = state?.update !== undefined;
   try {
     const result = await work();
@@ -206,7 +208,9 @@ export async function inSavepoint<T>(trx: DbOrTx, name: string, work: () => Prom
   } catch (error) {
     await sql.raw(`rollback to savepoint ${name}`).execute(trx);
     if (state) {
+      // What the undone work deferred is undone with it: its rows, its update, its after-commit hooks.
       state.inserts.length = deferred;
+      state.afterCommit.length = hooks;
       if (!hadUpdate) state.update = undefined;
     }
     throw error;
