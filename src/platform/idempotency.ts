@@ -42,14 +42,15 @@ export const IDEMPOTENCY_KEY_HEADER = {
       'Makes the request safe to retry (1–255 visible ASCII characters, per platform): repeating the same request with the same key answers the stored ' +
       'response with `Idempotent-Replayed: true`; the same key with a different request is 409 CONFLICT. While the first request with the key is still in ' +
       'progress, a repeat waits for it and answers its response; on an operation that calls another system before it writes (a receiving VASP, a ' +
-      'name-check provider) the repeat is 409 CONFLICT with `x-should-retry: true` instead: retry it. A request that failed stored nothing: its key may be used again.',
+      'name-check provider) the repeat is 409 CONFLICT with `x-should-retry: true` instead: retry it. A request refused without a change stored nothing: its key may be used again; ' +
+      'a refusal that changed something (an expired quote’s execution, recorded EXPIRED) is stored and replayed like any answer.',
   },
 } as const;
 
 export function checkIdempotencyKey(key: string): string {
   if (!KEY_RE.test(key)) {
     throw invalidInput([
-      { field: 'Idempotency-Key', constraint: { minLength: 1, maxLength: 255 }, message: 'must be 1–255 visible ASCII characters' },
+      { field: 'Idempotency-Key', constraint: { pattern: KEY_PATTERN, minLength: 1, maxLength: 255 }, message: 'must be 1–255 visible ASCII characters' },
     ]);
   }
   return key;

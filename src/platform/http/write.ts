@@ -27,6 +27,16 @@ interface WriteOptions<Prepared> {
 }
 
 /**
+ * The request's path as routed, with its parameters as decoded: `Quote%3A…` (SDKs percent-encode
+ * path parameters) and `Quote:…` are one request, not another request under the key. For a path
+ * without escapes it is the path as sent, so keys stored before keep their fingerprints.
+ */
+function routedPath(request: FastifyRequest): string {
+  const params = request.params as Record<string, string>;
+  return request.routeOptions.url!.replace(/:(\w+)/g, (parameter, name: string) => params[name] ?? parameter);
+}
+
+/**
  * One database transaction per writing request. With `idempotent`, an `Idempotency-Key`
  * header makes the write happen at most once: a replay returns the stored response with
  * `Idempotent-Replayed: true`, the same key with another body is 409. A concurrent request with
@@ -48,7 +58,7 @@ export async function sendWrite<Prepared = undefined, Mode extends 'always' | 'w
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   const key = options.idempotent && typeof header === 'string' ? checkIdempotencyKey(header) : undefined;
-  const scope = key ? { platformId: request.principal.platformId, key, fingerprint: requestFingerprint(request.method, request.url.split('?')[0]!, options.fingerprintBody ?? request.body) } : undefined;
+  const scope = key ? { platformId: request.principal.platformId, key, fingerprint: requestFingerprint(request.method, routedPath(request), options.fingerprintBody ?? request.body) } : undefined;
   const answer = (result: StoredResponse & { replayed: boolean }) => {
     if (result.replayed) reply.header('idempotent-replayed', 'true');
     reply.code(result.statusCode);
