@@ -75,7 +75,14 @@ export function nonceFor(clientPublicKey: string): string {
  * configured for its own issuer is fetched with `platformJwksFetch`: by default https only,
  * through the address guard webhooks and UMA use, at most 64 KiB.
  */
+/**
+ * Key sets one process keeps, least recently used dropped first: each JWKS a platform configures
+ * adds one, and a platform may change its issuers without end. A dropped set is fetched again.
+ */
+const MAX_KEY_SETS = 1000;
+
 export class OidcVerifier {
+  /** In order of use, the most recent last. */
   private readonly keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
   private readonly known: readonly KnownOidcIssuer[];
@@ -95,6 +102,8 @@ export class OidcVerifier {
       knownIssuers?: readonly KnownOidcIssuer[];
       resolver?: Resolver;
       platformJwksFetch?: JwksFetch;
+      /** Key sets kept (MAX_KEY_SETS unless given: tests). */
+      maxKeySets?: number;
     },
   ) {
     this.known = options.knownIssuers ?? KNOWN_OIDC_ISSUERS;
@@ -119,7 +128,10 @@ export class OidcVerifier {
   private async keySet(uri: string, platformJwks: boolean) {
     const cacheKey = `${platformJwks ? 'platform' : 'known'} ${uri}`;
     let set = this.keySets.get(cacheKey);
-    if (!set) {
+    if (set) {
+      this.keySets.delete(cacheKey);
+      this.keySets.set(cacheKey, set);
+    } else {
       const { createRemoteJWKSet, customFetch } = await jose();
       set = createRemoteJWKSet(new URL(uri), {
         cooldownDuration: this.options.cooldownMs,
@@ -128,6 +140,7 @@ export class OidcVerifier {
         ...(platformJwks ? { [customFetch]: this.platformJwksFetch } : {}),
       });
       this.keySets.set(cacheKey, set);
+      if (this.keySets.size > (this.options.maxKeySets ?? MAX_KEY_SETS)) this.keySets.delete(this.keySets.keys().next().value!);
     }
     return set;
   }
