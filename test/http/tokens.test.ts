@@ -87,6 +87,8 @@ describe('POST /tokens', () => {
     ['wrong types', { name: 12, permissions: 'VIEW' }, ['name', 'permissions']],
     ['empty name and no permissions', { name: '', permissions: [] }, ['name', 'permissions']],
     ['repeated permission', { name: 'a', permissions: ['VIEW', 'VIEW'] }, ['permissions']],
+    ['blank name', { name: ' \t ', permissions: ['VIEW'] }, ['name']],
+    ['control characters in the name', { name: 'Reports\u001b[2J\u0085', permissions: ['VIEW'] }, ['name']],
     ['lower-case enum', { name: 'a', permissions: ['view'] }, ['permissions.0']],
     ['array body', [1, 2], ['(body)']],
   ])('rejects %s with 400 naming each field', async (_name, payload, fields) => {

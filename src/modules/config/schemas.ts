@@ -179,7 +179,8 @@ export const PlatformConfigUpdate = Type.Object(
         {
           description:
             'The domain of the platform\'s customers\' UMA addresses (`$user@<umaDomain>`), where Corridor answers UMA requests for them; a port may follow (`localhost:8080`). `null` clears it. ' +
-            'A production platform\'s domain is its own: any other platform setting it (in any case) gets 409 CONFLICT. Sandbox platforms may share a domain no production platform holds.',
+            'A production platform\'s domain is its own: any other platform setting it (in any case) gets 409 CONFLICT. Sandbox platforms may share a domain no production platform holds. ' +
+            'A production platform\'s domain must be public: localhost, a .local or .internal name or a private address is 400.',
         },
       ),
     ),
@@ -194,7 +195,8 @@ export const PlatformConfigUpdate = Type.Object(
       Type.Array(CurrencyConfigUpdate, {
         minItems: 1,
         maxItems: 50,
-        description: 'Replaces the whole list. Approved customers get an account in each added currency: INTERNAL_FIAT, or INTERNAL_CRYPTO for a crypto currency.',
+        description: 'Replaces the whole list. Approved customers get an account in each added currency: INTERNAL_FIAT, or INTERNAL_CRYPTO for a crypto currency. ' +
+          'A currency removed (or its OUTGOING) keeps its accounts, balances and incoming deposits, but no new quote sends from it (400 INVALID_CURRENCY) until it is back: pay balances out first.',
       }),
     ),
     embeddedWalletConfig: Type.Optional(

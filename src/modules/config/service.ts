@@ -216,6 +216,31 @@ function checkUmaDomain(value: string, errors: FieldError[]): void {
 }
 
 /**
+ * A production platform's umaDomain is where VASPs on the public internet reach its customers,
+ * over https, and the sender identity of its payments, which production receivers refuse from a
+ * local VASP (uma's `isLocalDomain`). A loopback, private or other refused address, `localhost`
+ * and the local-only `.local` / `.internal` names reach none of them, and a production domain is
+ * its holder's alone: claiming one would also take it from every sandbox platform testing on it.
+ */
+function checkProductionUmaDomain(value: string, errors: FieldError[]): void {
+  const url = reachableUrl(`https://${value}`);
+  if (!url) return;
+  const refused = literalRefusedRange(url);
+  const tld = url.hostname.replace(/\.$/, '').split('.').pop();
+  if (refused || tld === 'local' || tld === 'internal') {
+    errors.push({
+      field: 'umaDomain',
+      message: `must be a public host name for a production platform${refused ? `, not a ${refused.range} address (${refused.host})` : `, not a .${tld} name`}: other VASPs reach its customers, and accept its payments, only there`,
+    });
+  }
+}
+
+/** A logo shown to end users: the schema takes any `https://…` the URI format accepts, `https://` alone included. */
+function checkLogoUrl(value: string | undefined, field: string, errors: FieldError[]): void {
+  if (value !== undefined && !reachableUrl(value)) errors.push({ field, constraint: { format: 'url', pattern: '^https://' }, message: 'must be an https URL naming a host' });
+}
+
+/**
  * The list as stored: what the request leaves out of a currency is what that currency had, or
  * for one new to the list no required counterparty fields and both directions. The read-only
  * fields a client sent back are not the platform's to set.
@@ -341,7 +366,11 @@ export async function updatePlatformConfig(
   const current = await findConfig(trx, platformId, { forUpdate: true });
   if (!current) throw new AppError('INTERNAL_ERROR', 'The platform has no configuration.');
   const errors: FieldError[] = [];
-  if (typeof update.umaDomain === 'string') checkUmaDomain(update.umaDomain, errors);
+  if (typeof update.umaDomain === 'string') {
+    const before = errors.length;
+    checkUmaDomain(update.umaDomain, errors);
+    if (errors.length === before && caller.environment === 'production') checkProductionUmaDomain(update.umaDomain, errors);
+  }
   // Where webhooks go: https for production platforms; a sandbox may also use http, so a
   // developer's machine or a tunnel can receive them. Where deliveries pass the address guard
   // (production, and sandbox under CORRIDOR_WEBHOOK_GUARD_SANDBOX) the endpoint is judged by it.
@@ -351,6 +380,8 @@ export async function updatePlatformConfig(
     checkCalledUrl(update.webhookEndpoint, 'webhookEndpoint', caller.environment !== 'production', guardedBecause, errors);
   }
   update.embeddedWalletConfig?.oidcIssuers?.forEach((issuer, i) => checkOidcIssuer(issuer, `embeddedWalletConfig.oidcIssuers.${i}`, caller.environment, errors));
+  checkLogoUrl(update.embeddedWalletConfig?.logoUrl, 'embeddedWalletConfig.logoUrl', errors);
+  checkLogoUrl(update.cardTokenization2faConfig?.logoUrl, 'cardTokenization2faConfig.logoUrl', errors);
   update.embeddedWalletConfig?.passkeyOrigins?.forEach((o, i) => checkServiceUrl(o, `embeddedWalletConfig.passkeyOrigins.${i}`, errors, true));
   const currencies = update.supportedCurrencies && currenciesToStore(current.supported_currencies, update.supportedCurrencies);
   if (currencies) checkCurrencies(currencies, errors);

@@ -82,6 +82,22 @@ export async function lockManagingTokens(trx: DbOrTx, platformId: string): Promi
   return rows.map((row) => row.id);
 }
 
+/**
+ * Whether the token is live, holding its row FOR SHARE until the transaction ends: a delete of
+ * it waits for the caller's transaction, or has committed and the row is no longer live.
+ */
+export async function lockLiveToken(trx: DbOrTx, platformId: string, id: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom('api_tokens')
+    .select('id')
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .forShare()
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Soft delete; the NOTIFY (the token's uuid) reaches every process's token cache on commit. */
 export async function markTokenDeleted(db: DbOrTx, platformId: string, id: string, at: Date): Promise<string | undefined> {
   const row = await db

@@ -23,7 +23,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { authenticator
     handler: async (request, reply) =>
       sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 201,
-        body: (await createToken(trx, deps.clock, request.principal.platformId, request.body, request.principal.permissions)).token,
+        body: (await createToken(trx, deps.clock, request.principal.platformId, request.body, request.principal)).token,
       })),
   });
 
@@ -65,7 +65,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { authenticator
     handler: async (request, reply) => {
       let deletedUuid = '';
       await sendWrite(deps, request, reply, async (trx) => {
-        deletedUuid = await deleteToken(trx, deps.clock, request.principal.platformId, request.params.tokenId);
+        deletedUuid = await deleteToken(trx, deps.clock, request.principal.platformId, request.params.tokenId, request.principal);
         return { statusCode: 204, body: undefined };
       });
       deps.authenticator.evict(deletedUuid);

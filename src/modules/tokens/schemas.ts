@@ -23,7 +23,13 @@ export const ApiToken = Type.Object(
 
 export const ApiTokenCreateRequest = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 255, description: 'Label to recognise the token by.' }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      // Free text's rule elsewhere (customers, external accounts): not blank, no control characters.
+      pattern: '^(?!\\s*$)[^\\u0000-\\u001f\\u007f-\\u009f]*$',
+      description: 'Label to recognise the token by: not blank, no control characters.',
+    }),
     permissions: Type.Array(Permission, { minItems: 1, maxItems: 3, uniqueItems: true }),
   },
   { additionalProperties: false, title: 'ApiTokenCreateRequest', examples: [{ name: 'Reporting', permissions: ['VIEW'] }] },

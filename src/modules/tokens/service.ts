@@ -4,7 +4,7 @@ import { NotifiedCache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DbHandle, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
-import { grants, type Authenticator, type Permission, type Principal } from '../../platform/http/auth.js';
+import { grants, unauthorized, type Authenticator, type Permission, type Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
@@ -13,6 +13,7 @@ import {
   findLiveToken,
   insertToken,
   listLiveTokens,
+  lockLiveToken,
   lockManagingTokens,
   markTokenDeleted,
   TOKEN_DELETED_CHANNEL,
@@ -67,18 +68,29 @@ function checkGrantable(held: readonly Permission[], requested: readonly Permiss
   }
 }
 
+/** The token a request authenticated with, in the form the principal names it. */
+export interface CallingToken {
+  tokenId: string;
+  permissions: readonly Permission[];
+}
+
 /**
- * Creates a token. `grantedBy` is the permissions of the token asking (over the API); the
- * command line, which acts for the operator, passes none.
+ * Creates a token. `grantedBy` is the token asking (over the API); the command line, which acts
+ * for the operator, passes none. The asking token must still be live when the new one commits:
+ * a request authenticated just before its token was deleted (a leaked token being revoked)
+ * would otherwise leave a token of its making behind (401, as its next request would get).
  */
 export async function createToken(
   trx: Tx,
   clock: Clock,
   platformId: string,
   input: ApiTokenCreateRequest,
-  grantedBy?: readonly Permission[],
+  grantedBy?: CallingToken,
 ): Promise<CreatedToken> {
-  if (grantedBy) checkGrantable(grantedBy, input.permissions);
+  if (grantedBy) {
+    checkGrantable(grantedBy.permissions, input.permissions);
+    if (!(await lockLiveToken(trx, platformId, parseId('Token', grantedBy.tokenId)!))) throw unauthorized();
+  }
   const now = clock.now();
   const id = uuidv7(now.getTime());
   const clientSecret = randomBytes(32).toString('hex');
@@ -123,12 +135,15 @@ export async function listTokens(db: DbOrTx, platformId: string, query: TokenLis
 /**
  * Returns the deleted token's uuid (its cache key). The platform's last token holding MANAGE
  * cannot go (400): without one no token can be created or deleted over the API again, and a
- * token can only give the permissions it holds.
+ * token can only give the permissions it holds. `deletedBy`, the token asking over the API
+ * (which holds MANAGE), must still be live once the MANAGE tokens are locked: one deleted while
+ * its request ran deletes nothing (401).
  */
-export async function deleteToken(trx: Tx, clock: Clock, platformId: string, tokenId: string): Promise<string> {
+export async function deleteToken(trx: Tx, clock: Clock, platformId: string, tokenId: string, deletedBy?: CallingToken): Promise<string> {
   const uuid = parseId('Token', tokenId);
   if (!uuid) throw notFound(tokenId);
   const managing = await lockManagingTokens(trx, platformId);
+  if (deletedBy && !managing.includes(parseId('Token', deletedBy.tokenId)!)) throw unauthorized();
   if (managing.length === 1 && managing[0] === uuid) {
     throw new AppError('INVALID_INPUT', 'This is the platform’s only token with the MANAGE permission; it must keep one. Create another first.', {
       details: { reason: 'LAST_MANAGE_TOKEN' },

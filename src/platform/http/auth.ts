@@ -40,7 +40,8 @@ export function parseBasic(header: string | undefined): { username: string; secr
   return { username, secret };
 }
 
-function unauthorized(): AppError {
+/** Every authentication failure, also a token deleted while its request ran (tokens module). */
+export function unauthorized(): AppError {
   return new AppError('UNAUTHORIZED', 'Missing or invalid API credentials.', {
     headers: { 'www-authenticate': 'Basic realm="corridor", charset="UTF-8"' },
   });
