@@ -31,8 +31,9 @@ Commands:
   migrate                                 apply pending database migrations and exit
   master-key generate                     print a new CORRIDOR_MASTER_KEY (keep it in a secret manager)
   identifiers rotate-key --platform ID    seal the platform's tax identifiers under a new key version
-  platforms create --environment sandbox|production [--name NAME] [--json]
-                                          create a platform and its first API token
+  platforms create --environment sandbox|production [--name NAME] [--regulated] [--json]
+                                          create a platform and its first API token (--regulated: a
+                                          regulated financial institution, which may run its own KYC/KYB)
   tokens create [--platform ID] [--name NAME] [--permissions VIEW,TRANSACT,MANAGE] [--json]
                                           create an API token (the only platform if --platform is omitted)
   directories load <file> [--force]       replace the VASP, UMA provider and discovery directories with
@@ -165,6 +166,7 @@ function parseCommandLine(argv: string[]) {
       permissions: { type: 'string' },
       json: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
+      regulated: { type: 'boolean', default: false },
       'batch-size': { type: 'string' },
       status: { type: 'string' },
       reason: { type: 'string' },
@@ -253,7 +255,7 @@ async function main(argv: string[]): Promise<void> {
       if (environment !== 'sandbox' && environment !== 'production') fail('--environment must be sandbox or production');
       const name = values.name ?? `${environment} platform`;
       if (name.length < 1 || name.length > 255) fail('--name must be 1–255 characters');
-      const created = await withDatabase((h) => withTx(h.db, (trx) => createPlatform(trx, systemClock, { name, environment })));
+      const created = await withDatabase((h) => withTx(h.db, (trx) => createPlatform(trx, systemClock, { name, environment, regulated: values.regulated })));
       printCredentials(values.json, {
         platformId: created.platform.id,
         environment,

@@ -90,7 +90,8 @@ export interface TestContext {
   /** The ledger wired as the app wires it (balance events included), for direct money movements. */
   ledger: Ledger;
   platform: TestPlatform;
-  newPlatform(environment?: Environment): Promise<TestPlatform>;
+  /** `regulated`: a regulated financial institution, as `corridor platforms create --regulated` makes one. */
+  newPlatform(environment?: Environment, options?: { regulated?: boolean }): Promise<TestPlatform>;
   newToken(platform: TestPlatform, permissions: Permission[]): Promise<TestPlatform>;
   /**
    * Builds a second app on the same database: another Corridor process, as far as tests can tell,
@@ -145,8 +146,8 @@ export async function createTestContext(options: TestAppOptions = {}): Promise<T
   const { app, jobs } = await build(handle, config, options);
   const extraApps: Array<{ app: App; handle: DbHandle }> = [];
 
-  const newPlatform = async (environment: Environment = 'sandbox'): Promise<TestPlatform> => {
-    const created = await withTx(handle.db, (trx) => createPlatform(trx, clock, { name: 'Test platform', environment }));
+  const newPlatform = async (environment: Environment = 'sandbox', options: { regulated?: boolean } = {}): Promise<TestPlatform> => {
+    const created = await withTx(handle.db, (trx) => createPlatform(trx, clock, { name: 'Test platform', environment, ...options }));
     const { token, clientSecret } = created.token;
     return {
       id: created.platform.id,

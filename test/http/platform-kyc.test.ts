@@ -20,6 +20,13 @@ const business = (extra: Body = {}) => ({
   ...extra,
 });
 
+/** A production platform the operator made a regulated financial institution (`corridor platforms create --regulated`), as its config says. */
+async function regulatedProduction(): Promise<TestPlatform> {
+  const p = await ctx.newPlatform('production', { regulated: true });
+  expect((await call(p, 'GET', '/config')).json()).toMatchObject({ isRegulatedFinancialInstitution: true });
+  return p;
+}
+
 async function customerCount(p: TestPlatform): Promise<number> {
   return ((await call(p, 'GET', '/customers')).json() as { totalCount: number }).totalCount;
 }
@@ -45,8 +52,27 @@ describe('kycStatus / kybStatus on create', () => {
     expect(await customerCount(p)).toBe(before);
   });
 
-  it('is honoured for a platform configured as running its own KYC: the status is set and its event recorded', async () => {
+  it('a production platform runs its own KYC only as a regulated financial institution: turning it on otherwise is 403, and a setting on from before is not honoured', async () => {
     const p = await ctx.newPlatform('production');
+    const refused = expectEnvelope(await call(p, 'PATCH', '/customers/settings', { platformKyc: true }), 403, 'FORBIDDEN');
+    expect(refused.details).toEqual({ field: 'platformKyc' });
+    expect((await call(p, 'GET', '/customers/settings')).json()).toMatchObject({ platformKyc: false });
+    // Turned on before the rule (stored as it was): its kycStatus is still refused, nothing created.
+    await ctx.handle.db
+      .insertInto('customer_settings')
+      .values({ platform_id: p.uuid, sandbox_auto_approve: true, platform_kyc: true, updated_at: new Date() })
+      .onConflict((oc) => oc.column('platform_id').doUpdateSet({ platform_kyc: true }))
+      .execute();
+    const before = await customerCount(p);
+    expectEnvelope(await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Jane Doe', kycStatus: 'APPROVED' }), 400, 'INVALID_INPUT');
+    expect(await customerCount(p)).toBe(before);
+    // A sandbox platform may, to test the flow.
+    const sandbox = await ctx.newPlatform();
+    expect((await call(sandbox, 'PATCH', '/customers/settings', { platformKyc: true })).statusCode).toBe(200);
+  });
+
+  it('is honoured for a platform configured as running its own KYC: the status is set and its event recorded', async () => {
+    const p = await regulatedProduction();
     expect((await call(p, 'GET', '/customers/settings')).json()).toEqual({ sandboxAutoApprove: true, platformKyc: false });
     const settings = await call(p, 'PATCH', '/customers/settings', { platformKyc: true });
     expect(settings.statusCode, settings.body).toBe(200);
@@ -81,7 +107,7 @@ describe('kycStatus / kybStatus on update', () => {
   });
 
   it('moves the status the platform established: approval opens the accounts, each decision records its event', async () => {
-    const p = await ctx.newPlatform('production');
+    const p = await regulatedProduction();
     expect((await call(p, 'PATCH', '/customers/settings', { platformKyc: true })).statusCode).toBe(200);
     const created = (await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Jane Doe', kycStatus: 'PENDING' })).json() as Body;
     const accounts = async () => ((await call(p, 'GET', `/customers/internal-accounts?customerId=${String(created.id)}`)).json() as { data: unknown[] }).data;

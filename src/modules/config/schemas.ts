@@ -223,7 +223,9 @@ export const PlatformConfig = Type.Object(
     proxyUmaSubdomain: Type.Optional(Type.String()),
     webhookEndpoint: Type.Optional(Type.String()),
     supportedCurrencies: Type.Array(CurrencyConfigResponse),
-    isRegulatedFinancialInstitution: Type.Boolean(),
+    isRegulatedFinancialInstitution: Type.Boolean({
+      description: 'Whether the platform is a regulated financial institution, which may run its own KYC/KYB on production (customers settings `platformKyc`). Set by the operator when creating the platform (`corridor platforms create --regulated`); read-only here.',
+    }),
     embeddedWalletConfig: Type.Optional(EmbeddedWalletConfig),
     cardTokenization2faConfig: Type.Optional(CardTokenization2faConfig),
     feeConfigs: Type.Array(FeeConfig),

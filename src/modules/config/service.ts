@@ -24,7 +24,12 @@ export const DEFAULT_CURRENCY: PlatformCurrencyConfig = {
 const FEE_SOURCE_CURRENCIES = new Set(['USD']);
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-export async function createDefaultConfig(trx: Tx, clock: Clock, platformId: string, environment: Environment): Promise<void> {
+/**
+ * A new platform's configuration. `regulated` (isRegulatedFinancialInstitution) is the operator's
+ * to say, at creation only (as upstream: set by the service's operator, never by the platform):
+ * only such a production platform may run its own KYC/KYB (customers' `platformKyc`).
+ */
+export async function createDefaultConfig(trx: Tx, clock: Clock, platformId: string, environment: Environment, regulated = false): Promise<void> {
   const now = clock.now();
   await insertConfig(trx, {
     id: uuidv7(now.getTime()),
@@ -34,7 +39,7 @@ export async function createDefaultConfig(trx: Tx, clock: Clock, platformId: str
     uma_domain_claimed_at: null,
     proxy_uma_subdomain: null,
     webhook_endpoint: null,
-    is_regulated_financial_institution: false,
+    is_regulated_financial_institution: regulated,
     supported_currencies: [DEFAULT_CURRENCY],
     embedded_wallet_config: null,
     card_tokenization_2fa_config: null,

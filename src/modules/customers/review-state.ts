@@ -1,7 +1,9 @@
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
+import { getConfigRow } from '../config/index.js';
 import { provisionCustomerAccounts } from '../internal-accounts/index.js';
 import { loadLive, notFound, toCustomer } from './reads.js';
 import { findCustomer, findSettings, updateCustomer as updateCustomerRow, upsertSettings } from './repo.js';
@@ -116,15 +118,33 @@ export async function getSettings(db: DbOrTx, platformId: string): Promise<Custo
   return { sandboxAutoApprove: row?.sandbox_auto_approve ?? true, platformKyc: row?.platform_kyc ?? false };
 }
 
-/** Settings left out of the request keep their value. */
+/**
+ * Settings left out of the request keep their value. A production platform turns `platformKyc`
+ * on only if the operator made it a regulated financial institution (`corridor platforms create
+ * --regulated`): otherwise its own token could approve its customers without any review.
+ */
 export async function updateSettings(trx: Tx, clock: Clock, platformId: string, input: Partial<CustomerSettings>): Promise<CustomerSettings> {
   const current = await getSettings(trx, platformId);
+  if (input.platformKyc === true && !current.platformKyc && !(await mayRunOwnKyc(trx, platformId))) {
+    throw new AppError('FORBIDDEN', 'A production platform runs its own KYC/KYB only as a regulated financial institution, which the operator sets when creating it.', {
+      details: { field: 'platformKyc' },
+    });
+  }
   const next = { ...current, ...input };
   await upsertSettings(trx, platformId, { sandbox_auto_approve: next.sandboxAutoApprove, platform_kyc: next.platformKyc }, clock.now());
   return getSettings(trx, platformId);
 }
 
-/** Whether the platform runs its own KYC/KYB, so the kycStatus/kybStatus it sends at creation is honoured. */
+/**
+ * Whether the platform runs its own KYC/KYB, so the kycStatus/kybStatus it sends is honoured: it
+ * says so, and it may (a sandbox platform, or a regulated one: `mayRunOwnKyc`). A production
+ * platform that turned the setting on before that rule no longer skips review with it.
+ */
 export async function platformRunsKyc(db: DbOrTx, platformId: string): Promise<boolean> {
-  return (await findSettings(db, platformId))?.platform_kyc ?? false;
+  return ((await findSettings(db, platformId))?.platform_kyc ?? false) && (await mayRunOwnKyc(db, platformId));
+}
+
+async function mayRunOwnKyc(db: DbOrTx, platformId: string): Promise<boolean> {
+  const config = await getConfigRow(db, platformId);
+  return config.environment === 'sandbox' || config.is_regulated_financial_institution;
 }

@@ -255,7 +255,8 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
       summary: 'Change onboarding settings',
       description:
         'Corridor extension; settings left out keep their value. `sandboxAutoApprove: false` makes sandbox individuals go through the full ' +
-        'verification review. `platformKyc: true` says the platform runs its own KYC/KYB: the `kycStatus`/`kybStatus` it sends on POST /customers is honoured.',
+        'verification review. `platformKyc: true` says the platform runs its own KYC/KYB: the `kycStatus`/`kybStatus` it sends on POST /customers is honoured. ' +
+          'A production platform may turn it on only as a regulated financial institution (`isRegulatedFinancialInstitution` in GET /config, set by the operator when creating the platform), else 403 FORBIDDEN (`details.field: platformKyc`).',
       body: CustomerSettingsUpdate,
       response: { 200: CustomerSettings, ...errorResponses(400, 401, 403, 500) },
     },

@@ -25,12 +25,12 @@ function toPlatform(row: PlatformRow): Platform {
 export async function createPlatform(
   trx: Tx,
   clock: Clock,
-  input: { name: string; environment: Environment },
+  input: { name: string; environment: Environment; regulated?: boolean },
 ): Promise<{ platform: Platform; platformUuid: string; token: CreatedToken }> {
   const now = clock.now();
   const row: PlatformRow = { id: uuidv7(now.getTime()), name: input.name, environment: input.environment, identifier_key_version: 1, created_at: now, updated_at: now };
   await insertPlatform(trx, row);
-  await createDefaultConfig(trx, clock, row.id, row.environment);
+  await createDefaultConfig(trx, clock, row.id, row.environment, input.regulated ?? false);
   await provisionPlatformAccounts(trx, clock, row.id);
   const token = await createToken(trx, clock, row.id, { name: 'Initial token', permissions: ['VIEW', 'TRANSACT', 'MANAGE'] });
   return { platform: toPlatform(row), platformUuid: row.id, token };
