@@ -76,6 +76,18 @@ describe('sandbox operations and production platforms', () => {
     expect(await databaseDigest()).toEqual(before);
   });
 
+  it('refuses a production platform before looking at the request: a malformed body or id is 403 too, not 400', async () => {
+    const production = await ctx.newPlatform('production');
+    const wrong: string[] = [];
+    for (const key of Object.keys(SANDBOX_ONLY)) {
+      const { method, url } = request(key);
+      const malformed = url.replace(/[A-Za-z]+(:|%3A)[0-9a-f-]{36}/, 'not-an-id');
+      const response = await ctx.app.inject({ method, url: malformed, headers: { authorization: production.auth }, ...(method === 'POST' ? { payload: { unknownField: true } } : {}) });
+      if (response.statusCode !== 403) wrong.push(`${key}: ${response.statusCode} ${response.body.slice(0, 160)}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('lets a sandbox platform past the same requests (what it names does not exist: never 403)', async () => {
     const sandbox = await ctx.newPlatform();
     const refused: string[] = [];

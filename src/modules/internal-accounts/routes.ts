@@ -139,7 +139,7 @@ export const internalAccountRoutes: FastifyPluginAsyncTypebox<WalletAuthRouteDep
       idempotencyKey: true,
       response: { 200: InternalAccount, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
-    config: { permission: 'TRANSACT' },
+    config: { permission: 'TRANSACT', sandboxOnly: { what: 'Sandbox funding' } },
     handler: async (request, reply) =>
       sendWrite(
         deps,

@@ -2,7 +2,7 @@ import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
-import { requireSandbox, type Principal } from '../../platform/http/auth.js';
+import type { Principal } from '../../platform/http/auth.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { currency as currencyOf } from '../../platform/currencies.js';
 import { amountToWire } from '../../platform/money.js';
@@ -336,7 +336,8 @@ export function createAccountsLedger(clock: Clock, options: { hotAccountShards?:
 
 /**
  * POST /sandbox/internal-accounts/{id}/fund: money from the platform's sandbox world account,
- * one posted ledger transaction (which records the BALANCE_UPDATED event).
+ * one posted ledger transaction (which records the BALANCE_UPDATED event). Sandbox platforms
+ * only: the route refuses any other (`sandboxOnly`) before this runs.
  */
 export async function fundSandboxAccount(
   trx: Tx,
@@ -347,7 +348,6 @@ export async function fundSandboxAccount(
   amount: bigint,
   reference: string,
 ): Promise<InternalAccount> {
-  requireSandbox(principal, 'Sandbox funding');
   const [found] = await selectAccounts(trx, principal.platformId, [parseId('InternalAccount', accountId)!]);
   if (!found) throw new AppError('REFERENCE_NOT_FOUND', `Internal account ${accountId} was not found.`);
   // The answer and its BALANCE_UPDATED event show instructions that can be paid.

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
-import { requireSandbox } from '../../platform/http/auth.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import type { ModuleDeps } from '../../platform/module.js';
@@ -32,9 +31,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       idempotencyKey: true,
       response: { 200: Transaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
-    config: { permission: 'TRANSACT' },
+    config: { permission: 'TRANSACT', sandboxOnly: { what: 'Sandbox send' } },
     handler: async (request, reply) => {
-      requireSandbox(request.principal, 'Sandbox send');
       const { quoteId, currencyCode, currencyAmount } = request.body;
       return sendWrite(
         deps,
@@ -70,9 +68,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       idempotencyKey: true,
       response: { 200: IncomingTransaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
-    config: { permission: 'TRANSACT' },
+    config: { permission: 'TRANSACT', sandboxOnly: { what: 'Sandbox UMA receive' } },
     handler: async (request, reply) => {
-      requireSandbox(request.principal, 'Sandbox UMA receive');
       // The payment and its approval round trip commit transactions of their own: `prepare` claims
       // the key first, so a retry answers the transaction instead of crediting again.
       return sendWrite(deps, request, reply, async (_trx, received) => ({ statusCode: 200, body: received }), {
@@ -96,9 +93,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       idempotencyKey: true,
       response: { 200: IncomingTransaction, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
-    config: { permission: 'TRANSACT' },
+    config: { permission: 'TRANSACT', sandboxOnly: { what: 'Sandbox deposits' } },
     handler: async (request, reply) => {
-      requireSandbox(request.principal, 'Sandbox deposits');
       return sendWrite(deps, request, reply, async (trx) => ({ statusCode: 200, body: await simulateDeposit(trx, deps.deposits, request.principal.platformId, request.body) }), { idempotent: true });
     },
   });
@@ -115,9 +111,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       params: SandboxRefundParams,
       response: { 200: IncomingTransaction, ...errorResponses(401, 403, 404, 409, 500) },
     },
-    config: { permission: 'TRANSACT' },
+    config: { permission: 'TRANSACT', sandboxOnly: { what: 'Sandbox refund' } },
     handler: async (request, reply) => {
-      requireSandbox(request.principal, 'Sandbox refund');
       return sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
         body: await deps.incomingPayments.startRefund(trx, request.principal.platformId, request.params.transactionId),
@@ -132,8 +127,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       summary: 'Read the platform’s test clock (sandbox)',
       response: { 200: SandboxClock, ...errorResponses(401, 403, 500) },
     },
+    config: { sandboxOnly: { what: 'The test clock' } },
     handler: async (request) => {
-      requireSandbox(request.principal, 'The test clock');
       const offsetMs = await deps.platformClock.offsetMs(deps.db, request.principal.platformId);
       return { now: new Date(deps.clock.now().getTime() + offsetMs).toISOString(), offsetSeconds: Math.floor(offsetMs / 1000) };
     },
@@ -150,9 +145,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       body: ClockAdvanceRequest,
       response: { 200: SandboxClock, ...errorResponses(400, 401, 403, 500) },
     },
-    config: { permission: 'TRANSACT' },
+    config: { permission: 'TRANSACT', sandboxOnly: { what: 'The test clock' } },
     handler: async (request) => {
-      requireSandbox(request.principal, 'The test clock');
       const moved = await withTx(deps.db, (trx) => deps.platformClock.advance(trx, request.principal.platformId, request.body.seconds));
       return { now: moved.now.toISOString(), offsetSeconds: Math.floor(moved.offsetMs / 1000) };
     },

@@ -4,7 +4,6 @@ import Type from 'typebox';
 import { BASE_PATH } from '../../config.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import { withTx } from '../../platform/db/tx.js';
-import { requireSandbox } from '../../platform/http/auth.js';
 import { hostedPageHeaders, newNonce, refuseCrossSite } from '../../platform/http/hosted-page.js';
 import { errorResponses, IdParam, PathParam } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
@@ -113,9 +112,8 @@ export const verificationRoutes: FastifyPluginAsyncTypebox<VerificationDeps> = a
       body: ManualReviewDecision,
       response: { 200: Verification, ...errorResponses(400, 401, 403, 404, 409, 500) },
     },
-    config: { permission: 'MANAGE' },
+    config: { permission: 'MANAGE', sandboxOnly: { what: 'Deciding a manual review', hint: 'the operator decides production ones' } },
     handler: async (request, reply) => {
-      requireSandbox(request.principal, 'Deciding a manual review', 'the operator decides production ones');
       return sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
         body: await decideManualReview(trx, deps.clock, request.principal.platformId, request.params.verificationId, request.body),

@@ -71,6 +71,7 @@ export function registerBasicAuth(app: FastifyInstance, authenticator: Authentic
     if (!grants(principal.permissions, needed)) {
       throw new AppError('FORBIDDEN', `This API token lacks the ${needed} permission.`, { details: { requiredPermission: needed } });
     }
+    if (route.config.sandboxOnly) requireSandbox(principal, route.config.sandboxOnly.what, route.config.sandboxOnly.hint);
     request.principal = principal;
   });
 }

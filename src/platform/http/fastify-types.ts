@@ -22,5 +22,10 @@ declare module 'fastify' {
     auth?: boolean;
     /** Permission the token must hold. Default: VIEW for reads, MANAGE for writes. */
     permission?: Permission;
+    /**
+     * Sandbox platforms only: what the route is, for the 403 a production platform gets (with a
+     * hint where there is one), before its body or parameters are looked at.
+     */
+    sandboxOnly?: { what: string; hint?: string };
   }
 }
