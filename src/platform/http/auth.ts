@@ -12,7 +12,7 @@ export interface Principal {
 }
 
 /** 403 FORBIDDEN unless the caller is a sandbox platform: `what` names the operation, `hint` what production does instead. */
-export function requireSandbox(principal: Principal, what: string, hint?: string): void {
+function requireSandbox(principal: Principal, what: string, hint?: string): void {
   if (principal.environment !== 'sandbox') throw new AppError('FORBIDDEN', `${what} is only available to sandbox platforms${hint ? `; ${hint}` : ''}.`);
 }
 
