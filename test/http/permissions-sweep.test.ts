@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Permission } from '../../src/platform/http/auth.js';
 import { BASE, createTestContext, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { databaseDigest } from '../helpers/database-digest.js';
 
 /**
  * API token permissions, swept over every operation of the served OpenAPI document. `REQUIRED`
@@ -205,17 +205,6 @@ function urlOf(op: Operation, ids: 'unknown' | 'malformed'): string {
 
 const hasBody = (method: Method) => method === 'POST' || method === 'PUT' || method === 'PATCH';
 
-/** Every row of every table of the test's schema, as one digest per table. */
-async function databaseDigest(): Promise<Record<string, string>> {
-  const tables = await sql<{ table_name: string }>`
-    select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name`.execute(ctx.handle.db);
-  const digests = await sql<{ name: string; digest: string | null }>`${sql.join(
-    tables.rows.map(({ table_name }) => sql`select ${table_name} as name, md5(string_agg(t::text, '|' order by t::text)) as digest from ${sql.table(table_name)} t`),
-    sql` union all `,
-  )}`.execute(ctx.handle.db);
-  return Object.fromEntries(digests.rows.map((row) => [row.name, row.digest ?? '']));
-}
-
 describe('API token permissions over every operation', () => {
   it('classifies every operation of the served OpenAPI document, and nothing else', () => {
     const served = operations.map((op) => op.key);
@@ -239,7 +228,7 @@ describe('API token permissions over every operation', () => {
   });
 
   it('refuses a token lacking the required permission with 403 FORBIDDEN before validation or lookup, changing nothing', async () => {
-    const before = await databaseDigest();
+    const before = await databaseDigest(ctx.handle.db);
     // The digest sees the schema's tables (on PostgreSQL, the test's own schema).
     expect(Object.keys(before).length).toBeGreaterThan(40);
     expect(before.api_tokens).not.toBe('');
@@ -276,7 +265,7 @@ describe('API token permissions over every operation', () => {
     expect(wrong).toEqual([]);
     // Every TRANSACT and MANAGE operation was refused to the sets lacking it.
     expect(refusals).toBeGreaterThan(100);
-    expect(await databaseDigest()).toEqual(before);
+    expect(await databaseDigest(ctx.handle.db)).toEqual(before);
   });
 
   it('never refuses a token holding the required permission with 403 FORBIDDEN', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
+import { databaseDigest } from '../helpers/database-digest.js';
 
 /**
  * The sandbox operations are the sandbox's: a production platform's token, holding every
@@ -39,16 +39,6 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-async function databaseDigest(): Promise<Record<string, string>> {
-  const tables = await sql<{ table_name: string }>`
-    select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name`.execute(ctx.handle.db);
-  const digests = await sql<{ name: string; digest: string | null }>`${sql.join(
-    tables.rows.map(({ table_name }) => sql`select ${table_name} as name, md5(string_agg(t::text, '|' order by t::text)) as digest from ${sql.table(table_name)} t`),
-    sql` union all `,
-  )}`.execute(ctx.handle.db);
-  return Object.fromEntries(digests.rows.map((row) => [row.name, row.digest ?? '']));
-}
-
 function request(key: string) {
   const [method, template] = key.split(' ') as ['GET' | 'POST', string];
   const { body, path = {} } = SANDBOX_ONLY[key]!;
@@ -65,7 +55,7 @@ describe('sandbox operations and production platforms', () => {
 
   it('refuses a production platform’s every-permission token 403 FORBIDDEN on each sandbox-only operation, changing nothing', async () => {
     const production = await ctx.newPlatform('production');
-    const before = await databaseDigest();
+    const before = await databaseDigest(ctx.handle.db);
     const wrong: string[] = [];
     for (const key of Object.keys(SANDBOX_ONLY)) {
       const response = await ctx.app.inject({ ...request(key), headers: { authorization: production.auth, 'idempotency-key': randomUUID() } });
@@ -73,7 +63,7 @@ describe('sandbox operations and production platforms', () => {
       if (response.statusCode !== 403 || body.status !== 403 || body.code !== 'FORBIDDEN' || typeof body.message !== 'string') wrong.push(`${key}: ${response.statusCode} ${response.body.slice(0, 160)}`);
     }
     expect(wrong).toEqual([]);
-    expect(await databaseDigest()).toEqual(before);
+    expect(await databaseDigest(ctx.handle.db)).toEqual(before);
   });
 
   it('refuses a production platform before looking at the request: a malformed body or id is 403 too, not 400', async () => {
