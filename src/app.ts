@@ -56,7 +56,7 @@ import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platfor
 import './platform/http/fastify-types.js';
 import { loadMasterKey } from './platform/crypto/master-key.js';
 import { TenantSecretBox } from './platform/crypto/secret-box.js';
-import { MAX_JSON_DEPTH, nestsTooDeep } from './platform/http/json-depth.js';
+import { duplicateKey, MAX_JSON_DEPTH, nestsTooDeep } from './platform/http/json-depth.js';
 import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi, withFormatPatterns } from './platform/http/openapi.js';
@@ -175,7 +175,21 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   // Bytes that are not UTF-8 are refused, not replaced with U+FFFD.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+  // Bodies are JSON (or multipart, where a route takes files); Fastify's own text/plain parser
+  // handed routes a string their schema then called "not an object".
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // Bodies are read as sent: a compressed one was read as JSON text (gzip: "not UTF-8"; a
+    // plain body labelled br: accepted).
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      return done(new AppError('INVALID_INPUT', 'Unsupported Content-Encoding; send the body uncompressed.'), undefined);
+    }
+    // JSON is UTF-8 (RFC 8259): a body declared in another charset would be misread, not converted.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      return done(new AppError('INVALID_INPUT', 'Unsupported charset; send the JSON body in UTF-8.'), undefined);
+    }
     let text: string;
     try {
       text = utf8.decode(body as Buffer);
@@ -184,7 +198,12 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     }
     if (text.trim() === '') return done(null, undefined);
     if (nestsTooDeep(text)) return done(new AppError('INVALID_INPUT', `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
-    parseJson(request, text, done);
+    parseJson(request, text, (error, parsed) => {
+      if (error) return done(error, undefined);
+      const repeated = duplicateKey(text);
+      if (repeated !== undefined) return done(new AppError('INVALID_INPUT', `The request body names ${JSON.stringify(repeated.slice(0, 100))} twice in one object.`), undefined);
+      done(null, parsed);
+    });
   });
 
   // Every hook that runs on each request is synchronous (done callbacks, not async functions):

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { AppError } from '../errors.js';
@@ -10,6 +10,42 @@ interface ParserError extends Error {
   code?: string;
   /** The bytes Node's parser was reading when it failed (Node sets it on HPE_* errors). */
   rawPacket?: Buffer;
+  /** How far into rawPacket the parser got before failing (Node sets it with rawPacket). */
+  bytesParsed?: number;
+}
+
+/** The response Node is writing on a connection (Node's own field; the later pipelined ones wait behind it). */
+interface ConnectionSocket extends Socket {
+  _httpMessage?: ServerResponse | null;
+}
+
+/**
+ * The bytes of the request the parser failed on: rawPacket can begin with earlier requests
+ * pipelined in the same packet, which the parser already handed on. The failing one starts on
+ * the line the parser stopped in.
+ */
+function failedRequestBytes(error: ParserError): Buffer | undefined {
+  const raw = error.rawPacket;
+  if (!Buffer.isBuffer(raw) || error.bytesParsed === undefined) return raw;
+  const stop = Math.min(error.bytesParsed, raw.length);
+  return raw.subarray(raw.lastIndexOf(0x0a, stop - 1) + 1);
+}
+
+/**
+ * Calls `then` once the connection has written every response to the requests before the one
+ * that failed (pipelined on the same connection): an answer written at once would go out in
+ * their place — a client reads it as the answer to its earlier request — and the connection,
+ * closed under them, would drop their answers while their writes still commit.
+ */
+function afterPendingResponses(socket: ConnectionSocket, then: () => void): void {
+  const current = socket._httpMessage;
+  if (!current || current.writableFinished) return then();
+  // Node attaches the next pipelined response before 'finish' reaches this listener.
+  const next = () => {
+    current.off('finish', next).off('close', next);
+    afterPendingResponses(socket, then);
+  };
+  current.once('finish', next).once('close', next);
 }
 
 /** `METHOD SP target` from the start of the bytes, when they hold a request line's beginning. */
@@ -23,7 +59,7 @@ function requestLine(raw: Buffer | undefined): { method: string; target: string;
 
 /** What to answer for a request Node's HTTP parser refused. */
 function refusalFor(error: ParserError, routes: KnownRoutes): AppError {
-  const line = requestLine(error.rawPacket);
+  const line = requestLine(failedRequestBytes(error));
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new AppError('REQUEST_TIMEOUT', 'The request was not received in time.');
@@ -47,9 +83,18 @@ function refusalFor(error: ParserError, routes: KnownRoutes): AppError {
  * connection, whose parser cannot continue.
  */
 export function clientErrorHandler(routes: KnownRoutes): NonNullable<FastifyServerOptions['clientErrorHandler']> {
+  // A connection answered (or to be answered once its pending responses are out) gets one answer,
+  // whatever else its parser reports meanwhile.
+  const refused = new WeakSet<Socket>();
   return function onClientError(this: FastifyInstance, connectionError: Error, socket: Socket) {
     const error = connectionError as ParserError;
-    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    if (error.code === 'ECONNRESET' || socket.destroyed || refused.has(socket)) return;
+    refused.add(socket);
+    afterPendingResponses(socket, () => answer.call(this, error, socket));
+  };
+
+  function answer(this: FastifyInstance, error: ParserError, socket: Socket) {
+    if (socket.destroyed) return;
     const refusal = refusalFor(error, routes);
     const body = JSON.stringify(envelope(refusal.code, refusal.message, refusal.details));
     const headers: Record<string, string> = {
@@ -64,5 +109,5 @@ export function clientErrorHandler(routes: KnownRoutes): NonNullable<FastifyServ
     const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
     if (socket.writable) socket.end(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n${body}`);
     else socket.destroy(error);
-  };
+  }
 }
