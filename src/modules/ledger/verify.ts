@@ -77,6 +77,12 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
 
   // 1–3: transactions in id order; the entries checked are those whose transaction id falls in
   // (after, last], so entries of no transaction are caught too (the last range is open-ended).
+  // Transactions written after the check began are not waited for: with payments going on at least
+  // as fast as batches are read, the keyset would otherwise chase the newest id and never finish.
+  // The walk ends at the newest id there was when it began (the primary key's last entry, whatever
+  // the writers' clocks say); later ones are still checked where they fall in the last range.
+  const { rows: newestRows } = await sql<{ id: string }>`select id from ledger_transactions order by id desc limit 1`.execute(db);
+  const newest = newestRows[0]?.id ?? NIL;
   let after = NIL;
   for (let first = true; ; first = false) {
     const done = await withTx(
@@ -88,7 +94,7 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
           left join lateral (
             select min(x.kind) as kind, count(*) as n, string_agg(x.kind || ' ' || x.id, ', ' order by x.id) as resolved_by
             from ledger_transactions x where t.kind = 'PENDING' and x.pending_id = t.id) r on true
-          where t.id > ${after}::uuid and (${platform}::uuid is null or t.platform_id = ${platform}::uuid)
+          where t.id > ${after}::uuid and (${platform}::uuid is null or t.platform_id = ${platform}::uuid) and t.id <= ${newest}::uuid
           order by t.id limit ${batch}`.execute(trx);
         const last = ids.rows.length === batch ? ids.rows[ids.rows.length - 1]!.id : null;
         const lower = first ? null : after;
