@@ -11,7 +11,7 @@ import { getConfigRow } from '../config/index.js';
 import { accountsHoldingMoney, provisionAccountsOf, provisionCustomerAccounts } from '../internal-accounts/index.js';
 import { identifierKeyVersion } from '../platforms/index.js';
 import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
-import { openIdentifier, sealIdentifier } from './identifiers.js';
+import { clearValue, sealIdentifier } from './identifiers.js';
 import { loadLive, toCustomer, withoutTaxId } from './reads.js';
 import {
   insertCustomersIfFree,
@@ -304,11 +304,8 @@ function movesTaxIdRule(type: CustomerType, body: Record<string, unknown>): bool
 
 /** The tax identifier on file (an individual's identifier, a business's taxId), in clear: sealed, or as a row stored before sealing existed holds it. */
 function identifierOnFile(identifiers: TenantSecretBox, row: CustomerRow): string | undefined {
-  if (row.identifier !== null) return row.identifier;
   const legacy = at(row.profile as Record<string, unknown>, 'businessInfo.taxId');
-  if (typeof legacy === 'string') return legacy;
-  if (!row.identifier_sealed || !row.identifier_key_version) return undefined;
-  return openIdentifier(identifiers, row.platform_id, row.id, { identifier_sealed: row.identifier_sealed, identifier_key_version: row.identifier_key_version });
+  return clearValue(identifiers, row, typeof legacy === 'string' ? legacy : undefined);
 }
 
 /**

@@ -47,7 +47,7 @@ export interface ResealCandidate {
 }
 
 /** The clear value of a row to (re)seal: legacy plaintext first, else its sealed value under its old key. */
-export function clearValue(box: TenantSecretBox, row: ResealCandidate, legacy?: string): string | undefined {
+export function clearValue(box: TenantSecretBox, row: Omit<ResealCandidate, 'current_version'>, legacy?: string): string | undefined {
   if (row.identifier !== null) return row.identifier;
   if (legacy !== undefined) return legacy;
   if (row.identifier_sealed && row.identifier_key_version) {
