@@ -75,8 +75,7 @@ function personalInfoErrors(info: Record<string, unknown>, sent: Record<string, 
     errors.push({ field: 'personalInfo.countryOfIssuance', constraint: { enum: ['US'] }, message: `must be US for ${String(info.idType)}` });
   }
   // One entry per field: a field another rule refuses keeps that rule's error.
-  const named = new Set(errors.map((e) => e.field));
-  return [...errors, ...freeTextErrors(sent, 'personalInfo').filter((e) => !named.has(e.field))];
+  return mergeFieldErrors(errors, freeTextErrors(sent, 'personalInfo'));
 }
 
 function notFound(id: string): AppError {

@@ -140,8 +140,7 @@ export function ruleErrors(input: unknown, merged: Record<string, unknown>, type
     }
   }
   // One entry per field: a field another rule refuses keeps that rule's error.
-  const named = new Set(errors.map((e) => e.field));
-  return [...errors, ...freeTextErrors(input).filter((e) => !named.has(e.field))];
+  return mergeFieldErrors(errors, freeTextErrors(input));
 }
 
 const CONTROL = /\p{Cc}/u;
