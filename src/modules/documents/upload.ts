@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { invalidInput, type FieldError } from '../../platform/errors.js';
 import { receiveForm, type FormFile, type UploadSpool } from '../../platform/http/multipart.js';
 import { compileBodySchema, toFieldErrors } from '../../platform/http/validation.js';
-import { freeTextErrors } from '../customers/index.js';
+import { freeTextErrors, mergeFieldErrors } from '../customers/index.js';
 import { DocumentReplaceFields, DocumentUploadFields, MAX_DOCUMENT_BYTES } from './schemas.js';
 import { DOCUMENT_CONTENT_TYPES, type DocumentContentType } from './screening/screener.js';
 import type { UploadedFile } from './service.js';
@@ -72,15 +72,14 @@ export async function receiveDocumentForm(
   const { file: fileSentAsText, ...fields } = form.fields;
   const file = form.files.find((f) => f.field === 'file');
   const validate = mode === 'upload' ? validateUpload : validateReplace;
-  const errors: FieldError[] = [
+  const formErrors: FieldError[] = [
     ...form.problems,
     ...fileErrors(file, fileSentAsText !== undefined),
     ...form.files.filter((f) => f.field !== 'file').map((f) => ({ field: f.field, message: 'is not a known part; the file goes in the part named file' })),
     ...(validate(fields) ? [] : toFieldErrors(validate.errors ?? [])),
   ];
   // The free-text parts are held to the rule customers' text is (no control characters, not blank), once per part.
-  const named = new Set(errors.map((e) => e.field));
-  errors.push(...freeTextErrors({ documentNumber: fields.documentNumber, issuingAuthority: fields.issuingAuthority }).filter((e) => !named.has(e.field)));
+  const errors = mergeFieldErrors(formErrors, freeTextErrors({ documentNumber: fields.documentNumber, issuingAuthority: fields.issuingAuthority }));
   if (errors.length > 0) {
     await form.discard();
     throw invalidInput(mergeByField(errors));
