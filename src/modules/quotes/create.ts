@@ -402,6 +402,8 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
   };
   const withFees = (lockedSide: 'SENDING' | 'RECEIVING', amount: bigint, receivingCurrency: string) =>
     priceTransfer({ lockedSide, amount, rate: UNIT_RATE, sendingDecimals: 0, receivingDecimals: 0, fees: feesOf(receivingCurrency) });
+  // A SENDING lock is priced once, before the pay request, and that pricing is the quote's.
+  let pricedSending: Priced | undefined;
   const uma = await deps.uma.quote({
     platformId: caller.platformId,
     environment: caller.environment,
@@ -413,11 +415,11 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
     sendingCurrency: source.currency,
     lockedSide: body.lockedCurrencySide,
     lockedAmount: BigInt(body.lockedCurrencyAmount),
-    sentOfLocked: (receivingCurrency, locked) => withFees('SENDING', locked, receivingCurrency)?.sent,
+    sentOfLocked: (receivingCurrency, locked) => (pricedSending = withFees('SENDING', locked, receivingCurrency))?.sent,
   });
-  const lockedSending = body.lockedCurrencySide === 'SENDING';
-  const priced = withFees(body.lockedCurrencySide, lockedSending ? BigInt(body.lockedCurrencyAmount) : uma.sentAmount, uma.receivingCurrency);
-  if (!priced || priced.sent !== uma.sentAmount) throw new Error(`the UMA quote sends ${uma.sentAmount}, its fees were priced on ${priced?.sent}`);
+  // UmaSender refuses a SENDING lock its fees leave nothing of before it answers, and a RECEIVING lock's cost is at least one unit.
+  const priced = body.lockedCurrencySide === 'SENDING' ? pricedSending : withFees('RECEIVING', uma.sentAmount, uma.receivingCurrency);
+  if (!priced) throw new Error(`the UMA quote sending ${uma.sentAmount} was not priced`);
   return { ...uma, priced };
 }
 
