@@ -56,7 +56,7 @@ import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platfor
 import './platform/http/fastify-types.js';
 import { loadMasterKey } from './platform/crypto/master-key.js';
 import { TenantSecretBox } from './platform/crypto/secret-box.js';
-import { duplicateKey, MAX_JSON_DEPTH, nestsTooDeep } from './platform/http/json-depth.js';
+import { MAX_JSON_DEPTH, scanJson } from './platform/http/json-depth.js';
 import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
 import { openApiOptions, transformForOpenApi, withFormatPatterns } from './platform/http/openapi.js';
@@ -197,11 +197,11 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       return done(new AppError('INVALID_INPUT', 'The request body is not valid UTF-8.'), undefined);
     }
     if (text.trim() === '') return done(null, undefined);
-    if (nestsTooDeep(text)) return done(new AppError('INVALID_INPUT', `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
+    const scanned = scanJson(text);
+    if (scanned && 'tooDeep' in scanned) return done(new AppError('INVALID_INPUT', `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
     parseJson(request, text, (error, parsed) => {
       if (error) return done(error, undefined);
-      const repeated = duplicateKey(text);
-      if (repeated !== undefined) return done(new AppError('INVALID_INPUT', `The request body names ${JSON.stringify(repeated.slice(0, 100))} twice in one object.`), undefined);
+      if (scanned) return done(new AppError('INVALID_INPUT', `The request body names ${JSON.stringify(scanned.duplicate.slice(0, 100))} twice in one object.`), undefined);
       done(null, parsed);
     });
   });

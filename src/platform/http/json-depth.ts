@@ -5,37 +5,19 @@
  */
 export const MAX_JSON_DEPTH = 64;
 
-/** Whether `text` opens more than MAX_JSON_DEPTH arrays and objects at once, brackets in strings aside: one pass, no recursion. */
-export function nestsTooDeep(text: string): boolean {
-  // Each level takes at least one character: a shorter body cannot be too deep.
-  if (text.length <= MAX_JSON_DEPTH) return false;
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_JSON_DEPTH) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
-
 /**
- * The first name an object of `text` (well-formed JSON) has twice, if any: one pass, no
- * recursion. JSON.parse keeps the last and drops the other without a word, so
- * `{"amount":1,"amount":100}` would move what a reader of the first (a log, a proxy's check)
- * did not see.
+ * What a JSON body's brackets and member names show, read before it is parsed in one pass with no
+ * recursion (brackets and quotes inside strings aside): more than MAX_JSON_DEPTH arrays and
+ * objects open at once, or the first name an object has twice. JSON.parse keeps the last of a
+ * repeated name and drops the other without a word, so `{"amount":1,"amount":100}` would move what
+ * a reader of the first (a log, a proxy's check) did not see. Only a body that parses is judged
+ * by its duplicate.
  */
-export function duplicateKey(text: string): string | undefined {
-  // Cheap way out for most bodies: no name can repeat without a second object member.
-  if (!text.includes(',')) return undefined;
+export function scanJson(text: string): { tooDeep: true } | { duplicate: string } | undefined {
   // Names seen by each open container, innermost last; undefined for an array.
   const open: Array<Set<string> | undefined> = [];
   let expectName = false;
+  let duplicate: string | undefined;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -50,16 +32,23 @@ export function duplicateKey(text: string): string | undefined {
       }
       if (!expectName) continue;
       expectName = false;
+      if (duplicate !== undefined) continue;
       const raw = text.slice(start + 1, i);
-      const name = escaped ? (JSON.parse(text.slice(start, i + 1)) as string) : raw;
+      let name = raw;
+      if (escaped) {
+        try {
+          name = JSON.parse(text.slice(start, i + 1)) as string;
+        } catch {
+          continue; // not JSON: the parse that follows says so
+        }
+      }
       const names = open.at(-1)!;
-      if (names.has(name)) return name;
-      names.add(name);
-    } else if (c === 0x7b) {
-      open.push(new Set());
-      expectName = true;
-    } else if (c === 0x5b) {
-      open.push(undefined);
+      if (names.has(name)) duplicate = name;
+      else names.add(name);
+    } else if (c === 0x7b || c === 0x5b) {
+      open.push(c === 0x7b ? new Set() : undefined);
+      if (open.length > MAX_JSON_DEPTH) return { tooDeep: true };
+      expectName = c === 0x7b;
     } else if (c === 0x5d || c === 0x7d) {
       open.pop();
       expectName = false;
@@ -67,5 +56,5 @@ export function duplicateKey(text: string): string | undefined {
       expectName = open.at(-1) !== undefined;
     }
   }
-  return undefined;
+  return duplicate === undefined ? undefined : { duplicate };
 }
