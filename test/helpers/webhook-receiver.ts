@@ -3,7 +3,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
 import { expect } from 'vitest';
+import type { ApprovalRequest } from '../../src/modules/webhooks/index.js';
 import type { Database } from '../../src/platform/db/database.js';
+import { newId } from '../../src/platform/ids.js';
 import { webhookBreach } from './upstream-conformance.js';
 
 export interface Envelope {
@@ -107,4 +109,27 @@ export async function untilApprovalWindowOpen(db: Kysely<Database>, transactionI
       return row ? row.deadline.getTime() - row.created_at.getTime() : undefined;
     })
     .toBeLessThanOrEqual(windowMs);
+}
+
+/** An incoming UMA payment waiting for a platform's approval, as the UMA module describes one, for `consumer` to apply. */
+export function approvalQuestion(platformUuid: string, consumer: string, requested: Array<{ name: string; mandatory: boolean }> = []): ApprovalRequest {
+  const transactionId = newId('Transaction');
+  return {
+    platformId: platformUuid,
+    transactionId,
+    consumer,
+    type: 'INCOMING_PAYMENT.PENDING',
+    data: {
+      id: transactionId,
+      status: 'PENDING',
+      type: 'INCOMING',
+      direction: 'CREDIT',
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: '$recipient@uma.example.com' },
+      customerId: newId('Customer'),
+      platformCustomerId: 'cust-1',
+      receivedAmount: { amount: 50000, currency: { code: 'USD', name: 'US Dollar', symbol: '$', decimals: 2 } },
+      counterpartyInformation: { FULL_NAME: 'John Sender' },
+      ...(requested.length ? { requestedReceiverCustomerInfoFields: requested } : {}),
+    },
+  };
 }

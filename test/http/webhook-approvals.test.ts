@@ -5,9 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVAL_WINDOW_MS, type ApprovalRequest, type DecidedApproval } from '../../src/modules/webhooks/index.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { IdParam } from '../../src/platform/http/schemas.js';
-import { newId } from '../../src/platform/ids.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { untilApprovalWindowOpen, WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { approvalQuestion, untilApprovalWindowOpen, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * A test-only consumer of the approval round trip, standing in for the UMA module (which asks)
@@ -68,28 +67,8 @@ async function connectedPlatform(): Promise<TestPlatform> {
   return p;
 }
 
-/** An incoming UMA payment waiting for the platform, as the UMA module will describe it. */
-function question(p: TestPlatform, requested: Array<{ name: string; mandatory: boolean }> = []): ApprovalRequest {
-  const transactionId = newId('Transaction');
-  return {
-    platformId: p.uuid,
-    transactionId,
-    consumer: CONSUMER,
-    type: 'INCOMING_PAYMENT.PENDING',
-    data: {
-      id: transactionId,
-      status: 'PENDING',
-      type: 'INCOMING',
-      direction: 'CREDIT',
-      destination: { destinationType: 'UMA_ADDRESS', umaAddress: '$recipient@uma.example.com' },
-      customerId: newId('Customer'),
-      platformCustomerId: 'cust-1',
-      receivedAmount: { amount: 50000, currency: { code: 'USD', name: 'US Dollar', symbol: '$', decimals: 2 } },
-      counterpartyInformation: { FULL_NAME: 'John Sender' },
-      ...(requested.length ? { requestedReceiverCustomerInfoFields: requested } : {}),
-    },
-  };
-}
+/** An incoming UMA payment waiting for the platform. */
+const question = (p: TestPlatform, requested: Array<{ name: string; mandatory: boolean }> = []): ApprovalRequest => approvalQuestion(p.uuid, CONSUMER, requested);
 
 function approvalWebhooks() {
   return receiver.received.filter((w) => w.body.type === 'INCOMING_PAYMENT.PENDING');

@@ -5,9 +5,8 @@ import type { App } from '../../src/app.js';
 import type { DecidedApproval } from '../../src/modules/webhooks/index.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { IdParam } from '../../src/platform/http/schemas.js';
-import { newId } from '../../src/platform/ids.js';
 import { BASE, createTestContext, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { approvalQuestion, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * DESIGN §8: the process that asked the platform (and holds the sender's request open) is not
@@ -54,23 +53,9 @@ describe.runIf(onPostgres)('an approval asked in one process and decided in anot
 
   it('ends the first process’s wait with the decision the second took', async () => {
     receiver.answer = () => ({ status: 202 });
-    const transactionId = newId('Transaction');
-    const waiting = ctx.app.webhooks.approvals.request({
-      platformId: platform.uuid,
-      transactionId,
-      consumer: CONSUMER,
-      type: 'INCOMING_PAYMENT.PENDING',
-      data: {
-        id: transactionId,
-        status: 'PENDING',
-        type: 'INCOMING',
-        direction: 'CREDIT',
-        destination: { destinationType: 'UMA_ADDRESS', umaAddress: '$recipient@uma.example.com' },
-        customerId: newId('Customer'),
-        platformCustomerId: 'cust-1',
-        receivedAmount: { amount: 50000, currency: { code: 'USD', name: 'US Dollar', symbol: '$', decimals: 2 } },
-      },
-    });
+    const question = approvalQuestion(platform.uuid, CONSUMER);
+    const { transactionId } = question;
+    const waiting = ctx.app.webhooks.approvals.request(question);
     await expect.poll(() => receiver.received.filter((w) => w.body.type === 'INCOMING_PAYMENT.PENDING').length).toBe(1);
 
     const approved = await second.inject({ method: 'POST', url: `${BASE}/test/transactions/${transactionId}/approve`, headers: { authorization: platform.auth } });
