@@ -52,6 +52,17 @@ describe('kycStatus / kybStatus on create', () => {
     expect(await customerCount(p)).toBe(before);
   });
 
+  it('a production platform never auto-approves: GET shows sandboxAutoApprove false, turning it on is 403 and changes nothing', async () => {
+    const p = await ctx.newPlatform('production');
+    expect((await call(p, 'GET', '/customers/settings')).json()).toEqual({ sandboxAutoApprove: false, platformKyc: false });
+    const refused = expectEnvelope(await call(p, 'PATCH', '/customers/settings', { sandboxAutoApprove: true }), 403, 'FORBIDDEN');
+    expect(refused.details).toEqual({ field: 'sandboxAutoApprove' });
+    expect((await call(p, 'PATCH', '/customers/settings', { sandboxAutoApprove: false })).json()).toEqual({ sandboxAutoApprove: false, platformKyc: false });
+    const created = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: 'prod-1', fullName: 'Jane Doe' });
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toMatchObject({ kycStatus: 'UNVERIFIED' });
+  });
+
   it('a production platform runs its own KYC only as a regulated financial institution: turning it on otherwise is 403, and a setting on from before is not honoured', async () => {
     const p = await ctx.newPlatform('production');
     const refused = expectEnvelope(await call(p, 'PATCH', '/customers/settings', { platformKyc: true }), 403, 'FORBIDDEN');
@@ -73,10 +84,10 @@ describe('kycStatus / kybStatus on create', () => {
 
   it('is honoured for a platform configured as running its own KYC: the status is set and its event recorded', async () => {
     const p = await regulatedProduction();
-    expect((await call(p, 'GET', '/customers/settings')).json()).toEqual({ sandboxAutoApprove: true, platformKyc: false });
+    expect((await call(p, 'GET', '/customers/settings')).json()).toEqual({ sandboxAutoApprove: false, platformKyc: false });
     const settings = await call(p, 'PATCH', '/customers/settings', { platformKyc: true });
     expect(settings.statusCode, settings.body).toBe(200);
-    expect(settings.json()).toEqual({ sandboxAutoApprove: true, platformKyc: true });
+    expect(settings.json()).toEqual({ sandboxAutoApprove: false, platformKyc: true });
 
     const approved = await call(p, 'POST', '/customers', business({ kybStatus: 'APPROVED' }));
     expect(approved.statusCode, approved.body).toBe(201);

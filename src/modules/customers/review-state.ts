@@ -3,7 +3,7 @@ import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { getConfigRow } from '../config/index.js';
+import { type ConfigRow, getConfigRow } from '../config/index.js';
 import { provisionCustomerAccounts } from '../internal-accounts/index.js';
 import { loadLive, notFound, toCustomer } from './reads.js';
 import { findCustomer, findSettings, updateCustomer as updateCustomerRow, upsertSettings } from './repo.js';
@@ -113,38 +113,56 @@ export async function sandboxAutoApprove(db: DbOrTx, caller: { platformId: strin
   return (await findSettings(db, caller.platformId))?.sandbox_auto_approve ?? true;
 }
 
+/**
+ * The settings as they apply: a production platform never auto-approves (its stored value, if
+ * any, is ignored) and runs its own KYC only when it may (`mayRunOwnKyc`), so GET never shows a
+ * setting that has no effect.
+ */
 export async function getSettings(db: DbOrTx, platformId: string): Promise<CustomerSettings> {
-  const row = await findSettings(db, platformId);
-  return { sandboxAutoApprove: row?.sandbox_auto_approve ?? true, platformKyc: row?.platform_kyc ?? false };
+  return settingsAsTheyApply(db, await getConfigRow(db, platformId));
+}
+
+async function settingsAsTheyApply(db: DbOrTx, config: ConfigRow): Promise<CustomerSettings> {
+  const row = await findSettings(db, config.platform_id);
+  return {
+    sandboxAutoApprove: config.environment === 'sandbox' && (row?.sandbox_auto_approve ?? true),
+    platformKyc: (row?.platform_kyc ?? false) && mayRunOwnKyc(config),
+  };
 }
 
 /**
  * Settings left out of the request keep their value. A production platform turns `platformKyc`
  * on only if the operator made it a regulated financial institution (`corridor platforms create
- * --regulated`): otherwise its own token could approve its customers without any review.
+ * --regulated`): otherwise its own token could approve its customers without any review. It
+ * cannot turn `sandboxAutoApprove` on: production customers are always reviewed.
  */
 export async function updateSettings(trx: Tx, clock: Clock, platformId: string, input: Partial<CustomerSettings>): Promise<CustomerSettings> {
-  const current = await getSettings(trx, platformId);
-  if (input.platformKyc === true && !current.platformKyc && !(await mayRunOwnKyc(trx, platformId))) {
+  const config = await getConfigRow(trx, platformId);
+  if (input.sandboxAutoApprove === true && config.environment !== 'sandbox') {
+    throw new AppError('FORBIDDEN', 'A production platform\'s customers are always reviewed: sandboxAutoApprove is only available to sandbox platforms.', {
+      details: { field: 'sandboxAutoApprove' },
+    });
+  }
+  if (input.platformKyc === true && !mayRunOwnKyc(config)) {
     throw new AppError('FORBIDDEN', 'A production platform runs its own KYC/KYB only as a regulated financial institution, which the operator sets when creating it.', {
       details: { field: 'platformKyc' },
     });
   }
-  const next = { ...current, ...input };
+  const next = { ...(await settingsAsTheyApply(trx, config)), ...input };
   await upsertSettings(trx, platformId, { sandbox_auto_approve: next.sandboxAutoApprove, platform_kyc: next.platformKyc }, clock.now());
-  return getSettings(trx, platformId);
+  return settingsAsTheyApply(trx, config);
 }
 
 /**
  * Whether the platform runs its own KYC/KYB, so the kycStatus/kybStatus it sends is honoured: it
- * says so, and it may (a sandbox platform, or a regulated one: `mayRunOwnKyc`). A production
- * platform that turned the setting on before that rule no longer skips review with it.
+ * says so, and it may (`mayRunOwnKyc`). A production platform that turned the setting on before
+ * that rule no longer skips review with it.
  */
 export async function platformRunsKyc(db: DbOrTx, platformId: string): Promise<boolean> {
-  return ((await findSettings(db, platformId))?.platform_kyc ?? false) && (await mayRunOwnKyc(db, platformId));
+  return (await getSettings(db, platformId)).platformKyc;
 }
 
-async function mayRunOwnKyc(db: DbOrTx, platformId: string): Promise<boolean> {
-  const config = await getConfigRow(db, platformId);
+/** A sandbox platform, or a production one the operator made a regulated financial institution. */
+function mayRunOwnKyc(config: ConfigRow): boolean {
   return config.environment === 'sandbox' || config.is_regulated_financial_institution;
 }

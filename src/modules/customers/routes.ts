@@ -243,6 +243,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
       operationId: 'getCustomerSettings',
       tags,
       summary: 'Read onboarding settings',
+      description: 'The settings as they apply to this platform: a setting that has no effect in its environment reads false.',
       response: { 200: CustomerSettings, ...errorResponses(401, 500) },
     },
     handler: async (request) => getSettings(deps.db, request.principal.platformId),
@@ -255,7 +256,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
       summary: 'Change onboarding settings',
       description:
         'Corridor extension; settings left out keep their value. `sandboxAutoApprove: false` makes sandbox individuals go through the full ' +
-        'verification review. `platformKyc: true` says the platform runs its own KYC/KYB: the `kycStatus`/`kybStatus` it sends on POST /customers is honoured. ' +
+        'verification review; a production platform never auto-approves (GET shows false) and turning it on there is 403 FORBIDDEN (`details.field: sandboxAutoApprove`). `platformKyc: true` says the platform runs its own KYC/KYB: the `kycStatus`/`kybStatus` it sends on POST /customers is honoured. ' +
           'A production platform may turn it on only as a regulated financial institution (`isRegulatedFinancialInstitution` in GET /config, set by the operator when creating the platform), else 403 FORBIDDEN (`details.field: platformKyc`).',
       body: CustomerSettingsUpdate,
       response: { 200: CustomerSettings, ...errorResponses(400, 401, 403, 500) },
