@@ -1,4 +1,4 @@
--- A claim (platform/jobs.ts) reads as many jobs as it takes, however many are waiting, and is
+-- A claim (platform/jobs/worker.ts) reads as many jobs as it takes, however many are waiting, and is
 -- planned once per connection.
 --
 -- As a plain statement the planner judged `run_at <= now` on jobs_due to match a few rows (a

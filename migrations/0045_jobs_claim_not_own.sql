@@ -1,4 +1,4 @@
--- A worker never claims a job it runs itself (platform/jobs.ts).
+-- A worker never claims a job it runs itself (platform/jobs/worker.ts).
 --
 -- A worker whose own lease lapsed (its event loop stalled past a renewal) used to claim the job
 -- back and go on with it under the attempt the claim moved it to. Between that claim's commit and
