@@ -1,5 +1,4 @@
 import type { Clock } from '../../platform/clock.js';
-import { sha256Hex } from '../../platform/crypto/encoding.js';
 import { InvalidKeyError, parseP256PublicKey } from '../../platform/crypto/p256.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
@@ -8,7 +7,7 @@ import type { JobWorker } from '../../platform/jobs/index.js';
 import type { MessageSender } from '../../platform/messages.js';
 import type { PlatformConfigCache } from '../config/index.js';
 import type { WalletEnclave } from './enclave/enclave.js';
-import { oidcRejected, type OidcVerifier } from './oidc.js';
+import { oidcRejected, oidcTokenDigest, type OidcVerifier } from './oidc.js';
 import { findActiveSession, findCredential, findWalletAccount, useOidcToken, type CredentialRow, type CredentialType, type SessionRow, type WalletAccount } from './repo.js';
 import type { SignedRequests } from './signed-retry.js';
 
@@ -116,7 +115,7 @@ export function checkClientPublicKey(value: string, field: string): ReturnType<t
 
 /** Refuses an OIDC token seen before (each call needs a fresh one). */
 export async function spendOidcToken(trx: Tx, clock: Clock, platformId: string, token: string, exp: number): Promise<void> {
-  if (!(await useOidcToken(trx, platformId, sha256Hex(token), new Date(exp * 1000), clock.now()))) {
+  if (!(await useOidcToken(trx, platformId, oidcTokenDigest(token), new Date(exp * 1000), clock.now()))) {
     throw oidcRejected('replay', 'this token was already used; get a fresh one for every call');
   }
 }

@@ -47,7 +47,7 @@ export interface ResolvedIssuer {
   platformJwks: boolean;
 }
 
-export type OidcCheck = 'signature' | 'issuer' | 'audience' | 'iat' | 'exp' | 'identity' | 'nonce' | 'replay';
+export type OidcCheck = 'signature' | 'issuer' | 'audience' | 'iat' | 'nbf' | 'exp' | 'identity' | 'nonce' | 'replay';
 
 export function oidcRejected(check: OidcCheck, message: string): AppError {
   return new AppError('UNAUTHORIZED', `The OIDC token failed the ${check} check: ${message}`, { details: { check } });
@@ -62,6 +62,16 @@ function malformed(message: string): AppError {
 /** Lowercase hex SHA-256 of the exact `clientPublicKey` string: what the token's `nonce` must be. */
 export function nonceFor(clientPublicKey: string): string {
   return sha256Hex(clientPublicKey);
+}
+
+/**
+ * What identifies a token for single use: the digest of its signed part (header and payload as
+ * sent), not of the whole string. The signature segment can be spelled otherwise and still verify
+ * (spare bits of its last base64url character; an ECDSA signature's (r, n − s)), so a digest of
+ * the whole token let one token be spent once per spelling.
+ */
+export function oidcTokenDigest(token: string): string {
+  return sha256Hex(token.slice(0, token.lastIndexOf('.')));
 }
 
 /**
@@ -192,6 +202,11 @@ export class OidcVerifier {
     if (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)) throw oidcRejected('iat', 'iat is missing');
     if (claims.iat * 1000 > now + CLOCK_SKEW_MS) throw oidcRejected('iat', 'iat is in the future');
     if (now - claims.iat * 1000 > MAX_TOKEN_AGE_MS) throw oidcRejected('iat', `the token was issued more than ${MAX_TOKEN_AGE_MS / 1000} seconds before this request`);
+    // Optional (RFC 7519 §4.1.5), but a token that says it is not valid yet is not valid yet.
+    if (claims.nbf !== undefined) {
+      if (typeof claims.nbf !== 'number' || !Number.isFinite(claims.nbf)) throw oidcRejected('nbf', 'nbf is not a number');
+      if (claims.nbf * 1000 > now + CLOCK_SKEW_MS) throw oidcRejected('nbf', 'the token is not valid yet (nbf is ahead)');
+    }
     if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp) || claims.exp * 1000 <= now) throw oidcRejected('exp', 'the token has expired');
     if (claims.exp * 1000 > now + MAX_TOKEN_LIFETIME_MS + CLOCK_SKEW_MS) {
       throw oidcRejected('exp', `exp is more than ${MAX_TOKEN_LIFETIME_MS / 3600_000} hours ahead; no issuer Corridor accepts makes tokens that long-lived`);

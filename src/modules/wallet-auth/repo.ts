@@ -88,6 +88,7 @@ interface SignedRequestsTable {
 }
 
 interface OidcTokensUsedTable {
+  /** `oidcTokenDigest`: SHA-256 of the token's signed part (header.payload), whatever the spelling of its signature. */
   token_sha256: string;
   platform_id: string;
   expires_at: Date;
