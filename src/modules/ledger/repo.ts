@@ -147,7 +147,7 @@ interface ApplyRow {
 const APPLY_SQL = `select * from ledger_apply($1::uuid, $2::uuid, $3, $4, $5::uuid, $6, $7, $8::jsonb, $9::timestamptz, $10::smallint,
   $11::uuid[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[])`;
 
-/** One round trip: ledger_apply() (migrations 0010, 0023, 0041, 0053) writes the transaction, its entries and balances. */
+/** One round trip: ledger_apply() (migrations 0010, 0023, 0041, 0053, 0055) writes the transaction, its entries and balances. */
 export async function applyTransaction(db: DbOrTx, call: ApplyCall): Promise<ApplyResult> {
   const [accounts, sides, amounts, currencies, kinds, rails] = lineArrays(call.lines);
   const { rows } = await db.executeQuery<ApplyRow>(

@@ -66,7 +66,7 @@ export interface ResolveInput {
 
 export interface ReverseInput {
   platformId: string;
-  /** A POSTED or POST_PENDING transaction to undo in full. */
+  /** A POSTED or POST_PENDING transaction to undo in full; not itself a reversal. */
   transactionId: string;
   reference: string;
   metadata?: LedgerMetadata;
@@ -306,8 +306,9 @@ export class Ledger {
 
   /**
    * Undoes a posted transaction in full with a new POSTED transaction of the opposite entries
-   * (a refund); a transaction is reversed at most once. It can fail INSUFFICIENT_FUNDS when the
-   * money it brought in has been spent.
+   * (a refund); a transaction is reversed at most once, and a reversal is final (NOT_REVERSIBLE:
+   * undoing a refund is a new transfer). It can fail INSUFFICIENT_FUNDS when the money it
+   * brought in has been spent.
    */
   async reverse(trx: DbOrTx, input: ReverseInput): Promise<LedgerTransaction> {
     return this.apply(trx, input.platformId, input.reference, 'POSTED', { target: checkUuid(input.transactionId, 'transactionId'), reverse: true }, input.metadata);

@@ -56,9 +56,10 @@ interface TransactionBatchRow {
  *  1. every transaction has entries, and its debits equal its credits in each currency;
  *  2. every entry belongs to a transaction and to a balance row of its platform and currency;
  *  3. every post/void resolves a hold of its platform with exactly the hold's entries, every
- *     reversal undoes a posted transaction with exactly the opposite entries, and no hold is
- *     resolved, nor transaction reversed, more than once (the unique indexes that refuse it
- *     could have been lost, e.g. in a restore: then balances can agree with the entries);
+ *     reversal undoes a posted transaction that is not itself a reversal with exactly the
+ *     opposite entries, and no hold is resolved, nor transaction reversed, more than once (the
+ *     unique indexes that refuse it could have been lost, e.g. in a restore: then balances can
+ *     agree with the entries);
  *  4. every stored balance row equals the sums of its entries (posted, pending);
  *  5. no internal account's available balance is negative;
  *  6. every account has all of its shard rows (a hot account's lost shard row would fail the
@@ -69,6 +70,16 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
   const maxBreaches = options.maxBreaches ?? 1000;
   const report: VerifyReport = { ok: true, transactions: 0, balanceRows: 0, holds: { open: 0, posted: 0, voided: 0 }, breaches: [], breachCount: 0 };
   const platform = options.platformId ?? null;
+  // Conditions present or absent rather than `(${x} is null or …)`: the statements are named
+  // (platform/db/named-statements.ts), so after a few batches PostgreSQL runs them on a generic
+  // plan, which cannot reach one platform's rows through an index for a condition that may be
+  // true of every row. One platform is named and ordered by as a list page names it
+  // (platform/db/platform-page.ts), so that its (platform_id, …) index is the only way to the
+  // batch's order: walked by id and filtered, --platform read every older platform's rows first.
+  const ofPlatform = (column: string) => (platform === null ? sql`` : sql`and ${sql.ref(column)} = any(array[${platform}::uuid])`);
+  const platformFirst = (column: string) => (platform === null ? sql`` : sql`${sql.ref(column)}, `);
+  const above = (column: string, bound: string | null) => (bound === null ? sql`` : sql`and ${sql.ref(column)} > ${bound}::uuid`);
+  const atMost = (column: string, bound: string | null) => (bound === null ? sql`` : sql`and ${sql.ref(column)} <= ${bound}::uuid`);
   const breach = (b: Breach) => {
     report.ok = false;
     report.breachCount++;
@@ -94,19 +105,17 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
           left join lateral (
             select min(x.kind) as kind, count(*) as n, string_agg(x.kind || ' ' || x.id, ', ' order by x.id) as resolved_by
             from ledger_transactions x where t.kind = 'PENDING' and x.pending_id = t.id) r on true
-          where t.id > ${after}::uuid and (${platform}::uuid is null or t.platform_id = ${platform}::uuid) and t.id <= ${newest}::uuid
-          order by t.id limit ${batch}`.execute(trx);
+          where t.id > ${after}::uuid ${ofPlatform('t.platform_id')} and t.id <= ${newest}::uuid
+          order by ${platformFirst('t.platform_id')}t.id limit ${batch}`.execute(trx);
         const last = ids.rows.length === batch ? ids.rows[ids.rows.length - 1]!.id : null;
         const lower = first ? null : after;
         const found = await sql<TransactionBatchRow>`
           with range_tx as (
             select * from ledger_transactions t
-            where (${lower}::uuid is null or t.id > ${lower}::uuid) and (${last}::uuid is null or t.id <= ${last}::uuid)
-              and (${platform}::uuid is null or t.platform_id = ${platform}::uuid)
+            where t.id > ${after}::uuid ${atMost('t.id', last)} ${ofPlatform('t.platform_id')}
           ), range_entries as (
             select * from ledger_entries e
-            where (${lower}::uuid is null or e.transaction_id > ${lower}::uuid) and (${last}::uuid is null or e.transaction_id <= ${last}::uuid)
-              and (${platform}::uuid is null or e.platform_id = ${platform}::uuid)
+            where true ${above('e.transaction_id', lower)} ${atMost('e.transaction_id', last)} ${ofPlatform('e.platform_id')}
           )
           select 'TRANSACTION_UNBALANCED' as "check", e.transaction_id::text as subject,
                  e.currency || ': debits ' || coalesce(sum(e.amount) filter (where e.side = 'D'), 0) || ', credits ' || coalesce(sum(e.amount) filter (where e.side = 'C'), 0) as detail
@@ -130,13 +139,17 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
             group by t.id having count(*) > 1
           union all
           select 'RESOLUTION_INVALID', t.id::text,
-                 case when h.id is null then 'names no transaction of its platform' else 'does not match ' || h.kind || ' ' || h.id end
+                 case when h.id is null then 'names no transaction of its platform'
+                      when t.reverses_id is not null and h.reverses_id is not null then 'reverses ' || h.id || ', itself the reversal of ' || h.reverses_id
+                      else 'does not match ' || h.kind || ' ' || h.id end
             from range_tx t
             left join ledger_transactions h on h.id = coalesce(t.pending_id, t.reverses_id) and h.platform_id = t.platform_id
             where (t.pending_id is not null or t.reverses_id is not null)
               and (h.id is null
                 or (t.pending_id is not null and h.kind <> 'PENDING')
                 or (t.reverses_id is not null and h.kind not in ('POSTED', 'POST_PENDING'))
+                -- A reversal is final (migration 0055): reversing it put the money it gave back in force again.
+                or (t.reverses_id is not null and h.reverses_id is not null)
                 or exists (
                   (select e.account_id, e.shard, e.currency, e.amount, e.side from ledger_entries e where e.transaction_id = t.id
                    except all
@@ -181,8 +194,8 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
           await sql<{ account_id: string; shard: number; kind: string | null; facts: string | null; mismatch: string | null; available: string }>`
           with b as (
             select * from ledger_balances
-            where (account_id, shard) > (${afterAccount}::uuid, ${afterShard}::smallint) and (${platform}::uuid is null or platform_id = ${platform}::uuid)
-            order by account_id, shard limit ${batch}
+            where (account_id, shard) > (${afterAccount}::uuid, ${afterShard}::smallint) ${ofPlatform('platform_id')}
+            order by ${platformFirst('platform_id')}account_id, shard limit ${batch}
           )
           select b.account_id, b.shard, a.kind,
                  case when (b.platform_id, b.currency, b.shards, b.no_overdraft) is distinct from (a.platform_id, a.currency, a.shards, a.no_overdraft)
@@ -190,7 +203,8 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
                  case when (b.debits_posted, b.credits_posted, b.debits_pending, b.credits_pending) is distinct from (s.dp, s.cp, s.dq, s.cq)
                       then 'stored ' || b.debits_posted || '/' || b.credits_posted || '/' || b.debits_pending || '/' || b.credits_pending ||
                            ', entries ' || s.dp || '/' || s.cp || '/' || s.dq || '/' || s.cq end as mismatch,
-                 (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
+                 -- numeric: a system account's lifetime sums may be near 2^63, past which bigint arithmetic fails (22003).
+                 (b.credits_posted::numeric - b.debits_posted - b.debits_pending)::text as available
           from b
           left join ledger_accounts a on a.id = b.account_id
           cross join lateral (
@@ -229,8 +243,8 @@ export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise
              array_to_string(array(select s from generate_series(0, a.shards - 1) s
                                    where not exists (select 1 from ledger_balances b where b.account_id = a.id and b.shard = s) order by s), ', ') as missing
       from ledger_accounts a
-      where a.id > ${afterAccountId}::uuid and (${platform}::uuid is null or a.platform_id = ${platform}::uuid)
-      order by a.id limit ${batch}`.execute(db);
+      where a.id > ${afterAccountId}::uuid ${ofPlatform('a.platform_id')}
+      order by ${platformFirst('a.platform_id')}a.id limit ${batch}`.execute(db);
     for (const row of rows) {
       if (row.missing === '') continue;
       const present = row.shards - row.missing.split(', ').length;
