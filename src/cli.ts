@@ -365,6 +365,10 @@ async function main(argv: string[]): Promise<void> {
             select to_regclass('schema_migrations') is not null and to_regclass('ledger_transactions') is not null as corridor`.execute(handle.db);
           if (!rows[0]?.corridor) throw new WrongDatabase(`${handle.location} is not a Corridor database: it has no Corridor tables (check DATABASE_URL or CORRIDOR_DATA_DIR)`);
           if (!(await migrationsCurrent(handle.db))) throw new WrongDatabase('the database is not migrated to this version of Corridor (run corridor migrate)');
+          // A mistyped id would otherwise judge nothing and say OK.
+          if (platformId && !(await sql`select 1 from platforms where id = ${platformId}`.execute(handle.db)).rows.length) {
+            throw new WrongDatabase(`${handle.location} has no platform ${values.platform}`);
+          }
           report = await verifyLedger(handle.db, { batchSize, ...(platformId ? { platformId } : {}) });
         } catch (error) {
           if (settingRefusal(error) !== undefined) throw error;

@@ -114,6 +114,11 @@ describe.concurrent('corridor usage', () => {
     expect(first.stdout).toMatch(/^applied \d+ migrations \(0001_foundation … \d{4}_[a-z0-9_]+\)\nmigrations are up to date\n$/);
     const second = await runCli(fresh, 'migrate');
     expect(second.stdout).toBe('migrations are up to date\n');
+    // ledger verify of a platform the database does not have: a refusal (exit 2), not an OK over nothing.
+    const unknown = 'Platform:00000000-0000-4000-8000-000000000000';
+    const verify = await runCli(fresh, 'ledger', 'verify', '--platform', unknown);
+    expect(verify.code, verify.output).toBe(2);
+    expect(verify.output).toMatch(new RegExp(`^corridor: .* has no platform ${unknown}\n$`));
   }, 120_000);
 
   it('directories load of the version already loaded, --force or not: says so, without suggesting --force', async () => {
