@@ -50,7 +50,8 @@ interface Effect {
 export class LedgerRun {
   readonly accounts: string[] = [];
   private readonly holds: Array<{ id: string; from: number; amount: bigint }> = [];
-  private readonly transfers: Array<{ id: string; effect: Effect }> = [];
+  /** What may be reversed, reversals included: a reversal is final (NOT_REVERSIBLE). */
+  private readonly transfers: Array<{ id: string; effect: Effect; reversal?: true }> = [];
   private readonly applied: Array<() => Promise<unknown>> = [];
   private readonly resolved = new Set<string>();
   private readonly reversed = new Set<string>();
@@ -180,13 +181,15 @@ export class LedgerRun {
         const original = this.transfers[command.transfer % Math.max(1, this.transfers.length)];
         if (!original) return {};
         const negate = (m: Map<number, bigint>) => new Map([...m].map(([k, v]) => [k, -v]));
-        this.lastRefusal = this.reversed.has(original.id) ? 'NOT_REVERSIBLE' : this.reversalShortOf(original.effect.available);
+        this.lastRefusal = original.reversal || this.reversed.has(original.id) ? 'NOT_REVERSIBLE' : this.reversalShortOf(original.effect.available);
         return run(
           () => withTx(this.db, (trx) => this.ledger.reverse(trx, { platformId, transactionId: original.id, reference })),
           ['INSUFFICIENT_FUNDS', 'NOT_REVERSIBLE'],
-          () => {
+          (r) => {
             this.reversed.add(original.id);
-            return { available: negate(original.effect.available), total: negate(original.effect.total) };
+            const e = { available: negate(original.effect.available), total: negate(original.effect.total) };
+            this.transfers.push({ id: r.id, effect: e, reversal: true });
+            return e;
           },
         );
       }
