@@ -140,8 +140,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       tags,
       summary: 'Move the platform’s time forward (sandbox)',
       description:
-        'Moves this platform’s time forward by `seconds`: quotes expire, payments settle and every other time-based rule of the platform (webhook retries, approval windows) acts as if the time had passed — ' +
-        'what became due runs now. No other platform’s time changes; time never moves back. Sandbox platforms only (403 otherwise).',
+        'Moves this platform’s time forward by `seconds`: quotes expire, payments settle, webhook retries and approval windows act as if the time had passed — ' +
+        'what became due runs now. Records keep real time in `createdAt`/`updatedAt`, and the windows of embedded-wallet sessions, one-time codes and signed retries, ownership challenges, KYC links and invitations run on real time too. ' +
+        'No other platform’s time changes; time never moves back. Sandbox platforms only (403 otherwise).',
       body: ClockAdvanceRequest,
       response: { 200: SandboxClock, ...errorResponses(400, 401, 403, 500) },
     },

@@ -56,10 +56,11 @@ export interface Pull {
 }
 
 /**
- * `ACCEPTED` may say when the rail expects to settle, counted from the hand-over; without it the
- * rail's usual settlement time holds.
+ * `ACCEPTED` may say when the rail expects to settle: `settlesInSeconds` counted from the
+ * hand-over, or `settlesAt` an instant on the platform's clock (a counterparty that names its own
+ * time, as a UMA receiver's node does); without either the rail's usual settlement time holds.
  */
-export type SubmitOutcome = { status: 'ACCEPTED'; settlesInSeconds?: number } | { status: 'REJECTED'; failureReason: RailFailureReason };
+export type SubmitOutcome = { status: 'ACCEPTED'; settlesInSeconds?: number; settlesAt?: Date } | { status: 'REJECTED'; failureReason: RailFailureReason };
 /**
  * The answer to a pull's hand-over. `COLLECTED`: the money is in (the sandbox's simulated pulls).
  * `FAILED`: refused, nothing collected; `afterSeconds` (counted from the execution) is how long
@@ -69,7 +70,11 @@ export type SubmitOutcome = { status: 'ACCEPTED'; settlesInSeconds?: number } | 
 export type PullOutcome = { status: 'COLLECTED' } | { status: 'FAILED'; afterSeconds: number } | { status: 'ACCEPTED' };
 /** How an accepted pull stands: still being collected, collected (the money is in), or failed (nothing collected). */
 export type CollectionStatus = { status: 'PENDING' } | { status: 'COLLECTED' } | { status: 'FAILED' };
-export type PayoutStatus = { status: 'PENDING' } | { status: 'COMPLETED' } | { status: 'FAILED'; failureReason: RailFailureReason };
+/**
+ * `PENDING` may say when the rail now expects to settle (`settlesAt`, on the platform's clock): the
+ * payment shows it as its `expectedSettlementAt`, and is asked again then.
+ */
+export type PayoutStatus = { status: 'PENDING'; settlesAt?: Date } | { status: 'COMPLETED' } | { status: 'FAILED'; failureReason: RailFailureReason };
 
 /** Money a REALTIME_FUNDING payment waits for: the platform pays the quote's instructions. */
 export interface ExpectedDeposit {

@@ -31,6 +31,11 @@ interface SubmitPayload extends CollectionProgress {
 /** The settlement job's progress: whether the payout was handed to the rail. */
 interface SettlePayload extends SubmitPayload {
   submitted: boolean;
+  /**
+   * The payment's expected settlement time is the rail's estimate (`settlesAt`): shown, but the
+   * rail is still asked at the usual poll, not trusted to keep it.
+   */
+  estimated?: true;
 }
 export const SETTLE_JOB = 'payments.settle';
 /**
@@ -120,6 +125,7 @@ export class Settlement {
     const payout = this.payout(row, payload.requestedAs);
     let handedToRail = false;
     let due = row.expected_settlement_at;
+    let estimated = payload.estimated === true;
     if (!payload.submitted) {
       const submitted = await rails.submit(payout);
       if (submitted.status === 'REJECTED') return this.fail(platformId, row.id, submitted.failureReason);
@@ -128,19 +134,40 @@ export class Settlement {
         // The rail named its own settlement time: the payment shows it, and the job waits for it.
         due = new Date((await this.deps.platformClock.now(platformId)).getTime() + submitted.settlesInSeconds * 1000);
         await updateTransaction(this.deps.db, platformId, row.id, 'PROCESSING', { expected_settlement_at: due }, this.deps.clock.now());
+      } else if (submitted.settlesAt !== undefined) {
+        // The rail's estimate (a UMA receiver's node): the payment shows it; the job does not wait for it alone (below).
+        due = submitted.settlesAt;
+        estimated = true;
+        await updateTransaction(this.deps.db, platformId, row.id, 'PROCESSING', { expected_settlement_at: due }, this.deps.clock.now());
       }
     }
-    const progress: SettlePayload = { ...payload, submitted: true };
+    const progress: SettlePayload = { ...payload, submitted: true, ...(estimated ? { estimated: true as const } : {}) };
     const platformNow = await this.deps.platformClock.now(platformId);
     due ??= platformNow;
-    if (platformNow < due) {
+    // An estimate is not waited out: after the hand-over the job comes back within the usual poll,
+    // and on later runs asks the rail at once.
+    if (platformNow < due && (!estimated || handedToRail)) {
+      const waitMs = due.getTime() - platformNow.getTime();
       // The checkpoint rides on the retry: one conditional UPDATE records both.
-      throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (due.getTime() - platformNow.getTime())), 'settles later', handedToRail ? { payload: progress } : {});
+      throw new RetryJobAt(
+        new Date(this.deps.clock.now().getTime() + (estimated ? Math.min(waitMs, providerPollMs(attempts)) : waitMs)),
+        'settles later',
+        handedToRail ? { payload: progress } : {},
+      );
     }
     // One conditional UPDATE on its own: nothing else commits with it, so no BEGIN/COMMIT around it.
     if (handedToRail) await checkpoint(this.deps.db, progress);
     const status = await rails.status(payout);
-    if (status.status === 'PENDING') throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + providerPollMs(attempts)), 'the rail has not settled yet');
+    if (status.status === 'PENDING') {
+      const pollMs = providerPollMs(attempts);
+      const settlesAt = status.settlesAt;
+      if (settlesAt === undefined || settlesAt <= platformNow) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + pollMs), 'the rail has not settled yet');
+      // The rail's new estimate: shown (the time the payment showed has passed), and asked again
+      // by then, or sooner at the usual poll, since a counterparty's estimate is not a promise.
+      if (settlesAt.getTime() !== due.getTime()) await updateTransaction(this.deps.db, platformId, row.id, 'PROCESSING', { expected_settlement_at: settlesAt }, this.deps.clock.now());
+      const waitMs = Math.min(settlesAt.getTime() - platformNow.getTime(), pollMs);
+      throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + waitMs), 'the rail settles later', { payload: { ...progress, estimated: true } });
+    }
     if (status.status === 'FAILED') return this.fail(platformId, row.id, status.failureReason);
     return this.complete(platformId, row.id);
   }

@@ -2,6 +2,7 @@ import { getMajorVersion, getPayRequest, getPostTransactionCallback, KycStatus, 
 import type bolt11Module from 'bolt11';
 import { createHash } from 'node:crypto';
 import { currency } from '../../platform/currencies.js';
+import { parseDateTime } from '../../platform/datetime.js';
 import type { Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { MAX_WIRE_AMOUNT } from '../../platform/money.js';
@@ -170,6 +171,23 @@ function checkConversion(
   const feeInReceiving = feeInMinorUnits(feeMsats, multiplier);
   if (feeInReceiving > MAX_WIRE_AMOUNT) throw invalid(`charges a fee of more than ${MAX_WIRE_AMOUNT} ${asked.code} minor units`);
   return { received, feeInReceiving };
+}
+
+/** A payment in flight at the receiver's node; `settlesAt` when its 202 answer names when it settles. */
+interface InFlight {
+  settlesAt?: Date;
+}
+
+/** The node's 202 answer: in flight, until its `settlesAt` (an RFC 3339 date-time) when it names one that reads as such. */
+function inFlight(body: string): InFlight {
+  let settlesAt: unknown;
+  try {
+    settlesAt = (JSON.parse(body) as { settlesAt?: unknown } | null)?.settlesAt;
+  } catch {
+    settlesAt = undefined;
+  }
+  const at = typeof settlesAt === 'string' ? parseDateTime(settlesAt) : undefined;
+  return at ? { settlesAt: at } : {};
 }
 
 /**
@@ -391,7 +409,7 @@ export class UmaSender {
    * other QUOTE_EXECUTION_FAILED). No answer, 5xx, a redirect, 408 or 429: thrown, so the
    * settlement job asks again (presenting a paid invoice again only returns its preimage).
    */
-  private async present(payout: Payout, row: OutgoingPaymentRow, environment: 'sandbox' | 'production'): Promise<'PAID' | 'IN_FLIGHT' | RailFailureReason> {
+  private async present(payout: Payout, row: OutgoingPaymentRow, environment: 'sandbox' | 'production'): Promise<'PAID' | InFlight | RailFailureReason> {
     if (row.preimage) return 'PAID';
     const send = this.deps.vasps.for({ platformId: row.platform_id, environment });
     const answer = await send({ url: new URL(`${vaspOrigin(row.counterparty_domain)}/uma/lightning/pay`), method: 'POST', body: JSON.stringify({ invoice: row.invoice }) });
@@ -401,7 +419,7 @@ export class UmaSender {
     if (!answer.ok || answer.status >= 500 || (answer.status >= 300 && answer.status < 400) || answer.status === 408 || answer.status === 429) {
       throw new Error(`the receiving node ${row.counterparty_domain} did not settle ${payout.transactionId}: ${answer.ok ? answer.status : answer.reason}`);
     }
-    if (answer.status === 202) return 'IN_FLIGHT';
+    if (answer.status === 202) return inFlight(answer.body);
     if (answer.status !== 200) return counterpartyCode(answer.body) === 'COMPLIANCE_REJECTED' ? 'COMPLIANCE_REJECTED' : 'QUOTE_EXECUTION_FAILED';
     let preimage: string | undefined;
     try {
@@ -435,7 +453,8 @@ export class UmaSender {
         const row = await find(payout);
         if (!row) return others.submit(payout);
         const outcome = await this.present(payout, row, environment);
-        return outcome === 'PAID' || outcome === 'IN_FLIGHT' ? { status: 'ACCEPTED' } : { status: 'REJECTED', failureReason: outcome };
+        if (typeof outcome === 'object') return outcome.settlesAt ? { status: 'ACCEPTED', settlesAt: outcome.settlesAt } : { status: 'ACCEPTED' };
+        return outcome === 'PAID' ? { status: 'ACCEPTED' } : { status: 'REJECTED', failureReason: outcome };
       },
       // A payment still in flight is presented again: the node answers how it stands now.
       status: async (payout: Payout): Promise<PayoutStatus> => {
@@ -443,7 +462,8 @@ export class UmaSender {
         if (!row) return others.status(payout);
         const outcome = await this.present(payout, row, environment);
         if (outcome === 'PAID') return { status: 'COMPLETED' };
-        return outcome === 'IN_FLIGHT' ? { status: 'PENDING' } : { status: 'FAILED', failureReason: outcome };
+        if (typeof outcome === 'object') return outcome.settlesAt ? { status: 'PENDING', settlesAt: outcome.settlesAt } : { status: 'PENDING' };
+        return { status: 'FAILED', failureReason: outcome };
       },
       // Money paid in for REALTIME_FUNDING arrives on the other rails, whatever the destination.
       deposit: (expected) => others.deposit(expected),
