@@ -114,7 +114,7 @@ export interface AppOptions {
   institutions?: { sandbox?: InstitutionDirectory; production?: InstitutionDirectory };
   /** Resolves the hosts production platforms' requests go to (webhooks, other UMA VASPs); default: the system resolver. Tests answer DNS here. */
   webhookResolver?: Resolver;
-  /** Estimates crypto withdrawal fees for production platforms; default: none (503). Sandbox platforms use the documented table. */
+  /** Network fees of production platforms' crypto withdrawals: the estimate's and the quotes' that pay out onto a network; default: none (503 for both). Sandbox platforms use the documented table. */
   withdrawalFees?: WithdrawalFeeModel;
   /** Sends production platforms' payouts; default: CORRIDOR_RAILS_URL, else production payments are refused. */
   railProvider?: RailProvider;
@@ -393,14 +393,16 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       await api.register(webhookRoutes, { ...deps, webhooks });
       await api.register(documentRoutes, { ...deps, reviews: { reviewUnderway }, intake });
       await api.register(rateRoutes, { rates, configCache });
-      await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender });
-      await api.register(transferRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender });
+      // One fee model for the estimate and the quotes that pay out onto a network: they charge the same network fee.
+      const feeModels = { sandbox: sandboxFeeModel, production: options.withdrawalFees ?? noProductionModel };
+      await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender, feeModels });
+      await api.register(transferRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender, feeModels });
       await api.register(umaRoutes, { ...deps, ...uma, vasps, incomingPayments, rates });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
       await api.register(invitationRoutes, deps);
       await api.register(receiverRoutes, { ...deps, rates });
-      await api.register(withdrawalFeeRoutes, { ...deps, feeModels: { sandbox: sandboxFeeModel, production: options.withdrawalFees ?? noProductionModel } });
+      await api.register(withdrawalFeeRoutes, { ...deps, rates, configCache, feeModels });
       await api.register(transactionRoutes, { ...deps, payments, approvals: webhooks.approvals });
       await api.register(sandboxRoutes, { ...deps, payments, incomingPayments, deposits, platformClock });
       if (options.extraRoutes) await api.register(options.extraRoutes);

@@ -35,6 +35,7 @@ describe('POST /crypto/estimate-withdrawal-fee permissions', () => {
       destinationAddress: solanaWallet().address,
     });
     expect(response.statusCode, response.body).toBe(200);
-    expect(response.json()).toMatchObject({ totalFee: 750, netAmount: 999_250 });
+    // 750 micro-USDC of Solana fee and Solana's service fee, 5 US cents.
+    expect(response.json()).toMatchObject({ totalFee: 50_750, netAmount: 949_250 });
   });
 });

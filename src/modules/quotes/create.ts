@@ -1,4 +1,4 @@
-import { CRYPTO_CURRENCY_CODES } from '../../platform/currencies.js';
+import { CRYPTO_CURRENCY_CODES, minorUnits } from '../../platform/currencies.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { inTransaction } from '../../platform/db/tx.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
@@ -6,9 +6,27 @@ import type { StoredResponse } from '../../platform/idempotency.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { MAX_POSTING_AMOUNT } from '../ledger/index.js';
 import type { PlatformConfig } from '../config/index.js';
-import { checkExternalOwner, findExternalAccount, type ExternalAccountDestination } from '../external-accounts/index.js';
+import { checkExternalOwner, findExternalAccount, type DestinationNetwork, type ExternalAccountDestination } from '../external-accounts/index.js';
 import { findInternalAccount, fundingInstructions, newFundingReference, type InternalAccountRef } from '../internal-accounts/index.js';
-import { BOOK_TRANSFER, formatRate, NETWORKS, NO_FEES, platformFeeOf, priceRequest, priceTransfer, RAILS, routeServes, UNIT_RATE, type PlatformFeeOverride, type Priced, type RouteSpec } from '../rates/index.js';
+import {
+  BOOK_TRANSFER,
+  convertDown,
+  corridorRate,
+  formatRate,
+  NETWORKS,
+  NO_FEES,
+  platformFeeOf,
+  priceRequest,
+  priceTransfer,
+  RAILS,
+  routeServes,
+  UNIT_RATE,
+  type PlatformFeeOverride,
+  type Priced,
+  type RateSnapshot,
+  type RouteSpec,
+} from '../rates/index.js';
+import { networkFeeFor } from '../withdrawal-fees/index.js';
 import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
 import { checkCreditable, checkDestination, checkSender, pullSource } from './payability.js';
 import { insertQuote, type QuoteRow } from './repo.js';
@@ -46,6 +64,8 @@ interface ResolvedDestination {
   routeName: string;
   route: RouteSpec;
   external?: ExternalAccountDestination;
+  /** An external wallet's: the payout goes onto this crypto network and pays its fee. */
+  network?: DestinationNetwork;
 }
 
 const field = (name: string, message: string) => invalidInput([{ field: name, message }]);
@@ -117,7 +137,16 @@ async function destinationAccount(trx: DbOrTx, platformId: string, destination: 
       route = NETWORKS[account.network!];
     }
     await checkExternalOwner(trx, platformId, account, 'destination');
-    return { kind: 'EXTERNAL_ACCOUNT', accountUuid: account.uuid, accountId: account.id, currency: account.currency, routeName, route, external: account };
+    return {
+      kind: 'EXTERNAL_ACCOUNT',
+      accountUuid: account.uuid,
+      accountId: account.id,
+      currency: account.currency,
+      routeName,
+      route,
+      external: account,
+      ...(account.network ? { network: account.network } : {}),
+    };
   }
   const account = await internalAccountOrFail(trx, platformId, destination.accountId, 'destination.accountId');
   if (destination.paymentRail) throw field('destination.paymentRail', 'a transfer between internal accounts travels on no rail');
@@ -246,6 +275,7 @@ export async function createQuote(
   if (destination.kind === 'INTERNAL_ACCOUNT') currencyConfig(config, destination.currency, 'INCOMING', destinationCurrencyField(body));
 
   const override = feeOverrideOf(body, source.currency);
+  const networkFee = destination.network ? await payoutNetworkFee(deps, caller, body, snapshot, source.currency, destination.network, destination.currency) : undefined;
 
   const pricing = priceRequest({
     snapshot,
@@ -257,6 +287,7 @@ export async function createQuote(
     amount: BigInt(body.lockedCurrencyAmount),
     currencyFields: { from: sourceCurrencyField(body), to: destinationCurrencyField(body) },
     ...(override ? { platformFeeOverride: override } : {}),
+    ...(networkFee !== undefined ? { networkFee } : {}),
   });
   const priced = pricing.priced;
   if (!priced) {
@@ -342,6 +373,34 @@ export async function createQuote(
   };
   if (onlyStored) return { statusCode: 201, body: toQuote(await store(db), 'PENDING') };
   return inTransaction(db, async (trx) => openIfDue(trx, deps, await store(trx), body, source, prefetched));
+}
+
+/**
+ * The fee of the network a payout to an external wallet goes onto, in the wallet's currency: the
+ * withdrawal fee model's (the environment's; production without one is 503), called as
+ * `POST /crypto/estimate-withdrawal-fee` calls it, on the amount the request names in that
+ * currency — a RECEIVING lock's amount, a SENDING lock's converted at the quote's rate (rounded
+ * down; the same currency: the amount itself, as the estimate is asked). Fixed here with every
+ * other fee: the execution never asks again.
+ */
+async function payoutNetworkFee(
+  deps: QuoteDeps,
+  caller: Caller,
+  body: QuoteRequest,
+  snapshot: RateSnapshot,
+  sendingCurrency: string,
+  network: DestinationNetwork,
+  currency: string,
+): Promise<bigint> {
+  if (!deps.feeModels[caller.environment].carries(network).includes(currency)) {
+    throw new AppError('SERVICE_UNAVAILABLE', `The withdrawal fee estimator prices no ${currency} on ${network}: a payout there cannot be quoted.`);
+  }
+  const locked = BigInt(body.lockedCurrencyAmount);
+  const amount =
+    body.lockedCurrencySide === 'RECEIVING'
+      ? locked
+      : convertDown(locked, corridorRate(snapshot, sendingCurrency, currency, { from: sourceCurrencyField(body), to: destinationCurrencyField(body) }).rate, minorUnits(sendingCurrency), minorUnits(currency));
+  return (await networkFeeFor(deps.feeModels, caller.environment, network, currency, amount)).networkFeeInCurrency;
 }
 
 /** What the request hands through to the quote unchanged. */

@@ -11,6 +11,7 @@ import { corridorRate, fromUsdMinor, type ExchangeRates, type RateSnapshot } fro
 import type { OutgoingPaymentInput, TransactionStatus, TransactionView } from '../transactions/index.js';
 import type { UmaSender } from '../uma/index.js';
 import type { SignedRequests, WalletAuth } from '../wallet-auth/index.js';
+import type { FeeModels } from '../withdrawal-fees/index.js';
 import { checkExternalOwner, findExternalAccount } from '../external-accounts/index.js';
 import { findInternalAccount } from '../internal-accounts/index.js';
 import { checkCreditable, checkDestination, checkSender, pullSource } from './payability.js';
@@ -40,6 +41,8 @@ export interface QuoteDeps {
   signed: SignedRequests;
   /** The sending VASP: pay requests for UMA_ADDRESS destinations. */
   uma: Pick<UmaSender, 'quote' | 'record'>;
+  /** Network fees of payouts onto crypto networks (withdrawal-fees: the sandbox table, the deployment's model). */
+  feeModels: FeeModels;
 }
 
 export interface Caller {

@@ -3,7 +3,7 @@ import { CRYPTO_CURRENCY_CODES, minorUnits } from '../../platform/currencies.js'
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import type { PlatformConfig } from '../config/index.js';
-import { crossRate, fromUsdMinor, priceTransfer, RATE_SCALE, UNIT_RATE, type FeeSchedule, type Priced, type ScaledRate } from './pricing.js';
+import { crossRate, fromUsdMinor, priceTransfer, RATE_SCALE, sendingFor, UNIT_RATE, type FeeSchedule, type Priced, type ScaledRate } from './pricing.js';
 import type { RateProvider } from './provider.js';
 import { findRateWindow, insertRateWindow } from './repo.js';
 import type { RouteSpec } from './rails.js';
@@ -60,12 +60,19 @@ export interface PricingRequest {
   lockedSide: 'SENDING' | 'RECEIVING';
   amount: bigint;
   platformFeeOverride?: PlatformFeeOverride;
+  /**
+   * A payout onto a crypto network: the network's fee (gas) in receiving minor units, as the
+   * withdrawal fee model estimates it. It is charged as a fixed part of the service fee, in the
+   * sending currency (`networkFeeOf`).
+   */
+  networkFee?: bigint;
   /** The request fields the currencies came from, for INVALID_CURRENCY's `details.field`. */
   currencyFields?: CurrencyFields;
 }
 
 export interface Pricing {
   corridor: CorridorRate;
+  /** Its `serviceFixed` includes the request's `networkFee`, in the sending currency. */
   fees: FeeSchedule;
   /** Undefined: the amount cannot make a transfer (fees eat it, or it converts to nothing). */
   priced: Priced | undefined;
@@ -182,15 +189,28 @@ export function platformFeeOf(config: Pick<PlatformConfig, 'feeConfigs'>, sendin
   return fee ? { fixed: BigInt(fee.fixedFee.amount), variableBps: BigInt(fee.variableFeeBps) } : { fixed: 0n, variableBps: 0n };
 }
 
-/** Prices one transfer in one window: the corridor's rate, the route's service fee, the platform's fee. */
+/**
+ * A network fee in receiving minor units, in sending minor units at the corridor's own `rate`:
+ * the fewest that buy it (rounded up, as every fixed fee), so what the sender pays covers it.
+ * The same currency: the fee itself.
+ */
+function networkFeeOf(networkFee: bigint, corridor: CorridorRate, sendingCurrency: string, receivingCurrency: string): bigint {
+  return sendingFor(networkFee, corridor.rate, minorUnits(sendingCurrency), minorUnits(receivingCurrency));
+}
+
+/**
+ * Prices one transfer in one window: the corridor's rate, the route's service fee (with the
+ * network's fee on a payout onto a crypto network), the platform's fee.
+ */
 export function priceRequest(request: PricingRequest): Pricing {
   const { snapshot, sendingCurrency: s, receivingCurrency: r } = request;
   const corridor = corridorRate(snapshot, s, r, request.currencyFields);
   // The mid-market rate alone converts the fixed fee: USD → s less a spread may round to 0 where s → r does not.
   const usdToSending = crossRate(snapshot.perUsd.USD!, snapshot.perUsd[s]!, 0n);
   const platform = platformFeeOf(request.config, s, r, request.platformFeeOverride);
+  const networkFee = request.networkFee ? networkFeeOf(request.networkFee, corridor, s, r) : 0n;
   const fees: FeeSchedule = {
-    serviceFixed: fromUsdMinor(request.route.serviceFee.fixedUsdMinor, usdToSending, minorUnits(s)),
+    serviceFixed: fromUsdMinor(request.route.serviceFee.fixedUsdMinor, usdToSending, minorUnits(s)) + networkFee,
     serviceBps: request.route.serviceFee.variableBps,
     platformFixed: platform.fixed,
     platformBps: platform.variableBps,

@@ -38,8 +38,11 @@ export const EstimateCryptoWithdrawalFeeResponse = Type.Object(
         'The network (gas) fee in the smallest unit of `networkFeeAsset` (wei, lamports, sun, satoshis); informational. In wei it may exceed 2^53 − 1: read it with a big-integer-aware JSON parser to keep it exact.',
     }),
     networkFeeAsset: Type.String({ examples: ['SOL'] }),
-    applicationFee: MinorAmount({ description: 'The platform\'s fee, in the withdrawal currency; 0 (Corridor has no withdrawal fee configuration).' }),
-    totalFee: MinorAmount({ description: 'The network fee converted to the withdrawal currency (rounded up) plus the application fee.' }),
+    applicationFee: MinorAmount({
+      description:
+        'Every fee besides the network\'s, in the withdrawal currency: Corridor\'s service fee for the network (what a quote to a wallet on it charges; 0 on BITCOIN, which no quote pays out on). The platform\'s own fee applies to cross-currency transfers only.',
+    }),
+    totalFee: MinorAmount({ description: 'The network fee converted to the withdrawal currency (rounded up) plus the application fee: the `feesIncluded` of a quote withdrawing `amount` (SENDING side) to the address.' }),
     netAmount: MinorAmount({ description: 'What the destination receives: `amount - totalFee`.' }),
   },
   { title: 'EstimateCryptoWithdrawalFeeResponse' },
