@@ -168,6 +168,28 @@ describe('updating the directory without a release', () => {
     expect(((await get('/vasps?limit=100')).json() as Listed<unknown>).data).toHaveLength(shipped.vasps.length);
   });
 
+  it('pages past the longest names a file may hold, whatever their characters', async () => {
+    // The cursor carrying such a name was refused: 400 on the cursor the list itself had issued
+    // (past 256 characters of cursor, and past 200 UTF-16 units of name once lower-cased).
+    const long = ['v'.repeat(200), '\u{1D401}'.repeat(200), 'İ'.repeat(200), 'Ä'.repeat(200)];
+    const next = variant(shipped.version + 10, (f) => {
+      f.vasps = [...long, 'Kraken', 'Binance'].map((vaspName) => ({ vaspName }));
+    });
+    expect(parseDirectoryFile(JSON.stringify(next)).vasps).toHaveLength(6);
+    expect((await loadDirectories(ctx.handle.db, ctx.clock, next, 'test')).loaded).toBe(true);
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const response = await get(`/vasps?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(response.statusCode, response.body).toBe(200);
+      const page = response.json() as Listed<{ vaspName: string }>;
+      listed.push(...page.data.map((v) => v.vaspName));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(listed.sort()).toEqual(next.vasps.map((v) => v.vaspName).sort());
+    expect((await loadDirectories(ctx.handle.db, ctx.clock, shipped, 'shipped', { force: true })).loaded).toBe(true);
+  });
+
   it('refuses a bad file before touching the database, naming every problem', () => {
     expect(() => parseDirectoryFile('{')).toThrow(/not JSON/);
     const doubled = variant(99, (f) => f.vasps.push({ vaspName: f.vasps[0]!.vaspName.toUpperCase() }));

@@ -7,7 +7,7 @@ let inviting: TestPlatform;
 let claiming: TestPlatform;
 const catalogue = eventCatalogue();
 
-const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown) =>
+const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: unknown) =>
   ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
 let seq = 0;
@@ -192,6 +192,53 @@ describe('POST /invitations/{code}/cancel', () => {
     expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@b.example.com' }), 400, 'INVITATION_CANCELLED');
     expectEnvelope(await call(inviting, 'POST', `/invitations/${invitation.code}/cancel`), 400, 'INVITATION_CANCELLED');
     expect((await eventsOf(invitation.code)).map((e) => e.type)).toEqual(['INVITATION.CREATED', 'INVITATION.CANCELLED']);
+  });
+});
+
+describe('an inviter deleted since', () => {
+  it('makes its pending invitation read as CANCELLED, and neither claimable nor cancellable, though its address names another customer now', async () => {
+    const created = await call(inviting, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `inv-${++seq}`, fullName: 'Dee Lee', umaAddress: '$dee@a.example.com' });
+    expect(created.statusCode, created.body).toBe(201);
+    const invitation = await invite({ inviterUma: '$dee@a.example.com', amountToSend: 700 });
+    const deleted = await call(inviting, 'DELETE', `/customers/${(created.json() as { id: string }).id}`);
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    // The freed address goes to someone else: a claim must not make the platform pay on their behalf.
+    await customer(inviting, '$dee@a.example.com');
+
+    expect((await call(claiming, 'GET', `/invitations/${invitation.code}`)).json()).toEqual({ ...invitation, status: 'CANCELLED' });
+    const refused = expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@b.example.com' }), 400, 'INVITATION_CANCELLED');
+    expect(refused.details).toEqual({ reason: 'INVITER_DELETED' });
+    expectEnvelope(await call(inviting, 'POST', `/invitations/${invitation.code}/cancel`), 400, 'INVITATION_CANCELLED');
+    expect((await eventsOf(invitation.code)).map((e) => e.type)).toEqual(['INVITATION.CREATED']);
+    const stored = await ctx.handle.db.selectFrom('invitations').select(['status', 'invitee_uma']).where('code', '=', invitation.code).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ status: 'PENDING', invitee_uma: null });
+  });
+});
+
+describe('sandbox and production', () => {
+  it("never see each other's invitations: read, claim and cancel across them are 404, changing nothing", async () => {
+    const production = await ctx.newPlatform('production');
+    expect((await call(production, 'PATCH', '/config', { umaDomain: 'prod.example.com' })).statusCode).toBe(200);
+    await customer(production, '$paula@prod.example.com');
+    const fromSandbox = await invite({ amountToSend: 900 });
+    const made = await call(production, 'POST', '/invitations', { inviterUma: '$paula@prod.example.com', amountToSend: 900 });
+    expect(made.statusCode, made.body).toBe(201);
+    const fromProduction = made.json() as Invitation;
+
+    for (const [outsider, invitation] of [[production, fromSandbox], [claiming, fromProduction]] as const) {
+      expectEnvelope(await call(outsider, 'GET', `/invitations/${invitation.code}`), 404, 'INVITATION_NOT_FOUND');
+      expectEnvelope(await call(outsider, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$mallory@b.example.com' }), 404, 'INVITATION_NOT_FOUND');
+      expectEnvelope(await call(outsider, 'POST', `/invitations/${invitation.code}/cancel`), 404, 'INVITATION_NOT_FOUND');
+      expect((await eventsOf(invitation.code)).map((e) => e.type)).toEqual(['INVITATION.CREATED']);
+    }
+    // Without an UMA domain, too: the code is unknown there, not INVITATIONS_NOT_CONFIGURED.
+    const bareProduction = await ctx.newPlatform('production');
+    expectEnvelope(await call(bareProduction, 'POST', `/invitations/${fromSandbox.code}/claim`, { inviteeUma: '$mallory@b.example.com' }), 404, 'INVITATION_NOT_FOUND');
+    // Claimed once it is refused elsewhere, the other environment still hears 404, not INVITATION_ALREADY_CLAIMED.
+    expect((await call(claiming, 'POST', `/invitations/${fromSandbox.code}/claim`, { inviteeUma: '$zoe@b.example.com' })).statusCode).toBe(200);
+    expectEnvelope(await call(production, 'POST', `/invitations/${fromSandbox.code}/claim`, { inviteeUma: '$mallory@b.example.com' }), 404, 'INVITATION_NOT_FOUND');
+    expect(((await call(inviting, 'GET', `/invitations/${fromSandbox.code}`)).json() as Invitation).inviteeUma).toBe('$zoe@b.example.com');
+    expect(((await call(production, 'GET', `/invitations/${fromProduction.code}`)).json() as Invitation).status).toBe('PENDING');
   });
 });
 

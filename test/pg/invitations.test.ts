@@ -1,10 +1,13 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDirectories, readDirectoryFile, SHIPPED_DIRECTORY_FILE } from '../../src/modules/directories/index.js';
 import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
 
 /**
- * Claims racing across processes on one database: the conditional UPDATE lets exactly one win,
- * the others find it claimed (400 INVITATION_ALREADY_CLAIMED), and one event is recorded.
+ * Claims (and cancels) racing across processes on one database: the conditional UPDATE lets
+ * exactly one win, the others find what won (400 INVITATION_ALREADY_CLAIMED or
+ * INVITATION_CANCELLED), and one event is recorded. A claim refused after its UPDATE (another
+ * environment's invitation) rolls back and leaves the row to the claims queued behind it.
  */
 describe.runIf(onPostgres)('invitations on PostgreSQL', () => {
   let ctx: TestContext;
@@ -48,6 +51,81 @@ describe.runIf(onPostgres)('invitations on PostgreSQL', () => {
       expect(events).toHaveLength(1);
       expect((events[0]!.data as { inviteeUma: string }).inviteeUma).toBe((winners[0]!.json() as { inviteeUma: string }).inviteeUma);
     }
+  });
+
+  it('claims and cancels racing from two processes: exactly one wins, the rest are refused by what won, and only its event is recorded', async () => {
+    const apps = [ctx.app, await ctx.secondApp()];
+    for (let round = 0; round < 6; round++) {
+      const created = await ctx.app.inject({ method: 'POST', url: `${BASE}/invitations`, headers: { authorization: ctx.platform.auth }, payload: { inviterUma: '$ann@a.example.com' } });
+      const { code } = created.json() as { code: string };
+      const responses = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          i % 2 === 0
+            ? apps[(i / 2) % 2]!.inject({ method: 'POST', url: `${BASE}/invitations/${code}/claim`, headers: { authorization: claimers[0]!.auth }, payload: { inviteeUma: `$racer${i}@b.example.com` } })
+            : apps[((i - 1) / 2) % 2]!.inject({ method: 'POST', url: `${BASE}/invitations/${code}/cancel`, headers: { authorization: ctx.platform.auth } }),
+        ),
+      );
+      const winners = responses.filter((r) => r.statusCode === 200);
+      expect(winners).toHaveLength(1);
+      const won = winners[0]!.json() as { status: 'CLAIMED' | 'CANCELLED' };
+      for (const loser of responses.filter((r) => r.statusCode !== 200)) expectEnvelope(loser, 400, won.status === 'CLAIMED' ? 'INVITATION_ALREADY_CLAIMED' : 'INVITATION_CANCELLED');
+      const stored = await ctx.app.inject({ method: 'GET', url: `${BASE}/invitations/${code}`, headers: { authorization: claimers[1]!.auth } });
+      expect(stored.json()).toEqual(won);
+      const events = await ctx.handle.db.selectFrom('events').select('type').where('resource_id', '=', code).orderBy('id').execute();
+      expect(events.map((e) => e.type)).toEqual(['INVITATION.CREATED', won.status === 'CLAIMED' ? 'INVITATION.CLAIMED' : 'INVITATION.CANCELLED']);
+    }
+  });
+
+  it("claims from the other environment racing real ones are 404 and neither win nor keep the winner from winning", async () => {
+    const production = await ctx.newPlatform('production');
+    const patched = await ctx.app.inject({ method: 'PATCH', url: `${BASE}/config`, headers: { authorization: production.auth }, payload: { umaDomain: 'prod.example.com' } });
+    expect(patched.statusCode).toBe(200);
+    const apps = [ctx.app, await ctx.secondApp()];
+    for (let round = 0; round < 4; round++) {
+      const created = await ctx.app.inject({ method: 'POST', url: `${BASE}/invitations`, headers: { authorization: ctx.platform.auth }, payload: { inviterUma: '$ann@a.example.com' } });
+      const { code } = created.json() as { code: string };
+      const responses = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          apps[i % 2]!.inject({
+            method: 'POST',
+            url: `${BASE}/invitations/${code}/claim`,
+            headers: { authorization: (i < 4 ? production : claimers[0]!).auth },
+            payload: { inviteeUma: `$racer${i}@example.com` },
+          }),
+        ),
+      );
+      for (const outsider of responses.slice(0, 4)) expectEnvelope(outsider, 404, 'INVITATION_NOT_FOUND');
+      const own = responses.slice(4);
+      expect(own.filter((r) => r.statusCode === 200)).toHaveLength(1);
+      for (const loser of own.filter((r) => r.statusCode !== 200)) expectEnvelope(loser, 400, 'INVITATION_ALREADY_CLAIMED');
+      const events = await ctx.handle.db.selectFrom('events').selectAll().where('resource_id', '=', code).where('type', '=', 'INVITATION.CLAIMED').execute();
+      expect(events).toHaveLength(1);
+      expect((events[0]!.data as { inviteeUma: string }).inviteeUma).toMatch(/^\$racer[4-7]@example\.com$/);
+    }
+  });
+
+  it('a claim waits for a deletion of the inviter in progress, and then refuses: INVITATION_CANCELLED', async () => {
+    const created = await ctx.app.inject({
+      method: 'POST',
+      url: `${BASE}/customers`,
+      headers: { authorization: ctx.platform.auth },
+      payload: { customerType: 'INDIVIDUAL', platformCustomerId: 'leaving', fullName: 'Lee Ving', umaAddress: '$leaving@a.example.com' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const customerUuid = (created.json() as { id: string }).id.slice('Customer:'.length);
+    const invitation = await ctx.app.inject({ method: 'POST', url: `${BASE}/invitations`, headers: { authorization: ctx.platform.auth }, payload: { inviterUma: '$leaving@a.example.com' } });
+    const { code } = invitation.json() as { code: string };
+    // What DELETE /customers/{id} does (create-update.ts deleteCustomer): lock the row, mark it deleted; the claim runs meanwhile.
+    let claim: Promise<{ statusCode: number; json(): unknown }> | undefined;
+    await ctx.handle.db.transaction().execute(async (trx) => {
+      await sql`select id from customers where id = ${customerUuid} for update`.execute(trx);
+      await sql`update customers set deleted_at = now(), updated_at = now() where id = ${customerUuid}`.execute(trx);
+      claim = ctx.app.inject({ method: 'POST', url: `${BASE}/invitations/${code}/claim`, headers: { authorization: claimers[0]!.auth }, payload: { inviteeUma: '$zoe@b.example.com' } });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    });
+    expect(expectEnvelope(await claim!, 400, 'INVITATION_CANCELLED').details).toEqual({ reason: 'INVITER_DELETED' });
+    const events = await ctx.handle.db.selectFrom('events').select('type').where('resource_id', '=', code).execute();
+    expect(events.map((e) => e.type)).toEqual(['INVITATION.CREATED']);
   });
 
   it('two loaders of one newer directory file at once: one loads it, the other finds it loaded', async () => {

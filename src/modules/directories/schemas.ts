@@ -4,6 +4,21 @@ import { CurrencyCode, ListResponse, PaginationQuery, StringEnum } from '../../p
 const Country = (options: Record<string, unknown> = {}) =>
   Type.String({ format: 'iso3166-1-alpha-2', maxLength: 2, examples: ['PH'], description: 'ISO 3166-1 alpha-2 country code.', ...options });
 const Name = (max: number) => Type.String({ minLength: 1, maxLength: max });
+
+/** The longest name of a VASP or UMA provider a directory file holds, in characters (code points). */
+export const MAX_NAME_LENGTH = 200;
+
+/**
+ * Directory lists page by name: their cursor carries the lower-cased name (service.ts), and runs
+ * longer than the 256 characters of other lists' cursors, which carry a uuid. Its JSON, `{"k":…}`,
+ * takes at most 6 bytes a character (a control character's `\u` escape), base64url-encoded.
+ */
+const DirectoryPaginationQuery = {
+  ...PaginationQuery,
+  cursor: Type.Optional(
+    Type.String({ minLength: 1, maxLength: Math.ceil((8 + 6 * MAX_NAME_LENGTH) / 3) * 4, description: 'Opaque cursor from a previous page.' }),
+  ),
+};
 const HttpsUrl = Type.String({ format: 'uri', pattern: '^https://', maxLength: 512 });
 const Domain = Type.String({ format: 'hostname', minLength: 1, maxLength: 253 });
 
@@ -17,7 +32,7 @@ export const Vasp = Type.Object(
   { title: 'Vasp', description: 'A Virtual Asset Service Provider (an exchange or other custodial platform) recognised for counterparty declarations.' },
 );
 
-export const VaspListQuery = Type.Object({ ...PaginationQuery }, { additionalProperties: false });
+export const VaspListQuery = Type.Object({ ...DirectoryPaginationQuery }, { additionalProperties: false });
 
 export const VaspListResponse = Type.Object(
   {
@@ -61,7 +76,7 @@ export const UmaProviderListQuery = Type.Object(
       Type.Boolean({ description: 'Whether to include providers not on your allow list (default true). No provider is blocked today.' }),
     ),
     sortOrder: Type.Optional(StringEnum(['asc', 'desc'] as const, { default: 'desc', description: 'Order by name; default desc, as upstream.' })),
-    ...PaginationQuery,
+    ...DirectoryPaginationQuery,
   },
   { additionalProperties: false },
 );
@@ -107,11 +122,11 @@ export const DirectoryFile = Type.Object(
       },
       { additionalProperties: false },
     ),
-    vasps: Type.Array(Type.Object({ vaspName: Name(200), url: Type.Optional(HttpsUrl) }, { additionalProperties: false }), { maxItems: MAX_ENTRIES }),
+    vasps: Type.Array(Type.Object({ vaspName: Name(MAX_NAME_LENGTH), url: Type.Optional(HttpsUrl) }, { additionalProperties: false }), { maxItems: MAX_ENTRIES }),
     umaProviders: Type.Array(
       Type.Object(
         {
-          name: Name(200),
+          name: Name(MAX_NAME_LENGTH),
           domain: Domain,
           supportedRegions: Type.Array(Country(), { minItems: 1, maxItems: 250, uniqueItems: true }),
           supportedCurrencies: Type.Array(CurrencyCode(), { minItems: 1, maxItems: 200, uniqueItems: true }),

@@ -2,10 +2,14 @@ import type { DbOrTx } from '../../platform/db/database.js';
 import { currency, isCurrency } from '../../platform/currencies.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
 import { countProviders, selectDiscoveries, selectProviders, selectVasps, type UmaProviderRow } from './repo.js';
-import type { Discovery, DiscoveryQuery, UmaProvider, UmaProviderListQuery, Vasp, VaspListQuery } from './schemas.js';
+import { MAX_NAME_LENGTH, type Discovery, type DiscoveryQuery, type UmaProvider, type UmaProviderListQuery, type Vasp, type VaspListQuery } from './schemas.js';
 
-/** Directory cursors carry a sort key (a lower-cased name), not a uuid. */
-const acceptKey = (key: string) => key.length > 0 && key.length <= 200;
+/**
+ * Directory cursors carry a sort key (a lower-cased name), not a uuid: at most two UTF-16 units a
+ * character of the name, as a character beyond the BMP takes, and the lower case of U+0130
+ * (İ → i̇), the one character lower-casing lengthens.
+ */
+const acceptKey = (key: string) => key.length > 0 && key.length <= 2 * MAX_NAME_LENGTH;
 
 export async function listVasps(db: DbOrTx, query: VaspListQuery): Promise<Omit<Page<Vasp>, 'totalCount'>> {
   const page = pageRequest(query, acceptKey);

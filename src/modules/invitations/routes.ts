@@ -33,11 +33,14 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (ap
       operationId: 'getInvitation',
       tags,
       summary: 'Read an UMA invitation by its code',
-      description: 'Any platform may read an invitation by its code (the code is what the inviter shares). Unknown: 404 INVITATION_NOT_FOUND.',
+      description:
+        'Any platform of the same environment (sandbox or production) as the one that created it may read an invitation by its code (the ' +
+        'code is what the inviter shares). Unknown, or of the other environment: 404 INVITATION_NOT_FOUND. A PENDING invitation reads as ' +
+        'EXPIRED past `expiresAt`, and as CANCELLED once its inviter has been deleted.',
       params: InvitationParams,
       response: { 200: UmaInvitation, ...errorResponses(401, 404, 500) },
     },
-    handler: async (request) => getInvitation(deps.db, deps.clock, request.params.invitationCode),
+    handler: async (request) => getInvitation(deps.db, deps.clock, request.principal, request.params.invitationCode),
   });
 
   app.post('/invitations/:invitationCode/claim', {
@@ -47,9 +50,10 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (ap
       summary: 'Claim an UMA invitation',
       description:
         'Associates the invitation with the invitee\'s UMA address: PENDING → CLAIMED, exactly once however many claims race, and the ' +
-        'platform that created it receives INVITATION.CLAIMED. Any platform with an `umaDomain` may claim (else 400 ' +
-        'INVITATIONS_NOT_CONFIGURED, for a code that exists). Already claimed: 400 INVITATION_ALREADY_CLAIMED; cancelled: 400 INVITATION_CANCELLED; expired: ' +
-        '400 INVALID_INPUT (`details.status` EXPIRED); unknown: 404 INVITATION_NOT_FOUND. Needs the TRANSACT permission.',
+        'platform that created it receives INVITATION.CLAIMED. Any platform of its environment with an `umaDomain` may claim (else 400 ' +
+        'INVITATIONS_NOT_CONFIGURED, for a code that exists). Already claimed: 400 INVITATION_ALREADY_CLAIMED; cancelled, or its inviter ' +
+        'deleted (`details.reason` INVITER_DELETED): 400 INVITATION_CANCELLED; expired: 400 INVALID_INPUT (`details.status` EXPIRED); ' +
+        'unknown, or of the other environment: 404 INVITATION_NOT_FOUND. Needs the TRANSACT permission.',
       params: InvitationParams,
       body: UmaInvitationClaimRequest,
       response: { 200: UmaInvitation, ...errorResponses(400, 401, 403, 404, 500) },
@@ -58,7 +62,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (ap
     handler: async (request, reply) =>
       sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
-        body: await claimInvitation(trx, deps.clock, request.principal.platformId, request.params.invitationCode, request.body),
+        body: await claimInvitation(trx, deps.clock, request.principal, request.params.invitationCode, request.body),
       })),
   });
 
@@ -69,8 +73,8 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (ap
       summary: 'Cancel an UMA invitation',
       description:
         'PENDING → CANCELLED; it can no longer be claimed. Only the platform that created it may cancel it (403 FORBIDDEN). Already ' +
-        'claimed: 400 INVITATION_ALREADY_CLAIMED; already cancelled: 400 INVITATION_CANCELLED; expired: 400 INVALID_INPUT. Needs the ' +
-        'TRANSACT permission.',
+        'claimed: 400 INVITATION_ALREADY_CLAIMED; already cancelled, or its inviter deleted: 400 INVITATION_CANCELLED; expired: 400 ' +
+        'INVALID_INPUT. Needs the TRANSACT permission.',
       params: InvitationParams,
       response: { 200: UmaInvitation, ...errorResponses(400, 401, 403, 404, 500) },
     },
@@ -78,7 +82,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (ap
     handler: async (request, reply) =>
       sendWrite(deps, request, reply, async (trx) => ({
         statusCode: 200,
-        body: await cancelInvitation(trx, deps.clock, request.principal.platformId, request.params.invitationCode),
+        body: await cancelInvitation(trx, deps.clock, request.principal, request.params.invitationCode),
       })),
   });
 };

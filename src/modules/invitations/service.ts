@@ -8,7 +8,8 @@ import { uuidv7 } from '../../platform/ids.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import { getConfigRow } from '../config/index.js';
-import { findLiveCustomerByUmaAddress, freeTextErrors } from '../customers/index.js';
+import { findLiveCustomerByUmaAddress, freeTextErrors, senderReadiness } from '../customers/index.js';
+import { platformEnvironment, type Environment } from '../platforms/index.js';
 import { cancelIfClaimable, claimIfClaimable, findByCode, insertInvitation, type InvitationRow } from './repo.js';
 import {
   CODE_ALPHABET,
@@ -29,7 +30,36 @@ function isExpired(row: InvitationRow, now: Date): boolean {
   return row.status === 'PENDING' && row.expires_at !== null && row.expires_at.getTime() <= now.getTime();
 }
 
-export function toInvitation(row: InvitationRow, now: Date): UmaInvitation {
+/**
+ * A PENDING invitation whose inviter has been deleted since reads as CANCELLED and can no longer
+ * be claimed: nobody is left to send what it promises, and its `inviterUma` may by now be the
+ * address of another customer, whom INVITATION.CLAIMED would name.
+ */
+async function inviterGone(db: DbOrTx, row: InvitationRow): Promise<boolean> {
+  return row.status === 'PENDING' && !(await inviterLive(db, row));
+}
+
+/**
+ * Whether the inviter is still a customer. A claim or cancel (`forShare`) reads its row FOR SHARE:
+ * a concurrent deletion of the inviter (which locks it FOR UPDATE) waits for the claim to commit,
+ * or is waited for and seen, so no claim commits for an inviter deleted meanwhile.
+ */
+async function inviterLive(db: DbOrTx, row: InvitationRow, options: { forShare?: boolean } = {}): Promise<boolean> {
+  const inviter = await senderReadiness(db, row.platform_id, row.inviter_customer_id, options);
+  return inviter !== undefined && !inviter.deleted;
+}
+
+/**
+ * Sandbox and production are apart: an invitation is seen (read, claimed, cancelled) only by
+ * platforms of its creator's environment; another environment's is 404 INVITATION_NOT_FOUND, as
+ * another platform's id is. A sandbox platform's claim must not make a production platform send
+ * real money (`amountToSend`) to an address it chose, nor a production claim land in a sandbox.
+ */
+async function visibleTo(db: DbOrTx, row: InvitationRow, environment: Environment): Promise<boolean> {
+  return (await platformEnvironment(db, row.platform_id)) === environment;
+}
+
+export function toInvitation(row: InvitationRow, now: Date, options: { inviterGone?: boolean } = {}): UmaInvitation {
   return {
     code: row.code,
     createdAt: row.created_at.toISOString(),
@@ -38,7 +68,7 @@ export function toInvitation(row: InvitationRow, now: Date): UmaInvitation {
     ...(row.expires_at ? { expiresAt: row.expires_at.toISOString() } : {}),
     inviterUma: row.inviter_uma,
     ...(row.invitee_uma ? { inviteeUma: row.invitee_uma } : {}),
-    status: isExpired(row, now) ? 'EXPIRED' : row.status,
+    status: options.inviterGone ? 'CANCELLED' : isExpired(row, now) ? 'EXPIRED' : row.status,
     ...(row.first_name ? { firstName: row.first_name } : {}),
     ...(row.amount_to_send !== null && row.amount_currency ? { amountToSend: { amount: Number(row.amount_to_send), currency: currency(row.amount_currency) } } : {}),
   };
@@ -54,7 +84,8 @@ async function umaDomainOf(trx: DbOrTx, platformId: string): Promise<string> {
 }
 
 /** Why a code that is not claimable (any more) cannot be claimed or cancelled. */
-function refusal(row: InvitationRow, now: Date): AppError {
+function refusal(row: InvitationRow, now: Date, gone: boolean): AppError {
+  if (gone) return inviterDeleted(row);
   if (row.status === 'CLAIMED') return new AppError('INVITATION_ALREADY_CLAIMED', `Invitation ${row.code} was already claimed.`);
   if (row.status === 'CANCELLED') return new AppError('INVITATION_CANCELLED', `Invitation ${row.code} was cancelled.`);
   if (isExpired(row, now)) {
@@ -64,6 +95,9 @@ function refusal(row: InvitationRow, now: Date): AppError {
   }
   return new AppError('INTERNAL_ERROR', `Invitation ${row.code} is claimable yet was not changed.`);
 }
+
+const inviterDeleted = (row: InvitationRow) =>
+  new AppError('INVITATION_CANCELLED', `Invitation ${row.code} was cancelled: its inviter is no longer a customer.`, { details: { reason: 'INVITER_DELETED' } });
 
 export async function createInvitation(trx: Tx, clock: Clock, platformId: string, request: UmaInvitationCreateRequest): Promise<UmaInvitation> {
   const domain = await umaDomainOf(trx, platformId);
@@ -108,31 +142,42 @@ export async function createInvitation(trx: Tx, clock: Clock, platformId: string
   }
 }
 
-/** Any platform may read an invitation by its code: the code is what the inviter shares. */
-export async function getInvitation(db: DbOrTx, clock: Clock, code: string): Promise<UmaInvitation> {
+interface Caller {
+  platformId: string;
+  environment: Environment;
+}
+
+/** Any platform (of the creator's environment) may read an invitation by its code: the code is what the inviter shares. */
+export async function getInvitation(db: DbOrTx, clock: Clock, caller: Caller, code: string): Promise<UmaInvitation> {
   const row = await findByCode(db, code);
-  if (!row) throw notFound(code);
-  return toInvitation(row, clock.now());
+  if (!row || !(await visibleTo(db, row, caller.environment))) throw notFound(code);
+  return toInvitation(row, clock.now(), { inviterGone: await inviterGone(db, row) });
 }
 
 /**
  * Claims an invitation for `inviteeUma`, exactly once: the conditional UPDATE decides, and the
- * INVITATION.CLAIMED event for the inviting platform is recorded in the same transaction.
+ * INVITATION.CLAIMED event for the inviting platform is recorded in the same transaction. What
+ * the UPDATE does not test (the environment, the inviter still a customer, a claim by the
+ * inviter itself) is checked on the row it returns: a refusal there rolls the claim back.
  */
-export async function claimInvitation(trx: Tx, clock: Clock, claimerPlatformId: string, code: string, request: UmaInvitationClaimRequest): Promise<UmaInvitation> {
+export async function claimInvitation(trx: Tx, clock: Clock, claimer: Caller, code: string, request: UmaInvitationClaimRequest): Promise<UmaInvitation> {
   requireUmaAddress('inviteeUma', request.inviteeUma);
   // An unknown code is 404 whatever the claimer's config: a missing UMA domain is refused only
   // for an invitation that exists. The code is looked up only then: a configured claimer's claim
   // stays the config read and the conditional UPDATE.
-  if (!(await getConfigRow(trx, claimerPlatformId)).uma_domain) {
-    throw (await findByCode(trx, code)) ? notConfigured() : notFound(code);
+  if (!(await getConfigRow(trx, claimer.platformId)).uma_domain) {
+    const row = await findByCode(trx, code);
+    throw row && (await visibleTo(trx, row, claimer.environment)) ? notConfigured() : notFound(code);
   }
   const now = clock.now();
-  const claimed = await claimIfClaimable(trx, code, { inviteeUma: request.inviteeUma, claimerPlatformId }, now);
+  const claimed = await claimIfClaimable(trx, code, { inviteeUma: request.inviteeUma, claimerPlatformId: claimer.platformId }, now);
   if (!claimed) {
     const current = await findByCode(trx, code);
-    throw current ? refusal(current, now) : notFound(code);
+    if (!current || !(await visibleTo(trx, current, claimer.environment))) throw notFound(code);
+    throw refusal(current, now, await inviterGone(trx, current));
   }
+  if (!(await visibleTo(trx, claimed, claimer.environment))) throw notFound(code);
+  if (!(await inviterLive(trx, claimed, { forShare: true }))) throw inviterDeleted(claimed);
   if (claimed.inviter_uma.toLowerCase() === request.inviteeUma.toLowerCase()) {
     throw invalidInput([{ field: 'inviteeUma', message: 'is the inviter; an invitation is claimed by someone else' }]);
   }
@@ -141,17 +186,21 @@ export async function claimInvitation(trx: Tx, clock: Clock, claimerPlatformId: 
   return invitation;
 }
 
-/** Only the platform that created an invitation may cancel it (403 for another), and only while it is PENDING. */
-export async function cancelInvitation(trx: Tx, clock: Clock, platformId: string, code: string): Promise<UmaInvitation> {
+/**
+ * Only the platform that created an invitation may cancel it (403 for another), and only while it
+ * is PENDING: one whose inviter was deleted already reads as CANCELLED, and is refused as such.
+ */
+export async function cancelInvitation(trx: Tx, clock: Clock, caller: Caller, code: string): Promise<UmaInvitation> {
   const now = clock.now();
-  const cancelled = await cancelIfClaimable(trx, platformId, code, now);
+  const cancelled = await cancelIfClaimable(trx, caller.platformId, code, now);
   if (!cancelled) {
     const current = await findByCode(trx, code);
-    if (!current) throw notFound(code);
-    if (current.platform_id !== platformId) throw new AppError('FORBIDDEN', 'Only the platform that created an invitation can cancel it.');
-    throw refusal(current, now);
+    if (!current || !(await visibleTo(trx, current, caller.environment))) throw notFound(code);
+    if (current.platform_id !== caller.platformId) throw new AppError('FORBIDDEN', 'Only the platform that created an invitation can cancel it.');
+    throw refusal(current, now, await inviterGone(trx, current));
   }
+  if (!(await inviterLive(trx, cancelled, { forShare: true }))) throw inviterDeleted(cancelled);
   const invitation = toInvitation(cancelled, now);
-  await recordEvent(trx, clock, { platformId, type: 'INVITATION.CANCELLED', resourceId: code, data: invitation });
+  await recordEvent(trx, clock, { platformId: caller.platformId, type: 'INVITATION.CANCELLED', resourceId: code, data: invitation });
   return invitation;
 }
