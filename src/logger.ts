@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, stdSerializers, type Logger } from 'pino';
 
 const FLUSH_EVERY_MS = 250;
 const BATCH = 32 * 1024;
@@ -60,25 +60,50 @@ function writeAtExit(sonic: ReturnType<typeof pino.destination>, text: string): 
 }
 
 /**
+ * The fields of an error that are logged: what says what failed and where. An error's other fields
+ * can hold what a caller sent, and logs go where customers' data may not: PGlite's `query` and
+ * `params` (a statement's bound values: names, e-mails, addresses, tax ids), PostgreSQL's
+ * `detail` ("Key (email)=(…) already exists", "Failing row contains (…)") and `where`, Node's HTTP
+ * parser's `rawPacket` (the request's bytes, its Authorization header included). `details` is an
+ * AppError's, written for the caller.
+ */
+const LOGGED_ERROR_FIELDS = ['type', 'message', 'stack', 'code', 'errno', 'syscall', 'reason', 'severity', 'routine', 'schema', 'table', 'column', 'constraint', 'dataType', 'statusCode', 'details'] as const;
+
+function loggedFields(serialized: Record<string, unknown>): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const field of LOGGED_ERROR_FIELDS) if (serialized[field] !== undefined) kept[field] = serialized[field];
+  const aggregated = serialized.aggregateErrors;
+  if (Array.isArray(aggregated)) kept.aggregateErrors = aggregated.map((inner) => loggedFields(inner as Record<string, unknown>));
+  return kept;
+}
+
+/** Pino's `err` serializer (message and stack with their causes), keeping only LOGGED_ERROR_FIELDS. */
+export function errorForLog(error: unknown): unknown {
+  const serialized: unknown = stdSerializers.err(error as Error);
+  return serialized === error || typeof serialized !== 'object' || serialized === null ? serialized : loggedFields(serialized as Record<string, unknown>);
+}
+
+/**
  * JSON logs. Request lines carry method, route, status, timing and ids only — never headers or
  * bodies — which is what keeps secrets out; the redaction below is a backstop for the one
  * header that holds credentials (wildcard paths would cost more per line than the rest of the
  * request's logging). Lines are written in 32 KiB batches rather than one write per request (a
  * write is a system call, which on a busy server cost more than building the lines: 4 KiB batches
  * were 4 % of a point read's CPU), and flushed at least every 250 ms so a quiet server's logs are
- * never held back; call `logger.flush()` at exit.
+ * never held back; call `logger.flush()` at exit. Errors are logged without the fields that can
+ * hold a caller's data (`errorForLog`). `write`: where the lines go instead of standard output (tests).
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, write?: (line: string) => void): Logger {
+  const options = {
+    level,
+    base: { service: 'corridor' },
+    serializers: { err: errorForLog },
+    redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+  };
+  if (write) return pino(options, { write });
   const sonic = pino.destination({ dest: 1, sync: false, minLength: BATCH, maxWrite: 2 * BATCH });
   const destination = new LineBatch(sonic);
   setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
   process.once('exit', () => writeAtExit(sonic, destination.take()));
-  return pino(
-    {
-      level,
-      base: { service: 'corridor' },
-      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-    },
-    destination,
-  );
+  return pino(options, destination);
 }

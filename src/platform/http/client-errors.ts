@@ -35,11 +35,15 @@ function failedRequestBytes(error: ParserError): Buffer | undefined {
  * Calls `then` once the connection has written every response to the requests before the one
  * that failed (pipelined on the same connection): an answer written at once would go out in
  * their place — a client reads it as the answer to its earlier request — and the connection,
- * closed under them, would drop their answers while their writes still commit.
+ * closed under them, would drop their answers while their writes still commit. A response whose
+ * request has not arrived whole is not waited for: the parser failed in that request's own body
+ * (the client closed its side midway, a malformed chunk), which can never end now, so its
+ * response would never come and the connection would be held until the request timeout. It is
+ * answered at once; closing the connection then aborts it (error-handler.ts: `clientClosed`).
  */
 function afterPendingResponses(socket: ConnectionSocket, then: () => void): void {
   const current = socket._httpMessage;
-  if (!current || current.writableFinished) return then();
+  if (!current || current.writableFinished || !current.req.complete) return then();
   // Node attaches the next pipelined response before 'finish' reaches this listener.
   const next = () => {
     current.off('finish', next).off('close', next);
@@ -72,6 +76,9 @@ function refusalFor(error: ParserError, routes: KnownRoutes): AppError {
       return new AppError('REQUEST_HEADER_FIELDS_TOO_LARGE', 'The request headers are larger than this API accepts.');
     case 'HPE_INVALID_METHOD':
       if (line) return unroutable(routes, line.method, line.target.split('?')[0]!);
+      break;
+    case 'HPE_INVALID_EOF_STATE':
+      return new AppError('INVALID_INPUT', 'The connection was closed before the request was complete.');
   }
   return new AppError('INVALID_INPUT', 'The request is not well-formed HTTP/1.1.');
 }
@@ -105,7 +112,8 @@ export function clientErrorHandler(routes: KnownRoutes): NonNullable<FastifyServ
       ...refusal.headers,
       ...retryHeaders(refusal.status, refusal.code, refusal.headers),
     };
-    this.log.debug({ err: error, status: refusal.status }, 'client error');
+    // The parser's code and reason only: the error's rawPacket holds the request's bytes, Authorization header included.
+    this.log.debug({ code: error.code, reason: (error as { reason?: string }).reason, status: refusal.status }, 'client error');
     const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
     if (socket.writable) socket.end(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n${body}`);
     else socket.destroy(error);

@@ -52,6 +52,18 @@ function headerName(field: string): string {
   return field.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
 }
 
+/**
+ * Whether the request's connection closed before the request had arrived whole, so that whatever
+ * failed (Node's `aborted`, code ECONNRESET, on a JSON body; the multipart parser's "unexpected
+ * end") failed for that reason, and no answer can be delivered: the client hung up midway
+ * through its body, or the connection was closed after a malformed body was refused
+ * (client-errors.ts). Never the database: its lost connections (also ECONNRESET) fail requests
+ * that arrived whole.
+ */
+function clientClosed(request: FastifyRequest): boolean {
+  return !request.raw.complete && request.raw.destroyed;
+}
+
 /** Fastify's own client errors, mapped into our envelope. */
 function fromFastify(error: FastifyError, request: FastifyRequest): AppError | undefined {
   if (error.validation) {
@@ -75,6 +87,30 @@ function fromFastify(error: FastifyError, request: FastifyRequest): AppError | u
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500 && error.code?.startsWith('FST_')) {
     return new AppError('INVALID_INPUT', error.message);
+  }
+  return undefined;
+}
+
+/**
+ * Header fields a request may carry only once (RFC 9110 §5.3: only a field defined as a list may
+ * be repeated; RFC 9112 §3.2: a request with two Host fields is 400). Node keeps the first of each
+ * and drops the others unseen, so a second Authorization or Content-Type was silently ignored,
+ * while a proxy or gateway in front that reads the last one acts on another value than Corridor.
+ * Content-Length is the parser's (client-errors.ts).
+ */
+const SINGLETON_FIELDS: ReadonlySet<string> = new Set(['authorization', 'content-type', 'host']);
+
+/** The first field of SINGLETON_FIELDS that `rawHeaders` (Node's name, value, name, value, …) holds twice, lower-cased. */
+function repeatedSingleton(rawHeaders: readonly string[]): string | undefined {
+  let seen: string[] | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const raw = rawHeaders[i]!;
+    // Only names of these lengths (host, content-type, authorization) are lower-cased and looked up: this runs on every request.
+    if (raw.length !== 4 && raw.length !== 12 && raw.length !== 13) continue;
+    const name = raw.toLowerCase();
+    if (!SINGLETON_FIELDS.has(name)) continue;
+    if (seen?.includes(name)) return name;
+    (seen ??= []).push(name);
   }
   return undefined;
 }
@@ -131,13 +167,21 @@ export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes)
     if (request.url.length > MAX_URI_BYTES) {
       return done(new AppError('URI_TOO_LONG', `The request target is longer than ${MAX_URI_BYTES} bytes.`));
     }
+    const repeated = repeatedSingleton(request.raw.rawHeaders);
+    if (repeated) {
+      return done(invalidInput([{ field: headerName(repeated), message: 'must be sent at most once' }], 'The request header parameters are invalid.'));
+    }
     if (request.is404) return done(unroutable(routes, request.method, request.url.split('?')[0]!));
     done();
   });
 
   // Responses that did not pass through the error handler (a stored outcome replayed, a plugin's
-  // own error) still get the retry hint.
+  // own error) still get the retry hint. Every response is kept out of caches unless its route
+  // says otherwise (answers carry customers' personal data, a new token's secret, a wallet
+  // export), and is never content-sniffed into another type than it declares.
   app.addHook('onSend', (_request, reply, payload, done) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
     const status = reply.statusCode;
     if (status >= 400 && !reply.hasHeader('x-should-retry')) {
       reply.headers(retryHeaders(status, undefined, reply.getHeaders() as Record<string, unknown>));
@@ -146,6 +190,13 @@ export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes)
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (clientClosed(request)) {
+      // Its connection is gone, so no answer is written and no request line follows: this is its one line. The route, not
+      // the URL, which may hold a hosted page's token.
+      const { method, routeOptions } = request;
+      request.log.info({ method, route: routeOptions.url, ms: Math.round(reply.elapsedTime * 10) / 10, reason: error.message }, 'request abandoned: its connection closed before all of it arrived');
+      return sendAppError(reply, new AppError('INVALID_INPUT', 'The connection was closed before the request was complete.'));
+    }
     const known = error instanceof AppError ? error : fromFastify(error, request);
     if (known) {
       if (known.log === 'warn') request.log.warn({ err: error }, 'request refused');

@@ -32,15 +32,20 @@ export function registerOpsRoutes(app: FastifyInstance, deps: { db: Db; metrics:
 
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', hidden, async () => {
+  app.get('/readyz', hidden, async (request) => {
     // A probe polls this during every start: not-ready yet is an answer, not a failure.
     if (deps.startup && !deps.startup.completed) throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: still starting (first platform, job worker).', { log: 'none' });
+    let current: boolean;
     try {
       // One query: it reaches the database and reads the applied migrations.
-      if (!(await migrationsCurrent(deps.db))) throw new Error('migrations pending');
+      current = await migrationsCurrent(deps.db);
     } catch (error) {
-      throw new AppError('SERVICE_UNAVAILABLE', `Not ready: ${error instanceof Error ? error.message : 'database unreachable'}.`, { log: 'warn' });
+      // Anyone may ask, so the answer does not quote the driver's error (it names hosts, addresses, users and databases);
+      // the operator reads it in the log.
+      request.log.warn({ err: error }, 'not ready: the database cannot be queried');
+      throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: the database cannot be queried.', { log: 'none' });
     }
+    if (!current) throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: migrations pending.', { log: 'warn' });
     return { status: 'ready' };
   });
 
