@@ -227,10 +227,12 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   app.addHook('onResponse', (request, reply, done) => {
     // request.routeOptions builds a new object on every read: read it once for the log line and the metrics.
     const route = request.routeOptions.url;
+    // The path only: a query string holds what a caller filters by (UMA addresses, its own customer ids).
+    const query = request.url.indexOf('?');
     request.log.info(
       {
         method: request.method,
-        url: request.url.replace(HOSTED_PAGE_TOKEN, '$1[token]'),
+        url: (query < 0 ? request.url : request.url.slice(0, query)).replace(HOSTED_PAGE_TOKEN, '$1[token]'),
         route,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,

@@ -5,8 +5,8 @@
  * optional field it has, and no body where the upstream's body is optional; it parses answers
  * by the upstream's schemas. helpers/upstream-conformance.ts checks each answer the tests see;
  * this file checks the shapes themselves, for the operations of config, tokens, internal and
- * external accounts, withdrawal fees, exchange rates, sandbox, directories, quotes and
- * transactions, from both OpenAPI documents (Corridor's as the running service serves it):
+ * external accounts, withdrawal fees, exchange rates, sandbox, directories, quotes,
+ * transactions, invitations and receiver lookups, from both OpenAPI documents (Corridor's as the running service serves it):
  *
  * - requests: every request the upstream's schema allows (every union branch and enum value,
  *   with all or only the required fields) against the schema Corridor validates it with;
@@ -36,7 +36,7 @@ interface Document {
 
 /** The upstream paths of the modules this file checks. */
 const CHECKED_PATHS =
-  /^\/(config|tokens|internal-accounts|customers\/internal-accounts|platform\/internal-accounts|customers\/external-accounts|platform\/external-accounts|crypto|exchange-rates|sandbox|vasps|uma-providers|discoveries|quotes|transactions)(\/|$)/;
+  /^\/(config|tokens|internal-accounts|customers\/internal-accounts|platform\/internal-accounts|customers\/external-accounts|platform\/external-accounts|crypto|exchange-rates|sandbox|vasps|uma-providers|discoveries|quotes|transactions|invitations|receiver\/external-account)(\/|$)/;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** A refusal of a value, each side's to make: the shape is the same. */
