@@ -61,3 +61,13 @@ export function validDateTime(text: string): Date {
   if (!date) throw new Error(`not an accepted date-time: ${text}`);
   return date;
 }
+
+/**
+ * The latest calendar date anywhere on Earth at `now` (YYYY-MM-DD): the date at UTC+14, the Line
+ * Islands' offset, the furthest ahead. A date after it is in the future everywhere; a date "not in
+ * the future" judged by UTC's date would refuse someone born today east of Greenwich until UTC's
+ * day caught up.
+ */
+export function latestDateOnEarth(now: Date): string {
+  return new Date(now.getTime() + 14 * 3_600_000).toISOString().slice(0, 10);
+}

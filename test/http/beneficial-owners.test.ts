@@ -172,7 +172,8 @@ describe('beneficial owners', () => {
 
   it('reports every invalid field at once and creates nothing', async () => {
     const biz = await createCustomer(ctx.platform, 'BUSINESS');
-    const tomorrow = new Date(ctx.clock.now().getTime() + 86_400_000).toISOString().slice(0, 10);
+    // The day after today's date at UTC+14, where a day starts first: in the future everywhere.
+    const tomorrow = new Date(ctx.clock.now().getTime() + 14 * 3_600_000 + 86_400_000).toISOString().slice(0, 10);
     const response = await call(ctx.platform, 'POST', '/beneficial-owners', {
       customerId: biz.id,
       roles: ['OWNER'],

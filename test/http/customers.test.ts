@@ -155,7 +155,8 @@ describe('POST /customers', () => {
   });
 
   it('rejects future birth dates, ITIN formats, descriptions without OTHER, and identifiers without a type', async () => {
-    const tomorrow = new Date(ctx.clock.now().getTime() + 86_400_000).toISOString().slice(0, 10);
+    // The day after today's date at UTC+14, where a day starts first: in the future everywhere.
+    const tomorrow = new Date(ctx.clock.now().getTime() + 14 * 3_600_000 + 86_400_000).toISOString().slice(0, 10);
     let body = expectEnvelope(
       await call(ctx.platform, 'POST', '/customers', individual({ birthDate: tomorrow, idType: 'ITIN', identifier: '123-45-6789', purposeOfAccountOtherDescription: 'x' })),
       400,
@@ -170,6 +171,18 @@ describe('POST /customers', () => {
     expect(fieldsOf(body)).toEqual(['identifier']);
     const itin = await create(ctx.platform, individual({ idType: 'ITIN', identifier: '912-70-1234' }));
     expect(itin.idType).toBe('ITIN');
+  });
+
+  it('takes a birth date that is today somewhere on Earth (UTC+14), though not yet in UTC', async () => {
+    // 20:00 UTC: already the next day at UTC+14 (the Line Islands). The clock only moves forward.
+    const now = ctx.clock.now();
+    const evening = new Date(`${now.toISOString().slice(0, 10)}T20:00:00.000Z`);
+    ctx.clock.set(evening > now ? evening : new Date(evening.getTime() + 86_400_000));
+    const bornToday = new Date(ctx.clock.now().getTime() + 14 * 3_600_000).toISOString().slice(0, 10);
+    expect(bornToday > ctx.clock.now().toISOString().slice(0, 10)).toBe(true);
+    const created = await call(ctx.platform, 'POST', '/customers', individual({ birthDate: bornToday }));
+    expect(created.statusCode, created.body).toBe(201);
+    expect((created.json() as { birthDate: string }).birthDate).toBe(bornToday);
   });
 
   it('reports every invalid field of a business, including a non-EIN US tax id and a future incorporation', async () => {

@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../../platform/clock.js';
 import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { latestDateOnEarth } from '../../platform/datetime.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
@@ -59,7 +60,7 @@ function personalInfoErrors(info: Record<string, unknown>, sent: Record<string, 
   const errors: FieldError[] = [];
   const birthDate = sent.birthDate;
   if (typeof birthDate === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(birthDate)) {
-    if (birthDate > now.toISOString().slice(0, 10)) {
+    if (birthDate > latestDateOnEarth(now)) {
       errors.push({ field: 'personalInfo.birthDate', constraint: { format: 'date' }, message: 'must not be in the future' });
     } else if (birthDate < EARLIEST_BIRTH_DATE) {
       errors.push({ field: 'personalInfo.birthDate', constraint: { format: 'date' }, message: `must not be before ${EARLIEST_BIRTH_DATE}` });

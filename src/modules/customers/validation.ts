@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Config } from '../../config.js';
-import { parseDateTime } from '../../platform/datetime.js';
+import { latestDateOnEarth, parseDateTime } from '../../platform/datetime.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { CUSTOM_FORMATS, FORMAT_PATTERNS } from '../../platform/http/validation.js';
 import { isUmaAddress } from '../../platform/uma-address.js';
@@ -59,13 +59,9 @@ export function holdsOther(value: unknown): boolean {
   return value === 'OTHER' || (Array.isArray(value) && value.includes('OTHER'));
 }
 
-function todayUtc(now: Date): string {
-  return now.toISOString().slice(0, 10);
-}
-
 function checkPastDate(value: unknown, field: string, now: Date, errors: FieldError[]): void {
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return;
-  if (value > todayUtc(now)) errors.push({ field, constraint: { format: 'date' }, message: 'must not be in the future' });
+  if (value > latestDateOnEarth(now)) errors.push({ field, constraint: { format: 'date' }, message: 'must not be in the future' });
   else if (value < EARLIEST_DATE) errors.push({ field, constraint: { format: 'date' }, message: `must not be before ${EARLIEST_DATE}` });
 }
 
