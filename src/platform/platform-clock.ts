@@ -65,7 +65,8 @@ export class OffsetPlatformClock implements PlatformClock {
   /**
    * Moves one platform's time forward by `seconds`, in the caller's transaction: the offset grows
    * and that platform's queued jobs come due as much sooner (their `run_at` moves back), so what
-   * was due within the skipped time runs now. No other platform's time or jobs change.
+   * was due within the skipped time runs now; so do the retries its running jobs write after it
+   * (migration 0056), whenever they read the time. No other platform's time or jobs change.
    */
   async advance(trx: DbOrTx, platformId: string, seconds: number): Promise<{ now: Date; offsetMs: number }> {
     if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_ADVANCE_SECONDS) throw new Error(`seconds must be an integer in 1..${MAX_ADVANCE_SECONDS}`);
@@ -86,7 +87,11 @@ export class OffsetPlatformClock implements PlatformClock {
       const ahead = Math.floor((await this.offsetMs(trx, platformId)) / 1000);
       throw invalidInput([{ field: 'seconds', message: `must be at most ${MAX_OFFSET_SECONDS - ahead}: the test clock is ${ahead} seconds ahead and goes at most ${MAX_OFFSET_SECONDS} ahead` }]);
     }
-    await sql`update jobs set run_at = run_at - ${ms} * interval '1 millisecond' where platform_id = ${platformId} and status = 'queued'`.execute(trx);
+    // A running job's retry, written after this commits, is moved back by what its clock_offset_ms
+    // grew by (worker.ts); the row lock orders this against that write, whichever comes first.
+    await sql`
+      update jobs set run_at = run_at - ${ms} * interval '1 millisecond', clock_offset_ms = clock_offset_ms + ${ms}
+       where platform_id = ${platformId} and status in ('queued', 'running')`.execute(trx);
     await wakeWorkers(trx, 'jobs');
     // Every process forgets the old offset when this commits; this one also at once (no wait for its own NOTIFY).
     await notifyChanged(trx, PLATFORM_CLOCK_CHANNEL, platformId);

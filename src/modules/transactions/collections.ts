@@ -68,7 +68,7 @@ export class Collections {
       if (outcome.status === 'FAILED') {
         const failAt = new Date(this.executedAt(row).getTime() + outcome.afterSeconds * 1000);
         const platformNow = await this.deps.platformClock.now(platformId);
-        if (platformNow < failAt) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (failAt.getTime() - platformNow.getTime())), 'the bank has not answered the pull yet');
+        if (platformNow < failAt) throw new RetryJobAt(failAt, 'the bank has not answered the pull yet', { platformTime: true });
         await this.failPull(platformId, row.id);
         return false;
       }
@@ -76,7 +76,7 @@ export class Collections {
       const due = this.collectionDue(row);
       const platformNow = await this.deps.platformClock.now(platformId);
       // The checkpoint rides on the retry: one conditional UPDATE records both.
-      if (platformNow < due) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (due.getTime() - platformNow.getTime())), 'the rail is collecting', { payload: progress });
+      if (platformNow < due) throw new RetryJobAt(due, 'the rail is collecting', { payload: progress, platformTime: true });
       await checkpoint(this.deps.db, progress);
     }
     if (!rails.collectionStatus) throw new Error(`the ${row.environment} rail provider accepted the pull of ${row.id} but cannot tell how it stands`);

@@ -230,7 +230,7 @@ export class RealtimeFunding {
     const platformNow = await this.deps.platformClock.now(platformId);
     const left = deadline.getTime() - platformNow.getTime();
     if (left > 0) {
-      throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (rails ? Math.min(left, DEPOSIT_POLL_MS) : left)), 'waiting for the platform’s money');
+      throw new RetryJobAt(new Date(platformNow.getTime() + (rails ? Math.min(left, DEPOSIT_POLL_MS) : left)), 'waiting for the platform’s money', { platformTime: true });
     }
     // Asked for the deadline and nothing came: a cancelled payment has nothing left to return.
     if (row.status !== 'PENDING') return;

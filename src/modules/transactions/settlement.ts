@@ -148,12 +148,12 @@ export class Settlement {
     // and on later runs asks the rail at once.
     if (platformNow < due && (!estimated || handedToRail)) {
       const waitMs = due.getTime() - platformNow.getTime();
-      // The checkpoint rides on the retry: one conditional UPDATE records both.
-      throw new RetryJobAt(
-        new Date(this.deps.clock.now().getTime() + (estimated ? Math.min(waitMs, providerPollMs(attempts)) : waitMs)),
-        'settles later',
-        handedToRail ? { payload: progress } : {},
-      );
+      // The checkpoint rides on the retry: one conditional UPDATE records both. Its time is the
+      // platform's: a test clock advanced since it was read still counts (RetryJobAt).
+      throw new RetryJobAt(new Date(platformNow.getTime() + (estimated ? Math.min(waitMs, providerPollMs(attempts)) : waitMs)), 'settles later', {
+        platformTime: true,
+        ...(handedToRail ? { payload: progress } : {}),
+      });
     }
     // One conditional UPDATE on its own: nothing else commits with it, so no BEGIN/COMMIT around it.
     if (handedToRail) await checkpoint(this.deps.db, progress);
@@ -161,12 +161,12 @@ export class Settlement {
     if (status.status === 'PENDING') {
       const pollMs = providerPollMs(attempts);
       const settlesAt = status.settlesAt;
-      if (settlesAt === undefined || settlesAt <= platformNow) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + pollMs), 'the rail has not settled yet');
+      if (settlesAt === undefined || settlesAt <= platformNow) throw new RetryJobAt(new Date(platformNow.getTime() + pollMs), 'the rail has not settled yet', { platformTime: true });
       // The rail's new estimate: shown (the time the payment showed has passed), and asked again
       // by then, or sooner at the usual poll, since a counterparty's estimate is not a promise.
       if (settlesAt.getTime() !== due.getTime()) await updateTransaction(this.deps.db, platformId, row.id, 'PROCESSING', { expected_settlement_at: settlesAt }, this.deps.clock.now());
       const waitMs = Math.min(settlesAt.getTime() - platformNow.getTime(), pollMs);
-      throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + waitMs), 'the rail settles later', { payload: { ...progress, estimated: true } });
+      throw new RetryJobAt(new Date(platformNow.getTime() + waitMs), 'the rail settles later', { payload: { ...progress, estimated: true }, platformTime: true });
     }
     if (status.status === 'FAILED') return this.fail(platformId, row.id, status.failureReason);
     return this.complete(platformId, row.id);

@@ -290,7 +290,7 @@ export class IncomingPaymentApprovals {
     if (!row || row.status !== 'PENDING') return;
     const platformNow = await this.deps.platformClock.now(row.platform_id);
     // The deadline is platform time; the job runs on the shared clock, as much later.
-    if (row.deadline > platformNow) throw new RetryJobAt(new Date(this.deps.clock.now().getTime() + (row.deadline.getTime() - platformNow.getTime())), 'the approval window is still open');
+    if (row.deadline > platformNow) throw new RetryJobAt(row.deadline, 'the approval window is still open', { platformTime: true });
     const decided = await this.decide(row.platform_id, row.id, { status: 'TIMED_OUT' }, 'DEADLINE');
     this.deps.logger.info({ platformId: row.platform_id, transactionId: row.transaction_id, status: decided.decision.status }, 'approval deadline passed');
   }

@@ -1,6 +1,6 @@
 // The job queue's API: the jobs table, what a module enqueues with (in its own transaction), and
 // the types and errors a handler sees. The worker that runs the jobs is worker.ts.
-import type { RawBuilder, Selectable } from 'kysely';
+import type { Generated, RawBuilder, Selectable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { DbOrTx } from '../db/database.js';
 import { deferInsert } from '../db/tx.js';
@@ -18,6 +18,11 @@ export interface JobsTable {
   run_at: Date;
   locked_until: Date | null;
   last_error: string | null;
+  /**
+   * A running job's platform clock offset (migration 0056): the offset when it was claimed, plus
+   * every advance of its platform's sandbox clock since. Its retry is moved back by what this grew.
+   */
+  clock_offset_ms: Generated<string | number | bigint>;
   created_at: Date;
   updated_at: Date;
 }
@@ -113,13 +118,22 @@ export class JobTakenOver extends Error {}
 /**
  * Thrown by a handler that keeps its own retry schedule (webhook delivery): the job runs again
  * at `at` instead of after the default backoff, unless it has used up its attempts.
+ *
+ * A job of a platform whose sandbox clock is advanced while it runs comes due as much sooner, as
+ * a queued job does: `at` in real time is moved back by every advance since the job was claimed;
+ * `at` in the platform's time (`platformTime`) is converted with the offset the clock has when the
+ * retry is written, whenever the handler read that time.
  */
 export class RetryJobAt extends Error {
   constructor(
     readonly at: Date,
     message: string,
-    /** Progress to save with the retry (a checkpoint in the same statement); absent: the payload stays. */
-    readonly options: { payload?: unknown } = {},
+    readonly options: {
+      /** Progress to save with the retry (a checkpoint in the same statement); absent: the payload stays. */
+      payload?: unknown;
+      /** `at` is a time of the job's platform's clock (PlatformClock), not the shared clock's. */
+      platformTime?: boolean;
+    } = {},
   ) {
     super(message);
     this.name = 'RetryJobAt';

@@ -19,7 +19,7 @@ import {
   type JobsTable,
   type WorkSource,
 } from './queue.js';
-import { runningJobUpdate } from './running-job-update.js';
+import { runningJobUpdate, type RetryTime } from './running-job-update.js';
 
 /** A job's outcome (done, retried, dead): one compiled UPDATE per set of columns it writes. */
 const finishStatement = compiledPerShape();
@@ -303,25 +303,26 @@ export class JobWorker {
       const message = error instanceof Error ? error.message : String(error);
       const dead = current.attempts >= current.maxAttempts;
       const retryAt = error instanceof RetryJobAt ? error.at : new Date(this.clock.now().getTime() + backoffMs(current.attempts));
+      // The offset the retry's time counts from: none for a time of the platform's clock, the claim's for a real one.
+      const retryOffsetMs = error instanceof RetryJobAt && error.options.platformTime ? 0 : job.clock_offset_ms;
       const fields = { jobId: job.id, kind: current.kind, attempts: current.attempts, dead, err: message };
       // A handler with its own schedule expects to retry; only its final failure is a warning.
       if (error instanceof RetryJobAt && !dead) this.logger.info(fields, 'job will retry');
       else this.logger.warn(fields, 'job failed');
       // Progress handed with the retry is saved with it, in the same statement (RetryJobAt options).
       const progress = error instanceof RetryJobAt && error.options.payload !== undefined ? { payload: JSON.stringify(error.options.payload) } : {};
-      await this.finish(job.id, current.attempts, {
-        status: dead ? 'dead' : 'queued',
-        last_error: message.slice(0, 2000),
-        locked_until: null,
-        run_at: dead ? job.run_at : retryAt,
-        ...progress,
-      }).catch((finishError: unknown) => this.logger.error({ jobId: job.id, err: finishError }, 'could not record a job failure'));
+      await this.finish(
+        job.id,
+        current.attempts,
+        { status: dead ? 'dead' : 'queued', last_error: message.slice(0, 2000), locked_until: null, ...progress },
+        dead ? undefined : { at: retryAt, offsetMs: retryOffsetMs },
+      ).catch((finishError: unknown) => this.logger.error({ jobId: job.id, err: finishError }, 'could not record a job failure'));
     }
   }
 
-  private async finish(id: string, attempts: number, changes: Partial<Pick<JobsTable, 'status' | 'last_error' | 'locked_until' | 'run_at'>> & { payload?: string }): Promise<void> {
+  private async finish(id: string, attempts: number, changes: Partial<Pick<JobsTable, 'status' | 'last_error' | 'locked_until'>> & { payload?: string }, retry?: RetryTime): Promise<void> {
     // Guarded by attempts: if our lease ran out and another worker took the job, its outcome wins.
-    const { shape, values, build } = runningJobUpdate(id, attempts, { ...changes, updated_at: this.clock.now() });
+    const { shape, values, build } = runningJobUpdate(id, attempts, { ...changes, updated_at: this.clock.now() }, retry);
     const record = () => finishStatement(this.db, shape, values, (standIns) => build(this.db, standIns));
     try {
       await record();
