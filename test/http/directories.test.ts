@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
+import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDirectories, parseDirectoryFile, SHIPPED_DIRECTORY_FILE } from '../../src/modules/directories/index.js';
+import { listUmaProviders } from '../../src/modules/directories/service.js';
+import type { Database, Db } from '../../src/platform/db/database.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 
 let ctx: TestContext;
@@ -34,6 +37,47 @@ async function pages<T>(path: string): Promise<T[]> {
     }
     cursor = page.nextCursor;
   }
+}
+
+/**
+ * A handle on `db` that runs the first statement it is given, then `between`, and every later
+ * statement only once `between` is done: the interleaving of a concurrent write that timing alone
+ * would not promise.
+ */
+function interleaving(db: Db, between: () => Promise<unknown>): Db {
+  let first: Promise<unknown> | undefined;
+  const connection: DatabaseConnection = {
+    async executeQuery<R>(query: CompiledQuery) {
+      if (first) {
+        await first;
+        return db.executeQuery<R>(query);
+      }
+      const ran = db.executeQuery<R>(query);
+      first = ran.then(between);
+      await first;
+      return ran;
+    },
+    // eslint-disable-next-line require-yield
+    async *streamQuery() {
+      throw new Error('an interleaving handle streams nothing');
+    },
+  };
+  return new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => ({
+        init: async () => {},
+        acquireConnection: async () => connection,
+        beginTransaction: async () => {},
+        commitTransaction: async () => {},
+        rollbackTransaction: async () => {},
+        releaseConnection: async () => {},
+        destroy: async () => {},
+      }),
+      createIntrospector: (k) => new PostgresIntrospector(k),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
 }
 
 /** A directory file built from the shipped one, with another version and some entries changed. */
@@ -114,6 +158,25 @@ describe('GET /uma-providers', () => {
     for (const p of ngn.data) expect(p.supportedCurrencies.map((c) => c.code)).toContain('NGN');
     const none = (await get('/uma-providers?countryCode=AQ')).json() as typeof body;
     expect(none).toEqual({ data: [], hasMore: false, totalCount: 0 });
+  });
+
+  it('reads a page and its totalCount from one version of the directory, even when a reload commits between its statements', async () => {
+    const providers = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ name: `Provider ${i}`, domain: `p${i}.example.com`, supportedRegions: ['US'], supportedCurrencies: ['USD'] }));
+    const before = variant(shipped.version + 20, (f) => (f.umaProviders = providers(3)));
+    const after = variant(shipped.version + 21, (f) => (f.umaProviders = providers(5)));
+    expect((await loadDirectories(ctx.handle.db, ctx.clock, before, 'test')).loaded).toBe(true);
+    try {
+      const reload = async () => expect((await loadDirectories(ctx.handle.db, ctx.clock, after, 'test')).loaded).toBe(true);
+      const page = await listUmaProviders(interleaving(ctx.handle.db, reload), { limit: 100 });
+      // The reload ran: the next read is of the new version.
+      expect(((await get('/uma-providers')).json() as Listed<unknown>).totalCount).toBe(5);
+      // The page is the version before it, whole: the count is the page's (was 5 beside a page of 3).
+      expect(page.data.map((p) => p.name)).toEqual(['Provider 2', 'Provider 1', 'Provider 0']);
+      expect(page.totalCount).toBe(3);
+    } finally {
+      expect((await loadDirectories(ctx.handle.db, ctx.clock, shipped, 'shipped', { force: true })).loaded).toBe(true);
+    }
   });
 
   it('refuses unknown countries and currencies', async () => {

@@ -65,6 +65,7 @@ const KEYED: Record<string, () => Request> = {
   sandboxSend: () => ({ method: 'POST', path: '/sandbox/send', payload: { quoteId: `Quote:${ABSENT}`, currencyCode: 'USD' } }),
   sandboxReceive: () => ({ method: 'POST', path: '/sandbox/uma/receive', payload: { senderUmaAddress: '$alice@sender-vasp.example', customerId: `Customer:${ABSENT}`, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 500 } }),
   sandboxDeposit: () => ({ method: 'POST', path: '/sandbox/deposits', payload: { reference: 'NO-SUCH-REFERENCE', amount: 500 } }),
+  createInvitation: () => ({ method: 'POST', path: '/invitations', payload: { inviterUma: '$ann@a.example.com' } }),
 };
 
 type Operations = Record<string, { operationId: string; parameters?: Array<{ in: string; name: string }> }>;

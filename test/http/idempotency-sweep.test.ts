@@ -131,6 +131,26 @@ const operations: Operation[] = [
     },
   },
   {
+    operationId: 'createInvitation',
+    status: 201,
+    // Without a key, each call makes another invitation code.
+    once: { invitations: 1 },
+    async setup(p) {
+      const domain = `sweep-${++seq}.example.com`;
+      await ok(call(p, 'PATCH', '/config', { umaDomain: domain }), 200);
+      await ok(call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `sweep-${++seq}`, fullName: 'Ann Lee', umaAddress: `$ann@${domain}` }), 201);
+      // The last names no customer of the platform: refused inside the write's transaction, after the key was claimed.
+      const inviterUma = { valid: `$ann@${domain}`, different: `$ann@${domain}`, invalid: `$nobody@${domain}` };
+      return {
+        send: (variant, key) => call(p, 'POST', '/invitations', { inviterUma: inviterUma[variant], ...(variant === 'different' ? { amountToSend: 100 } : {}) }, keyed(key)),
+        refusal: [400, 'INVALID_INPUT'],
+        effect: async () => ({
+          invitations: Number((await ctx.handle.db.selectFrom('invitations').select((eb) => eb.fn.countAll<string | number>().as('n')).where('platform_id', '=', p.uuid).executeTakeFirstOrThrow()).n),
+        }),
+      };
+    },
+  },
+  {
     operationId: 'fundSandboxInternalAccount',
     status: 200,
     once: { available: 500, total: 500 },
@@ -486,8 +506,7 @@ const WITHOUT_KEY: Record<string, string> = {
   deletePlatformExternalAccount: 'a repeat finds it gone',
   createPlatformExternalAccountOwnershipChallenge: 'issues a challenge',
   verifyPlatformExternalAccountOwnership: 'a challenge is used once',
-  createInvitation: 'creates an invitation code',
-  claimInvitation: 'a code is claimed once',
+  claimInvitation: 'the same claim repeated answers the invitation as claimed; another claim is refused',
   cancelInvitation: 'a cancelled code stays cancelled',
   estimateCryptoWithdrawalFee: 'reads an estimate',
   confirmReceiptDelivery: 'records a time: a repeat records its own',

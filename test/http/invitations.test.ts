@@ -116,6 +116,26 @@ describe('POST /invitations', () => {
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
+  it('makes a new invitation on each call, unless retried with the same Idempotency-Key: then the first answer, and nothing more', async () => {
+    const count = async () => Number((await ctx.handle.db.selectFrom('invitations').select((eb) => eb.fn.countAll<string | number>().as('n')).where('platform_id', '=', inviting.uuid).executeTakeFirstOrThrow()).n);
+    const body = { inviterUma: '$alice@a.example.com', amountToSend: 300 };
+    const start = await count();
+    const keyed = (payload: object) => ctx.app.inject({ method: 'POST', url: `${BASE}/invitations`, headers: { authorization: inviting.auth, 'idempotency-key': 'invite-once' }, payload });
+    const first = await keyed(body);
+    expect(first.statusCode, first.body).toBe(201);
+    const replay = await keyed(body);
+    expect(replay.statusCode).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toBe(first.body);
+    expectEnvelope(await keyed({ ...body, amountToSend: 301 }), 409, 'CONFLICT');
+    expect(await count()).toBe(start + 1);
+    expect((await eventsOf((first.json() as Invitation).code)).map((e) => e.type)).toEqual(['INVITATION.CREATED']);
+    // Without a key, a retry is another request: a second invitation.
+    await invite(body);
+    await invite(body);
+    expect(await count()).toBe(start + 3);
+  });
+
   it('needs the TRANSACT permission', async () => {
     const viewer = await ctx.newToken(inviting, ['VIEW']);
     expectEnvelope(await call(viewer, 'POST', '/invitations', { inviterUma: '$alice@a.example.com' }), 403, 'FORBIDDEN');
@@ -157,6 +177,34 @@ describe('POST /invitations/{code}/claim', () => {
     expect(again.message).toContain(invitation.code);
     expectEnvelope(await call(inviting, 'POST', `/invitations/${invitation.code}/cancel`), 400, 'INVITATION_ALREADY_CLAIMED');
     expect((await eventsOf(invitation.code)).length).toBe(2);
+  });
+
+  it('the same claim again (a retry after a lost answer) is 200 with the invitation as claimed, changing nothing; another address or platform is INVITATION_ALREADY_CLAIMED', async () => {
+    const invitation = await invite({ amountToSend: 1000 });
+    const first = await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@b.example.com' });
+    expect(first.statusCode, first.body).toBe(200);
+    const claimed = first.json() as Invitation;
+    ctx.clock.advance(60_000);
+    // Addresses compare case-insensitively everywhere: the answer keeps the spelling that won.
+    for (const inviteeUma of ['$zoe@b.example.com', '$ZOE@B.example.com']) {
+      const retried = await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma });
+      expect(retried.statusCode, retried.body).toBe(200);
+      expect(retried.json()).toEqual(claimed);
+    }
+    expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$yan@b.example.com' }), 400, 'INVITATION_ALREADY_CLAIMED');
+    const other = await ctx.newPlatform();
+    expect((await call(other, 'PATCH', '/config', { umaDomain: 'c.example.com' })).statusCode).toBe(200);
+    expectEnvelope(await call(other, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@b.example.com' }), 400, 'INVITATION_ALREADY_CLAIMED');
+    // A claim that won stays answered as one after the claimer cleared its UMA domain; another is still refused for the domain.
+    expect((await call(claiming, 'PATCH', '/config', { umaDomain: null })).statusCode).toBe(200);
+    try {
+      expect((await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@b.example.com' })).json()).toEqual(claimed);
+      expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$yan@b.example.com' }), 400, 'INVITATIONS_NOT_CONFIGURED');
+    } finally {
+      expect((await call(claiming, 'PATCH', '/config', { umaDomain: 'b.example.com' })).statusCode).toBe(200);
+    }
+    expect((await call(inviting, 'GET', `/invitations/${invitation.code}`)).json()).toEqual(claimed);
+    expect((await eventsOf(invitation.code)).map((e) => e.type)).toEqual(['INVITATION.CREATED', 'INVITATION.CLAIMED']);
   });
 
   it('refuses a malformed invitee, the inviter itself, and a claimer without an UMA domain, changing nothing', async () => {
@@ -253,6 +301,15 @@ describe('claims that race', () => {
     for (const loser of responses.filter((r) => r.statusCode !== 200)) expectEnvelope(loser, 400, 'INVITATION_ALREADY_CLAIMED');
     const stored = (await call(inviting, 'GET', `/invitations/${invitation.code}`)).json() as Invitation;
     expect(stored.inviteeUma).toBe((winners[0]!.json() as Invitation).inviteeUma);
+    expect((await eventsOf(invitation.code)).filter((e) => e.type === 'INVITATION.CLAIMED')).toHaveLength(1);
+  });
+
+  it('copies of one claim racing each other all answer 200 with the same invitation, and one event is recorded', async () => {
+    const invitation = await invite();
+    const responses = await Promise.all(Array.from({ length: 4 }, () => call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$twin@b.example.com' })));
+    for (const response of responses) expect(response.statusCode, response.body).toBe(200);
+    expect(new Set(responses.map((r) => r.body)).size).toBe(1);
+    expect(responses[0]!.json()).toMatchObject({ status: 'CLAIMED', inviteeUma: '$twin@b.example.com' });
     expect((await eventsOf(invitation.code)).filter((e) => e.type === 'INVITATION.CLAIMED')).toHaveLength(1);
   });
 

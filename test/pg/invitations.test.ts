@@ -6,7 +6,7 @@ import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext, 
 /**
  * Claims (and cancels) racing across processes on one database: the conditional UPDATE lets
  * exactly one win, the others find what won (400 INVITATION_ALREADY_CLAIMED or
- * INVITATION_CANCELLED), and one event is recorded. A claim refused after its UPDATE (another
+ * INVITATION_CANCELLED; 200 for a copy of the winning claim), and one event is recorded. A claim refused after its UPDATE (another
  * environment's invitation) rolls back and leaves the row to the claims queued behind it.
  */
 describe.runIf(onPostgres)('invitations on PostgreSQL', () => {
@@ -50,6 +50,33 @@ describe.runIf(onPostgres)('invitations on PostgreSQL', () => {
       const events = await ctx.handle.db.selectFrom('events').selectAll().where('resource_id', '=', code).where('type', '=', 'INVITATION.CLAIMED').execute();
       expect(events).toHaveLength(1);
       expect((events[0]!.data as { inviteeUma: string }).inviteeUma).toBe((winners[0]!.json() as { inviteeUma: string }).inviteeUma);
+    }
+  });
+
+  it('copies of one claim from two processes at once all answer 200 with one invitation, one event; other claims racing them are INVITATION_ALREADY_CLAIMED', async () => {
+    const apps = [ctx.app, await ctx.secondApp()];
+    for (let round = 0; round < 5; round++) {
+      const invitation = await ctx.app.inject({ method: 'POST', url: `${BASE}/invitations`, headers: { authorization: ctx.platform.auth }, payload: { inviterUma: '$ann@a.example.com' } });
+      const { code } = invitation.json() as { code: string };
+      // Even i: copies of claimers[0]'s claim for $twin; odd i: claimers[1] for the same address, or claimers[0] for another.
+      const claims = Array.from({ length: 10 }, (_, i) =>
+        i % 2 === 0 ? { claimer: claimers[0]!, inviteeUma: '$twin@b.example.com' } : i % 4 === 1 ? { claimer: claimers[1]!, inviteeUma: '$twin@b.example.com' } : { claimer: claimers[0]!, inviteeUma: `$other${i}@b.example.com` },
+      );
+      const responses = await Promise.all(
+        claims.map(({ claimer, inviteeUma }, i) => apps[i % 2]!.inject({ method: 'POST', url: `${BASE}/invitations/${code}/claim`, headers: { authorization: claimer.auth }, payload: { inviteeUma } })),
+      );
+      const winners = responses.filter((r) => r.statusCode === 200);
+      expect(new Set(winners.map((r) => r.body)).size).toBe(1);
+      const won = winners[0]!.json() as { inviteeUma: string };
+      const events = await ctx.handle.db.selectFrom('events').selectAll().where('resource_id', '=', code).where('type', '=', 'INVITATION.CLAIMED').execute();
+      expect(events).toHaveLength(1);
+      expect(events[0]!.data).toEqual(won);
+      const winner = await ctx.handle.db.selectFrom('invitations').select('claimed_by_platform_id').where('code', '=', code).executeTakeFirstOrThrow();
+      // Exactly the copies of the winning claim answer 200.
+      claims.forEach(({ claimer, inviteeUma }, i) => {
+        if (claimer.uuid === winner.claimed_by_platform_id && inviteeUma === won.inviteeUma) expect(responses[i]!.statusCode, responses[i]!.body).toBe(200);
+        else expectEnvelope(responses[i]!, 400, 'INVITATION_ALREADY_CLAIMED');
+      });
     }
   });
 

@@ -109,21 +109,35 @@ function providerQuery(db: DbOrTx, filters: ProviderFilters) {
   return query;
 }
 
-export async function selectProviders(
+/**
+ * Up to `limit + 1` providers after the key `after` in `order`, and how many providers the filters
+ * match (ignoring the page), read in one statement: one snapshot, so a directory reload that
+ * commits meanwhile never pairs one version's page with another's count. The count is the outer
+ * row and the page joins it, so an empty page still carries its count. The directory is bounded
+ * by its file (MAX_ENTRIES), so counting the filtered rows is bounded too.
+ */
+export async function selectProviderPage(
   db: DbOrTx,
   filters: ProviderFilters,
   page: { limit: number; after?: string },
   order: 'asc' | 'desc',
-): Promise<UmaProviderRow[]> {
-  let query = providerQuery(db, filters).selectAll();
-  if (page.after !== undefined) query = query.where(sql<boolean>`${byteOrder('sort_key')} ${sql.raw(order === 'asc' ? '>' : '<')} ${page.after}`);
-  return query.orderBy(sql`sort_key collate "C" ${sql.raw(order)}`).limit(page.limit + 1).execute();
-}
-
-/** The directory is bounded by its file (MAX_ENTRIES), so counting the filtered rows is bounded too. */
-export async function countProviders(db: DbOrTx, filters: ProviderFilters): Promise<number> {
-  const row = await providerQuery(db, filters).select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
+): Promise<{ rows: UmaProviderRow[]; total: number }> {
+  let listed = providerQuery(db, filters).selectAll();
+  if (page.after !== undefined) listed = listed.where(sql<boolean>`${byteOrder('sort_key')} ${sql.raw(order === 'asc' ? '>' : '<')} ${page.after}`);
+  listed = listed.orderBy(sql`sort_key collate "C" ${sql.raw(order)}`).limit(page.limit + 1);
+  const joined = await db
+    .selectFrom(
+      providerQuery(db, filters)
+        .select((eb) => eb.fn.countAll<string | number>().as('total'))
+        .as('counted'),
+    )
+    .leftJoinLateral(listed.as('listed'), (join) => join.onTrue())
+    .select(['counted.total', 'listed.sort_key', 'listed.name', 'listed.domain', 'listed.logo_url', 'listed.lei', 'listed.supported_regions', 'listed.supported_currencies'])
+    .orderBy(sql`listed.sort_key collate "C" ${sql.raw(order)}`)
+    .execute();
+  // The left join makes the page's columns nullable: a row without a key is the empty page's.
+  const rows = joined.filter((r) => r.sort_key !== null).map(({ total: _total, ...row }) => row as UmaProviderRow);
+  return { rows, total: Number(joined[0]!.total) };
 }
 
 export async function selectDiscoveries(db: DbOrTx, filters: { country?: string; currency?: string }): Promise<DiscoveryRow[]> {

@@ -1,7 +1,7 @@
 import type { DbOrTx } from '../../platform/db/database.js';
 import { currency, isCurrency } from '../../platform/currencies.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { countProviders, selectDiscoveries, selectProviders, selectVasps, type UmaProviderRow } from './repo.js';
+import { selectDiscoveries, selectProviderPage, selectVasps, type UmaProviderRow } from './repo.js';
 import { MAX_NAME_LENGTH, type Discovery, type DiscoveryQuery, type UmaProvider, type UmaProviderListQuery, type Vasp, type VaspListQuery } from './schemas.js';
 
 /**
@@ -37,7 +37,7 @@ function toProvider(row: UmaProviderRow): UmaProvider {
 export async function listUmaProviders(db: DbOrTx, query: UmaProviderListQuery): Promise<Page<UmaProvider>> {
   const page = pageRequest(query, acceptKey);
   const filters = { ...(query.countryCode ? { country: query.countryCode } : {}), ...(query.currencyCode ? { currency: query.currencyCode } : {}) };
-  const [rows, total] = await Promise.all([selectProviders(db, filters, page, query.sortOrder ?? 'desc'), countProviders(db, filters)]);
+  const { rows, total } = await selectProviderPage(db, filters, page, query.sortOrder ?? 'desc');
   return toPage(
     rows.map((r) => ({ ...r, id: r.sort_key })),
     page,

@@ -16,16 +16,24 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (ap
       description:
         'An invitation from one of your customers (`inviterUma`), to share as its `url`. Needs your `umaDomain` (PATCH /config): ' +
         '400 INVITATIONS_NOT_CONFIGURED without it. A malformed address is 400 INVALID_UMA_ADDRESS; one that is not a customer of yours, ' +
-        'or an `expiresAt` not in the future, 400 INVALID_INPUT. Needs the TRANSACT permission.',
+        'or an `expiresAt` not in the future, 400 INVALID_INPUT. Needs the TRANSACT permission. Each call makes a new invitation: send an ' +
+        '`Idempotency-Key` to retry one safely.',
       body: UmaInvitationCreateRequest,
-      response: { 201: UmaInvitation, ...errorResponses(400, 401, 403, 500) },
+      idempotencyKey: true,
+      response: { 201: UmaInvitation, ...errorResponses(400, 401, 403, 409, 500) },
     },
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) =>
-      sendWrite(deps, request, reply, async (trx) => ({
-        statusCode: 201,
-        body: await createInvitation(trx, deps.clock, request.principal.platformId, request.body),
-      })),
+      sendWrite(
+        deps,
+        request,
+        reply,
+        async (trx) => ({
+          statusCode: 201,
+          body: await createInvitation(trx, deps.clock, request.principal.platformId, request.body),
+        }),
+        { idempotent: true },
+      ),
   });
 
   app.get('/invitations/:invitationCode', {
@@ -51,7 +59,9 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<ModuleDeps> = async (ap
       description:
         'Associates the invitation with the invitee\'s UMA address: PENDING → CLAIMED, exactly once however many claims race, and the ' +
         'platform that created it receives INVITATION.CLAIMED. Any platform of its environment with an `umaDomain` may claim (else 400 ' +
-        'INVITATIONS_NOT_CONFIGURED, for a code that exists). Already claimed: 400 INVITATION_ALREADY_CLAIMED; cancelled, or its inviter ' +
+        'INVITATIONS_NOT_CONFIGURED, for a code that exists). The same claim again (your platform, the same `inviteeUma`), as a retry after ' +
+        'a lost answer, is 200 with the invitation as it is, changing nothing (no Idempotency-Key needed). Claimed otherwise: 400 ' +
+        'INVITATION_ALREADY_CLAIMED; cancelled, or its inviter ' +
         'deleted (`details.reason` INVITER_DELETED): 400 INVITATION_CANCELLED; expired: 400 INVALID_INPUT (`details.status` EXPIRED); ' +
         'unknown, or of the other environment: 404 INVITATION_NOT_FOUND. Needs the TRANSACT permission.',
       params: InvitationParams,

@@ -155,6 +155,22 @@ export async function getInvitation(db: DbOrTx, clock: Clock, caller: Caller, co
 }
 
 /**
+ * Whether `row` was claimed by this very claim: the same platform for the same address (compared
+ * case-insensitively, as addresses are everywhere). A claim retried after its answer was lost is
+ * answered with the invitation as it is, changing nothing and recording no second event, as
+ * upstream declares no Idempotency-Key here; another platform's or another address's claim is
+ * still INVITATION_ALREADY_CLAIMED.
+ */
+function isSameClaim(row: InvitationRow, claimer: Caller, request: UmaInvitationClaimRequest): boolean {
+  return (
+    row.status === 'CLAIMED' &&
+    row.claimed_by_platform_id === claimer.platformId &&
+    row.invitee_uma !== null &&
+    row.invitee_uma.toLowerCase() === request.inviteeUma.toLowerCase()
+  );
+}
+
+/**
  * Claims an invitation for `inviteeUma`, exactly once: the conditional UPDATE decides, and the
  * INVITATION.CLAIMED event for the inviting platform is recorded in the same transaction. What
  * the UPDATE does not test (the environment, the inviter still a customer, a claim by the
@@ -167,13 +183,17 @@ export async function claimInvitation(trx: Tx, clock: Clock, claimer: Caller, co
   // stays the config read and the conditional UPDATE.
   if (!(await getConfigRow(trx, claimer.platformId)).uma_domain) {
     const row = await findByCode(trx, code);
-    throw row && (await visibleTo(trx, row, claimer.environment)) ? notConfigured() : notFound(code);
+    if (!row || !(await visibleTo(trx, row, claimer.environment))) throw notFound(code);
+    // A claim that won before the platform removed its UMA domain is still answered as one.
+    if (isSameClaim(row, claimer, request)) return toInvitation(row, clock.now());
+    throw notConfigured();
   }
   const now = clock.now();
   const claimed = await claimIfClaimable(trx, code, { inviteeUma: request.inviteeUma, claimerPlatformId: claimer.platformId }, now);
   if (!claimed) {
     const current = await findByCode(trx, code);
     if (!current || !(await visibleTo(trx, current, claimer.environment))) throw notFound(code);
+    if (isSameClaim(current, claimer, request)) return toInvitation(current, now);
     throw refusal(current, now, await inviterGone(trx, current));
   }
   if (!(await visibleTo(trx, claimed, claimer.environment))) throw notFound(code);
