@@ -289,6 +289,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     oidc,
     configs: configCache,
     sessionSeconds: deps.config.wallet.sessionSeconds,
+    logger: deps.logger,
   });
   const wallet = { walletAuth, signed, enclavePublicKey: enclave.publicKey };
   // Tax identifiers stored before sealing (the migration's job) or under a rotated key: customers' and owners'.

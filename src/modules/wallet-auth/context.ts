@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Clock } from '../../platform/clock.js';
 import { InvalidKeyError, parseP256PublicKey } from '../../platform/crypto/p256.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
@@ -36,6 +37,8 @@ export interface WalletAuthDeps {
   /** Platform configs, cached per process and evicted on change: read on every login. */
   configs: PlatformConfigCache;
   sessionSeconds: number;
+  /** Where failures that do not fail the request are logged (a new credential's first code that could not be sent). */
+  logger?: Logger;
 }
 
 function notFound(what: string, id: string): AppError {

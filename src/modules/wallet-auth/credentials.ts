@@ -6,7 +6,8 @@ import { parseId, uuidv7 } from '../../platform/ids.js';
 import { getConfigRow } from '../config/index.js';
 import { checkContactFree, lockContact } from './contact-credentials.js';
 import { loadCredential, loadWalletAccount, OPERATIONS, spendOidcToken, type WalletAuthDeps } from './context.js';
-import type { Environment, OneTimeCodes } from './otp.js';
+import type { OidcVerified } from './oidc.js';
+import type { Environment, OneTimeCodes, OtpDelivery } from './otp.js';
 import { passkeySettings, verifyRegistration } from './passkey.js';
 import {
   activeCredentials,
@@ -22,6 +23,7 @@ import {
   type StoredOutcome,
   type WalletAccount,
 } from './repo.js';
+import type { OutcomeWithFollowUp } from './signed-retry.js';
 import type { AuthMethod, AuthMethodResponse, CredentialCreateRequest, SignedRequestChallenge } from './schemas.js';
 import { accountRef, toAuthMethod } from './views.js';
 
@@ -65,6 +67,12 @@ function oauthIdentityTaken(existing: CredentialRow[], identity: { iss: string; 
   return existing.some((c) => c.type === 'OAUTH' && c.details.iss === identity.iss && c.details.sub === identity.sub && c.details.aud === identity.aud);
 }
 
+/** A credential just inserted, and the delivery of an OTP credential's first code, sent once the insert has committed. */
+interface Added {
+  body: AuthMethodResponse;
+  delivery?: OtpDelivery;
+}
+
 function identityRegistered(): AppError {
   return new AppError('INVALID_INPUT', 'This OIDC identity is already an OAUTH credential of the account.', {
     details: { errors: [{ field: 'oidcToken', message: 'identity already registered' }] },
@@ -91,11 +99,31 @@ export class CredentialFlows {
   }
 
   /**
-   * What a new credential will be, checked against spec §2.4 rules 1–4: the contact of an OTP
-   * credential, the verified identity of an OAUTH one (its token used up), the verified
-   * public key of a PASSKEY one.
+   * An OAUTH add's token, verified before the add's transaction opens: verifying may fetch the
+   * issuer's JWKS (up to 5 s), which must hold no connection or lock meanwhile (on the embedded
+   * engine every other request would wait for it). The wallet config is read on the pool, as
+   * OAUTH verify does (`LoginFlows.verifyOauth`).
    */
-  private async prepare(trx: Tx, platformId: string, environment: Environment, account: WalletAccount, body: CredentialCreateRequest): Promise<NewCredentialSpec> {
+  private async verifyOidcToken(platformId: string, environment: Environment, oidcToken: string): Promise<OidcVerified> {
+    const walletConfig = (await getConfigRow(this.deps.db, platformId)).embedded_wallet_config ?? undefined;
+    return this.deps.oidc
+      .verify(oidcToken, { trusted: walletConfig?.oidcIssuers ?? [], now: this.deps.clock.now(), checkSignature: environment === 'production' })
+      .catch((error: unknown) => {
+        // At registration an untrusted issuer or audience is a bad request, not a failed login.
+        if (error instanceof AppError && (error.details?.check === 'issuer' || error.details?.check === 'audience')) {
+          const message = error.details.check === 'issuer' ? 'issuer is not trusted' : 'audience is not a client id of this platform';
+          throw new AppError('INVALID_INPUT', error.message, { details: { errors: [{ field: 'oidcToken', message }] } });
+        }
+        throw error;
+      });
+  }
+
+  /**
+   * What a new credential will be, checked against spec §2.4 rules 1–4: the contact of an OTP
+   * credential, the identity of an OAUTH one (`verified` before the transaction; its token used
+   * up here), the verified public key of a PASSKEY one.
+   */
+  private async prepare(trx: Tx, platformId: string, account: WalletAccount, body: CredentialCreateRequest, verified: OidcVerified | undefined): Promise<NewCredentialSpec> {
     const existing = await activeCredentials(trx, account.id);
     const walletConfig = (await getConfigRow(trx, platformId)).embedded_wallet_config ?? undefined;
     switch (body.type) {
@@ -118,16 +146,7 @@ export class CredentialFlows {
         return { type: body.type, nickname: contact, details: {} };
       }
       case 'OAUTH': {
-        const { identity, claims, jwksUri } = await this.deps.oidc
-          .verify(body.oidcToken, { trusted: walletConfig?.oidcIssuers ?? [], now: this.deps.clock.now(), checkSignature: environment === 'production' })
-          .catch((error: unknown) => {
-            // At registration an untrusted issuer or audience is a bad request, not a failed login.
-            if (error instanceof AppError && (error.details?.check === 'issuer' || error.details?.check === 'audience')) {
-              const message = error.details.check === 'issuer' ? 'issuer is not trusted' : 'audience is not a client id of this platform';
-              throw new AppError('INVALID_INPUT', error.message, { details: { errors: [{ field: 'oidcToken', message }] } });
-            }
-            throw error;
-          });
+        const { identity, claims, jwksUri } = verified!;
         if (oauthIdentityTaken(existing, identity)) throw identityRegistered();
         await spendOidcToken(trx, this.deps.clock, platformId, body.oidcToken, claims.exp!);
         // An issuer the platform configured: the credential keeps the JWKS in force now, so a later
@@ -148,7 +167,8 @@ export class CredentialFlows {
     }
   }
 
-  private async insert(trx: Tx, environment: Environment, account: WalletAccount, spec: NewCredentialSpec): Promise<AuthMethodResponse> {
+  /** Inserts the credential; an OTP one gets its first code, whose `delivery` the caller sends after committing (`deliverFirstCode`). */
+  private async insert(trx: Tx, environment: Environment, account: WalletAccount, spec: NewCredentialSpec): Promise<Added> {
     const now = this.deps.clock.now();
     const row = await insertCredential(trx, {
       id: uuidv7(now.getTime()),
@@ -176,9 +196,29 @@ export class CredentialFlows {
           throw error;
       }
     });
-    if (spec.type !== 'EMAIL_OTP' && spec.type !== 'SMS_OTP') return toAuthMethod(row);
-    const { bundle } = await this.otp.issue(trx, environment, row, 0);
-    return { ...toAuthMethod(row), otpEncryptionTargetBundle: bundle };
+    if (spec.type !== 'EMAIL_OTP' && spec.type !== 'SMS_OTP') return { body: toAuthMethod(row) };
+    const { bundle, delivery } = await this.otp.issue(trx, environment, row, 0);
+    return { body: { ...toAuthMethod(row), otpEncryptionTargetBundle: bundle }, ...(delivery ? { delivery } : {}) };
+  }
+
+  /**
+   * Sends a new OTP credential's first code, after the add committed. The credential is added
+   * whatever the provider does, so a failed send does not fail the add (a 503 would tell the
+   * client nothing was added, and its retry would find the credential there): the code is
+   * withdrawn, the failure logged, and the 201 carries no `otpEncryptionTargetBundle`, so the
+   * end user calls challenge for a code (spec §4.4: the bundle is used "when present").
+   * Answers the body to give: `added.body`, or that body without the bundle.
+   */
+  private async deliverFirstCode(added: Added): Promise<AuthMethodResponse> {
+    if (!added.delivery) return added.body;
+    try {
+      await this.otp.deliver(added.delivery);
+      return added.body;
+    } catch (error) {
+      this.deps.logger?.warn({ err: error, credentialId: added.body.id }, 'the first code of a new OTP credential could not be sent; it was withdrawn, and challenge sends a new one');
+      const { otpEncryptionTargetBundle: _withdrawn, ...withoutCode } = added.body;
+      return withoutCode;
+    }
   }
 
   /**
@@ -189,12 +229,16 @@ export class CredentialFlows {
    * platform backend can never attach its own credential to a wallet it does not control.
    */
   async startAdd(platformId: string, environment: Environment, body: CredentialCreateRequest): Promise<StoredOutcome> {
-    return withTx(this.deps.db, async (trx) => {
+    let verified: OidcVerified | undefined;
+    if (body.type === 'OAUTH') {
+      // An unknown account is 404 before the token is looked at, as inside the transaction below.
+      await loadWalletAccount(this.deps.db, platformId, body.accountId);
+      verified = await this.verifyOidcToken(platformId, environment, body.oidcToken);
+    }
+    const started = await withTx<{ outcome: StoredOutcome } | { added: Added }>(this.deps.db, async (trx) => {
       const account = await loadWalletAccount(trx, platformId, body.accountId);
-      const spec = await this.prepare(trx, platformId, environment, account, body);
-      if ((await activeCredentials(trx, account.id)).length === 0) {
-        return { statusCode: 201, body: await this.insert(trx, environment, account, spec) };
-      }
+      const spec = await this.prepare(trx, platformId, account, body, verified);
+      if ((await activeCredentials(trx, account.id)).length === 0) return { added: await this.insert(trx, environment, account, spec) };
       const challenge = await this.deps.signed.issue(trx, {
         platformId,
         accountId: account.id,
@@ -207,11 +251,12 @@ export class CredentialFlows {
         context: { environment, credential: spec },
         payload: registrationActivity(body, spec),
       });
-      return { statusCode: 202, body: { ...challenge, type: body.type } };
+      return { outcome: { statusCode: 202, body: { ...challenge, type: body.type } } };
     });
+    return 'outcome' in started ? started.outcome : { statusCode: 201, body: await this.deliverFirstCode(started.added) };
   }
 
-  private async executeAdd(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome> {
+  private async executeAdd(trx: Tx, row: SignedRequestRow): Promise<StoredOutcome | OutcomeWithFollowUp> {
     const { environment, credential } = row.context as { environment: Environment; credential: NewCredentialSpec };
     const account = await loadWalletAccount(trx, row.platform_id, accountRef(row.account_id));
     const existing = await activeCredentials(trx, account.id);
@@ -233,7 +278,17 @@ export class CredentialFlows {
     if (credential.type === 'PASSKEY' && existing.some((c) => c.type === 'PASSKEY' && c.webauthn_id === credential.webauthnId)) {
       throw new AppError('PASSKEY_CREDENTIAL_ALREADY_EXISTS', 'This WebAuthn credential is already registered on the account.');
     }
-    return { statusCode: 201, body: await this.insert(trx, environment, account, credential) };
+    const added = await this.insert(trx, environment, account, credential);
+    const outcome = { statusCode: 201, body: added.body };
+    if (!added.delivery) return outcome;
+    // The code is sent once the signed operation's transaction commits; a 201 without the bundle replaces the stored one if it could not be.
+    return {
+      outcome,
+      afterCommit: async () => {
+        const body = await this.deliverFirstCode(added);
+        return body === added.body ? undefined : { statusCode: 201, body };
+      },
+    };
   }
 
   /**

@@ -6,7 +6,7 @@ import { formatId } from '../../platform/ids.js';
 import type { EmbeddedWalletConfig } from '../config/index.js';
 import { checkClientPublicKey, checkCredentialType, loadCredential, OPERATIONS, spendOidcToken, type WalletAuthDeps } from './context.js';
 import { nonceFor, oidcRejected } from './oidc.js';
-import type { Environment, OneTimeCodes } from './otp.js';
+import type { Environment, OneTimeCodes, OtpDelivery } from './otp.js';
 import { passkeyRejected, passkeySettings, storedPasskey, verifyAssertion } from './passkey.js';
 import { updateCredential, type CredentialRow, type CredentialType, type SignedRequestRow, type StoredOutcome } from './repo.js';
 import type { AuthSession, OauthVerifyRequest, OtpVerifyRequest, PasskeyVerifyRequest, SignedRequestChallenge } from './schemas.js';
@@ -41,13 +41,15 @@ export class LoginFlows {
 
   /**
    * POST /auth/credentials/{id}/challenge: a fresh one-time code (EMAIL_OTP, SMS_OTP) or a
-   * session-creation challenge (PASSKEY); OAUTH has none.
+   * session-creation challenge (PASSKEY); OAUTH has none. A production code is sent after the
+   * transaction commits, with the credential's lock released; one that cannot be sent is
+   * withdrawn and answers the provider's 503 (`OneTimeCodes.deliver`).
    */
   async challenge(platformId: string, environment: Environment, credentialId: string, body: { clientPublicKey?: string }, settleDelaySeconds: number): Promise<StoredOutcome> {
     if (body.clientPublicKey !== undefined) checkClientPublicKey(body.clientPublicKey, 'clientPublicKey');
-    return withTx(this.deps.db, async (trx) => {
+    const { outcome, delivery } = await withTx<{ outcome: StoredOutcome; delivery?: OtpDelivery }>(this.deps.db, async (trx) => {
       const credential = await loadCredential(trx, platformId, credentialId, true);
-      if (credential.type === 'PASSKEY') return { statusCode: 200, body: await this.passkeyChallenge(trx, credential, body.clientPublicKey) };
+      if (credential.type === 'PASSKEY') return { outcome: { statusCode: 200, body: await this.passkeyChallenge(trx, credential, body.clientPublicKey) } };
       if (credential.type === 'OAUTH') {
         throw new AppError('INVALID_INPUT', 'OAUTH credentials need no challenge: call verify with a fresh OIDC token and clientPublicKey.', {
           details: { reason: 'NO_CHALLENGE_FOR_OAUTH' },
@@ -55,6 +57,8 @@ export class LoginFlows {
       }
       return this.otp.challenge(trx, environment, credential, settleDelaySeconds);
     });
+    if (delivery) await this.otp.deliver(delivery);
+    return outcome;
   }
 
   /**

@@ -47,6 +47,13 @@ export interface ResolvedIssuer {
   platformJwks: boolean;
 }
 
+/** A token that passed `OidcVerifier.verify`: its claims, the identity they name, and the JWKS a platform-configured issuer's keys came from. */
+export interface OidcVerified {
+  claims: JWTPayload;
+  identity: OidcIdentity;
+  jwksUri?: string;
+}
+
 export type OidcCheck = 'signature' | 'issuer' | 'audience' | 'iat' | 'nbf' | 'exp' | 'identity' | 'nonce' | 'replay';
 
 export function oidcRejected(check: OidcCheck, message: string): AppError {
@@ -180,7 +187,7 @@ export class OidcVerifier {
   async verify(
     token: string,
     input: { trusted: TrustedIssuer[]; now: Date; checkSignature: boolean; pinned?: { iss: string; jwksUri?: string | undefined } | undefined },
-  ): Promise<{ claims: JWTPayload; identity: OidcIdentity; jwksUri?: string }> {
+  ): Promise<OidcVerified> {
     const claims = await this.decode(token);
     const resolved = this.resolve(claims.iss, input.trusted);
     if (!resolved) throw oidcRejected('issuer', `issuer ${JSON.stringify(claims.iss ?? null)} is not trusted by this platform (embeddedWalletConfig.oidcIssuers)`);

@@ -1,14 +1,15 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
-import type { Tx } from '../../platform/db/database.js';
+import type { Db, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
-import type { MessageSender } from '../../platform/messages.js';
+import type { MessageSender, OutgoingMessage } from '../../platform/messages.js';
 import { getConfigRow } from '../config/index.js';
 import { BundleError } from './enclave/bundles.js';
 import type { OpenedOtp, WalletEnclave } from './enclave/enclave.js';
 import {
   countOtpChallengesSince,
+  deleteOtpChallenge,
   insertOtpChallenge,
   OTP_CHALLENGE_WINDOW_MS,
   latestOtpChallenge,
@@ -49,21 +50,30 @@ function otpCode(length: number, alphanumeric: boolean): string {
   return code;
 }
 
+/** A code stored but not sent yet: `OneTimeCodes.deliver` sends it once the transaction that stored it has committed. */
+export interface OtpDelivery {
+  challengeId: string;
+  message: OutgoingMessage;
+}
+
 /**
  * One-time codes of EMAIL_OTP and SMS_OTP credentials: issuing (stored only as a keyed hash,
  * with a fresh enclave target), delivery, expiry, single use and throttling. Only the latest
  * code of a credential counts.
  */
 export class OneTimeCodes {
-  constructor(private readonly deps: { clock: Clock; enclave: WalletEnclave; messages: MessageSender }) {}
+  constructor(private readonly deps: { db: Db; clock: Clock; enclave: WalletEnclave; messages: MessageSender }) {}
 
   private throttled(credential: CredentialRow, now: Date): AppError | undefined {
     const until = credential.otp_throttled_until;
     return until && until > now ? rateLimited(until, now, 'Too many wrong codes for this credential; wait before trying again.') : undefined;
   }
 
-  /** Creates an OTP for the credential and sends it (sandbox: `000000`, never sent). */
-  async issue(trx: Tx, environment: Environment, credential: CredentialRow, delayMs: number): Promise<{ challenge: OtpChallengeRow; bundle: string }> {
+  /**
+   * Creates an OTP for the credential. A production code comes back as `delivery`, for the
+   * caller to `deliver` after its transaction commits; a sandbox code (`000000`) is never sent.
+   */
+  async issue(trx: Tx, environment: Environment, credential: CredentialRow, delayMs: number): Promise<{ challenge: OtpChallengeRow; bundle: string; delivery?: OtpDelivery }> {
     const walletConfig = (await getConfigRow(trx, credential.platform_id)).embedded_wallet_config ?? {};
     const now = this.deps.clock.now();
     const id = uuidv7(now.getTime());
@@ -84,38 +94,54 @@ export class OneTimeCodes {
       created_at: now,
     };
     await insertOtpChallenge(trx, challenge);
-    if (environment === 'production') {
-      const appName = walletConfig.appName ?? 'Corridor';
-      const minutes = Math.max(1, Math.round((expiresAt.getTime() - now.getTime()) / 60_000));
-      await this.deps.messages.send({
-        channel: credential.type === 'SMS_OTP' ? 'SMS' : 'EMAIL',
-        to: credential.nickname,
-        subject: `${appName} verification code`,
-        text: `Your ${appName} verification code is ${code}. It expires in ${minutes} minute${minutes === 1 ? '' : 's'}. Never share it.`,
-        from: {
-          ...(walletConfig.sendFromEmailAddress ? { address: walletConfig.sendFromEmailAddress } : {}),
-          ...(walletConfig.sendFromEmailSenderName ? { name: walletConfig.sendFromEmailSenderName } : {}),
-          ...(walletConfig.replyToEmailAddress ? { replyTo: walletConfig.replyToEmailAddress } : {}),
-        },
-      });
+    if (environment !== 'production') return { challenge, bundle: target.bundle };
+    const appName = walletConfig.appName ?? 'Corridor';
+    const minutes = Math.max(1, Math.round((expiresAt.getTime() - now.getTime()) / 60_000));
+    const message: OutgoingMessage = {
+      channel: credential.type === 'SMS_OTP' ? 'SMS' : 'EMAIL',
+      to: credential.nickname,
+      subject: `${appName} verification code`,
+      text: `Your ${appName} verification code is ${code}. It expires in ${minutes} minute${minutes === 1 ? '' : 's'}. Never share it.`,
+      from: {
+        ...(walletConfig.sendFromEmailAddress ? { address: walletConfig.sendFromEmailAddress } : {}),
+        ...(walletConfig.sendFromEmailSenderName ? { name: walletConfig.sendFromEmailSenderName } : {}),
+        ...(walletConfig.replyToEmailAddress ? { replyTo: walletConfig.replyToEmailAddress } : {}),
+      },
+    };
+    return { challenge, bundle: target.bundle, delivery: { challengeId: id, message } };
+  }
+
+  /**
+   * Sends an issued code, with no transaction open: the provider may take up to
+   * CORRIDOR_MESSAGES_TIMEOUT_MS (at most two minutes), and a transaction held that long would
+   * hold a pooled connection (the embedded engine's only one) and the credential's lock. A code
+   * that could not be sent is withdrawn, its challenge deleted as if never issued (the credential's
+   * previous code, if any, stays as it was), and the provider's error is thrown.
+   */
+  async deliver(delivery: OtpDelivery): Promise<void> {
+    try {
+      await this.deps.messages.send(delivery.message);
+    } catch (error) {
+      await deleteOtpChallenge(this.deps.db, delivery.challengeId);
+      throw error;
     }
-    return { challenge, bundle: target.bundle };
   }
 
   /**
    * POST /auth/credentials/{id}/challenge for a (locked) OTP credential: a fresh OTP and target.
    * While the provider settles a delivery (sandbox delay) the call answers PROCESSING, and
-   * later calls answer for that same OTP instead of sending another.
+   * later calls answer for that same OTP instead of sending another. A new production code comes
+   * with its `delivery`, which the caller sends (`deliver`) once the transaction has committed.
    */
-  async challenge(trx: Tx, environment: Environment, credential: CredentialRow, settleDelaySeconds: number): Promise<StoredOutcome> {
+  async challenge(trx: Tx, environment: Environment, credential: CredentialRow, settleDelaySeconds: number): Promise<{ outcome: StoredOutcome; delivery?: OtpDelivery }> {
     const now = this.deps.clock.now();
     const throttled = this.throttled(credential, now);
     if (throttled) throw throttled;
     const latest = await latestOtpChallenge(trx, credential.id, true);
     if (latest && !latest.answered_at && !latest.consumed_at && latest.expires_at > now) {
-      if (latest.settle_at > now) return PROCESSING;
+      if (latest.settle_at > now) return { outcome: PROCESSING };
       await updateOtpChallenge(trx, latest.id, { answered_at: now });
-      return { statusCode: 200, body: { ...toAuthMethod(credential), otpEncryptionTargetBundle: latest.target_bundle } };
+      return { outcome: { statusCode: 200, body: { ...toAuthMethod(credential), otpEncryptionTargetBundle: latest.target_bundle } } };
     }
     if ((await countOtpChallengesSince(trx, credential.id, new Date(now.getTime() - OTP_CHALLENGE_WINDOW_MS))) >= OTP_CHALLENGES_PER_WINDOW) {
       throw rateLimited(
@@ -125,8 +151,9 @@ export class OneTimeCodes {
       );
     }
     const delayMs = environment === 'sandbox' ? settleDelaySeconds * 1000 : 0;
-    const { bundle } = await this.issue(trx, environment, credential, delayMs);
-    return delayMs > 0 ? PROCESSING : { statusCode: 200, body: { ...toAuthMethod(credential), otpEncryptionTargetBundle: bundle } };
+    const { bundle, delivery } = await this.issue(trx, environment, credential, delayMs);
+    if (delayMs > 0) return { outcome: PROCESSING };
+    return { outcome: { statusCode: 200, body: { ...toAuthMethod(credential), otpEncryptionTargetBundle: bundle } }, ...(delivery ? { delivery } : {}) };
   }
 
   /**

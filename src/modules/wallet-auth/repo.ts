@@ -401,6 +401,11 @@ export async function updateOtpChallenge(db: DbOrTx, id: string, changes: Partia
   await db.updateTable('otp_challenges').set(changes).where('id', '=', id).execute();
 }
 
+/** Withdraws a code that could not be sent (`OneTimeCodes.deliver`): as if it had never been issued. */
+export async function deleteOtpChallenge(db: DbOrTx, id: string): Promise<void> {
+  await db.deleteFrom('otp_challenges').where('id', '=', id).execute();
+}
+
 /** Uses up every open code of a credential (its contact moved: codes sent to the old one must not log in). */
 export async function consumeOtpChallenges(db: DbOrTx, credentialId: string, now: Date): Promise<void> {
   await db.updateTable('otp_challenges').set({ consumed_at: now }).where('credential_id', '=', credentialId).where('consumed_at', 'is', null).execute();

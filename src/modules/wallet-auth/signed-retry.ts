@@ -30,13 +30,30 @@ export const SETTLE_JOB = 'wallet.signed-request.settle';
 
 export const PROCESSING: StoredOutcome = { statusCode: 200, body: { status: 'PROCESSING' } };
 
+/**
+ * What an operation answers when it leaves work for after its transaction: `outcome` is stored
+ * as usual; `afterCommit` runs once that transaction has committed, never inside it (work that
+ * waits on another system: sending a new credential's one-time code), and may answer an outcome
+ * that replaces the stored one (stored, and answered, instead).
+ */
+export interface OutcomeWithFollowUp {
+  outcome: StoredOutcome;
+  afterCommit: () => Promise<StoredOutcome | undefined>;
+}
+
+/** A claimed request as its operation left it, with the work it left for after the commit. */
+interface Executed {
+  row: SignedRequestRow;
+  afterCommit?: OutcomeWithFollowUp['afterCommit'];
+}
+
 /** One kind of operation that the signed-retry pattern authorises. */
 export interface SignedOperation {
   /**
    * Does the work once the wallet provider settles, in the settling transaction. An AppError
    * becomes the stored outcome (its writes undone); anything else is retried by the reconciler.
    */
-  execute(trx: Tx, request: SignedRequestRow): Promise<StoredOutcome>;
+  execute(trx: Tx, request: SignedRequestRow): Promise<StoredOutcome | OutcomeWithFollowUp>;
   /**
    * For outcomes that must never be stored (wallet export): the stored outcome keeps only the
    * status, and each identical retry builds the body again from this.
@@ -134,7 +151,8 @@ export class SignedRequests {
   ) {
     jobs.register(SETTLE_JOB, async (job) => {
       const { platformId, id } = job.payload as { platformId: string; id: string };
-      await withTx(this.db, (trx) => this.settle(trx, platformId, id));
+      const settled = await withTx(this.db, (trx) => this.settle(trx, platformId, id));
+      if (settled) await this.followUp(settled);
     });
   }
 
@@ -249,9 +267,9 @@ export class SignedRequests {
       if (Object.keys(facts).length > 0) current = await setSignedRequestContext(trx, row.id, { ...current.context, ...facts });
       if (delayMs === 0) return this.execute(trx, current);
       await enqueueJob(trx, this.clock, { kind: SETTLE_JOB, platformId: spec.platformId, payload: { platformId: spec.platformId, id: row.id }, runAt: settleAt });
-      return current;
+      return { row: current };
     });
-    if (claimed) return this.outcomeOf(claimed);
+    if (claimed) return this.outcomeOf(await this.followUp(claimed));
     const taken = (await findSignedRequest(this.db, spec.platformId, row.id))!;
     // Given back meanwhile by a refusal (`retryableRefusals`, settled late): it may be redeemed again.
     if (taken.status === 'PENDING') return this.redeem(spec);
@@ -299,7 +317,7 @@ export class SignedRequests {
     while (current.status === 'PROCESSING') {
       const { platform_id: platformId, id } = current;
       if (current.settle_at! <= this.clock.now()) {
-        current = (await withTx(this.db, (trx) => this.settle(trx, platformId, id)))!;
+        current = await this.followUp((await withTx(this.db, (trx) => this.settle(trx, platformId, id)))!);
       } else if (Date.now() < deadline) {
         await sleep(Math.min(25, deadline - Date.now()));
         current = (await findSignedRequest(this.db, platformId, id))!;
@@ -327,9 +345,9 @@ export class SignedRequests {
    * takes effect only now: the session that signed it must still be active, and its credential
    * not revoked, or it ends as a signature by an ended session does (`signerStillActive`).
    */
-  private async settle(trx: Tx, platformId: string, id: string): Promise<SignedRequestRow | undefined> {
+  private async settle(trx: Tx, platformId: string, id: string): Promise<Executed | undefined> {
     const row = await findSignedRequest(trx, platformId, id, true);
-    if (row?.status !== 'PROCESSING') return row;
+    if (row?.status !== 'PROCESSING') return row && { row };
     await this.lockWrites(trx, row);
     return this.execute(trx, row, () => this.signerStillActive(trx, row));
   }
@@ -358,24 +376,36 @@ export class SignedRequests {
    * an operation with `retryableRefusals` instead gives the request back (PENDING, nothing stored:
    * a PENDING row has no outcome) and answers the row with the refusal as its outcome, in memory only.
    */
-  private async execute(trx: Tx, row: SignedRequestRow, precondition?: () => Promise<void>): Promise<SignedRequestRow> {
+  private async execute(trx: Tx, row: SignedRequestRow, precondition?: () => Promise<void>): Promise<Executed> {
     const operation = this.operations.get(row.operation);
     if (!operation) throw new Error(`no signed operation named ${row.operation}`);
     let outcome: StoredOutcome;
+    let afterCommit: Executed['afterCommit'];
     try {
       // A refused precondition ends the request as a refusal of the operation would.
       await precondition?.();
-      outcome = await inSavepoint(trx, 'signed_operation', () => operation.execute(trx, row));
+      const executed = await inSavepoint(trx, 'signed_operation', () => operation.execute(trx, row));
+      if ('afterCommit' in executed) ({ outcome, afterCommit } = executed);
+      else outcome = executed;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       outcome = {
         statusCode: statusOf(error.code),
         error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
       };
-      if (operation.retryableRefusals) return { ...(await releaseSignedRequest(trx, row.id, this.clock.now())), outcome };
+      if (operation.retryableRefusals) return { row: { ...(await releaseSignedRequest(trx, row.id, this.clock.now())), outcome } };
     }
     const stored = operation.reveal && !outcome.error ? { statusCode: outcome.statusCode } : outcome;
-    return completeSignedRequest(trx, row.id, stored, this.clock.now());
+    return { row: await completeSignedRequest(trx, row.id, stored, this.clock.now()), ...(afterCommit ? { afterCommit } : {}) };
+  }
+
+  /**
+   * Runs the work an operation left for after its transaction (`OutcomeWithFollowUp`), which has
+   * committed by now, and stores the outcome it answers in place of the stored one.
+   */
+  private async followUp({ row, afterCommit }: Executed): Promise<SignedRequestRow> {
+    const replaced = await afterCommit?.();
+    return replaced ? completeSignedRequest(this.db, row.id, replaced, this.clock.now()) : row;
   }
 }
 
