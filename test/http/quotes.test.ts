@@ -341,6 +341,24 @@ describe('refusals (spec §7), on create and through immediatelyExecute', () => 
     expectEnvelope(await execute(viewer, q.id), 403, 'FORBIDDEN');
     expectEnvelope(await quote(viewer, { source: fromAccount(usd.id), destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1000 }), 403, 'FORBIDDEN');
   });
+
+  it('a lookupId to an account is a receiver lookup’s (LookupRequest:…) or 400 INVALID_INPUT; it binds nothing and is not kept', async () => {
+    const { p, sender, usd, eur } = await world();
+    const looked = await call(p, 'GET', `/receiver/external-account/${eur}?customerId=${sender.id}`);
+    expect(looked.statusCode, looked.body).toBe(200);
+    const lookupId = (looked.json() as { lookupId: string }).lookupId;
+    const body = (lookupId: string) => ({ lookupId, source: fromAccount(usd.id), destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1000 });
+    // A UMA lookup's id, or anything else, is not a receiver lookup: nothing is written.
+    for (const wrong of [formatId('Lookup', '019542f5-b3e7-7d02-8000-000000000001'), 'anything at all']) {
+      const refused = expectEnvelope(await quote(p, body(wrong)), 400, 'INVALID_INPUT');
+      expect(refused.details).toMatchObject({ errors: [{ field: 'lookupId' }] });
+    }
+    const created = await quote(p, body(lookupId));
+    expect(created.statusCode, created.body).toBe(201);
+    const row = await ctx.handle.db.selectFrom('quotes').select('lookup_id').where('id', '=', parseId('Quote', (created.json() as Quote).id)!).executeTakeFirstOrThrow();
+    expect(row.lookup_id).toBeNull();
+    expect(await ctx.handle.db.selectFrom('quotes').select('id').where('platform_id', '=', p.uuid).execute()).toHaveLength(1);
+  });
 });
 
 describe('POST /quotes/{id}/execute', () => {

@@ -27,7 +27,7 @@ import {
   type RouteSpec,
 } from '../rates/index.js';
 import { networkFeeFor } from '../withdrawal-fees/index.js';
-import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
+import { executeLocked, limitIn, QUOTE_EXECUTE_OPERATION, type Caller, type ExecutionContext, type Prefetched, type QuoteDeps } from './execute.js';
 import { checkCreditable, checkDestination, checkSender, pullSource } from './payability.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import type { AccountDestinationT, QuoteRequest } from './schemas.js';
@@ -257,11 +257,12 @@ export async function createQuote(
   caller: Caller,
   body: QuoteRequest,
   // Read before the transaction opens, so a request never waits for a second connection while holding one.
-  prefetched: Prefetched & { config: PlatformConfig; uma?: PricedUmaQuote },
+  prefetched: Prefetched & { config: PlatformConfig; uma?: PricedUmaQuote; networkFee?: PrefetchedNetworkFee },
 ): Promise<StoredResponse> {
   const { platformId } = caller;
   const uma = prefetched.uma;
   if (uma) return inTransaction(db, (trx) => createUmaQuote(trx, deps, caller, body, { ...prefetched, uma }));
+  checkAccountLookupId(body);
   const source = await resolveSource(db, platformId, body);
   refuseUnsignedWalletExecution(body, source);
   const destination = await resolveDestination(db, platformId, body, source.customerUuid);
@@ -275,7 +276,7 @@ export async function createQuote(
   if (destination.kind === 'INTERNAL_ACCOUNT') currencyConfig(config, destination.currency, 'INCOMING', destinationCurrencyField(body));
 
   const override = feeOverrideOf(body, source.currency);
-  const networkFee = destination.network ? await payoutNetworkFee(deps, caller, body, snapshot, source.currency, destination.network, destination.currency) : undefined;
+  const networkFee = destination.network ? takeNetworkFee(prefetched.networkFee, source.currency, destination) : undefined;
 
   const pricing = priceRequest({
     snapshot,
@@ -361,6 +362,8 @@ export async function createQuote(
       rate_window_start: snapshot.windowStart,
       payment_instructions: paymentInstructions,
       signed_request_id: signedRequestId,
+      // A receiver lookup binds nothing (checkAccountLookupId): only a UMA quote keeps the lookup it was priced on.
+      lookup_id: null,
       ...carriedFromRequest(body),
       transaction_id: uuidv7(createdAt.getTime()),
       expires_at: new Date(now.getTime() + destination.route.quoteExpirySeconds * 1000),
@@ -403,10 +406,76 @@ async function payoutNetworkFee(
   return (await networkFeeFor(deps.feeModels, caller.environment, network, currency, amount)).networkFeeInCurrency;
 }
 
+/**
+ * A payout's network fee, asked before the quote's transaction opens (`prefetchNetworkFee`): the
+ * destination account and sending currency it was asked for, and the fee or the refusal the
+ * quote answers in its place.
+ */
+export type PrefetchedNetworkFee = { accountUuid: string; sendingCurrency: string } & ({ fee: bigint } | { refusal: AppError });
+
+/**
+ * The network fee of a payout to an external wallet, asked of the withdrawal fee model before
+ * any transaction opens: a deployment's model may ask a gas oracle over HTTP, which must hold no
+ * transaction (on the embedded engine, every other request's) nor the Idempotency-Key's row. Both
+ * sides are read here without the quote's rules; createQuote resolves them again and refuses what
+ * they refuse first, so a refusal of the model is kept and answered where the fee is charged.
+ * Undefined when the destination is no external wallet (or either side is not found: the quote
+ * refuses that).
+ */
+export async function prefetchNetworkFee(deps: QuoteDeps, caller: Caller, body: QuoteRequest, snapshot: RateSnapshot): Promise<PrefetchedNetworkFee | undefined> {
+  const destination = body.destination;
+  if (destination.destinationType !== 'ACCOUNT' || !parseId('ExternalAccount', destination.accountId)) return undefined;
+  const [account, sendingCurrency] = await Promise.all([unlessRefused(findExternalAccount(deps.db, caller.platformId, destination.accountId)), sendingCurrencyOf(deps, caller, body)]);
+  if (!account?.network || !sendingCurrency) return undefined;
+  const asked = { accountUuid: account.uuid, sendingCurrency };
+  try {
+    return { ...asked, fee: await payoutNetworkFee(deps, caller, body, snapshot, sendingCurrency, account.network, account.currency) };
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return { ...asked, refusal: error };
+  }
+}
+
+/** Undefined for a refusal (an unknown account): the quote resolves the account again and refuses it itself. */
+const unlessRefused = <T>(read: Promise<T>): Promise<T | undefined> =>
+  read.catch((error: unknown) => {
+    if (error instanceof AppError) return undefined;
+    throw error;
+  });
+
+/** The currency the request's source sends, as resolveSource finds it (undefined: no such account). */
+async function sendingCurrencyOf(deps: QuoteDeps, caller: Caller, body: QuoteRequest): Promise<string | undefined> {
+  const source = body.source;
+  if (source.sourceType === 'REALTIME_FUNDING') return source.currency;
+  if (parseId('ExternalAccount', source.accountId)) return (await unlessRefused(findExternalAccount(deps.db, caller.platformId, source.accountId)))?.currency;
+  return (await findInternalAccount(deps.db, caller.platformId, source.accountId))?.currency;
+}
+
+/** The prefetched network fee of the destination the quote resolved (its refusal thrown here, in the order of creation's refusals). */
+function takeNetworkFee(prefetched: PrefetchedNetworkFee | undefined, sendingCurrency: string, destination: ResolvedDestination): bigint {
+  // An account's currency and network never change: a fee for another account or currency is a caller that did not prefetch this request's.
+  if (!prefetched || prefetched.accountUuid !== destination.accountUuid || prefetched.sendingCurrency !== sendingCurrency) {
+    throw new Error(`the network fee of a payout to ${destination.accountId} was not asked before the quote's transaction (prefetchNetworkFee)`);
+  }
+  if ('refusal' in prefetched) throw prefetched.refusal;
+  return prefetched.fee;
+}
+
+/**
+ * `lookupId` to an account destination: a receiver lookup's (GET /receiver/external-account/
+ * {accountId}, `LookupRequest:<uuid>`). Upstream needs it for UMA destinations only, and a
+ * receiver lookup is an estimate that binds nothing — the quote's own rules decide who may pay
+ * the account, at what rate and between which limits — so it is neither read nor kept. An id of
+ * any other shape (a UMA lookup's `Lookup:<uuid>` among them) is the caller's mistake: 400.
+ */
+function checkAccountLookupId(body: QuoteRequest): void {
+  if (body.lookupId === undefined || parseId('LookupRequest', body.lookupId)) return;
+  throw field('lookupId', 'to an ACCOUNT destination must be the lookupId of GET /receiver/external-account/{accountId} (LookupRequest:…), or be left out; a UMA lookup prices a UMA_ADDRESS destination only');
+}
+
 /** What the request hands through to the quote unchanged. */
 function carriedFromRequest(body: QuoteRequest) {
   return {
-    lookup_id: body.lookupId ?? null,
     description: body.description ?? null,
     remittance_information: body.remittanceInformation ?? null,
     purpose_of_payment: body.purposeOfPayment ?? null,
@@ -419,9 +488,9 @@ function carriedFromRequest(body: QuoteRequest) {
  * its paymentInstructions, not executed (upstream's execute takes account sources only): its
  * payment opens now and waits for that money until expiresAt, `immediatelyExecute` or not.
  */
-async function openIfDue(trx: Tx, deps: QuoteDeps, row: QuoteRow, body: QuoteRequest, source: ResolvedSource, prefetched: Prefetched): Promise<StoredResponse> {
+async function openIfDue(trx: Tx, deps: QuoteDeps, row: QuoteRow, body: QuoteRequest, source: ResolvedSource, context: ExecutionContext): Promise<StoredResponse> {
   if (body.immediatelyExecute || source.kind === 'REALTIME_FUNDING') {
-    const executed = await executeLocked(trx, deps, row, prefetched, { createdNow: true });
+    const executed = await executeLocked(trx, deps, row, context, { createdNow: true });
     return { statusCode: executed.statusCode === 200 ? 201 : executed.statusCode, body: executed.body };
   }
   return { statusCode: 201, body: toQuote(row, 'PENDING') };
@@ -558,6 +627,8 @@ async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, body: Qu
     rate_window_start: snapshot.windowStart,
     payment_instructions: paymentInstructions,
     signed_request_id: signedRequestId,
+    // The lookup the pay request was sent on (UmaSender checked it: this platform's, the sender's, the address's, not expired).
+    lookup_id: body.lookupId ?? null,
     ...carriedFromRequest(body),
     transaction_id: uuidv7(createdAt.getTime()),
     expires_at: new Date(prefetched.now.getTime() + Math.max(0, Math.min(UMA_QUOTE_SECONDS, uma.invoiceLifetimeSeconds)) * 1000),

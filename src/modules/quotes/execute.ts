@@ -108,16 +108,36 @@ function paymentInput(row: QuoteRow): OutgoingPaymentInput {
  * volume grows (429 past the limit) and the payment starts (the hold; too little balance is
  * AMOUNT_OUT_OF_RANGE and nothing is written).
  */
-/** What a request reads before its transaction opens (a second connection inside it could starve the pool). */
-export interface Prefetched {
-  snapshot: RateSnapshot;
-  /** The platform's time now (PlatformClock). */
+/**
+ * What an execution needs besides the quote: the platform's time now (PlatformClock) and its
+ * environment, whose rate provider priced the quote. The rates are the quote's own window's,
+ * read as stored in the execution's transaction (`quoteRates`): never the provider's, whose
+ * answer could keep the transaction, and the quote's row lock, waiting.
+ */
+export interface ExecutionContext {
   now: Date;
+  environment: Caller['environment'];
+}
+
+/** What a request creating a quote reads before its transaction opens (a second connection inside it could starve the pool). */
+export interface Prefetched extends ExecutionContext {
+  /** The current window's rates, which price the quote. */
+  snapshot: RateSnapshot;
 }
 
 export async function prefetch(deps: QuoteDeps, caller: Caller): Promise<Prefetched> {
   const [snapshot, now] = await Promise.all([deps.rates.snapshot(caller.environment), deps.platformClock.now(caller.platformId)]);
-  return { snapshot, now };
+  return { snapshot, now, environment: caller.environment };
+}
+
+/**
+ * The rates a quote was priced with, as stored (its `rate_window_start`), for the execution's
+ * checks that convert (the default limits in US cents, the destination's verification threshold in
+ * EUR): what the quote fixed is not re-read (README, "Checked again at execution"). Asked only of
+ * a quote that has not expired, so at most minutes old: stored windows are kept a day.
+ */
+function quoteRates(trx: Tx, deps: QuoteDeps, row: QuoteRow, environment: Caller['environment']): Promise<RateSnapshot> {
+  return deps.rates.storedSnapshot(environment, row.rate_window_start, trx);
 }
 
 function walletSignatureMissing(): AppError {
@@ -146,7 +166,7 @@ export async function executeLocked(
   trx: Tx,
   deps: QuoteDeps,
   row: QuoteRow,
-  prefetched: Prefetched,
+  context: ExecutionContext,
   // The deprecated transfer-in records its payment as INCOMING (money entering an internal account);
   // transfer-out tells the rail it is a transfer (sandbox rails have transfer outcomes of their own).
   // `walletSigned`: the wallet's session stamp over the quote's payloadToSign was verified (the signed path).
@@ -155,7 +175,7 @@ export async function executeLocked(
 ): Promise<StoredResponse> {
   if (row.source_account_type === 'EMBEDDED_WALLET' && !walletSigned) throw walletSignatureMissing();
   if (row.executed_at) throw await alreadyExecuted(trx, deps, row);
-  return executeTaken(trx, deps, row, prefetched, { ...options, claimed: false, recheck: !createdNow });
+  return executeTaken(trx, deps, row, context, { ...options, claimed: false, recheck: !createdNow });
 }
 
 /**
@@ -168,7 +188,7 @@ async function executeTaken(
   trx: Tx,
   deps: QuoteDeps,
   row: QuoteRow,
-  { snapshot, now }: Prefetched,
+  { now, environment }: ExecutionContext,
   { claimed, recheck, ...options }: Pick<OutgoingPaymentInput, 'recordAs' | 'requestedAs'> & { claimed: boolean; recheck: boolean },
 ): Promise<StoredResponse> {
   const input: OutgoingPaymentInput = { ...paymentInput(row), ...options };
@@ -184,6 +204,7 @@ async function executeTaken(
       }),
     };
   }
+  const snapshot = await quoteRates(trx, deps, row, environment);
   if (recheck && row.customer_id) input.sender = await checkSender(trx, row.platform_id, row.customer_id);
   // The accounts, also for a quote created just now: its creation may have looked outside this
   // transaction, and only a look in it (each account's owner read FOR SHARE) keeps a concurrent
@@ -228,9 +249,9 @@ export async function loadQuote(db: DbOrTx, platformId: string, quoteUuid: strin
 }
 
 /** POST /quotes/{id}/execute for account sources that need no wallet signature. */
-export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string, prefetched: Prefetched): Promise<StoredResponse> {
+export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quoteUuid: string, context: ExecutionContext): Promise<StoredResponse> {
   // Locked and marked in one round trip (with the day its volume is counted in); every refusal below rolls the mark back.
-  const claim = await claimQuote(trx, caller.platformId, quoteUuid, deps.clock.now(), prefetched.now);
+  const claim = await claimQuote(trx, caller.platformId, quoteUuid, deps.clock.now(), context.now);
   if (!claim) throw new AppError('QUOTE_NOT_FOUND', `Quote ${formatId('Quote', quoteUuid)} was not found.`);
   const row = claim.row;
   if (row.source_kind === 'REALTIME_FUNDING') {
@@ -241,7 +262,7 @@ export async function executeQuote(trx: Tx, deps: QuoteDeps, caller: Caller, quo
   }
   if (row.source_account_type === 'EMBEDDED_WALLET') throw walletSignatureMissing();
   if (claim.alreadyExecuted) throw await alreadyExecuted(trx, deps, row);
-  return executeTaken(trx, deps, row, prefetched, { claimed: true, recheck: true });
+  return executeTaken(trx, deps, row, context, { claimed: true, recheck: true });
 }
 
 export async function readQuote(deps: QuoteDeps, caller: Caller, quoteUuid: string) {

@@ -4,7 +4,7 @@ import { formatId, parseId } from '../../platform/ids.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import { sendOutcome, walletSignature } from '../wallet-auth/index.js';
-import { createQuote, prefetchUmaQuote, type PricedUmaQuote } from './create.js';
+import { createQuote, prefetchNetworkFee, prefetchUmaQuote, type PricedUmaQuote } from './create.js';
 import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
 import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
 
@@ -16,9 +16,9 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
       const quoteUuid = parseId('Quote', request.target_id)!;
       const row = await loadQuote(trx, request.platform_id, quoteUuid, { forUpdate: true });
       const environment = (request.context.environment as 'sandbox' | 'production' | undefined) ?? 'sandbox';
-      // A settling job may run this without a request: the rates are read through its transaction.
-      const prefetched = { snapshot: await deps.rates.snapshot(environment, trx), now: await deps.platformClock.now(request.platform_id, trx) };
-      return executeLocked(trx, deps, row, prefetched, { walletSigned: true });
+      // A settling job may run this without a request: the time is read through its transaction,
+      // and the rates are the quote's stored window's (executeLocked), never the provider's.
+      return executeLocked(trx, deps, row, { now: await deps.platformClock.now(request.platform_id, trx), environment }, { walletSigned: true });
     },
     // The challenge outlives the quote (issued after it was priced, for 5 minutes; a quote lives at
     // most 5): past the challenge's window an expired quote is still executed, so that its
@@ -49,8 +49,10 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
       const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
+      // A payout onto a crypto network: its fee is asked of the withdrawal fee model before any transaction opens.
+      const networkFee = await prefetchNetworkFee(deps, request.principal, request.body, prefetched.snapshot);
       // Without an Idempotency-Key a quote that is only stored is one INSERT: createQuote opens a transaction only when it writes more.
-      return sendWrite<PricedUmaQuote | undefined, 'when-needed'>(deps, request, reply, (db, uma) => createQuote(db, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}) }), {
+      return sendWrite<PricedUmaQuote | undefined, 'when-needed'>(deps, request, reply, (db, uma) => createQuote(db, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}), ...(networkFee ? { networkFee } : {}) }), {
         idempotent: true,
         transaction: 'when-needed',
         // To a UMA address the pay request reaches the receiver's VASP: a retry the key answers must not send it again.
@@ -113,8 +115,9 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
         });
         return sendOutcome(reply, outcome);
       }
-      const prefetched = await prefetch(deps, request.principal);
-      return sendWrite(deps, request, reply, (trx) => executeQuote(trx, deps, request.principal, quoteUuid, prefetched), { idempotent: true });
+      // The quote's own rates are read in the transaction (executeQuote): no provider is asked, current window or not.
+      const context = { now: await deps.platformClock.now(request.principal.platformId), environment: request.principal.environment };
+      return sendWrite(deps, request, reply, (trx) => executeQuote(trx, deps, request.principal, quoteUuid, context), { idempotent: true });
     },
   });
 };

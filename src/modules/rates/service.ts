@@ -129,6 +129,23 @@ export class ExchangeRates {
     if (!db.isTransaction) this.memo.set(provider.name, snapshot);
     return snapshot;
   }
+
+  /**
+   * The rates of the window starting at `windowStart` as stored, never asked of the provider: for
+   * a caller inside a transaction that needs the rates something was priced with (a quote's
+   * `rate_window_start`), where a provider call would hold the transaction open for as long as the
+   * provider takes. Windows are kept a day (`insertRateWindow`); one not stored is 503.
+   */
+  async storedSnapshot(environment: 'sandbox' | 'production', windowStart: Date, db: DbOrTx = this.deps.db): Promise<RateSnapshot> {
+    const provider = this.providerFor(environment);
+    const memo = this.memo.get(provider.name);
+    if (memo && memo.windowStart.getTime() === windowStart.getTime()) return memo;
+    const row = await findRateWindow(db, provider.name, windowStart);
+    if (!row) {
+      throw new AppError('SERVICE_UNAVAILABLE', `The exchange rates of the window starting ${windowStart.toISOString()} are no longer stored.`);
+    }
+    return { provider: row.provider, windowStart: row.window_start, asOf: row.as_of, perUsd: row.rates };
+  }
 }
 
 /** Currencies the built-in table rates; asked of the HTTP provider too. */

@@ -4,10 +4,10 @@ import { BASE_PATH } from '../../config.js';
 import type { Tx } from '../../platform/db/database.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
-import { prefetch } from '../quotes/index.js';
+import { prefetch, prefetchNetworkFee } from '../quotes/index.js';
 import { Transaction } from '../transactions/index.js';
 import { TransferInRequest, TransferOutRequest } from './schemas.js';
-import { transfer, type TransferDeps, type TransferRequest } from './transfer.js';
+import { transfer, transferOutQuote, type TransferDeps, type TransferRequest } from './transfer.js';
 
 /**
  * When these operations were deprecated (RFC 9745 `Deprecation`, a structured-field date): the
@@ -28,13 +28,20 @@ export const transferRoutes: FastifyPluginAsyncTypebox<TransferDeps> = async (ap
     'Deprecated (response headers `Deprecation` and `Link: <…/quotes>; rel="successor-version"`): use POST /quotes with `lockedCurrencySide: SENDING`, ' +
     '`lockedCurrencyAmount` = amount and `immediatelyExecute: true`, which this operation does for you — every refusal is that of POST /quotes. ' +
     'Both accounts must hold the same currency. Send `Idempotency-Key` to make retries safe.';
-  // Read before the transaction opens, as POST /quotes does.
-  const prefetched = async (request: FastifyRequest) => {
+  // Read before the transaction opens, as POST /quotes does; so is a transfer-out's network fee
+  // (a payout onto a crypto network), which a deployment's fee model may ask a gas oracle for.
+  const prefetched = async (request: FastifyRequest, transferRequest: TransferRequest) => {
     const [config, read] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
-    return { ...read, config };
+    const networkFee =
+      transferRequest.direction === 'OUT' && transferRequest.body.amount !== undefined
+        ? await prefetchNetworkFee(deps, request.principal, transferOutQuote(transferRequest.body), read.snapshot)
+        : undefined;
+    return { ...read, config, ...(networkFee ? { networkFee } : {}) };
   };
-  const work = (request: FastifyRequest, transferRequest: TransferRequest, read: Awaited<ReturnType<typeof prefetched>>) => (trx: Tx) =>
-    transfer(trx, deps, request.principal, transferRequest, read);
+  const send = async (request: FastifyRequest, reply: FastifyReply, transferRequest: TransferRequest) => {
+    const read = await prefetched(request, transferRequest);
+    return sendWrite(deps, request, reply, (trx: Tx) => transfer(trx, deps, request.principal, transferRequest, read), { idempotent: true });
+  };
 
   app.post('/transfer-in', {
     schema: {
@@ -49,8 +56,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<TransferDeps> = async (ap
     },
     config: { permission: 'TRANSACT' },
     onSend: announce,
-    handler: async (request, reply) =>
-      sendWrite(deps, request, reply, work(request, { direction: 'IN', body: request.body }, await prefetched(request)), { idempotent: true }),
+    handler: async (request, reply) => send(request, reply, { direction: 'IN', body: request.body }),
   });
 
   app.post('/transfer-out', {
@@ -66,7 +72,6 @@ export const transferRoutes: FastifyPluginAsyncTypebox<TransferDeps> = async (ap
     },
     config: { permission: 'TRANSACT' },
     onSend: announce,
-    handler: async (request, reply) =>
-      sendWrite(deps, request, reply, work(request, { direction: 'OUT', body: request.body }, await prefetched(request)), { idempotent: true }),
+    handler: async (request, reply) => send(request, reply, { direction: 'OUT', body: request.body }),
   });
 };

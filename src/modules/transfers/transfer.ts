@@ -5,7 +5,7 @@ import { formatId, parseId } from '../../platform/ids.js';
 import type { PlatformConfig } from '../config/index.js';
 import { findExternalAccount } from '../external-accounts/index.js';
 import { findInternalAccount } from '../internal-accounts/index.js';
-import { createQuote, executeLocked, loadQuote, type Caller, type Prefetched, type Quote, type QuoteDeps, type QuoteRequest } from '../quotes/index.js';
+import { createQuote, executeLocked, loadQuote, type Caller, type Prefetched, type PrefetchedNetworkFee, type Quote, type QuoteDeps, type QuoteRequest } from '../quotes/index.js';
 import { toTransaction, type Payments } from '../transactions/index.js';
 import type { TransferInRequest, TransferOutRequest } from './schemas.js';
 
@@ -20,21 +20,8 @@ export type TransferRequest = { direction: 'IN'; body: TransferInRequest } | { d
  * from that customer's or the platform's external account (another customer's is 404).
  */
 async function quoteRequestFor(trx: Tx, platformId: string, request: TransferRequest): Promise<QuoteRequest> {
-  const { body } = request;
-  if (body.amount === undefined) {
-    throw invalidInput([{ field: 'amount', message: 'is required: the minor units the source pays, fees included (Corridor does not guess an amount)' }]);
-  }
-  const common = { lockedCurrencySide: 'SENDING' as const, lockedCurrencyAmount: body.amount };
-  if (request.direction === 'OUT') {
-    const out = request.body;
-    return {
-      ...common,
-      source: { sourceType: 'ACCOUNT', accountId: out.source.accountId },
-      destination: { destinationType: 'ACCOUNT', accountId: out.destination.accountId, ...(out.destination.paymentRail ? { paymentRail: out.destination.paymentRail } : {}) },
-      ...(out.remittanceInformation !== undefined ? { remittanceInformation: out.remittanceInformation } : {}),
-      ...(out.purposeOfPayment !== undefined ? { purposeOfPayment: out.purposeOfPayment } : {}),
-    };
-  }
+  if (request.direction === 'OUT') return transferOutQuote(request.body);
+  const common = lockedAmount(request.body);
   const credited = await findInternalAccount(trx, platformId, request.body.destination.accountId);
   const sourceId = request.body.source.accountId;
   if (credited?.customerUuid) {
@@ -62,13 +49,32 @@ function inTransferTerms(error: unknown, amount: number): unknown {
   return new AppError('INVALID_AMOUNT', `An amount of ${amount} cannot make a transfer: the fees take all of it and nothing would arrive.`, { details: { amount } });
 }
 
+/** The SENDING side locked at `amount`, which is required (README, `amount`): 400 before anything is read. */
+function lockedAmount(body: { amount?: number }) {
+  if (body.amount === undefined) {
+    throw invalidInput([{ field: 'amount', message: 'is required: the minor units the source pays, fees included (Corridor does not guess an amount)' }]);
+  }
+  return { lockedCurrencySide: 'SENDING' as const, lockedCurrencyAmount: body.amount };
+}
+
+/** The quote a transfer-out stands for: from the internal account to the external one, on its rail. */
+export function transferOutQuote(out: TransferOutRequest): QuoteRequest {
+  return {
+    ...lockedAmount(out),
+    source: { sourceType: 'ACCOUNT', accountId: out.source.accountId },
+    destination: { destinationType: 'ACCOUNT', accountId: out.destination.accountId, ...(out.destination.paymentRail ? { paymentRail: out.destination.paymentRail } : {}) },
+    ...(out.remittanceInformation !== undefined ? { remittanceInformation: out.remittanceInformation } : {}),
+    ...(out.purposeOfPayment !== undefined ? { purposeOfPayment: out.purposeOfPayment } : {}),
+  };
+}
+
 /**
  * POST /transfer-in and /transfer-out (deprecated, spec §9.3): a quote created and executed at
  * once on the quote path — every refusal is the quote path's — answered with the transaction it
  * started (201). Both accounts must hold the same currency: these were upstream's same-currency
  * transfers, and a cross-currency transfer belongs to POST /quotes, where the rate is shown first.
  */
-export async function transfer(trx: Tx, deps: TransferDeps, caller: Caller, request: TransferRequest, prefetched: Prefetched & { config: PlatformConfig }): Promise<StoredResponse> {
+export async function transfer(trx: Tx, deps: TransferDeps, caller: Caller, request: TransferRequest, prefetched: Prefetched & { config: PlatformConfig; networkFee?: PrefetchedNetworkFee }): Promise<StoredResponse> {
   const quoteRequest = await quoteRequestFor(trx, caller.platformId, request);
   const created = await createQuote(trx, deps, caller, quoteRequest, prefetched).catch((error: unknown) => {
     throw inTransferTerms(error, request.body.amount!);
