@@ -160,13 +160,11 @@ describe('concurrent refreshes of one credential’s sessions', () => {
     }
     const results = await Promise.all(
       legs.map(async ({ path, body, key, challenge }) => {
-        const started = performance.now();
         const response = await client.signedRetry('POST', path, body, challenge, key);
-        return { status: response.statusCode, ms: performance.now() - started };
+        return { status: response.statusCode };
       }),
     );
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(201));
-    for (const { ms } of results) expect(ms).toBeLessThan(1000);
     expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     expect(await sessions(wallet)).toHaveLength(2 + 6);
   });
@@ -181,13 +179,11 @@ describe('concurrent refreshes of one credential’s sessions', () => {
     ctx.clock.advance(30_000);
     const results = await Promise.all(
       resends.map(async (resend) => {
-        const started = performance.now();
         const response = await resend();
-        return { status: response.statusCode, ms: performance.now() - started };
+        return { status: response.statusCode };
       }),
     );
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(201));
-    for (const { ms } of results) expect(ms).toBeLessThan(1000);
     expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
     expect(await sessions(wallet)).toHaveLength(1 + 6);
     await ctx.jobs.runDue(50);
