@@ -276,7 +276,12 @@ export async function createQuote(
   if (destination.kind === 'INTERNAL_ACCOUNT') currencyConfig(config, destination.currency, 'INCOMING', destinationCurrencyField(body));
 
   const override = feeOverrideOf(body, source.currency);
-  const networkFee = destination.network ? takeNetworkFee(prefetched.networkFee, source.currency, destination) : undefined;
+  // On the root handle (no Idempotency-Key) no transaction is open yet: the model is asked here; in one, it was asked before (prefetchNetworkFee).
+  const networkFee = !destination.network
+    ? undefined
+    : db.isTransaction
+      ? takeNetworkFee(prefetched.networkFee, source.currency, destination)
+      : await payoutNetworkFee(deps, caller, body, snapshot, source.currency, destination.network, destination.currency);
 
   const pricing = priceRequest({
     snapshot,
@@ -425,8 +430,11 @@ export type PrefetchedNetworkFee = { accountUuid: string; sendingCurrency: strin
 export async function prefetchNetworkFee(deps: QuoteDeps, caller: Caller, body: QuoteRequest, snapshot: RateSnapshot): Promise<PrefetchedNetworkFee | undefined> {
   const destination = body.destination;
   if (destination.destinationType !== 'ACCOUNT' || !parseId('ExternalAccount', destination.accountId)) return undefined;
-  const [account, sendingCurrency] = await Promise.all([unlessRefused(findExternalAccount(deps.db, caller.platformId, destination.accountId)), sendingCurrencyOf(deps, caller, body)]);
-  if (!account?.network || !sendingCurrency) return undefined;
+  // The source is read only for a wallet: most payouts go to bank accounts, and pay for no second read.
+  const account = await unlessRefused(findExternalAccount(deps.db, caller.platformId, destination.accountId));
+  if (!account?.network) return undefined;
+  const sendingCurrency = await sendingCurrencyOf(deps, caller, body);
+  if (!sendingCurrency) return undefined;
   const asked = { accountUuid: account.uuid, sendingCurrency };
   try {
     return { ...asked, fee: await payoutNetworkFee(deps, caller, body, snapshot, sendingCurrency, account.network, account.currency) };

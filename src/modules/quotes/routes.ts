@@ -49,8 +49,9 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
       const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
-      // A payout onto a crypto network: its fee is asked of the withdrawal fee model before any transaction opens.
-      const networkFee = await prefetchNetworkFee(deps, request.principal, request.body, prefetched.snapshot);
+      // With an Idempotency-Key the quote is created inside the key's transaction: a payout onto a crypto network has its fee
+      // asked of the withdrawal fee model before it opens (without one, createQuote asks before opening its own).
+      const networkFee = request.headers['idempotency-key'] === undefined ? undefined : await prefetchNetworkFee(deps, request.principal, request.body, prefetched.snapshot);
       // Without an Idempotency-Key a quote that is only stored is one INSERT: createQuote opens a transaction only when it writes more.
       return sendWrite<PricedUmaQuote | undefined, 'when-needed'>(deps, request, reply, (db, uma) => createQuote(db, deps, request.principal, request.body, { ...prefetched, config, ...(uma ? { uma } : {}), ...(networkFee ? { networkFee } : {}) }), {
         idempotent: true,
