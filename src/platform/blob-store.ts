@@ -11,9 +11,11 @@ export interface LocalFile {
 
 /**
  * Content-addressed file bytes. Writes join the caller's transaction, so a file is stored if and
- * only if the rows that reference it commit. An object-store implementation would upload in
- * `put` (idempotently, by digest) and delete in `release`; the database one keeps the bytes in
- * `blob_chunks`.
+ * only if the rows that reference it commit; the database implementation keeps the bytes in
+ * `blob_chunks`. `put` and `release` run inside that transaction, so they must not wait on
+ * another system (on the embedded engine an open transaction holds every request): an
+ * object-store implementation would upload before the transaction opens (idempotently, by
+ * digest), record the object in `put`, and delete after commit what `release` marked.
  */
 export interface BlobStore {
   /** Stores the bytes under their SHA-256 unless already there; safe to repeat. */
