@@ -1,21 +1,17 @@
-import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection, type Driver } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import type { Database, Db } from '../../src/platform/db/database.js';
 
 /**
- * A Kysely with PostgreSQL's compiler that records the statements it is asked to run instead of
- * sending them: what a repo function would send, for a test to read or explain. Each answers
- * `rows(query)` (none by default).
+ * A Kysely with PostgreSQL's compiler whose every statement goes to `executeQuery`, on one
+ * connection, transactions included (they begin and commit nothing): for a test that stands
+ * between the code and the database.
  */
-export function recordingDb(rows: (query: CompiledQuery) => unknown[] = () => []): { db: Db; sent: CompiledQuery[] } {
-  const sent: CompiledQuery[] = [];
+export function kyselyOn(executeQuery: <R>(query: CompiledQuery) => Promise<QueryResult<R>>, name: string): Db {
   const connection: DatabaseConnection = {
-    async executeQuery<R>(query: CompiledQuery) {
-      sent.push(query);
-      return { rows: rows(query) as R[] };
-    },
+    executeQuery,
     // eslint-disable-next-line require-yield
     async *streamQuery() {
-      throw new Error('a recording database streams nothing');
+      throw new Error(`${name} streams nothing`);
     },
   };
   const driver: Driver = {
@@ -27,7 +23,7 @@ export function recordingDb(rows: (query: CompiledQuery) => unknown[] = () => []
     releaseConnection: async () => {},
     destroy: async () => {},
   };
-  const db = new Kysely<Database>({
+  return new Kysely<Database>({
     dialect: {
       createAdapter: () => new PostgresAdapter(),
       createDriver: () => driver,
@@ -35,5 +31,18 @@ export function recordingDb(rows: (query: CompiledQuery) => unknown[] = () => []
       createQueryCompiler: () => new PostgresQueryCompiler(),
     },
   });
+}
+
+/**
+ * A Kysely with PostgreSQL's compiler that records the statements it is asked to run instead of
+ * sending them: what a repo function would send, for a test to read or explain. Each answers
+ * `rows(query)` (none by default).
+ */
+export function recordingDb(rows: (query: CompiledQuery) => unknown[] = () => []): { db: Db; sent: CompiledQuery[] } {
+  const sent: CompiledQuery[] = [];
+  const db = kyselyOn(async <R,>(query: CompiledQuery) => {
+    sent.push(query);
+    return { rows: rows(query) as R[] };
+  }, 'a recording database');
   return { db, sent };
 }

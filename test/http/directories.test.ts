@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDirectories, parseDirectoryFile, SHIPPED_DIRECTORY_FILE } from '../../src/modules/directories/index.js';
 import { listUmaProviders } from '../../src/modules/directories/service.js';
-import type { Database, Db } from '../../src/platform/db/database.js';
+import type { Db } from '../../src/platform/db/database.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+import { kyselyOn } from '../helpers/recording-db.js';
 
 let ctx: TestContext;
 let shipped: ReturnType<typeof parseDirectoryFile>;
@@ -46,38 +47,16 @@ async function pages<T>(path: string): Promise<T[]> {
  */
 function interleaving(db: Db, between: () => Promise<unknown>): Db {
   let first: Promise<unknown> | undefined;
-  const connection: DatabaseConnection = {
-    async executeQuery<R>(query: CompiledQuery) {
-      if (first) {
-        await first;
-        return db.executeQuery<R>(query);
-      }
-      const ran = db.executeQuery<R>(query);
-      first = ran.then(between);
+  return kyselyOn(async <R,>(query: CompiledQuery) => {
+    if (first) {
       await first;
-      return ran;
-    },
-    // eslint-disable-next-line require-yield
-    async *streamQuery() {
-      throw new Error('an interleaving handle streams nothing');
-    },
-  };
-  return new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => ({
-        init: async () => {},
-        acquireConnection: async () => connection,
-        beginTransaction: async () => {},
-        commitTransaction: async () => {},
-        rollbackTransaction: async () => {},
-        releaseConnection: async () => {},
-        destroy: async () => {},
-      }),
-      createIntrospector: (k) => new PostgresIntrospector(k),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
+      return db.executeQuery<R>(query);
+    }
+    const ran = db.executeQuery<R>(query);
+    first = ran.then(between);
+    await first;
+    return ran;
+  }, 'an interleaving handle');
 }
 
 /** A directory file built from the shipped one, with another version and some entries changed. */

@@ -41,12 +41,22 @@ class Gate {
 class HeldMessages implements MessageSender {
   readonly gate = new Gate();
   readonly sent: OutgoingMessage[] = [];
-  failing = false;
+  private failing = false;
 
   async send(message: OutgoingMessage): Promise<void> {
     await this.gate.pass();
     if (this.failing) throw new AppError('SERVICE_UNAVAILABLE', 'The message provider could not deliver the message (HTTP 500). Retry later.');
     this.sent.push(message);
+  }
+
+  /** What `call` answers while every message is refused. */
+  async whileFailing<T>(call: () => Promise<T>): Promise<T> {
+    this.failing = true;
+    try {
+      return await call();
+    } finally {
+      this.failing = false;
+    }
   }
 
   codeFor(to: string): string {
@@ -163,12 +173,7 @@ describe(`wallet-auth calls to other systems hold no transaction (${onPostgres ?
     const bundle = (await client.call('POST', path)).json().otpEncryptionTargetBundle as string;
     const code = messages.codeFor(wallet.email);
     const before = await otpChallengesOf(wallet.credentialId);
-    messages.failing = true;
-    try {
-      expectEnvelope(await client.call('POST', path), 503, 'SERVICE_UNAVAILABLE');
-    } finally {
-      messages.failing = false;
-    }
+    expectEnvelope(await messages.whileFailing(() => client.call('POST', path)), 503, 'SERVICE_UNAVAILABLE');
     expect(await otpChallengesOf(wallet.credentialId)).toEqual(before);
     const key = newClientKey();
     const body = { type: 'EMAIL_OTP', encryptedOtpBundle: await client.encryptOtp(bundle, code, key) };
@@ -190,13 +195,7 @@ describe(`wallet-auth calls to other systems hold no transaction (${onPostgres ?
 
   it('the first credential of an account whose code cannot be sent is added (201) without a code: challenge sends one', async () => {
     const wallet = await walletWithoutCredentials();
-    messages.failing = true;
-    let added;
-    try {
-      added = await client.call('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
-    } finally {
-      messages.failing = false;
-    }
+    const added = await messages.whileFailing(() => client.call('POST', '/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }));
     expect(added.statusCode, added.body).toBe(201);
     const credential = added.json() as { id: string; otpEncryptionTargetBundle?: string };
     expect(credential.otpEncryptionTargetBundle).toBeUndefined();
@@ -228,13 +227,7 @@ describe(`wallet-auth calls to other systems hold no transaction (${onPostgres ?
     const body = { type: 'SMS_OTP', accountId: wallet.accountId };
     const challenge = await client.firstLeg('POST', '/auth/credentials', body);
     const headers = { 'service-wallet-signature': await stamp(key, challenge.payloadToSign), 'request-id': challenge.requestId };
-    messages.failing = true;
-    let added;
-    try {
-      added = await client.call('POST', '/auth/credentials', body, headers);
-    } finally {
-      messages.failing = false;
-    }
+    const added = await messages.whileFailing(() => client.call('POST', '/auth/credentials', body, headers));
     expect(added.statusCode, added.body).toBe(201);
     const credential = added.json() as { id: string; otpEncryptionTargetBundle?: string };
     expect(credential.otpEncryptionTargetBundle).toBeUndefined();
