@@ -148,9 +148,10 @@ export async function updateSettings(trx: Tx, clock: Clock, platformId: string, 
       details: { field: 'platformKyc' },
     });
   }
+  // Both settings already apply as stored: production's sandboxAutoApprove can only be false, platformKyc true only where it may.
   const next = { ...(await settingsAsTheyApply(trx, config)), ...input };
   await upsertSettings(trx, platformId, { sandbox_auto_approve: next.sandboxAutoApprove, platform_kyc: next.platformKyc }, clock.now());
-  return settingsAsTheyApply(trx, config);
+  return next;
 }
 
 /**
