@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { pino } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
 import { loadShippedDirectories } from '../../src/modules/directories/index.js';
 import { createAccountsLedger } from '../../src/modules/internal-accounts/index.js';
 import type { Ledger } from '../../src/modules/ledger/index.js';
@@ -127,7 +127,10 @@ export async function createTestContext(options: TestAppOptions = {}): Promise<T
 
   /** An app on `db` as `appOptions` ask, with the context's checks of every answer. */
   const build = async (db: DbHandle, appConfig: Config, { env: _env, beforeReady, logLines, ...appOptions }: TestAppOptions) => {
-    const logger = logLines ? pino({ level: 'trace' }, { write: (line: string) => logLines.push(line) }) : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+    // The service's own logger (its error serializer and redaction), so tests see the lines an operator would.
+    const logger = logLines
+      ? createLogger('trace', (line) => logLines.push(line))
+      : createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', (line) => process.stdout.write(line));
     const jobs = new JobWorker(db.db, clock, logger);
     const built = await buildApp({ db: db.db, handle: db, clock, config: appConfig, jobs, logger }, appOptions);
     await beforeReady?.(built);
