@@ -3,6 +3,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
+import { requestFingerprint } from '../../platform/idempotency.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import type { OffsetPlatformClock } from '../../platform/platform-clock.js';
 import { parseId } from '../../platform/ids.js';
@@ -71,10 +72,14 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
     config: { permission: 'TRANSACT', sandboxOnly: { what: 'Sandbox UMA receive' } },
     handler: async (request, reply) => {
       // The payment and its approval round trip commit transactions of their own: `prepare` claims
-      // the key first, so a retry answers the transaction instead of crediting again.
+      // the key first, so a repeat while this one runs is 409 and one after it replays its answer;
+      // the payment is opened under the key too, so a retry after this one failed (its claim given
+      // up, or taken over) finds that payment instead of opening and crediting a second one.
+      const key = request.headers['idempotency-key'];
+      const sentAs = typeof key === 'string' ? { key, fingerprint: requestFingerprint(request.method, request.routeOptions.url!, request.body) } : undefined;
       return sendWrite(deps, request, reply, async (_trx, received) => ({ statusCode: 200, body: received }), {
         idempotent: true,
-        prepare: () => simulateUmaReceive(deps.db, deps.incomingPayments, request.principal.platformId, request.body),
+        prepare: () => simulateUmaReceive(deps.db, deps.incomingPayments, request.principal.platformId, request.body, sentAs),
       });
     },
   });

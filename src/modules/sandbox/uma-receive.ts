@@ -11,9 +11,10 @@ import type { SandboxUmaReceiveRequest } from './schemas.js';
  * POST /sandbox/uma/receive: a sender at an outside VASP pays one of the platform's customers.
  * The money is taken as arrived (the sandbox plays the sender and its Lightning payment); the
  * platform decides through the approval round trip like for any UMA payment, and the answer is
- * the incoming transaction as the decision left it.
+ * the incoming transaction as the decision left it. `sentAs` (the request's Idempotency-Key): one
+ * sender's payment however often the request is retried, whatever failed (`IncomingPayments.receive`).
  */
-export async function simulateUmaReceive(db: Db, incoming: IncomingPayments, platformId: string, body: SandboxUmaReceiveRequest): Promise<IncomingTransaction> {
+export async function simulateUmaReceive(db: Db, incoming: IncomingPayments, platformId: string, body: SandboxUmaReceiveRequest, sentAs?: { key: string; fingerprint: string }): Promise<IncomingTransaction> {
   if ((body.receiverUmaAddress === undefined) === (body.customerId === undefined)) {
     throw invalidInput([{ field: 'receiverUmaAddress', message: 'give exactly one of receiverUmaAddress and customerId' }]);
   }
@@ -49,6 +50,6 @@ export async function simulateUmaReceive(db: Db, incoming: IncomingPayments, pla
     receiverUmaAddress: customer.uma_address,
     currency: code,
     amount: BigInt(amount),
-  });
+  }, [], sentAs);
   return toTransaction(row) as IncomingTransaction;
 }

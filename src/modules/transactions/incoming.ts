@@ -2,6 +2,7 @@ import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
+import { claimKey, storeAnswer } from '../../platform/idempotency.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJob, type Job, type JobWorker } from '../../platform/jobs/index.js';
 import { recordEvents } from '../../platform/outbox.js';
@@ -44,6 +45,19 @@ export interface IncomingPaymentsDeps {
   jobs: JobWorker;
   approvals: IncomingPaymentApprovals;
 }
+
+/** A request's Idempotency-Key and fingerprint (`requestFingerprint`): what makes a simulated sender's payment one payment however often it is sent. */
+export interface SentAs {
+  key: string;
+  fingerprint: string;
+}
+
+/**
+ * Where the payment opened under a request's key is recorded: a key of its own, beside the
+ * request's, which the request's gives up when it fails; the space keeps it apart from every key
+ * a client can send (visible ASCII only).
+ */
+const openedUnder = (platformId: string, sentAs: SentAs) => ({ platformId, key: `incoming payment opened under ${sentAs.key}`, fingerprint: sentAs.fingerprint });
 
 const ref = (uuid: string, step: string) => `transaction:${uuid}:${step}`;
 
@@ -152,9 +166,44 @@ export class IncomingPayments {
     return (await findTransaction(this.deps.db, platformId, transactionUuid))?.status === 'PENDING';
   }
 
-  /** The whole round for money that has already arrived (the sandbox's sender): open, ask, credit or fail. */
-  async receive(input: Omit<IncomingPaymentInput, 'arrived'>, requested: RequestedField[] = []): Promise<TransactionRow> {
-    const row = await withTx(this.deps.db, (trx) => this.open(trx, { ...input, arrived: true }));
+  /**
+   * The whole round for money that has already arrived (the sandbox's sender): open, ask, credit
+   * or fail. With `sentAs` (the request's Idempotency-Key) the payment is opened once per key: the
+   * payment it opened is recorded under the key in the transaction that opens it, so a retry
+   * after a failure anywhere later (the decision's transaction, the answer's, the process) finds
+   * that payment — answered as it stands once decided, asked about if it never was, 409
+   * (retryable) while its question is open — instead of opening and crediting a second one.
+   */
+  async receive(input: Omit<IncomingPaymentInput, 'arrived'>, requested: RequestedField[] = [], sentAs?: SentAs): Promise<TransactionRow> {
+    const { row, next } = await withTx(this.deps.db, async (trx): Promise<{ row: TransactionRow; next: 'ask' | 'answer' | 'wait' }> => {
+      if (!sentAs) return { row: await this.open(trx, { ...input, arrived: true }), next: 'ask' };
+      const scope = openedUnder(input.platformId, sentAs);
+      const claim = await claimKey(trx, this.deps.clock, scope).catch((error: unknown) => {
+        // The key opened a payment for another request (its answer was never stored): the key's own conflict.
+        if (error instanceof AppError && error.code === 'CONFLICT') throw new AppError('CONFLICT', error.message, { details: { idempotencyKey: sentAs.key } });
+        throw error;
+      });
+      if (claim.claimed) {
+        const opened = await this.open(trx, { ...input, arrived: true });
+        await storeAnswer(trx, scope, claim, { statusCode: 201, body: { transactionId: opened.id } });
+        return { row: opened, next: 'ask' };
+      }
+      const { transactionId } = claim.stored.body as { transactionId: string };
+      const found = (await findTransaction(trx, input.platformId, transactionId))!;
+      if (found.status !== 'PENDING') return { row: found, next: 'answer' };
+      // A decision moves a payment whose money has arrived out of PENDING in the deciding
+      // transaction: one still PENDING has its question open (decided by the platform, or at its
+      // deadline by the job), or was never asked about (the question was not recorded).
+      const open = await this.deps.approvals.pendingApproval(trx, input.platformId, formatId('Transaction', found.id));
+      return { row: found, next: open ? 'wait' : 'ask' };
+    });
+    if (next === 'answer') return row;
+    if (next === 'wait') {
+      throw new AppError('CONFLICT', `The payment opened with this Idempotency-Key (${formatId('Transaction', row.id)}) is waiting for the platform's decision.`, {
+        details: { idempotencyKey: sentAs!.key, transactionId: formatId('Transaction', row.id) },
+        retryable: true,
+      });
+    }
     await this.askPlatform(row, requested);
     return (await findTransaction(this.deps.db, row.platform_id, row.id))!;
   }
