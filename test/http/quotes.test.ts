@@ -342,7 +342,7 @@ describe('refusals (spec §7), on create and through immediatelyExecute', () => 
     expectEnvelope(await quote(viewer, { source: fromAccount(usd.id), destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1000 }), 403, 'FORBIDDEN');
   });
 
-  it('a lookupId to an account is a receiver lookup’s (LookupRequest:…) or 400 INVALID_INPUT; it binds nothing and is not kept', async () => {
+  it('a lookupId to an account is a receiver lookup’s (LookupRequest:…) or 400 INVALID_INPUT; the quote keeps it', async () => {
     const { p, sender, usd, eur } = await world();
     const looked = await call(p, 'GET', `/receiver/external-account/${eur}?customerId=${sender.id}`);
     expect(looked.statusCode, looked.body).toBe(200);
@@ -356,8 +356,52 @@ describe('refusals (spec §7), on create and through immediatelyExecute', () => 
     const created = await quote(p, body(lookupId));
     expect(created.statusCode, created.body).toBe(201);
     const row = await ctx.handle.db.selectFrom('quotes').select('lookup_id').where('id', '=', parseId('Quote', (created.json() as Quote).id)!).executeTakeFirstOrThrow();
-    expect(row.lookup_id).toBeNull();
+    expect(row.lookup_id).toBe(lookupId);
     expect(await ctx.handle.db.selectFrom('quotes').select('id').where('platform_id', '=', p.uuid).execute()).toHaveLength(1);
+  });
+
+  it('the receiver lookup must exist, be this platform’s, be for the destination account and not have expired; a replay outlives it', async () => {
+    const { p, sender, usd, eur, mxn } = await world();
+    const lookUp = async (platform: TestPlatform, accountId: string, customerId: string) => {
+      const looked = await call(platform, 'GET', `/receiver/external-account/${accountId}?customerId=${customerId}`);
+      expect(looked.statusCode, looked.body).toBe(200);
+      return (looked.json() as { lookupId: string }).lookupId;
+    };
+    const body = (lookupId: string, extra: Body = {}) => ({ lookupId, source: fromAccount(usd.id), destination: toAccount(eur), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1000, ...extra });
+    const quotesOf = async () => (await ctx.handle.db.selectFrom('quotes').select('id').where('platform_id', '=', p.uuid).execute()).length;
+
+    // Another platform's lookup (of its own account, its own customer) answers as one that never existed.
+    const other = await ctx.newPlatform();
+    const otherSender = await customer(other);
+    const foreign = await lookUp(other, await externalAccount(other, 'EUR_ACCOUNT'), otherSender.id);
+    const unknown = formatId('LookupRequest', '019542f5-b3e7-7d02-8000-000000000001');
+    const answers = [];
+    for (const id of [foreign, unknown]) {
+      const refused = expectEnvelope(await quote(p, body(id)), 404, 'LOOKUP_REQUEST_NOT_FOUND');
+      answers.push(JSON.stringify(refused).replace(id, '<id>'));
+    }
+    expect(answers[0]).toBe(answers[1]);
+
+    // A lookup of another account of the platform: the quote is not to what was looked up.
+    const ofMxn = await lookUp(p, mxn, sender.id);
+    const misdirected = expectEnvelope(await quote(p, body(ofMxn)), 400, 'INVALID_RECEIVER');
+    expect(misdirected.details).toMatchObject({ lookupAccountId: mxn });
+    expect(await quotesOf()).toBe(0);
+
+    // Fresh, it carries immediatelyExecute and an Idempotency-Key like any quote.
+    const lookupId = await lookUp(p, eur, sender.id);
+    const executed = await quote(p, body(lookupId, { immediatelyExecute: true }), { 'idempotency-key': `lookup-${lookupId}` });
+    expect(executed.statusCode, executed.body).toBe(201);
+    expect((executed.json() as Quote).status).not.toBe('PENDING');
+
+    // Past its five minutes the lookup is refused as an unknown one, through immediatelyExecute too,
+    // and nothing is written; the key's replay answers what was created while it was fresh.
+    ctx.clock.advance(5 * 60_000);
+    for (const extra of [{}, { immediatelyExecute: true }]) expectEnvelope(await quote(p, body(lookupId, extra)), 404, 'LOOKUP_REQUEST_NOT_FOUND');
+    expect(await quotesOf()).toBe(1);
+    const replayed = await quote(p, body(lookupId, { immediatelyExecute: true }), { 'idempotency-key': `lookup-${lookupId}` });
+    expect(replayed.statusCode).toBe(201);
+    expect(replayed.json()).toEqual(executed.json());
   });
 });
 

@@ -4,7 +4,9 @@ import { formatId, parseId } from '../../platform/ids.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
 import { sendOutcome, walletSignature } from '../wallet-auth/index.js';
-import { createQuote, prefetchNetworkFee, prefetchUmaQuote, type PricedUmaQuote } from './create.js';
+import { createQuote } from './create.js';
+import { prefetchNetworkFee } from './pricing.js';
+import { prefetchUmaQuote, type PricedUmaQuote } from './uma-quote.js';
 import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
 import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
 

@@ -69,7 +69,7 @@ const FixedFee = Type.Object(
 
 export const QuoteRequest = Type.Object(
   {
-    lookupId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'The lookupId of GET /receiver/uma/{receiverUmaAddress}; required for UMA_ADDRESS destinations. To an ACCOUNT destination it may be left out; given, it must be the lookupId of GET /receiver/external-account/{accountId} (an estimate: the quote fixes its own price).' })),
+    lookupId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'The lookupId of GET /receiver/uma/{receiverUmaAddress}; required for UMA_ADDRESS destinations. To an ACCOUNT destination it may be left out; given, it must be the lookupId of GET /receiver/external-account/{accountId} for the destination account, not expired (an estimate: the quote fixes its own price).' })),
     source: QuoteSource,
     destination: QuoteDestination,
     lockedCurrencySide: StringEnum(['SENDING', 'RECEIVING'], {

@@ -26,11 +26,21 @@ export async function insertLookup(db: DbOrTx, row: ReceiverLookupsTable): Promi
     .execute();
 }
 
+/** The platform's lookup `id` (expired or not: the caller decides), or undefined. */
+export async function findLookup(db: DbOrTx, platformId: string, id: string): Promise<Pick<ReceiverLookupsTable, 'external_account_id' | 'expires_at'> | undefined> {
+  return db
+    .selectFrom('receiver_lookups')
+    .select(['external_account_id', 'expires_at'])
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
 /**
  * Retention: deletes at most `limit` lookups expired more than RETENTION_MARGIN_MS before `now`,
- * oldest first along receiver_lookups_expiry (migration 0046). No code reads a stored lookup yet,
- * no table refers to one, and the quote that comes to take its lookupId refuses an expired
- * lookup as an unknown one (this module's README).
+ * oldest first along receiver_lookups_expiry (migration 0046). Only a quote reads a stored lookup
+ * (findReceiverLookup), and it refuses an expired one as an unknown one; a quote names its
+ * lookup only as text (quotes.lookup_id, no foreign key).
  */
 export function purgeExpiredReceiverLookups(db: DbOrTx, now: Date, limit: number): Promise<number> {
   return deleteOldest(db, { table: 'receiver_lookups', key: sql`expires_at`, before: pastMargin(now) }, limit);

@@ -8,7 +8,7 @@ import { getConfigRow } from '../config/index.js';
 import { findLiveCustomerById, findLiveCustomerByUmaAddress } from '../customers/index.js';
 import { checkExternalOwner, findExternalAccount } from '../external-accounts/index.js';
 import { convertDown, corridorRate, formatRate, RATE_WINDOW_MS, type ExchangeRates } from '../rates/index.js';
-import { insertLookup } from './repo.js';
+import { findLookup, insertLookup } from './repo.js';
 import type { ReceiverExternalAccountLookupResponse, ReceiverLookupQuery } from './schemas.js';
 
 interface Caller {
@@ -95,4 +95,18 @@ export async function lookupExternalAccount(
     expires_at: new Date(now.getTime() + RATE_WINDOW_MS),
   });
   return response;
+}
+
+/**
+ * The lookup a quote to an account names by `lookupId`: this platform's and not expired, else
+ * 404 LOOKUP_REQUEST_NOT_FOUND, as uma's `findUmaLookup` answers for a UMA lookup. Another
+ * platform's and an expired one (kept an hour for the purge) answer exactly as an unknown one.
+ * `accountUuid`/`accountId`: the external account it was made for (null: the account's row is gone).
+ */
+export async function findReceiverLookup(db: DbOrTx, platformId: string, lookupId: string, now: Date): Promise<{ accountUuid: string | null; accountId: string | null }> {
+  const uuid = parseId('LookupRequest', lookupId);
+  const row = uuid ? await findLookup(db, platformId, uuid) : undefined;
+  if (!row || row.expires_at <= now) throw new AppError('LOOKUP_REQUEST_NOT_FOUND', `Lookup ${lookupId} not found or expired; look the receiver up again.`);
+  const accountUuid = row.external_account_id;
+  return { accountUuid, accountId: accountUuid === null ? null : formatId('ExternalAccount', accountUuid) };
 }
