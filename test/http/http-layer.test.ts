@@ -82,7 +82,7 @@ describe('errors of the HTTP layer are envelopes (A4)', () => {
     const withId = await raw(`FOO ${BASE}/customers/Customer:019542f5-b3e7-7d02-8000-000000000001?x=1 HTTP/1.1\r\nHost: x\r\n\r\n`);
     expectRawEnvelope(withId, 405, 'METHOD_NOT_ALLOWED');
     expect(withId.headers.allow).toBe('GET, PATCH, DELETE');
-    const unknown = await raw(`FOO ${BASE}/cards/x HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const unknown = await raw(`FOO ${BASE}/cards/x/freeze HTTP/1.1\r\nHost: x\r\n\r\n`);
     expectRawEnvelope(unknown, 404, 'REFERENCE_NOT_FOUND');
   });
 
@@ -195,7 +195,9 @@ describe('path ids (B10)', () => {
                   : 'REFERENCE_NOT_FOUND';
     return Object.entries(doc.paths)
       // A UMA address is not an id: a malformed one is 400 INVALID_UMA_ADDRESS (spec §7.1; test/http/uma.test.ts).
-      .filter(([path]) => path.includes('{') && !path.startsWith('/receiver/uma/'))
+      // An SCA factor's credentialId and a 2FA reset's resetId are never issued (modules/sca/README.md): for a customer
+      // of the platform, named in the query, the answer is 409 whatever the id (SPEC §1), and without the customer 400.
+      .filter(([path]) => path.includes('{') && !path.startsWith('/receiver/uma/') && !path.startsWith('/sca/'))
       .flatMap(([path, operations]) => Object.keys(operations).map((method) => ({ method: method.toUpperCase(), path, code: codeFor(path) })));
   }
 
@@ -228,7 +230,7 @@ describe('path ids (B10)', () => {
   });
 
   it('says that a path Corridor does not build does not exist, never that an id is invalid', async () => {
-    for (const path of ['/cards/x', '/customers/foo/bar', '/customers/Customer:019542f5-b3e7-7d02-8000-000000000001/nothing']) {
+    for (const path of ['/cards/x/freeze', '/customers/foo/bar', '/customers/Customer:019542f5-b3e7-7d02-8000-000000000001/nothing']) {
       const body = expectEnvelope(await ctx.app.inject({ method: 'GET', url: `${BASE}${path}`, headers: auth() }), 404, 'REFERENCE_NOT_FOUND');
       expect(body.message).toBe(`The endpoint GET ${BASE}${path} does not exist.`);
     }

@@ -475,6 +475,7 @@ describe('Idempotency-Key on every operation that declares it', () => {
  * is promised on writes that create customers or move money (docs/conventions.md § Idempotency).
  * The others do not read the header, so sending one changes nothing.
  */
+const NOT_REQUIRED = 'answers 409 CONFLICT (not required) and writes nothing';
 const WITHOUT_KEY: Record<string, string> = {
   createToken: 'creates a credential, not a customer or money',
   deleteToken: 'a repeat finds it gone',
@@ -514,6 +515,25 @@ const WITHOUT_KEY: Record<string, string> = {
   rejectPendingIncomingPayment: 'moves money once by state: a decided payment is not decided again',
   sandboxRefundIncomingPayment: 'moves money once by state: a refunded payment is not refunded again',
   advanceSandboxClock: 'moves the test clock, not money',
+  // modules/sca: contact verification and SCA are not required by Corridor's providers; each answers 409 and writes nothing.
+  sendCustomerEmailVerification: NOT_REQUIRED,
+  confirmCustomerEmailVerification: NOT_REQUIRED,
+  sendCustomerPhoneVerification: NOT_REQUIRED,
+  confirmCustomerPhoneVerification: NOT_REQUIRED,
+  startScaFactorEnrollment: NOT_REQUIRED,
+  confirmScaFactorEnrollment: NOT_REQUIRED,
+  deleteScaFactor: NOT_REQUIRED,
+  startScaLogin: NOT_REQUIRED,
+  completeScaLogin: NOT_REQUIRED,
+  recordSecurityEvent: NOT_REQUIRED,
+  startTwoFactorReset: NOT_REQUIRED,
+  completeTwoFactorReset: NOT_REQUIRED,
+  startBeneficiaryTrust: NOT_REQUIRED,
+  confirmBeneficiaryTrust: NOT_REQUIRED,
+  startBeneficiaryUntrust: NOT_REQUIRED,
+  confirmBeneficiaryUntrust: NOT_REQUIRED,
+  authorizeQuote: NOT_REQUIRED,
+  resendQuoteScaCode: NOT_REQUIRED,
 };
 
 describe('Idempotency-Key on the other writes', () => {

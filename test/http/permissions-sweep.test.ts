@@ -150,6 +150,31 @@ const REQUIRED: Record<string, Rule> = {
   'GET /sandbox/clock': READ,
   // Advancing the clock settles payments and expires quotes (its description): money moves.
   'POST /sandbox/clock/advance': SANDBOX_MONEY,
+
+  // modules/sca: each answers 409 (not required), but by its permission first, as it would if it acted.
+  // Contact verification, SCA factors, logins and resets: a customer's authentication, as its wallet credentials are.
+  'POST /customers/{customerId}/verify-email': CUSTOMERS,
+  'POST /customers/{customerId}/verify-email/confirm': CUSTOMERS,
+  'POST /customers/{customerId}/verify-phone': CUSTOMERS,
+  'POST /customers/{customerId}/verify-phone/confirm': CUSTOMERS,
+  'GET /sca/factors': READ,
+  'POST /sca/factors': CUSTOMERS,
+  'POST /sca/factors/confirm': CUSTOMERS,
+  'DELETE /sca/factors/{credentialId}': CUSTOMERS,
+  'POST /sca/login/start': CUSTOMERS,
+  'POST /sca/login/complete': CUSTOMERS,
+  'POST /sca/record-event': CUSTOMERS,
+  'POST /sca/factors/reset': CUSTOMERS,
+  'GET /sca/factors/reset/{resetId}': READ,
+  'POST /sca/factors/reset/{resetId}/complete': CUSTOMERS,
+  // Trusting a beneficiary changes a customer's external account, as its ownership challenge does.
+  'POST /customers/external-accounts/{externalAccountId}/trust': CUSTOMERS,
+  'POST /customers/external-accounts/{externalAccountId}/trust/confirm': CUSTOMERS,
+  'POST /customers/external-accounts/{externalAccountId}/untrust': CUSTOMERS,
+  'POST /customers/external-accounts/{externalAccountId}/untrust/confirm': CUSTOMERS,
+  // Authorizing a quote decides its payment (releases it), as executing it does.
+  'POST /quotes/{quoteId}/authorize': MONEY,
+  'POST /quotes/{quoteId}/authorize/resend': MONEY,
 };
 
 const ALL: Permission[] = ['VIEW', 'TRANSACT', 'MANAGE'];

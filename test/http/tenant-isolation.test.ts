@@ -78,7 +78,38 @@ const declaredOperations = () =>
 /**
  * Declared positions not probed, each with why. Everything else the sweep must probe.
  */
+const SCA_PROBED = 'modules/sca: probed in sca-not-required.test.ts (another platform\'s and an unknown id both 404, nothing written)';
+const SCA_NEVER_ISSUED = 'modules/sca: SCA factor, reset and challenge ids are never issued, so no object of another platform can be named';
 const EXEMPT: Record<string, string> = {
+  // modules/sca: these answer 409 and write nothing; sca-not-required.test.ts probes each with another platform's
+  // customer, external account and quote against an unknown one (both 404, the same code). Factor, reset and
+  // challenge ids are never issued, so there is no object of B's to name.
+  'DELETE /sca/factors/{credentialId} path:credentialId': SCA_NEVER_ISSUED,
+  'DELETE /sca/factors/{credentialId} query:customerId': SCA_NEVER_ISSUED,
+  'GET /sca/factors query:customerId': SCA_PROBED,
+  'GET /sca/factors/reset/{resetId} path:resetId': SCA_NEVER_ISSUED,
+  'GET /sca/factors/reset/{resetId} query:customerId': SCA_NEVER_ISSUED,
+  'POST /customers/external-accounts/{externalAccountId}/trust path:externalAccountId': SCA_PROBED,
+  'POST /customers/external-accounts/{externalAccountId}/trust/confirm body:challengeId': SCA_NEVER_ISSUED,
+  'POST /customers/external-accounts/{externalAccountId}/trust/confirm path:externalAccountId': SCA_PROBED,
+  'POST /customers/external-accounts/{externalAccountId}/untrust path:externalAccountId': SCA_PROBED,
+  'POST /customers/external-accounts/{externalAccountId}/untrust/confirm body:challengeId': SCA_NEVER_ISSUED,
+  'POST /customers/external-accounts/{externalAccountId}/untrust/confirm path:externalAccountId': SCA_PROBED,
+  'POST /customers/{customerId}/verify-email path:customerId': SCA_PROBED,
+  'POST /customers/{customerId}/verify-email/confirm path:customerId': SCA_PROBED,
+  'POST /customers/{customerId}/verify-phone path:customerId': SCA_PROBED,
+  'POST /customers/{customerId}/verify-phone/confirm path:customerId': SCA_PROBED,
+  'POST /quotes/{quoteId}/authorize path:quoteId': SCA_PROBED,
+  'POST /quotes/{quoteId}/authorize/resend path:quoteId': SCA_PROBED,
+  'POST /sca/factors query:customerId': SCA_PROBED,
+  'POST /sca/factors/confirm query:customerId': SCA_PROBED,
+  'POST /sca/factors/reset query:customerId': SCA_PROBED,
+  'POST /sca/factors/reset/{resetId}/complete path:resetId': SCA_NEVER_ISSUED,
+  'POST /sca/factors/reset/{resetId}/complete query:customerId': SCA_NEVER_ISSUED,
+  'POST /sca/login/complete body:challengeId': SCA_NEVER_ISSUED,
+  'POST /sca/login/complete query:customerId': SCA_PROBED,
+  'POST /sca/login/start query:customerId': SCA_PROBED,
+  'POST /sca/record-event query:customerId': SCA_PROBED,
   // Free-text or external identifiers, not references to a Corridor object.
   'PATCH /config body:embeddedWalletConfig.passkeyRpId': 'a WebAuthn relying-party domain, not an object',
   'POST /customers body:platformCustomerId': "the platform's own label, unique per platform",

@@ -6,7 +6,7 @@
  * by the upstream's schemas. helpers/upstream-conformance.ts checks each answer the tests see;
  * this file checks the shapes themselves, for the operations of config, tokens, internal and
  * external accounts, withdrawal fees, exchange rates, sandbox, directories, quotes,
- * transactions, invitations and receiver lookups, from both OpenAPI documents (Corridor's as the running service serves it):
+ * transactions, invitations, receiver lookups, contact verification and SCA, from both OpenAPI documents (Corridor's as the running service serves it):
  *
  * - requests: every request the upstream's schema allows (every union branch and enum value,
  *   with all or only the required fields) against the schema Corridor validates it with;
@@ -36,7 +36,7 @@ interface Document {
 
 /** The upstream paths of the modules this file checks. */
 const CHECKED_PATHS =
-  /^\/(config|tokens|internal-accounts|customers\/internal-accounts|platform\/internal-accounts|customers\/external-accounts|platform\/external-accounts|crypto|exchange-rates|sandbox|vasps|uma-providers|discoveries|quotes|transactions|invitations|receiver\/external-account)(\/|$)/;
+  /^\/(config|tokens|internal-accounts|customers\/internal-accounts|platform\/internal-accounts|customers\/external-accounts|platform\/external-accounts|crypto|exchange-rates|sandbox|vasps|uma-providers|discoveries|quotes|transactions|invitations|receiver\/external-account|sca|customers\/\{customerId\}\/verify-(email|phone))(\/|$)/;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** A refusal of a value, each side's to make: the shape is the same. */
@@ -145,6 +145,12 @@ function instance(schema: unknown, shape: Shape, k: number, full: boolean, depth
   const union = (node.oneOf ?? node.anyOf) as unknown[] | undefined;
   if (union) {
     const branches = union.filter((branch) => resolve(branch).type !== 'null');
+    // A branch that only names which of the object's own properties are required (the proof of
+    // ScaLoginCompleteRequest: `anyOf: [{required: [code]}, {required: [passkeyAssertion, origin]}]`) sends those.
+    const named = resolve(branches[k % branches.length]);
+    if (node.properties && !named.properties && Array.isArray(named.required)) {
+      return instance({ ...node, oneOf: undefined, anyOf: undefined, required: [...((node.required as string[] | undefined) ?? []), ...(named.required as string[])] }, shape, k, full, depth + 1);
+    }
     const chosen = instance(branches[k % branches.length], shape, k, full, depth + 1);
     const base = node.properties ? instance({ ...node, oneOf: undefined, anyOf: undefined }, shape, k, full, depth + 1) : undefined;
     return isObject(base) && isObject(chosen) ? { ...base, ...chosen } : chosen;
@@ -246,7 +252,7 @@ describe.runIf(Boolean(inject('upstreamOpenapi')))('the upstream SDK against Cor
   it('the checked modules serve the upstream operations by the same method and path, answering only success statuses the upstream lists', () => {
     const shared = sharedOperations(upstream, corridor);
     // The operations integrators use most; each must be found by method and path, parameter names aside.
-    for (const operation of ['GET /config', 'PATCH /config', 'POST /tokens', 'GET /tokens/{}', 'DELETE /tokens/{}', 'GET /exchange-rates', 'POST /quotes', 'POST /quotes/{}/execute', 'GET /transactions', 'POST /transactions/{}/cancel', 'POST /customers/external-accounts', 'GET /platform/internal-accounts']) {
+    for (const operation of ['GET /config', 'PATCH /config', 'POST /tokens', 'GET /tokens/{}', 'DELETE /tokens/{}', 'GET /exchange-rates', 'POST /quotes', 'POST /quotes/{}/execute', 'GET /transactions', 'POST /transactions/{}/cancel', 'POST /customers/external-accounts', 'GET /platform/internal-accounts', 'POST /customers/{}/verify-email/confirm', 'POST /sca/login/complete', 'POST /quotes/{}/authorize']) {
       expect(shared.map(([name]) => name)).toContain(operation);
     }
     // An SDK expecting 200 that gets 201 (say) fails: error statuses are the spec's to list (SPEC.md §7).
