@@ -88,6 +88,8 @@ const REQUIRED: Record<string, Rule> = {
   'GET /verifications/{verificationId}': READ,
   'POST /sandbox/verifications/{verificationId}/manual-review': CUSTOMERS,
   'POST /customers/{customerId}/kyc-link': CUSTOMERS,
+  // Issues a link as the POST does, at the path the upstream's published SDK asks with a GET.
+  'GET /customers/kyc-link': CUSTOMERS,
 
   'GET /webhooks/signing-keys': READ,
   'POST /webhooks/signing-keys/rotate': CONFIG,
@@ -95,6 +97,7 @@ const REQUIRED: Record<string, Rule> = {
   'GET /webhooks/deliveries/{webhookId}': READ,
   'POST /webhooks/deliveries/{webhookId}/resend': CONFIG,
   'POST /sandbox/webhooks/test': CONFIG,
+  'POST /webhooks/test': CONFIG,
 
   'POST /documents': CUSTOMERS,
   'GET /documents': READ,

@@ -2,7 +2,7 @@
 export { customerRoutes } from './routes.js';
 export { Address, BeneficialOwner, BULK_UPLOAD_EVENTS, Country, CUSTOMER_EVENTS, CUSTOMER_SCHEMAS, DateOnly, Email, Phone, OWNER_ROLES, ResponseAddress, type ReviewStatus } from './schemas.js';
 export { customerTypeOf, type CustomerKind } from './reads.js';
-export { findLiveCustomerById, findLiveCustomerByUmaAddress } from './repo.js';
+export { findLiveCustomerById, findLiveCustomerByUmaAddress, liveCustomerIdByPlatformCustomerId } from './repo.js';
 export { holdForReview, loadCustomerForReview, senderReadiness, setReviewStatus, type CustomerForReview, type SenderReadiness } from './review-state.js';
 export { updateCustomer } from './create-update.js';
 export { freeTextErrors, getEndUserTerms, mergeFieldErrors, type EndUserTerms } from './validation.js';

@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { CurrencyCode, DateTime, IdParam, ListResponse, PaginationQuery, ResourceId, StringEnum, TaggedUnion } from '../../platform/http/schemas.js';
+import { Country } from '../customers/index.js';
 import { BusinessBeneficiary, individualBeneficiaryFields, WalletIndividualBeneficiary } from './fields.js';
 import type { EventGroup } from '../../platform/outbox.js';
 import { VARIANTS, type BankVariant, type ExternalAccountType, type Variant } from './variants.js';
@@ -65,6 +66,14 @@ function accountInfoBranch(variant: Variant, form: 'create' | 'response', docume
         maxItems: variant.rails.length,
         uniqueItems: true,
         description: 'The rails to pay the account on: some of those its fields allow (default all of them).',
+      });
+      // The upstream's published SDK 0.7 requires `countries` on every bank account (its document
+      // had it then). Corridor knows the country from the type or the fields: checked, not kept.
+      properties.countries = Type.Array(Country(), {
+        minItems: 1,
+        maxItems: 60,
+        uniqueItems: true,
+        description: "Accepted for the upstream's earlier SDK, which requires it: must include the account's country where its type or fields name one. Not stored or returned.",
       });
     }
   } else if (variant.kind === 'wallet') {

@@ -81,6 +81,10 @@ function crossFieldErrors(variant: Variant, info: Record<string, unknown>, body:
         errors.push({ field: 'accountInfo.beneficiary.beneficiaryType', constraint: { enum: ['BUSINESS'] }, message: `must be BUSINESS: ${rail} pays businesses only` });
       }
     }
+    const country = variant.country ?? (typeof info.country === 'string' ? info.country : undefined);
+    if (country && Array.isArray(info.countries) && !info.countries.includes(country)) {
+      errors.push({ field: 'accountInfo.countries', message: `must include ${country}, the account's country` });
+    }
     if (variant.accountType === 'SWIFT_ACCOUNT' && !present(info, 'accountNumber') && !present(info, 'iban')) {
       errors.push({ field: 'accountInfo.accountNumber', message: 'is required unless iban is given' });
     }
@@ -178,5 +182,6 @@ export function checkAccount(body: unknown, schemaErrors: FieldError[], options:
   const allowed = checked.kind === 'bank' ? railsOf(checked, info) : [];
   const chosen = Array.isArray(info.paymentRails) ? (info.paymentRails as PaymentRail[]) : undefined;
   const rails = chosen ? allowed.filter((rail) => chosen.includes(rail)) : allowed;
-  return { variant: checked, info: { ...(info as AccountInfo), ...(checked.kind === 'bank' ? { paymentRails: rails } : {}) }, rails };
+  const { countries: _countries, ...kept } = info;
+  return { variant: checked, info: { ...(kept as AccountInfo), ...(checked.kind === 'bank' ? { paymentRails: rails } : {}) }, rails };
 }

@@ -5,7 +5,7 @@
  * checks both ways, so a module that builds one of these removes it from this list.
  */
 
-export type UnbuiltGroup = 'Agent Management' | 'Agent Operations' | 'Cards' | 'Sandbox card simulations' | 'Stablecoins' | 'Delegated keys';
+export type UnbuiltGroup = 'Agent Management' | 'Agent Operations' | 'Cards' | 'Sandbox card simulations' | 'Stablecoins' | 'Delegated keys' | 'Plaid' | 'Quotes';
 
 export interface UnbuiltOperation {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -89,4 +89,19 @@ export const UNBUILT_OPERATIONS: readonly UnbuiltOperation[] = [
     ['GET', '/auth/delegated-keys/{id}', 'getDelegatedKeyById'],
     ['DELETE', '/auth/delegated-keys/{id}', 'revokeDelegatedKey'],
   ]),
+];
+
+/**
+ * Operations the upstream's published SDK (`@lightsparkdev/grid` 0.7 and 0.8, generated from an
+ * earlier document of the same date version) calls that the upstream's current document no longer
+ * has, and Corridor does not build: the Plaid account linking (no group of SPEC.md §1) and the
+ * listing of quotes. The SDK's other earlier paths are served where their operation moved
+ * (POST /webhooks/test, GET /customers/kyc-link). Names as the SDK's methods' paths give them.
+ */
+export const UNBUILT_SDK_OPERATIONS: readonly UnbuiltOperation[] = [
+  ...inGroup('Plaid', [
+    ['POST', '/plaid/link-tokens', 'createPlaidLinkToken'],
+    ['POST', '/plaid/callback/{plaid_link_token}', 'submitPlaidPublicToken'],
+  ]),
+  ...inGroup('Quotes', [['GET', '/quotes', 'listQuotes']]),
 ];

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import Type from 'typebox';
 import { AppError } from '../../platform/errors.js';
 import { PathParam } from '../../platform/http/schemas.js';
-import { UNBUILT_OPERATIONS, type UnbuiltOperation } from './operations.js';
+import { UNBUILT_OPERATIONS, UNBUILT_SDK_OPERATIONS, type UnbuiltOperation } from './operations.js';
 
 /**
  * 501 NOT_IMPLEMENTED naming the operation and its group. Not logged as a failure: the request
@@ -22,13 +22,13 @@ export function notBuilt({ method, path, operationId, group }: UnbuiltOperation)
  * route; any token may hear the answer (VIEW), since nothing is read or changed.
  */
 export const unbuiltRoutes: FastifyPluginAsync = async (app) => {
-  for (const operation of UNBUILT_OPERATIONS) {
-    const names = [...operation.path.matchAll(/\{([A-Za-z]+)\}/g)].map((match) => match[1]!);
+  for (const operation of [...UNBUILT_OPERATIONS, ...UNBUILT_SDK_OPERATIONS]) {
+    const names = [...operation.path.matchAll(/\{([A-Za-z_]+)\}/g)].map((match) => match[1]!);
     // Any non-empty segment: the answer is the same whatever the id.
     const params = Type.Object(Object.fromEntries(names.map((name) => [name, PathParam(Type.String({ minLength: 1 }), 'REFERENCE_NOT_FOUND', name)])));
     app.route({
       method: operation.method,
-      url: operation.path.replace(/\{([A-Za-z]+)\}/g, ':$1'),
+      url: operation.path.replace(/\{([A-Za-z_]+)\}/g, ':$1'),
       schema: { hide: true, ...(names.length > 0 ? { params } : {}) },
       config: { permission: 'VIEW' },
       handler: async () => {

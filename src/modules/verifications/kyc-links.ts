@@ -5,12 +5,12 @@ import type { TenantSecretBox } from '../../platform/crypto/secret-box.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput, type FieldError } from '../../platform/errors.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
-import { loadCustomerForReview, updateCustomer, type EndUserTerms } from '../customers/index.js';
+import { liveCustomerIdByPlatformCustomerId, loadCustomerForReview, updateCustomer, type EndUserTerms } from '../customers/index.js';
 import { getDocument } from '../documents/index.js';
 import { unverifiedContacts } from '../wallet-auth/index.js';
 import { findKycLinkByToken, insertKycLink, useKycLink, type KycLinkRow } from './repo.js';
 import { missingRequirements, reviewDocuments, type ReviewInput } from './rules.js';
-import type { KycLinkCreateRequest, KycLinkResponse, KycPageFields, VerificationError, VerificationStatus } from './schemas.js';
+import type { KycLinkByPlatformCustomerIdQuery, KycLinkCreateRequest, KycLinkResponse, KycPageFields, VerificationError, VerificationStatus } from './schemas.js';
 import { loadReviewInput, startVerification } from './service.js';
 
 // Hosted KYC/KYB links (POST /customers/{customerId}/kyc-link) and what the page they open may do.
@@ -89,6 +89,29 @@ export async function createKycLink(
     created_at: now,
   });
   return { linkId: id, expiresAt: expiresAt.toISOString() };
+}
+
+/**
+ * GET /customers/kyc-link, the operation the upstream's published SDK calls (`getKYCLink`): the
+ * live customer holding `platformCustomerId` (404 USER_NOT_FOUND when none does; a deleted
+ * customer's id is free for reuse, so it is not 410 here) gets a link as createKycLink issues one.
+ */
+export async function createKycLinkForPlatformCustomerId(
+  trx: Tx,
+  clock: Clock,
+  tokens: KycLinkTokens,
+  caller: { platformId: string; environment: 'sandbox' | 'production' },
+  query: KycLinkByPlatformCustomerIdQuery,
+): Promise<{ customerId: string; link: StoredKycLink }> {
+  const uuid = await liveCustomerIdByPlatformCustomerId(trx, caller.platformId, query.platformCustomerId);
+  if (!uuid) {
+    throw new AppError('USER_NOT_FOUND', `No customer has platformCustomerId ${JSON.stringify(query.platformCustomerId)}.`, {
+      details: { platformCustomerId: query.platformCustomerId },
+    });
+  }
+  const customerId = formatId('Customer', uuid);
+  const body = query.redirectUri === undefined ? {} : { redirectUri: query.redirectUri };
+  return { customerId, link: await createKycLink(trx, clock, tokens, caller, customerId, body) };
 }
 
 export type LinkState = 'OPEN' | 'USED' | 'EXPIRED';

@@ -13,6 +13,7 @@ import {
   checkDocumentInScope,
   checkHolderInScope,
   createKycLink,
+  createKycLinkForPlatformCustomerId,
   describeKycPage,
   fillKycFields,
   holdOpenLink,
@@ -26,7 +27,9 @@ import {
 } from './kyc-links.js';
 import { kycGonePage, kycPage } from './kyc-page.js';
 import {
+  KycLinkByPlatformCustomerIdQuery,
   KycLinkCreateRequest,
+  KycLinkForCustomerResponse,
   KycLinkResponse,
   KycPageFields,
   ManualReviewDecision,
@@ -148,6 +151,30 @@ export const verificationRoutes: FastifyPluginAsyncTypebox<VerificationDeps> = a
         async (trx) => ({ statusCode: 201, body: await createKycLink(trx, deps.clock, deps.kycLinkTokens, request.principal, request.params.customerId, request.body) }),
         { idempotent: true, present: (stored) => presentKycLink(deps.kycLinkTokens, pageBaseUrl, stored as StoredKycLink) },
       ),
+  });
+
+  // The upstream's published SDK (`customers.getKYCLink()`) still asks for a link this way, by the
+  // platform's own customer id, under the same date version: answered as the POST above.
+  app.get('/customers/kyc-link', {
+    schema: {
+      operationId: 'getCustomerKycLinkByPlatformCustomerId',
+      tags,
+      summary: "Create a hosted KYC/KYB link for a customer named by the platform's id",
+      description:
+        "POST /customers/{customerId}/kyc-link for the live customer holding `platformCustomerId` (404 USER_NOT_FOUND when none does), at the " +
+        "path and in the shape the upstream's published SDK calls (`customers.getKYCLink()`); the answer also names the customer. " +
+        'Each call makes a new link, as the POST does; there is no Idempotency-Key on a GET (a retried call leaves one more unused link, valid until it expires).',
+      querystring: KycLinkByPlatformCustomerIdQuery,
+      response: { 200: KycLinkForCustomerResponse, ...errorResponses(400, 401, 403, 404, 409, 500) },
+    },
+    // It issues a link, a write on a customer: as the POST, not a read.
+    config: { permission: 'MANAGE' },
+    handler: async (request) => {
+      const { customerId, link } = await withTx(deps.db, (trx) =>
+        createKycLinkForPlatformCustomerId(trx, deps.clock, deps.kycLinkTokens, request.principal, request.query),
+      );
+      return { customerId, platformCustomerId: request.query.platformCustomerId, ...presentKycLink(deps.kycLinkTokens, pageBaseUrl, link) };
+    },
   });
 
   await app.register(hostedKycPage, deps);

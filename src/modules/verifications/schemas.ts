@@ -109,6 +109,26 @@ export const KycLinkResponse = Type.Object(
 );
 export type KycLinkResponse = Static<typeof KycLinkResponse>;
 
+/** GET /customers/kyc-link: the customer named by the platform's own id, as the upstream's published SDK asks. */
+export const KycLinkByPlatformCustomerIdQuery = Type.Object(
+  {
+    platformCustomerId: Type.String({ minLength: 1, maxLength: 255, description: "The platform's own id of a live customer." }),
+    redirectUri: KycLinkCreateRequest.properties.redirectUri,
+  },
+  { additionalProperties: false },
+);
+export type KycLinkByPlatformCustomerIdQuery = Static<typeof KycLinkByPlatformCustomerIdQuery>;
+
+export const KycLinkForCustomerResponse = Type.Object(
+  {
+    customerId: ResourceId('Customer'),
+    platformCustomerId: Type.String(),
+    ...KycLinkResponse.properties,
+  },
+  { title: 'KycLinkForCustomerResponse' },
+);
+export type KycLinkForCustomerResponse = Static<typeof KycLinkForCustomerResponse>;
+
 /** What the hosted page may fill in: the fields a review requires, each only while it is missing. */
 export const KycPageFields = Type.Object(
   {
