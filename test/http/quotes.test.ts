@@ -360,7 +360,7 @@ describe('refusals (spec §7), on create and through immediatelyExecute', () => 
     expect(await ctx.handle.db.selectFrom('quotes').select('id').where('platform_id', '=', p.uuid).execute()).toHaveLength(1);
   });
 
-  it('the receiver lookup must exist, be this platform’s, be for the destination account and not have expired; a replay outlives it', async () => {
+  it('the receiver lookup must exist, be this platform’s, be for the destination account and the source’s customer, and not have expired; a replay outlives it', async () => {
     const { p, sender, usd, eur, mxn } = await world();
     const lookUp = async (platform: TestPlatform, accountId: string, customerId: string) => {
       const looked = await call(platform, 'GET', `/receiver/external-account/${accountId}?customerId=${customerId}`);
@@ -386,6 +386,10 @@ describe('refusals (spec §7), on create and through immediatelyExecute', () => 
     const ofMxn = await lookUp(p, mxn, sender.id);
     const misdirected = expectEnvelope(await quote(p, body(ofMxn)), 400, 'INVALID_RECEIVER');
     expect(misdirected.details).toMatchObject({ lookupAccountId: mxn });
+    // A lookup made for another customer of the platform prices nothing for this sender, as a UMA lookup.
+    const forSomeoneElse = await lookUp(p, eur, (await customer(p)).id);
+    const notTheSender = expectEnvelope(await quote(p, body(forSomeoneElse)), 400, 'INVALID_INPUT');
+    expect(notTheSender.details).toMatchObject({ errors: [{ field: 'lookupId' }] });
     expect(await quotesOf()).toBe(0);
 
     // Fresh, it carries immediatelyExecute and an Idempotency-Key like any quote.

@@ -54,6 +54,16 @@ describe('GET /receiver/external-account/{accountId}', () => {
     expect(stored.expires_at.getTime()).toBe(ctx.clock.now().getTime() + 5 * 60_000);
   });
 
+  it('is GET only: a HEAD (monitors and proxies send them freely) stores no lookup, here or at /receiver/uma', async () => {
+    const stored = async () => (await ctx.handle.db.selectFrom('receiver_lookups').select('id').execute()).length + (await ctx.handle.db.selectFrom('uma_lookups').select('id').execute()).length;
+    const before = await stored();
+    for (const url of [`/receiver/external-account/${mxnAccount}?customerId=${usdSender}`, `/receiver/uma/${encodeURIComponent('$success.usd@sandbox.uma.money')}?customerId=${usdSender}`]) {
+      const head = await ctx.app.inject({ method: 'HEAD', url: `${BASE}${url}`, headers: { authorization: ctx.platform.auth } });
+      expect(head.statusCode, url).not.toBe(200);
+    }
+    expect(await stored()).toBe(before);
+  });
+
   it('the sender may be named by UMA address; its own currency is the sending one', async () => {
     const byAddress = (await lookup(mxnAccount, `?senderUmaAddress=${encodeURIComponent('$ANN@pay.example.com')}`)).json() as Lookup;
     expect(byAddress.supportedCurrencies[0]!.estimatedExchangeRate).toBe(18.311625);

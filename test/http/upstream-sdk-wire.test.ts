@@ -184,6 +184,12 @@ describe('customers.getKYCLink: GET /customers/kyc-link', () => {
     // Each call is a new link.
     const again = (await sdkCall(p, 'GET', `/customers/kyc-link?${query}`)).json() as { kycUrl: string };
     expect(again.kycUrl).not.toBe(link.kycUrl);
+    // It writes, so a HEAD (monitors and proxies send them freely) is not served and issues nothing.
+    const links = async () => (await ctx.handle.db.selectFrom('kyc_links').select('id').where('platform_id', '=', p.uuid).execute()).length;
+    const before = await links();
+    const head = await ctx.app.inject({ method: 'HEAD', url: `${BASE}/customers/kyc-link?${query}`, headers: { authorization: p.auth } });
+    expect(head.statusCode).not.toBe(200);
+    expect(await links()).toBe(before);
   });
 
   it('is 404 USER_NOT_FOUND, not retried, when no live customer holds the id; 400 without it; 403 to a token that may only read', async () => {

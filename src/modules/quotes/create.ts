@@ -40,7 +40,7 @@ export async function createQuote(
   const source = await resolveSource(db, platformId, body);
   refuseUnsignedWalletExecution(body, source);
   const destination = await resolveDestination(db, platformId, body, source.customerUuid);
-  await checkAccountLookup(db, deps, platformId, body, destination);
+  await checkAccountLookup(db, deps, platformId, body, source, destination);
   if (source.accountId && source.accountId === destination.accountId) {
     throw new AppError('SELF_PAYMENT', 'The source and the destination are the same account.', { details: { accountId: destination.accountId } });
   }

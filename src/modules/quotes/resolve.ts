@@ -158,10 +158,11 @@ export function checkAccountLookupId(body: QuoteRequest): void {
  * The receiver lookup the quote names, as the UMA path holds its lookup: this platform's and not
  * expired (else 404 LOOKUP_REQUEST_NOT_FOUND, another platform's answering as an unknown one),
  * made for the destination account (else 400 INVALID_RECEIVER, as a UMA lookup of another
- * address). Its rate and limits were an estimate: the quote prices and applies its own rules.
+ * address) and for the source's customer (else 400 INVALID_INPUT, as a UMA lookup made for
+ * another sender). Its rate and limits were an estimate: the quote prices and applies its own rules.
  * Read on the quote's handle, before its own transaction opens.
  */
-export async function checkAccountLookup(db: DbOrTx, deps: QuoteDeps, platformId: string, body: QuoteRequest, destination: ResolvedDestination): Promise<void> {
+export async function checkAccountLookup(db: DbOrTx, deps: QuoteDeps, platformId: string, body: QuoteRequest, source: ResolvedSource, destination: ResolvedDestination): Promise<void> {
   if (body.lookupId === undefined) return;
   // The clock the lookup's expiry was set by (receivers' route), not the platform's.
   const lookup = await findReceiverLookup(db, platformId, body.lookupId, deps.clock.now());
@@ -170,4 +171,5 @@ export async function checkAccountLookup(db: DbOrTx, deps: QuoteDeps, platformId
       details: { lookupAccountId: lookup.accountId },
     });
   }
+  if (lookup.senderUuid !== source.customerUuid) throw field('lookupId', 'was made for another sender than the source’s customer');
 }

@@ -27,10 +27,10 @@ export async function insertLookup(db: DbOrTx, row: ReceiverLookupsTable): Promi
 }
 
 /** The platform's lookup `id` (expired or not: the caller decides), or undefined. */
-export async function findLookup(db: DbOrTx, platformId: string, id: string): Promise<Pick<ReceiverLookupsTable, 'external_account_id' | 'expires_at'> | undefined> {
+export async function findLookup(db: DbOrTx, platformId: string, id: string): Promise<Pick<ReceiverLookupsTable, 'external_account_id' | 'sender_customer_id' | 'expires_at'> | undefined> {
   return db
     .selectFrom('receiver_lookups')
-    .select(['external_account_id', 'expires_at'])
+    .select(['external_account_id', 'sender_customer_id', 'expires_at'])
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
     .executeTakeFirst();

@@ -7,6 +7,8 @@ import { lookupExternalAccount } from './service.js';
 
 export const receiverRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { rates: ExchangeRates }> = async (app, deps) => {
   app.get('/receiver/external-account/:accountId', {
+    // It stores the lookup its answer names: a HEAD (monitors and proxies send them freely) would too, so it is GET only.
+    exposeHeadRoute: false,
     schema: {
       operationId: 'lookupExternalAccount',
       tags: ['Cross-Currency Transfers'],

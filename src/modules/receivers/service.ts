@@ -101,12 +101,13 @@ export async function lookupExternalAccount(
  * The lookup a quote to an account names by `lookupId`: this platform's and not expired, else
  * 404 LOOKUP_REQUEST_NOT_FOUND, as uma's `findUmaLookup` answers for a UMA lookup. Another
  * platform's and an expired one (kept an hour for the purge) answer exactly as an unknown one.
- * `accountUuid`/`accountId`: the external account it was made for (null: the account's row is gone).
+ * `accountUuid`/`accountId`: the external account it was made for (null: the account's row is gone);
+ * `senderUuid`: the customer it was made for.
  */
-export async function findReceiverLookup(db: DbOrTx, platformId: string, lookupId: string, now: Date): Promise<{ accountUuid: string | null; accountId: string | null }> {
+export async function findReceiverLookup(db: DbOrTx, platformId: string, lookupId: string, now: Date): Promise<{ accountUuid: string | null; accountId: string | null; senderUuid: string | null }> {
   const uuid = parseId('LookupRequest', lookupId);
   const row = uuid ? await findLookup(db, platformId, uuid) : undefined;
   if (!row || row.expires_at <= now) throw new AppError('LOOKUP_REQUEST_NOT_FOUND', `Lookup ${lookupId} not found or expired; look the receiver up again.`);
   const accountUuid = row.external_account_id;
-  return { accountUuid, accountId: accountUuid === null ? null : formatId('ExternalAccount', accountUuid) };
+  return { accountUuid, accountId: accountUuid === null ? null : formatId('ExternalAccount', accountUuid), senderUuid: row.sender_customer_id };
 }

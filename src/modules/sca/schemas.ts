@@ -6,8 +6,8 @@ import { IdParam, Nullable, PathParam, ResourceId, StringEnum, TaggedUnion } fro
 // request is taken as it is sent, then answered 409 (README.md). Unknown fields are refused, as
 // everywhere; lengths bound what is never stored.
 
-export const SCA_FACTORS = ['SMS_OTP', 'TOTP', 'PASSKEY'] as const;
-export const SECURITY_EVENT_TYPES = ['RESET_PASSWORD_COMPLETED', 'FAILED_LOGIN_ATTEMPT'] as const;
+const SCA_FACTORS = ['SMS_OTP', 'TOTP', 'PASSKEY'] as const;
+const SECURITY_EVENT_TYPES = ['RESET_PASSWORD_COMPLETED', 'FAILED_LOGIN_ATTEMPT'] as const;
 
 const ScaFactor = (description: string) => StringEnum(SCA_FACTORS, { description });
 const Code = (description: string) => Type.String({ maxLength: 64, description, examples: ['123456'] });

@@ -73,6 +73,8 @@ export function registerUmaWellKnownRoutes(app: FastifyInstance, deps: UmaRouteD
 
 export const umaRoutes: FastifyPluginAsyncTypebox<UmaRouteDeps> = async (app, deps) => {
   app.get('/receiver/uma/:receiverUmaAddress', {
+    // It asks the receiver's VASP and stores the lookup: a HEAD would too, so it is GET only.
+    exposeHeadRoute: false,
     schema: {
       operationId: 'lookupUma',
       tags: ['Cross-Currency Transfers'],

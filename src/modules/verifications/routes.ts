@@ -156,6 +156,8 @@ export const verificationRoutes: FastifyPluginAsyncTypebox<VerificationDeps> = a
   // The upstream's published SDK (`customers.getKYCLink()`) still asks for a link this way, by the
   // platform's own customer id, under the same date version: answered as the POST above.
   app.get('/customers/kyc-link', {
+    // A HEAD would issue a link too: it writes, so it is served as GET only.
+    exposeHeadRoute: false,
     schema: {
       operationId: 'getCustomerKycLinkByPlatformCustomerId',
       tags,
