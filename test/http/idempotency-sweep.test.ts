@@ -498,6 +498,7 @@ const WITHOUT_KEY: Record<string, string> = {
   rotateWebhookSigningKey: 'rotates a key',
   resendWebhook: 'delivers an event again, which receivers dedupe by its id',
   sendTestWebhook: 'sends a test event',
+  sendTestWebhookAtEarlierPath: 'sends a test event',
   uploadDocument: 'stores a document',
   replaceDocument: 'sets the document',
   deleteDocument: 'a repeat finds it gone',

@@ -390,6 +390,12 @@ const PROBES: Probe[] = [
     send: (a, label) => call(a.p, 'GET', `/customers?platformCustomerId=${encodeURIComponent(label)}`),
   },
   {
+    position: 'GET /customers/kyc-link query:platformCustomerId',
+    foreign: (b) => b.customerLabel,
+    unknown: () => `nobody-${randomUUID()}`,
+    send: (a, label) => call(a.p, 'GET', `/customers/kyc-link?platformCustomerId=${encodeURIComponent(label)}`),
+  },
+  {
     position: 'GET /transactions query:platformCustomerId',
     foreign: (b) => b.customerLabel,
     unknown: () => `nobody-${randomUUID()}`,
