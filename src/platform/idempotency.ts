@@ -61,7 +61,8 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return sha256Hex(`${method} ${path}\n${canonicalJson(body)}`);
 }
 
-type Scope = { platformId: string; key: string; fingerprint: string };
+/** An Idempotency-Key as stored: per platform, with the fingerprint of the request it was sent with. */
+export type IdempotencyScope = { platformId: string; key: string; fingerprint: string };
 
 /**
  * How long a claim on a key may stand unanswered before a request with the same key and body
@@ -80,7 +81,7 @@ export type HeldKey = { claimed: true; since: Date };
 /** The key held by this request, or the answer stored under it. */
 export type KeyClaim = HeldKey | { claimed: false; stored: StoredResponse };
 
-function inProgress(scope: Scope): AppError {
+function inProgress(scope: IdempotencyScope): AppError {
   return new AppError('CONFLICT', 'A request with this Idempotency-Key is still in progress.', { details: { idempotencyKey: scope.key }, retryable: true });
 }
 
@@ -93,7 +94,7 @@ function inProgress(scope: Scope): AppError {
  * in progress — unless that claim is older than `CLAIM_ABANDONED_AFTER_MS`, when this request
  * takes it over.
  */
-export async function claimKey(db: DbOrTx, clock: Clock, scope: Scope): Promise<KeyClaim> {
+export async function claimKey(db: DbOrTx, clock: Clock, scope: IdempotencyScope): Promise<KeyClaim> {
   for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
     const now = clock.now();
     const inserted = await db
@@ -158,7 +159,7 @@ const answerUpdate = (db: QueryCreator<any>, [statusCode, body, platformId, key,
  * the transaction: its change is rolled back, and the request is 409, retryable, which a retry
  * answers with what the request that took over stored.
  */
-export async function storeAnswer(trx: Tx, scope: Scope, claim: HeldKey, response: StoredResponse): Promise<void> {
+export async function storeAnswer(trx: Tx, scope: IdempotencyScope, claim: HeldKey, response: StoredResponse): Promise<void> {
   const values = [response.statusCode, JSON.stringify(response.body ?? null), scope.platformId, scope.key, claim.since];
   const notOne = () => inProgress(scope);
   if (!deferUpdate(trx, { shape: 'idempotency answer', values, build: answerUpdate, notOne }) && (await answerUpdate(trx, values).executeTakeFirst()).numUpdatedRows !== 1n) {
@@ -171,7 +172,7 @@ export async function storeAnswer(trx: Tx, scope: Scope, claim: HeldKey, respons
  * storing an answer, so that a retry with the key runs again. Leaves a taken-over or answered
  * claim alone.
  */
-export async function releaseKey(db: Db, scope: Scope, claim: HeldKey): Promise<void> {
+export async function releaseKey(db: Db, scope: IdempotencyScope, claim: HeldKey): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where('platform_id', '=', scope.platformId)

@@ -3,7 +3,7 @@ import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
-import { requestFingerprint } from '../../platform/idempotency.js';
+import type { IdempotencyScope } from '../../platform/idempotency.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import type { OffsetPlatformClock } from '../../platform/platform-clock.js';
 import { parseId } from '../../platform/ids.js';
@@ -75,11 +75,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRouteDeps> = async 
       // the key first, so a repeat while this one runs is 409 and one after it replays its answer;
       // the payment is opened under the key too, so a retry after this one failed (its claim given
       // up, or taken over) finds that payment instead of opening and crediting a second one.
-      const key = request.headers['idempotency-key'];
-      const sentAs = typeof key === 'string' ? { key, fingerprint: requestFingerprint(request.method, request.routeOptions.url!, request.body) } : undefined;
       return sendWrite(deps, request, reply, async (_trx, received) => ({ statusCode: 200, body: received }), {
         idempotent: true,
-        prepare: () => simulateUmaReceive(deps.db, deps.incomingPayments, request.principal.platformId, request.body, sentAs),
+        prepare: (scope: IdempotencyScope | undefined) => simulateUmaReceive(deps.db, deps.incomingPayments, request.principal.platformId, request.body, scope),
       });
     },
   });

@@ -1,5 +1,6 @@
 import type { Db } from '../../platform/db/database.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
+import type { IdempotencyScope } from '../../platform/idempotency.js';
 import { requireUmaAddress } from '../../platform/uma-address.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { getConfigRow } from '../config/index.js';
@@ -14,7 +15,7 @@ import type { SandboxUmaReceiveRequest } from './schemas.js';
  * the incoming transaction as the decision left it. `sentAs` (the request's Idempotency-Key): one
  * sender's payment however often the request is retried, whatever failed (`IncomingPayments.receive`).
  */
-export async function simulateUmaReceive(db: Db, incoming: IncomingPayments, platformId: string, body: SandboxUmaReceiveRequest, sentAs?: { key: string; fingerprint: string }): Promise<IncomingTransaction> {
+export async function simulateUmaReceive(db: Db, incoming: IncomingPayments, platformId: string, body: SandboxUmaReceiveRequest, sentAs?: IdempotencyScope): Promise<IncomingTransaction> {
   if ((body.receiverUmaAddress === undefined) === (body.customerId === undefined)) {
     throw invalidInput([{ field: 'receiverUmaAddress', message: 'give exactly one of receiverUmaAddress and customerId' }]);
   }

@@ -2,7 +2,7 @@ import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { AppError } from '../../platform/errors.js';
-import { claimKey, storeAnswer } from '../../platform/idempotency.js';
+import { claimKey, storeAnswer, type IdempotencyScope } from '../../platform/idempotency.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { enqueueJob, type Job, type JobWorker } from '../../platform/jobs/index.js';
 import { recordEvents } from '../../platform/outbox.js';
@@ -46,18 +46,12 @@ export interface IncomingPaymentsDeps {
   approvals: IncomingPaymentApprovals;
 }
 
-/** A request's Idempotency-Key and fingerprint (`requestFingerprint`): what makes a simulated sender's payment one payment however often it is sent. */
-export interface SentAs {
-  key: string;
-  fingerprint: string;
-}
-
 /**
  * Where the payment opened under a request's key is recorded: a key of its own, beside the
  * request's, which the request's gives up when it fails; the space keeps it apart from every key
  * a client can send (visible ASCII only).
  */
-const openedUnder = (platformId: string, sentAs: SentAs) => ({ platformId, key: `incoming payment opened under ${sentAs.key}`, fingerprint: sentAs.fingerprint });
+const openedUnder = (sentAs: IdempotencyScope): IdempotencyScope => ({ ...sentAs, key: `incoming payment opened under ${sentAs.key}` });
 
 const ref = (uuid: string, step: string) => `transaction:${uuid}:${step}`;
 
@@ -174,10 +168,10 @@ export class IncomingPayments {
    * that payment — answered as it stands once decided, asked about if it never was, 409
    * (retryable) while its question is open — instead of opening and crediting a second one.
    */
-  async receive(input: Omit<IncomingPaymentInput, 'arrived'>, requested: RequestedField[] = [], sentAs?: SentAs): Promise<TransactionRow> {
+  async receive(input: Omit<IncomingPaymentInput, 'arrived'>, requested: RequestedField[] = [], sentAs?: IdempotencyScope): Promise<TransactionRow> {
     const { row, next } = await withTx(this.deps.db, async (trx): Promise<{ row: TransactionRow; next: 'ask' | 'answer' | 'wait' }> => {
       if (!sentAs) return { row: await this.open(trx, { ...input, arrived: true }), next: 'ask' };
-      const scope = openedUnder(input.platformId, sentAs);
+      const scope = openedUnder(sentAs);
       const claim = await claimKey(trx, this.deps.clock, scope).catch((error: unknown) => {
         // The key opened a payment for another request (its answer was never stored): the key's own conflict.
         if (error instanceof AppError && error.code === 'CONFLICT') throw new AppError('CONFLICT', error.message, { details: { idempotencyKey: sentAs.key } });

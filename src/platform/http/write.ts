@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db, DbOrTx, Tx } from '../db/database.js';
 import { withTx } from '../db/tx.js';
-import { checkIdempotencyKey, claimKey, releaseKey, requestFingerprint, storeAnswer, type HeldKey, type StoredResponse } from '../idempotency.js';
+import { checkIdempotencyKey, claimKey, releaseKey, requestFingerprint, storeAnswer, type HeldKey, type IdempotencyScope, type StoredResponse } from '../idempotency.js';
 
 interface WriteOptions<Prepared> {
   idempotent?: boolean;
@@ -17,8 +17,10 @@ interface WriteOptions<Prepared> {
    * Idempotency-Key it runs once per key: the key is claimed, and the claim committed, before
    * it runs, so a request with the key finds the stored response (a retry does not repeat it)
    * or, while this one is in progress, is refused (409, retryable) instead of running it too.
+   * It is handed the key's scope (undefined without a key), for work that must also be found
+   * again under the key should the request fail after it (sandbox UMA receive).
    */
-  prepare?: () => Promise<Prepared>;
+  prepare?: (scope: IdempotencyScope | undefined) => Promise<Prepared>;
   /**
    * What stands for the body in the key's fingerprint where Fastify parsed none (a multipart
    * upload: a digest of its file), so the same key with another file is 409, not a replay.
@@ -74,7 +76,7 @@ export async function sendWrite<Prepared = undefined, Mode extends 'always' | 'w
         if (!claimed.claimed) return answer({ ...claimed.stored, replayed: true });
         claim = claimed;
       }
-      prepared = await options.prepare();
+      prepared = await options.prepare(scope);
     }
     if (!scope && options.transaction === 'when-needed') {
       return answer({ ...(await (work as (db: DbOrTx, prepared: Prepared) => Promise<StoredResponse>)(deps.db, prepared)), replayed: false });
