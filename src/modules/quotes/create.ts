@@ -14,7 +14,7 @@ import { priceAccountQuote, type PrefetchedNetworkFee } from './pricing.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import { checkAccountLookup, checkAccountLookupId, resolveDestination, resolveSource } from './resolve.js';
 import type { QuoteRequest } from './schemas.js';
-import { carriedFromRequest, instructionsFor, openIfDue, refuseUnsignedWalletExecution } from './stored-quote.js';
+import { instructionsFor, newQuoteFields, openIfDue, refuseUnsignedWalletExecution } from './stored-quote.js';
 import { createUmaQuote, type PricedUmaQuote } from './uma-quote.js';
 import { toQuote } from './views.js';
 
@@ -67,7 +67,6 @@ export async function createQuote(
       id,
       platform_id: platformId,
       customer_id: source.customerUuid,
-      source: body.source as Record<string, unknown>,
       destination: { ...body.destination, ...(destination.kind === 'EXTERNAL_ACCOUNT' && destination.external!.kind === 'bank' ? { paymentRail: destination.routeName } : {}) },
       source_kind: source.kind,
       source_account_id: source.accountUuid,
@@ -77,8 +76,6 @@ export async function createQuote(
       payment_rail: destination.routeName,
       sending_currency: source.currency,
       receiving_currency: destination.currency,
-      locked_side: body.lockedCurrencySide,
-      locked_amount: BigInt(body.lockedCurrencyAmount),
       sent_amount: priced.sent,
       service_fees: priced.serviceFee,
       platform_fees: priced.platformFee,
@@ -96,14 +93,8 @@ export async function createQuote(
       rate_window_start: snapshot.windowStart,
       payment_instructions: paymentInstructions,
       signed_request_id: signedRequestId,
-      // The receiver lookup it was made on, checked (checkAccountLookup).
-      lookup_id: body.lookupId ?? null,
-      ...carriedFromRequest(body),
-      transaction_id: uuidv7(createdAt.getTime()),
+      ...newQuoteFields(body, createdAt),
       expires_at: new Date(now.getTime() + destination.route.quoteExpirySeconds * 1000),
-      executed_at: null,
-      volume_day: null,
-      created_at: createdAt,
     };
     await insertQuote(trx, row);
     return row;

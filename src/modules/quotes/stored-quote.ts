@@ -5,7 +5,7 @@ import { CRYPTO_CURRENCY_CODES } from '../../platform/currencies.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { inTransaction } from '../../platform/db/tx.js';
 import type { StoredResponse } from '../../platform/idempotency.js';
-import { parseId } from '../../platform/ids.js';
+import { parseId, uuidv7 } from '../../platform/ids.js';
 import { fundingInstructions, newFundingReference } from '../internal-accounts/index.js';
 import { executeLocked, QUOTE_EXECUTE_OPERATION, type Caller, type ExecutionContext, type QuoteDeps } from './execute.js';
 import type { QuoteRow } from './repo.js';
@@ -85,13 +85,25 @@ export async function instructionsFor(
   };
 }
 
-/** What the request hands through to the quote unchanged. */
-export function carriedFromRequest(body: QuoteRequest) {
+/**
+ * What every new quote row holds alike, whatever it pays: what the request hands through
+ * unchanged (the lookup it names was checked before: checkAccountLookup, or UmaSender for a UMA
+ * address), its transaction's id, and nothing executed yet.
+ */
+export function newQuoteFields(body: QuoteRequest, createdAt: Date) {
   return {
+    source: body.source as Record<string, unknown>,
+    locked_side: body.lockedCurrencySide,
+    locked_amount: BigInt(body.lockedCurrencyAmount),
+    lookup_id: body.lookupId ?? null,
     description: body.description ?? null,
     remittance_information: body.remittanceInformation ?? null,
     purpose_of_payment: body.purposeOfPayment ?? null,
     sender_customer_info: body.senderCustomerInfo ?? null,
+    transaction_id: uuidv7(createdAt.getTime()),
+    executed_at: null,
+    volume_day: null,
+    created_at: createdAt,
   };
 }
 

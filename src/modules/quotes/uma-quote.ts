@@ -14,7 +14,7 @@ import { currencyConfig, feeOverrideOf } from './pricing.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import { field, resolveSource, sourceCurrencyField } from './resolve.js';
 import type { QuoteRequest } from './schemas.js';
-import { carriedFromRequest, instructionsFor, openIfDue, refuseUnsignedWalletExecution } from './stored-quote.js';
+import { instructionsFor, newQuoteFields, openIfDue, refuseUnsignedWalletExecution } from './stored-quote.js';
 
 /** How long a quote to a UMA address holds at most: as instant rails, and never past its invoice's own lifetime. */
 const UMA_QUOTE_SECONDS = 120;
@@ -115,7 +115,6 @@ export async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, b
     id,
     platform_id: platformId,
     customer_id: uma.customerUuid,
-    source: body.source as Record<string, unknown>,
     destination: { ...body.destination, currency: uma.receivingCurrency },
     source_kind: source.kind,
     source_account_id: source.accountUuid,
@@ -125,8 +124,6 @@ export async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, b
     payment_rail: 'UMA',
     sending_currency: source.currency,
     receiving_currency: uma.receivingCurrency,
-    locked_side: body.lockedCurrencySide,
-    locked_amount: BigInt(body.lockedCurrencyAmount),
     sent_amount: priced.sent,
     service_fees: priced.serviceFee,
     platform_fees: priced.platformFee,
@@ -137,14 +134,8 @@ export async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, b
     rate_window_start: snapshot.windowStart,
     payment_instructions: paymentInstructions,
     signed_request_id: signedRequestId,
-    // The lookup the pay request was sent on (UmaSender checked it: this platform's, the sender's, the address's, not expired).
-    lookup_id: body.lookupId ?? null,
-    ...carriedFromRequest(body),
-    transaction_id: uuidv7(createdAt.getTime()),
+    ...newQuoteFields(body, createdAt),
     expires_at: new Date(prefetched.now.getTime() + Math.max(0, Math.min(UMA_QUOTE_SECONDS, uma.invoiceLifetimeSeconds)) * 1000),
-    executed_at: null,
-    volume_day: null,
-    created_at: createdAt,
   };
   await insertQuote(trx, row);
   await deps.uma.record(trx, platformId, id, row.transaction_id, uma);
