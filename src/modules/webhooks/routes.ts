@@ -97,27 +97,22 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleDeps & { webhooks: W
     'Sends a signed `TEST` webhook to the configured endpoint now and reports its answer. Any answer but 2xx, or none within the ' +
     'timeout, is 400 WEBHOOK_DELIVERY_ERROR with what happened in `details`; no endpoint is 400 WEBHOOK_ENDPOINT_NOT_SET. Works for ' +
     'production platforms too. The attempt appears in the delivery log.';
-  app.post('/sandbox/webhooks/test', {
-    schema: {
-      operationId: 'sendTestWebhook',
-      tags: ['Sandbox'],
-      summary: 'Send a test webhook',
-      description: sendTestDescription,
-      response: { 200: TestWebhookResponse, ...errorResponses(400, 401, 403, 500) },
-    },
-    handler: async (request) => deliveries.sendTest(request.principal.platformId),
-  });
-
-  // The upstream's published SDK (`webhooks.sendTest()`) still calls the operation's earlier path,
-  // under the same date version: the same operation answers there, so that SDK works unchanged.
-  app.post('/webhooks/test', {
-    schema: {
+  const sendTestRoutes = [
+    { url: '/sandbox/webhooks/test', operationId: 'sendTestWebhook', tags: ['Sandbox'], summary: 'Send a test webhook', description: sendTestDescription },
+    // The upstream's published SDK (`webhooks.sendTest()`) still calls the operation's earlier path,
+    // under the same date version: the same operation answers there, so that SDK works unchanged.
+    {
+      url: '/webhooks/test',
       operationId: 'sendTestWebhookAtEarlierPath',
       tags,
       summary: 'Send a test webhook (the earlier path)',
       description: `POST /sandbox/webhooks/test at the path the upstream's published SDK calls (\`webhooks.sendTest()\`). ${sendTestDescription}`,
-      response: { 200: TestWebhookResponse, ...errorResponses(400, 401, 403, 500) },
     },
-    handler: async (request) => deliveries.sendTest(request.principal.platformId),
-  });
+  ];
+  for (const { url, ...documented } of sendTestRoutes) {
+    app.post(url, {
+      schema: { ...documented, response: { 200: TestWebhookResponse, ...errorResponses(400, 401, 403, 500) } },
+      handler: async (request) => deliveries.sendTest(request.principal.platformId),
+    });
+  }
 };
