@@ -1,12 +1,13 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { validDateTime } from './datetime.js';
-import { invalidInput } from './errors.js';
+import { invalidInput, type AppError } from './errors.js';
 import { unstorableText } from './http/text-input.js';
 
 /**
  * Keyset pagination over UUIDv7 primary keys, newest first. The cursor is the last id of the
  * page, wrapped so clients treat it as opaque. Rows inserted while a client pages have newer
  * ids and fall before its cursor, so later pages neither repeat nor skip existing rows.
+ * GET /transactions carries the same cursor but orders by (createdAt, id): see its repo.
  */
 export interface PageRequest {
   limit: number;
@@ -35,8 +36,16 @@ export function decodeCursor(cursor: string, accept: (key: string) => boolean = 
   } catch {
     // fall through to the error below
   }
-  // Worded as the validator words every other bad query parameter (platform/http/error-handler.ts).
-  throw invalidInput([{ field: 'cursor', message: 'is not a cursor returned by this list' }], 'The request query parameters are invalid.');
+  throw notThisListsCursor();
+}
+
+/**
+ * The refusal of a cursor this list could not have given: undecodable here, or (for a list that
+ * resolves its cursor's row) naming no row of the list. Worded as the validator words every other
+ * bad query parameter (platform/http/error-handler.ts).
+ */
+export function notThisListsCursor(): AppError {
+  return invalidInput([{ field: 'cursor', message: 'is not a cursor returned by this list' }], 'The request query parameters are invalid.');
 }
 
 export function pageRequest(query: { limit?: number; cursor?: string }, accept?: (key: string) => boolean): PageRequest {

@@ -1,12 +1,12 @@
 import type { DbOrTx } from '../../platform/db/database.js';
 import { validDateTime } from '../../platform/datetime.js';
 import { parseId } from '../../platform/ids.js';
-import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js';
+import { decodeCursor, encodeCursor, notThisListsCursor, type Page } from '../../platform/pagination.js';
 import { listTransactions, type ListFilters } from './repo.js';
 import type { Transaction, TransactionListQuery } from './schemas.js';
 import { toTransaction } from './views.js';
 
-/** GET /transactions: every filter of UPSTREAM §5.4, keyset pages in creation order (newest first unless `sortOrder=asc`). */
+/** GET /transactions: every filter of UPSTREAM §5.4, keyset pages in createdAt order (newest first unless `sortOrder=asc`). */
 export async function listPlatformTransactions(db: DbOrTx, platformId: string, query: TransactionListQuery): Promise<Page<Transaction>> {
   // `customerId` may name the platform itself (upstream: its own transfers); another platform has none here.
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
@@ -26,7 +26,8 @@ export async function listPlatformTransactions(db: DbOrTx, platformId: string, q
   };
   const limit = query.limit ?? 20;
   const order = query.sortOrder ?? 'desc';
-  const { rows, total } = await listTransactions(db, platformId, filters, { limit, order, ...(after ? { after } : {}) });
+  const { rows, total, anchorFound } = await listTransactions(db, platformId, filters, { limit, order, ...(after ? { after } : {}) });
+  if (!anchorFound) throw notThisListsCursor();
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   return {

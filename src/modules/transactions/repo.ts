@@ -221,18 +221,30 @@ function filtered(db: DbOrTx, platformId: string, f: ListFilters) {
   return query;
 }
 
-/** One page in id (= creation) order, `limit + 1` rows; `after` is the keyset position of the previous page. */
+/**
+ * One page in `created_at` order (ties by id), `limit + 1` rows; `after` is the id of the previous
+ * page's last row. Not id order: a quote's transaction takes its id when the quote is made and its
+ * row (and createdAt) when the quote is executed, up to the quote's lifetime later, so id order
+ * would list a later payment below earlier ones, behind a reader that has passed it. The position
+ * is the `after` row's own stored instant (to the microsecond), read in the same statement.
+ * `anchorFound` is false when `after` names no transaction of the platform (transactions are never
+ * deleted, so that cursor did not come from this list); it is looked for only when the page is empty.
+ */
 export async function listTransactions(
   db: DbOrTx,
   platformId: string,
   filters: ListFilters,
   page: { limit: number; after?: string; order: 'asc' | 'desc' },
-): Promise<{ rows: TransactionRow[]; total: number | undefined }> {
-  let query = filtered(db, platformId, filters).selectAll().orderBy('id', page.order).limit(page.limit + 1);
-  if (page.after) query = query.where('id', page.order === 'desc' ? '<' : '>', page.after);
+): Promise<{ rows: TransactionRow[]; total: number | undefined; anchorFound: boolean }> {
+  let query = filtered(db, platformId, filters).selectAll().orderBy('created_at', page.order).orderBy('id', page.order).limit(page.limit + 1);
+  if (page.after) {
+    const anchorAt = sql`(select a.created_at from transactions a where a.platform_id = ${platformId} and a.id = ${page.after})`;
+    query = query.where(sql<boolean>`(created_at, id) ${sql.raw(page.order === 'desc' ? '<' : '>')} (${anchorAt}, ${page.after}::uuid)`);
+  }
   // The total only where it costs the same whatever the number of transactions: the kept count
   // (migration 0034) of an unfiltered list. Counting what a filter matches reads every match.
-  if (Object.values(filters).some((value) => value !== undefined)) return { rows: await query.execute(), total: undefined };
-  const [rows, total] = await Promise.all([query.execute(), platformRowCount(db, 'transactions', platformId, 'total')]);
-  return { rows, total };
+  const counted = Object.values(filters).some((value) => value !== undefined) ? undefined : platformRowCount(db, 'transactions', platformId, 'total');
+  const [rows, total] = await Promise.all([query.execute(), counted]);
+  const anchorFound = !page.after || rows.length > 0 || (await findTransaction(db, platformId, page.after)) !== undefined;
+  return { rows, total, anchorFound };
 }
