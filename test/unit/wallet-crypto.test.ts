@@ -204,6 +204,14 @@ describe('hpke', () => {
     }
   });
 
+  it('encapsulates afresh for every seal: the same secret to the same key never repeats its ephemeral key or ciphertext', async () => {
+    const recipient = generateP256();
+    const seals = await Promise.all(Array.from({ length: 8 }, () => hpkeSeal(Buffer.from('the same secret'), recipient.publicCompressed)));
+    expect(new Set(seals.map((sealed) => sealed.encapped.toString('hex'))).size).toBe(seals.length);
+    expect(new Set(seals.map((sealed) => sealed.ciphertext.toString('hex'))).size).toBe(seals.length);
+    for (const sealed of seals) expect((await hpkeOpen({ ...sealed, recipientPrivate: recipient.privateKey })).toString()).toBe('the same secret');
+  });
+
   it('fails with HpkeError on tampering, the wrong recipient or malformed input', async () => {
     const recipient = generateP256();
     const { encapped, ciphertext } = await hpkeSeal(Buffer.from('secret'), recipient.publicUncompressed);
@@ -257,6 +265,30 @@ describe('stamps', () => {
     const variant = parseStamp(encodeStamp({ ...original, signature: flipped.toString('hex') }));
     expect(verifyStamp(variant, payload)).toBe(true);
     expect(verifyStamp(parseStamp(header), payload)).toBe(true);
+  });
+
+  it('parses r or s of n and above (as DER allows) but never verifies them, nor r + n or s + n for a genuine signature', async () => {
+    const payload = 'r and s below n';
+    const { header } = await clientStamp(payload);
+    const original = decodeStamp(header);
+    const { r, s } = splitDer(Buffer.from(original.signature, 'hex'));
+    const MAX = 2n ** 256n - 1n;
+    const forms: Array<[string, bigint, bigint]> = [
+      ['r = n', P256_ORDER, s],
+      ['s = n', r, P256_ORDER],
+      ['r = 2^256 - 1', MAX, s],
+      ['s = 2^256 - 1', r, MAX],
+      ...(r + P256_ORDER <= MAX ? [['r + n', r + P256_ORDER, s] as [string, bigint, bigint]] : []),
+      ...(s + P256_ORDER <= MAX ? [['s + n', r, s + P256_ORDER] as [string, bigint, bigint]] : []),
+    ];
+    for (const [name, rForm, sForm] of forms) {
+      const stamp = parseStamp(encodeStamp({ ...original, signature: derSignature(rForm, sForm).toString('hex') }));
+      expect(verifyStamp(stamp, payload), name).toBe(false);
+    }
+    // 0x81 (long-form length) for a SEQUENCE that fits the short form is not DER.
+    const der = Buffer.from(original.signature, 'hex');
+    const longForm = Buffer.concat([Buffer.from([0x30, 0x81, der[1]!]), der.subarray(2)]);
+    expect(() => parseStamp(encodeStamp({ ...original, signature: longForm.toString('hex') }))).toThrow('signature is not a DER-encoded ECDSA signature');
   });
 
   it('normalises uppercase hex to lowercase', async () => {

@@ -169,12 +169,19 @@ export class OidcVerifier {
     if (parts.length !== 3 || parts.some((p) => !/^[A-Za-z0-9_-]*$/.test(p)) || !parts[0] || !parts[1]) {
       throw malformed('expected three base64url segments');
     }
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    let claims: JWTPayload;
     try {
-      decodeProtectedHeader(token);
-      return decodeJwt(token);
+      header = decodeProtectedHeader(token);
+      claims = decodeJwt(token);
     } catch {
       throw malformed('the header or payload is not base64url JSON');
     }
+    // jose verifies a JWS with an unencoded payload (RFC 7797, `b64: false` under `crit`) over the
+    // payload segment's text, while the claims above are that segment base64url-decoded: a token
+    // whose claims no key signed. A JWT never has either header (RFC 7797 §7).
+    if (header.b64 !== undefined || header.crit !== undefined) throw malformed('a JWS with b64 or crit in its header is not a JWT');
+    return claims;
   }
 
   /**
