@@ -2,8 +2,8 @@
  * `npm run build`: type-checks nothing (that is `npm run typecheck`) and bundles `src/` into
  * `dist/` with esbuild. Loading some 1,600 separate ES modules from node_modules was most of a
  * start (issue 13 §1); one bundle with the same code loads in a fraction of that. Entries:
- * `cli.js` (the `corridor` bin, `npm start`) and `pdf-worker.js` (the documents module's
- * worker thread, found beside the module that starts it). Code loaded on first use (`import()`)
+ * `cli.js` (the `corridor` bin, `npm start`) and `screening-worker.js` (the documents
+ * module's worker thread: PDF parses, pixel statistics; found beside the module that starts it). Code loaded on first use (`import()`)
  * goes to chunks of its own, so it still costs nothing at start-up.
  *
  * Kept out of the bundle, loaded from node_modules as before: packages that read files of their
@@ -27,7 +27,7 @@ export async function bundle(outdir) {
   rmSync(outdir, { recursive: true, force: true });
   await build({
     absWorkingDir: ROOT,
-    entryPoints: { cli: 'src/cli.ts', 'pdf-worker': 'src/modules/documents/screening/pdf-worker.ts' },
+    entryPoints: { cli: 'src/cli.ts', 'screening-worker': 'src/modules/documents/screening/screening-worker.ts' },
     outdir,
     bundle: true,
     splitting: true,

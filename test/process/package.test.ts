@@ -119,7 +119,7 @@ describe('the packed package', () => {
     const packed = await run('npm', ['pack', '--json', '--pack-destination', work, ...NPM_QUIET], { cwd: source, maxBuffer: 64 * 1024 * 1024 });
     const [{ filename, files }] = JSON.parse(packed.stdout) as [{ filename: string; files: Array<{ path: string }> }];
     const paths = files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/pdf-worker.js', 'migrations/0001_foundation.sql', 'package.json', 'reference-data/directories.json']));
+    expect(paths).toEqual(expect.arrayContaining(['dist/cli.js', 'dist/screening-worker.js', 'migrations/0001_foundation.sql', 'package.json', 'reference-data/directories.json']));
     expect(paths.filter((p) => p.startsWith('src/') || p.startsWith('test/'))).toEqual([]);
 
     const app = await installed(join(work, filename));
@@ -142,7 +142,7 @@ doc.addPage();
 const bytes = await doc.save();
 await writeFile('good.pdf', bytes);
 await writeFile('cut.pdf', bytes.subarray(0, 40));
-const worker = new Worker(new URL('./node_modules/corridor/dist/pdf-worker.js', import.meta.url));
+const worker = new Worker(new URL('./node_modules/corridor/dist/screening-worker.js', import.meta.url));
 const limits = { maxDecodedBytes: 50_000_000, maxInflationRatio: 100, inflationGraceBytes: 1_000_000 };
 const answers = new Map();
 let sent = false;

@@ -8,8 +8,9 @@
  * - Images are decoded by libvips on libuv's thread pool (image-measures.ts). The pixel count is
  *   read from the header and capped (`maxInputPixels`) before any decoding; the file is shrunk on
  *   load and resized to a bounded analysis copy (≤ `analysisMaxSide`² RGB), so a full-resolution
- *   bitmap never reaches JS; the decode is abandoned after `parseTimeoutMs`.
- * - PDFs are parsed in a worker thread (pdf-worker.ts, a BoundedWorkerPool) with a heap limit
+ *   bitmap never reaches JS; the decode is abandoned after `parseTimeoutMs`. The pixel statistics
+ *   on that copy run in the worker threads below (pixel-stats.ts), within `parseTimeoutMs`.
+ * - PDFs are parsed in a worker thread (screening-worker.ts, a BoundedWorkerPool) with a heap limit
  *   (`parseHeapMb`) and a time limit (`parseTimeoutMs`), and their decoded structure streams are
  *   capped (`maxInflationRatio`, `maxDecodedBytes`).
  * - At most `concurrency` screenings run at once per screener; the rest wait their turn, each
@@ -25,7 +26,8 @@ import { BoundedTaskError, BoundedWorkerPool } from '../../../platform/bounded-w
 import { GateRefusal, Semaphore, screeningBusy } from './gate.js';
 import { isScreenshot, measureImage, type ImageMeasurements } from './image-measures.js';
 import type { PdfDefect } from './pdf.js';
-import type { PdfTask } from './pdf-worker.js';
+import type { ScreeningAnswer, ScreeningTask } from './screening-worker.js';
+import type { PixelTask } from './pixel-stats.js';
 import {
   PRECHECK_ERRORS,
   type DocumentContentType,
@@ -60,12 +62,13 @@ const SHARP_FORMAT: Record<Exclude<DocumentContentType, 'application/pdf'>, stri
 };
 
 /**
- * Where the PDF worker's entry module is: beside this file in the sources, and its own entry of
- * the bundle, `pdf-worker.js` at the bundle's root, in the build. There this module sits in an
+ * Where the screening worker's entry module (screening-worker.ts: PDF parses and pixel statistics)
+ * is: beside this file in the sources, and its own entry of the bundle, `screening-worker.js` at the
+ * bundle's root, in the build. There this module sits in an
  * entry at the root or in a chunk under `chunks/` (scripts/build.mjs), so the root is found from
  * wherever it is: any bundle (`dist/`, the tests' own) runs its own worker.
  */
-const PDF_WORKER = import.meta.url.endsWith('.ts') ? new URL('./pdf-worker.ts', import.meta.url) : bundleEntry('pdf-worker.js');
+const SCREENING_WORKER = import.meta.url.endsWith('.ts') ? new URL('./screening-worker.ts', import.meta.url) : bundleEntry('screening-worker.js');
 
 function bundleEntry(name: string): URL {
   const here = new URL('.', import.meta.url);
@@ -107,7 +110,8 @@ export function boundRefusal(report: ScreeningReport, t: ScreeningThresholds): A
 export class BuiltInScreener implements DocumentScreener {
   readonly thresholds: ScreeningThresholds;
   readonly gate: Semaphore;
-  private readonly pdfParsers: BoundedWorkerPool<PdfTask, PdfDefect | null>;
+  /** PDF parses and pixel statistics: the screening work that would otherwise hold the event loop. */
+  private readonly workers: BoundedWorkerPool<ScreeningTask, ScreeningAnswer<ScreeningTask>>;
 
   constructor(overrides: Partial<ScreeningThresholds> = {}) {
     this.thresholds = Object.freeze({ ...SCREENING_THRESHOLDS, ...overrides });
@@ -119,7 +123,7 @@ export class BuiltInScreener implements DocumentScreener {
       maxWaitingPerKey: Math.ceil(this.thresholds.maxWaiting / 2),
       maxWaitMs: this.thresholds.maxWaitMs,
     });
-    this.pdfParsers = new BoundedWorkerPool(PDF_WORKER, {
+    this.workers = new BoundedWorkerPool(SCREENING_WORKER, {
       size: this.thresholds.concurrency,
       timeoutMs: this.thresholds.parseTimeoutMs,
       maxOldGenerationSizeMb: this.thresholds.parseHeapMb,
@@ -135,9 +139,14 @@ export class BuiltInScreener implements DocumentScreener {
     return report.problems;
   }
 
-  /** Ends the PDF workers (the app's close). */
+  /** Ends the screening workers (the app's close). */
   close(): Promise<void> {
-    return this.pdfParsers.close();
+    return this.workers.close();
+  }
+
+  /** One task on the workers, answered with its own kind's answer (the worker answers each kind so). */
+  private runTask<T extends ScreeningTask>(task: T): Promise<ScreeningAnswer<T>> {
+    return this.workers.run(task) as Promise<ScreeningAnswer<T>>;
   }
 
   /**
@@ -163,18 +172,28 @@ export class BuiltInScreener implements DocumentScreener {
       let defect: PdfDefect | null;
       try {
         const limits = { maxDecodedBytes: t.maxDecodedBytes, maxInflationRatio: t.maxInflationRatio, inflationGraceBytes: t.inflationGraceBytes };
-        defect = await this.pdfParsers.run({ filePath: subject.filePath, limits });
+        defect = await this.runTask({ kind: 'pdf', filePath: subject.filePath, limits });
       } catch (error) {
-        if (!(error instanceof BoundedTaskError)) throw error;
-        return unreadable(error.bound === 'timeout' ? 'timeout' : error.bound === 'memory' ? 'outOfMemory' : 'parserFailed');
+        return unreadable(breachedBound(error));
       }
       return defect === null ? { problems: [] } : unreadable(`pdf:${defect}`);
     }
 
-    const measured = await measureImage(subject.filePath, SHARP_FORMAT[subject.contentType], t);
+    let measured: Awaited<ReturnType<typeof measureImage>>;
+    try {
+      measured = await measureImage(subject.filePath, SHARP_FORMAT[subject.contentType], t, (task: PixelTask) => this.runTask({ kind: 'pixels', ...task }));
+    } catch (error) {
+      return unreadable(breachedBound(error));
+    }
     if (typeof measured === 'string') return unreadable(measured);
     return { problems: judge(measured, t), measurements: measured };
   }
+}
+
+/** The bound a worker task breached, as the reason the file is unreadable; any other error is rethrown. */
+function breachedBound(error: unknown): UnreadableReason {
+  if (!(error instanceof BoundedTaskError)) throw error;
+  return error.bound === 'timeout' ? 'timeout' : error.bound === 'memory' ? 'outOfMemory' : 'parserFailed';
 }
 
 function unreadable(reason: UnreadableReason): ScreeningReport {

@@ -1,11 +1,13 @@
 /**
  * Measuring an uploaded image for the built-in screener: libvips (sharp) decodes it on libuv's
  * thread pool into bounded analysis copies — the pixel count capped from the header before any
- * decoding, the decode abandoned after `parseTimeoutMs` — and the pixel statistics below measure
- * those copies. `isScreenshot` and `screenshotTraitCount` are the screenshot rule on the measures.
- * Every threshold is in thresholds.ts.
+ * decoding, the decode abandoned after `parseTimeoutMs` — and the pixel statistics (pixel-stats.ts,
+ * run in the screener's worker pool) measure those copies. `isScreenshot` and
+ * `screenshotTraitCount` are the screenshot rule on the measures. Every threshold is in
+ * thresholds.ts.
  */
 import type { Metadata, OutputInfo } from 'sharp';
+import type { PixelStats, PixelTask, RawPixels } from './pixel-stats.js';
 import type { ScreeningThresholds } from './thresholds.js';
 
 // Loaded on the first image (libvips is large; a process that screens none never loads it).
@@ -49,11 +51,16 @@ export interface ImageMeasurements {
 const FAIL_ON = 'error' as const;
 
 
-/** Decodes the image into bounded analysis copies and measures it; a string says why it is unreadable. */
+/**
+ * Decodes the image into bounded analysis copies and measures it; a string says why it is
+ * unreadable. `measurePixels` computes the pixel statistics: the screener's worker pool, never
+ * the main thread (pixel-stats.ts says why).
+ */
 export async function measureImage(
   filePath: string,
   expectedFormat: string,
   t: ScreeningThresholds,
+  measurePixels: (task: PixelTask) => Promise<PixelStats>,
 ): Promise<ImageMeasurements | ImageUnreadableReason> {
   const { default: sharp } = await loadSharp();
   const options = { failOn: FAIL_ON, limitInputPixels: t.maxInputPixels } as const;
@@ -90,22 +97,22 @@ export async function measureImage(
   const short = Math.min(width, height);
   const bigEnough = long >= t.minLongSide && short >= t.minShortSide;
 
-  let sharpness: number | null = null;
+  let grey: RawPixels | undefined;
   if (Math.max(aw, ah) >= t.sharpnessLongSide) {
     const landscape = aw >= ah;
-    const grey = await sharp(rgb, { raw: { width: aw, height: ah, channels: 3 } })
+    const copy = await sharp(rgb, { raw: { width: aw, height: ah, channels: 3 } })
       .resize(landscape ? t.sharpnessLongSide : undefined, landscape ? undefined : t.sharpnessLongSide)
       .greyscale()
       .raw()
       .toBuffer({ resolveWithObject: true });
-    if (grey.info.channels !== 1) return 'decodeFailed';
-    sharpness = tileSharpness(grey.data, grey.info.width, grey.info.height, t.sharpnessTile, t.sharpnessPercentile);
+    if (copy.info.channels !== 1) return 'decodeFailed';
+    grey = { data: copy.data, width: copy.info.width, height: copy.info.height };
   }
 
+  const stats = await measurePixels({ rgb: { data: rgb, width: aw, height: ah }, ...(grey ? { grey } : {}), thresholds: t });
   const cameraExif = hasCameraExif(meta.exif);
   const screenSized = t.screenSizes.some(([w, h]) => (w === width && h === height) || (w === height && h === width));
-  const flatTileShare = flatShare(rgb, aw, ah, t.flatTile);
-  const screenshotTraits = screenshotTraitCount({ screenSized, cameraExif, flatTileShare, hasAlpha: meta.hasAlpha }, t);
+  const screenshotTraits = screenshotTraitCount({ screenSized, cameraExif, flatTileShare: stats.flatTileShare, hasAlpha: meta.hasAlpha }, t);
 
   return {
     width,
@@ -115,10 +122,7 @@ export async function measureImage(
     cameraExif,
     screenSized,
     bigEnough,
-    sharpness,
-    chroma: chromaPercentile(rgb, t.chromaPercentile),
-    glareShare: glareShare(rgb, aw, ah, t),
-    flatTileShare,
+    ...stats,
     screenshotTraits,
   };
 }
@@ -152,168 +156,6 @@ export function screenshotTraitCount(
  */
 export function isScreenshot(m: ImageMeasurements, t: ScreeningThresholds): boolean {
   return m.flatTileShare >= t.minFlatTileShare && m.screenshotTraits >= t.screenshotMinTraits;
-}
-
-function percentileOfHistogram(hist: Uint32Array, total: number, p: number): number {
-  const rank = Math.floor(p * (total - 1));
-  let seen = 0;
-  for (let v = 0; v < hist.length; v++) {
-    seen += hist[v]!;
-    if (seen > rank) return v;
-  }
-  return hist.length - 1;
-}
-
-/** The p-th percentile of per-pixel chroma, max(r,g,b) − min(r,g,b), of 3-channel pixels. */
-function chromaPercentile(rgb: Buffer, p: number): number {
-  const hist = new Uint32Array(256);
-  for (let i = 0; i < rgb.length; i += 3) {
-    const r = rgb[i]!;
-    const g = rgb[i + 1]!;
-    const b = rgb[i + 2]!;
-    const max = r > g ? (r > b ? r : b) : g > b ? g : b;
-    const min = r < g ? (r < b ? r : b) : g < b ? g : b;
-    hist[max - min]!++;
-  }
-  return percentileOfHistogram(hist, rgb.length / 3, p);
-}
-
-/**
- * Focus: the 4-neighbour Laplacian's mean energy (mean of squares) per `tile`² tile of the grey
- * sharpness copy, then the p-th percentile over tiles. Taking the sharpest tiles (where text and
- * edges are) makes the measure indifferent to how much of the frame is plain background.
- */
-function tileSharpness(grey: Buffer, w: number, h: number, tile: number, p: number): number {
-  const tilesX = Math.floor((w - 2) / tile);
-  const tilesY = Math.floor((h - 2) / tile);
-  if (tilesX < 1 || tilesY < 1) return 0;
-  const energies = new Float64Array(tilesX * tilesY);
-  for (let ty = 0; ty < tilesY; ty++) {
-    for (let tx = 0; tx < tilesX; tx++) {
-      let sum = 0;
-      for (let y = 1 + ty * tile, yEnd = y + tile; y < yEnd; y++) {
-        let i = y * w + 1 + tx * tile;
-        for (const iEnd = i + tile; i < iEnd; i++) {
-          const lap = grey[i - 1]! + grey[i + 1]! + grey[i - w]! + grey[i + w]! - 4 * grey[i]!;
-          sum += lap * lap;
-        }
-      }
-      energies[ty * tilesX + tx] = sum / (tile * tile);
-    }
-  }
-  energies.sort();
-  return energies[Math.floor(p * (energies.length - 1))]!;
-}
-
-/** Share of `tile`² tiles (whole tiles only) in which every pixel has exactly the same RGB. */
-function flatShare(rgb: Buffer, w: number, h: number, tile: number): number {
-  const tilesX = Math.floor(w / tile);
-  const tilesY = Math.floor(h / tile);
-  if (tilesX < 1 || tilesY < 1) return 0;
-  let flat = 0;
-  for (let ty = 0; ty < tilesY; ty++) {
-    tiles: for (let tx = 0; tx < tilesX; tx++) {
-      const first = (ty * tile * w + tx * tile) * 3;
-      const r = rgb[first];
-      const g = rgb[first + 1];
-      const b = rgb[first + 2];
-      for (let y = ty * tile; y < (ty + 1) * tile; y++) {
-        for (let i = (y * w + tx * tile) * 3, end = i + tile * 3; i < end; i += 3) {
-          if (rgb[i] !== r || rgb[i + 1] !== g || rgb[i + 2] !== b) continue tiles;
-        }
-      }
-      flat++;
-    }
-  }
-  return flat / (tilesX * tilesY);
-}
-
-/**
- * Glare: the share of the analysis copy covered by blown-out highlights. A pixel is clipped when
- * every channel is ≥ `clippedLevel`. Clipped areas connected to the image border are ignored —
- * they are the white page, scanner lid or a white card background cropped tight, not a highlight
- * on the document. Each remaining clipped area counts as glare only when it fades out: a
- * specular highlight is ringed by a bright halo, while a white surface (paper, a UI panel) ends
- * abruptly at print or at its edge. The test looks `glareProbe` pixels outward from every edge
- * of the area; the edge is soft when the luma there is ≥ `glareHaloLuma`, and the area is glare
- * when at least `glareMinSoftEdgeShare` of its edges are soft.
- */
-export function glareShare(rgb: Buffer, w: number, h: number, t: ScreeningThresholds): number {
-  const n = w * h;
-  const level = t.clippedLevel;
-  // 0 = not clipped, 1 = clipped (unvisited), 2 = clipped and border-connected, 3 = clipped, labelled
-  const state = new Uint8Array(n);
-  let count = 0;
-  for (let p = 0, i = 0; p < n; p++, i += 3) {
-    if (rgb[i]! >= level && rgb[i + 1]! >= level && rgb[i + 2]! >= level) {
-      state[p] = 1;
-      count++;
-    }
-  }
-  if (count === 0) return 0;
-  const queue = new Int32Array(count);
-  let head = 0;
-  let tail = 0;
-  const visit = (p: number, mark: number) => {
-    if (state[p] === 1) {
-      state[p] = mark;
-      queue[tail++] = p;
-    }
-  };
-  for (let x = 0; x < w; x++) {
-    visit(x, 2);
-    visit((h - 1) * w + x, 2);
-  }
-  for (let y = 0; y < h; y++) {
-    visit(y * w, 2);
-    visit(y * w + w - 1, 2);
-  }
-  while (head < tail) {
-    const p = queue[head++]!;
-    const x = p % w;
-    if (x > 0) visit(p - 1, 2);
-    if (x < w - 1) visit(p + 1, 2);
-    if (p >= w) visit(p - w, 2);
-    if (p < n - w) visit(p + w, 2);
-  }
-
-  const luma = (p: number) => 0.299 * rgb[p * 3]! + 0.587 * rgb[p * 3 + 1]! + 0.114 * rgb[p * 3 + 2]!;
-  const probe = t.glareProbe;
-  let glare = 0;
-  for (let start = 0; start < n; start++) {
-    if (state[start] !== 1) continue;
-    head = tail = 0;
-    visit(start, 3);
-    let edges = 0;
-    let soft = 0;
-    // Where one step from (x, y) along (dx, dy) leaves the area: the edge is soft when every
-    // pixel 1…probe steps out (clamped to the image) is bright.
-    const edge = (x: number, y: number, dx: number, dy: number) => {
-      edges++;
-      for (let k = 1; k <= probe; k++) {
-        const px = Math.min(w - 1, Math.max(0, x + dx * k));
-        const py = Math.min(h - 1, Math.max(0, y + dy * k));
-        if (luma(py * w + px) < t.glareHaloLuma) return;
-      }
-      soft++;
-    };
-    while (head < tail) {
-      const p = queue[head++]!;
-      const x = p % w;
-      const y = (p - x) / w;
-      // Interior areas never touch the border, so all four neighbours exist.
-      if (state[p - 1] === 0) edge(x, y, -1, 0);
-      else visit(p - 1, 3);
-      if (state[p + 1] === 0) edge(x, y, 1, 0);
-      else visit(p + 1, 3);
-      if (state[p - w] === 0) edge(x, y, 0, -1);
-      else visit(p - w, 3);
-      if (state[p + w] === 0) edge(x, y, 0, 1);
-      else visit(p + w, 3);
-    }
-    if (edges > 0 && soft / edges >= t.glareMinSoftEdgeShare) glare += tail;
-  }
-  return glare / n;
 }
 
 /** Whether raw EXIF (as sharp gives it, with or without the `Exif\0\0` prefix) names a camera: IFD0 Make or Model. */

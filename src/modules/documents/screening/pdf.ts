@@ -19,7 +19,7 @@
  * - every byte the decoders allocate, over all streams, counts against `maxDecodedBytes`
  *   → `decodedTooLarge`.
  * Content and image streams are never decoded here. Time and heap are bounded by the worker this
- * runs in (pdf-worker.ts); these caps bound the buffers, which a worker's heap limit does not
+ * runs in (screening-worker.ts); these caps bound the buffers, which a worker's heap limit does not
  * cover.
  */
 import type { PDFDocument } from 'pdf-lib';

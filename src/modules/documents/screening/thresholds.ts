@@ -235,15 +235,16 @@ export const SCREENING_THRESHOLDS: ScreeningThresholds = Object.freeze({
   maxInflationRatio: 100,
   inflationGraceBytes: 1024 * 1024,
   /**
-   * Longest a decode may run (a PDF parse in its worker, from when the worker takes it; an
-   * image's libvips pipeline, rounded up to whole seconds). A 10 MB document decodes in about a
-   * second; the margin is for a busy machine (the pixel and decoded-byte caps stop bombs long
-   * before). Longer → refused.
+   * Longest a decode may run (a PDF parse or an image's pixel statistics in the screening
+   * worker, from when the worker takes it; an image's libvips pipeline, rounded up to whole
+   * seconds). A 10 MB document decodes in about a second; the margin is for a busy machine (the
+   * pixel and decoded-byte caps stop bombs long before). Longer → refused.
    */
   parseTimeoutMs: 15_000,
   /**
-   * V8 heap (old generation, MB) of a PDF-parsing worker. pdf-lib's object graph of a 10 MB
-   * document needs a few tens of MB. More → the worker dies and the file is refused.
+   * V8 heap (old generation, MB) of a screening worker (PDF parses, pixel statistics: their
+   * pixel buffers are outside the heap, bounded by `analysisMaxSide`). pdf-lib's object graph
+   * of a 10 MB document needs a few tens of MB. More → the worker dies and the file is refused.
    */
   parseHeapMb: 96,
 });
