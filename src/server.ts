@@ -8,7 +8,7 @@ import { bootstrapFirstPlatform } from './modules/platforms/index.js';
 import { systemClock } from './platform/clock.js';
 import { checkMasterKey, loadMasterKey, masterKeyFile } from './platform/crypto/master-key.js';
 import { openDatabase, type DbHandle } from './platform/db/database.js';
-import { migrate } from './platform/db/migrate.js';
+import { migrate, migrationsAhead } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
 import { Startup } from './platform/http/ops.js';
 import { JobWorker } from './platform/jobs/index.js';
@@ -39,6 +39,9 @@ export async function openAndMigrate(config: Config, logger: Logger, phases: Sta
   const applied = await migrate(handle.db);
   phases.mark('migrations checked');
   if (applied.length) logger.info({ applied }, 'migrations applied');
+  const ahead = await migrationsAhead(handle.db);
+  // A newer release migrated this database: this one runs (a rolling deploy restarts processes of both), but may call what those migrations changed (README, Upgrades).
+  if (ahead.length) logger.warn({ ahead }, 'the database holds migrations of a newer release; replace this process with that release');
   // The shipped directory file, when newer than the database's: idempotent, one loader wins across processes.
   const directories = await loadShippedDirectories(handle.db, systemClock);
   phases.mark('directories checked');
