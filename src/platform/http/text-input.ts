@@ -43,20 +43,30 @@ function printable(name: string): string {
  */
 export function unstorableText(value: unknown, prefix = ''): FieldError[] {
   const errors: FieldError[] = [];
-  const walk = (node: unknown, path: string) => {
+  // The path is kept as segments and joined only for an error: building every member's path as a
+  // string cost more than the JSON.parse of the body it walks (1 MiB bodies of many small members).
+  const trail: string[] = prefix ? [prefix] : [];
+  const name = () => trail.join('.') || '(body)';
+  const walk = (node: unknown) => {
     if (typeof node === 'string') {
-      if (UNSTORABLE.test(node)) errors.push({ field: path || '(body)', message: MESSAGE });
+      if (UNSTORABLE.test(node)) errors.push({ field: name(), message: MESSAGE });
     } else if (Array.isArray(node)) {
-      node.forEach((item, i) => walk(item, path ? `${path}.${i}` : String(i)));
+      for (let i = 0; i < node.length; i++) {
+        trail.push(String(i));
+        walk(node[i]);
+        trail.pop();
+      }
     } else if (node !== null && typeof node === 'object') {
-      for (const [key, item] of Object.entries(node)) {
-        const child = path ? `${path}.${printable(key)}` : printable(key);
-        if (UNSTORABLE.test(key)) errors.push({ field: child, message: `name ${MESSAGE}` });
-        else walk(item, child);
+      for (const key in node) {
+        if (!Object.hasOwn(node, key)) continue;
+        trail.push(printable(key));
+        if (UNSTORABLE.test(key)) errors.push({ field: name(), message: `name ${MESSAGE}` });
+        else walk((node as Record<string, unknown>)[key]);
+        trail.pop();
       }
     }
   };
-  walk(value, prefix);
+  walk(value);
   return errors;
 }
 
