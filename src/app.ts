@@ -58,6 +58,7 @@ import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platfor
 import './platform/http/fastify-types.js';
 import { loadMasterKey } from './platform/crypto/master-key.js';
 import { TenantSecretBox } from './platform/crypto/secret-box.js';
+import { RequestFingerprints } from './platform/idempotency.js';
 import { MAX_JSON_DEPTH, scanJson } from './platform/http/json-depth.js';
 import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
@@ -84,7 +85,7 @@ import { doneJobsPurge, Retention } from './platform/retention.js';
  */
 const HOSTED_PAGE_TOKEN = new RegExp(`((?:${KYC_PAGE_PATH}|${LIVENESS_PATH})/)[^/?#]+`);
 
-export interface AppDeps extends Omit<ModuleDeps, 'identifiers'> {
+export interface AppDeps extends Omit<ModuleDeps, 'identifiers' | 'fingerprints'> {
   handle: DbHandle;
   logger: Logger;
   /** Set by server.ts: /readyz answers 503 until the process has finished starting. */
@@ -141,7 +142,7 @@ export function eventCatalogue(): EventCatalogue {
 
 export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   const masterKey = loadMasterKey(appDeps.config.masterKey, appDeps.config.dataDir, appDeps.config.databaseUrl !== undefined);
-  const deps = { ...appDeps, identifiers: new TenantSecretBox(masterKey, 'tax-identifier') };
+  const deps = { ...appDeps, identifiers: new TenantSecretBox(masterKey, 'tax-identifier'), fingerprints: new RequestFingerprints(masterKey) };
   const routes = new KnownRoutes();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,

@@ -1,3 +1,4 @@
+import { createHmac, hkdfSync } from 'node:crypto';
 import type { QueryCreator } from 'kysely';
 import type { Clock } from './clock.js';
 import { canonicalJson, sha256Hex } from './crypto/encoding.js';
@@ -56,13 +57,34 @@ export function checkIdempotencyKey(key: string): string {
   return key;
 }
 
-/** Stable JSON (sorted keys) so the same body always hashes the same. */
-export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return sha256Hex(`${method} ${path}\n${canonicalJson(body)}`);
+/**
+ * The fingerprint a key is stored with: an HMAC of the request (method, routed path, the body as
+ * stable JSON: sorted keys, so the same body always gives the same) under a key derived from the
+ * master key. Not a plain hash: keys are kept for ever, and everything in a body but a secret
+ * field (a customer's tax identifier) can be rebuilt from the stored response, so a plain SHA-256
+ * let anyone holding a copy of the database guess the secret offline (10^9 SSNs at ~7 µs each).
+ */
+export class RequestFingerprints {
+  private readonly key: Buffer;
+
+  constructor(masterKey: Buffer) {
+    this.key = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'corridor/idempotency-fingerprint', 32));
+  }
+
+  of(method: string, path: string, body: unknown): Pick<IdempotencyScope, 'fingerprint' | 'unkeyedFingerprint'> {
+    const request = `${method} ${path}\n${canonicalJson(body)}`;
+    return { fingerprint: createHmac('sha256', this.key).update(request).digest('hex'), unkeyedFingerprint: () => sha256Hex(request) };
+  }
 }
 
-/** An Idempotency-Key as stored: per platform, with the fingerprint of the request it was sent with. */
-export type IdempotencyScope = { platformId: string; key: string; fingerprint: string };
+/**
+ * An Idempotency-Key as stored: per platform, with the fingerprint of the request it was sent
+ * with. `unkeyedFingerprint`: the plain SHA-256 keys stored before fingerprints were keyed carry,
+ * compared only when the keyed one differs, so a request retried across the upgrade still
+ * replays instead of reading as another request (whose client might then send it again under a
+ * new key: a second payment).
+ */
+export type IdempotencyScope = { platformId: string; key: string; fingerprint: string; unkeyedFingerprint?: () => string };
 
 /**
  * How long a claim on a key may stand unanswered before a request with the same key and body
@@ -119,7 +141,7 @@ export async function claimKey(db: DbOrTx, clock: Clock, scope: IdempotencyScope
       .executeTakeFirst();
     // Its claim was given up between the two statements (its request failed): claim it again.
     if (!held) continue;
-    if (held.request_hash !== scope.fingerprint) {
+    if (held.request_hash !== scope.fingerprint && held.request_hash !== scope.unkeyedFingerprint?.()) {
       throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request.', {
         details: { idempotencyKey: scope.key },
       });

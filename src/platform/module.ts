@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { Clock } from './clock.js';
 import type { Db } from './db/database.js';
 import type { TenantSecretBox } from './crypto/secret-box.js';
+import type { RequestFingerprints } from './idempotency.js';
 import type { JobWorker } from './jobs/index.js';
 
 /**
@@ -15,4 +16,6 @@ export interface ModuleDeps {
   jobs: JobWorker;
   /** Seals customers' and beneficial owners' tax identifiers at rest, per platform and key version. */
   identifiers: TenantSecretBox;
+  /** Fingerprints requests sent with an Idempotency-Key (keyed: see RequestFingerprints). */
+  fingerprints: RequestFingerprints;
 }

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/platform/errors.js';
 import { sendWrite } from '../../src/platform/http/write.js';
-import { CLAIM_ABANDONED_AFTER_MS, requestFingerprint } from '../../src/platform/idempotency.js';
+import { CLAIM_ABANDONED_AFTER_MS, RequestFingerprints } from '../../src/platform/idempotency.js';
 import { newId } from '../../src/platform/ids.js';
 import { recordEvent } from '../../src/platform/outbox.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
@@ -21,11 +22,12 @@ const runs = { prepared: 0, written: 0 };
 let held: Array<Promise<void>> = [];
 let failPrepare = false;
 let failWrite = false;
+const fingerprints = new RequestFingerprints(randomBytes(32));
 
 const slowPrepare: FastifyPluginAsync = async (api) => {
   api.post('/test/prepared-widgets', { config: { permission: 'MANAGE' } }, async (request, reply) =>
     sendWrite(
-      { db: ctx.handle.db, clock: ctx.clock },
+      { db: ctx.handle.db, clock: ctx.clock, fingerprints },
       request,
       reply,
       async (trx, preparedAt: number) => {
@@ -48,7 +50,7 @@ const slowPrepare: FastifyPluginAsync = async (api) => {
     ),
   );
   api.post('/test/plain-widgets', { config: { permission: 'MANAGE' } }, async (request, reply) =>
-    sendWrite({ db: ctx.handle.db, clock: ctx.clock }, request, reply, async () => ({ statusCode: 201, body: { ...(request.body as object) } }), { idempotent: true }),
+    sendWrite({ db: ctx.handle.db, clock: ctx.clock, fingerprints }, request, reply, async () => ({ statusCode: 201, body: { ...(request.body as object) } }), { idempotent: true }),
   );
 };
 
@@ -201,7 +203,7 @@ describe('Idempotency-Key while the first request is in progress', () => {
       .values({
         platform_id: ctx.platform.uuid,
         key: 'plain-claimed',
-        request_hash: requestFingerprint('POST', `${BASE}/test/plain-widgets`, payload),
+        request_hash: fingerprints.of('POST', `${BASE}/test/plain-widgets`, payload).fingerprint,
         status_code: null,
         response_body: null,
         created_at: ctx.clock.now(),

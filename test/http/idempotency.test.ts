@@ -1,6 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { canonicalJson, sha256Hex } from '../../src/platform/crypto/encoding.js';
 import { sendWrite } from '../../src/platform/http/write.js';
+import { RequestFingerprints } from '../../src/platform/idempotency.js';
 import { newId } from '../../src/platform/ids.js';
 import { recordEvent } from '../../src/platform/outbox.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
@@ -8,11 +11,13 @@ import { BASE, createTestContext, expectEnvelope, type TestContext } from '../he
 let ctx: TestContext;
 let executions = 0;
 
+const fingerprints = new RequestFingerprints(randomBytes(32));
+
 /** A write that records an event, so the test can count how often it really ran. */
 const widgets: FastifyPluginAsync = async (api) => {
   api.post('/test/widgets', { config: { permission: 'MANAGE' } }, async (request, reply) =>
     sendWrite(
-      { db: ctx.handle.db, clock: ctx.clock },
+      { db: ctx.handle.db, clock: ctx.clock, fingerprints },
       request,
       reply,
       async (trx) => {
@@ -85,6 +90,38 @@ describe('Idempotency-Key', () => {
     await post({ colour: 'red' });
     await post({ colour: 'red' });
     expect(executions).toBe(2);
+  });
+
+  const storedHash = async (key: string) =>
+    (await ctx.handle.db.selectFrom('idempotency_keys').select('request_hash').where('platform_id', '=', ctx.platform.uuid).where('key', '=', key).executeTakeFirstOrThrow()).request_hash;
+  const unkeyedHash = (path: string, body: object) => sha256Hex(`POST ${BASE}${path}\n${canonicalJson(body)}`);
+
+  it('stores a keyed fingerprint, which a copy of the database cannot check a guessed body against', async () => {
+    // A customer's tax identifier is the one part of its body the stored response does not give back.
+    const body = { customerType: 'INDIVIDUAL', platformCustomerId: 'guess-1', fullName: 'Ada Guess', idType: 'SSN', identifier: '123-45-6789' };
+    const created = await ctx.app.inject({ method: 'POST', url: `${BASE}/customers`, headers: { authorization: ctx.platform.auth, 'idempotency-key': 'keyed-customer' }, payload: body });
+    expect(created.statusCode).toBe(201);
+    const stored = await storedHash('keyed-customer');
+    expect(stored).toMatch(/^[0-9a-f]{64}$/);
+    expect(stored).not.toBe(unkeyedHash('/customers', body));
+    const widget = { colour: 'amber' };
+    await post(widget, 'keyed-widget');
+    expect(await storedHash('keyed-widget')).toBe(fingerprints.of('POST', `${BASE}/test/widgets`, widget).fingerprint);
+  });
+
+  it('replays a key stored with an unkeyed fingerprint (before fingerprints were keyed), and still tells another request apart', async () => {
+    const widget = { colour: 'violet' };
+    await ctx.handle.db
+      .insertInto('idempotency_keys')
+      .values({ platform_id: ctx.platform.uuid, key: 'stored-unkeyed', request_hash: unkeyedHash('/test/widgets', widget), status_code: 201, response_body: JSON.stringify({ id: 'Widget:stored', ...widget }), created_at: ctx.clock.now() })
+      .execute();
+    executions = 0;
+    const replayed = await post(widget, 'stored-unkeyed');
+    expect(replayed.statusCode).toBe(201);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.json()).toEqual({ id: 'Widget:stored', colour: 'violet' });
+    expectEnvelope(await post({ colour: 'indigo' }, 'stored-unkeyed'), 409, 'CONFLICT');
+    expect(executions).toBe(0);
   });
 
   it.each(['', 'x'.repeat(256), 'has space'])('rejects the malformed key %j', async (key) => {

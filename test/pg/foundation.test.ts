@@ -1,9 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTx } from '../../src/platform/db/tx.js';
 import { sendWrite } from '../../src/platform/http/write.js';
+import { RequestFingerprints } from '../../src/platform/idempotency.js';
 import { enqueueJob, JobWorker } from '../../src/platform/jobs/index.js';
 import { BASE, createTestContext, onPostgres, type TestContext } from '../helpers/context.js';
 
@@ -15,7 +17,7 @@ describe.runIf(onPostgres)('on PostgreSQL', () => {
   const slowWrite: FastifyPluginAsync = async (api) => {
     api.post('/test/slow', { config: { permission: 'MANAGE' } }, async (request, reply) =>
       sendWrite(
-        { db: ctx.handle.db, clock: ctx.clock },
+        { db: ctx.handle.db, clock: ctx.clock, fingerprints: new RequestFingerprints(randomBytes(32)) },
         request,
         reply,
         async () => {

@@ -3,7 +3,7 @@ import type { Clock, PlatformClock } from '../../platform/clock.js';
 import { minorUnits } from '../../platform/currencies.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
-import type { StoredResponse } from '../../platform/idempotency.js';
+import type { RequestFingerprints, StoredResponse } from '../../platform/idempotency.js';
 import { envelope } from '../../platform/http/error-handler.js';
 import { formatId } from '../../platform/ids.js';
 import type { PlatformConfigCache } from '../config/index.js';
@@ -32,6 +32,7 @@ export interface OutgoingPayments {
 export interface QuoteDeps {
   db: Db;
   clock: Clock;
+  fingerprints: RequestFingerprints;
   platformClock: PlatformClock;
   config: Config;
   rates: ExchangeRates;

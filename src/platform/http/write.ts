@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db, DbOrTx, Tx } from '../db/database.js';
 import { withTx } from '../db/tx.js';
-import { checkIdempotencyKey, claimKey, releaseKey, requestFingerprint, storeAnswer, type HeldKey, type IdempotencyScope, type StoredResponse } from '../idempotency.js';
+import { checkIdempotencyKey, claimKey, releaseKey, storeAnswer, type HeldKey, type IdempotencyScope, type RequestFingerprints, type StoredResponse } from '../idempotency.js';
 
 interface WriteOptions<Prepared> {
   idempotent?: boolean;
@@ -52,7 +52,7 @@ function routedPath(request: FastifyRequest): string {
  * idempotency record and the write still commit together in one transaction.
  */
 export async function sendWrite<Prepared = undefined, Mode extends 'always' | 'when-needed' = 'always'>(
-  deps: { db: Db; clock: Clock },
+  deps: { db: Db; clock: Clock; fingerprints: RequestFingerprints },
   request: FastifyRequest,
   reply: FastifyReply,
   work: (db: Mode extends 'when-needed' ? DbOrTx : Tx, prepared: Prepared) => Promise<StoredResponse>,
@@ -60,7 +60,7 @@ export async function sendWrite<Prepared = undefined, Mode extends 'always' | 'w
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   const key = options.idempotent && typeof header === 'string' ? checkIdempotencyKey(header) : undefined;
-  const scope = key ? { platformId: request.principal.platformId, key, fingerprint: requestFingerprint(request.method, routedPath(request), options.fingerprintBody ?? request.body) } : undefined;
+  const scope = key ? { platformId: request.principal.platformId, key, ...deps.fingerprints.of(request.method, routedPath(request), options.fingerprintBody ?? request.body) } : undefined;
   const answer = (result: StoredResponse & { replayed: boolean }) => {
     if (result.replayed) reply.header('idempotent-replayed', 'true');
     reply.code(result.statusCode);
