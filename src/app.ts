@@ -53,6 +53,7 @@ import { systemResolver, type Resolver } from './platform/address-guard.js';
 import type { BlobStore } from './platform/blob-store.js';
 import type { DbHandle, DbOrTx } from './platform/db/database.js';
 import { registerBasicAuth } from './platform/http/auth.js';
+import { BodyBudget, registerBodyBudget } from './platform/http/body-budget.js';
 import { clientErrorHandler } from './platform/http/client-errors.js';
 import { frameworkErrors, MAX_URI_BYTES, registerErrorHandling } from './platform/http/error-handler.js';
 import './platform/http/fastify-types.js';
@@ -173,6 +174,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   registerErrorHandling(app, routes);
   registerPathIds(app);
   registerTextChecks(app);
+  // Bodies held in memory are bounded per process, not only per request (CORRIDOR_BODY_BYTES_IN_FLIGHT).
+  registerBodyBudget(app, new BodyBudget(deps.config.bodyBytesInFlight));
 
   // An empty body with a JSON content type is no body, not a parse error (DELETE from many clients).
   // Bytes that are not UTF-8 are refused, not replaced with U+FFFD.

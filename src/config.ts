@@ -51,6 +51,11 @@ export interface Config {
   };
   bodyLimitBytes: number;
   /**
+   * Request-body bytes a process may hold in memory at once (platform/http/body-budget.ts): each
+   * JSON body, and each CSV import, reserves its length before it is read; past this, 503.
+   */
+  bodyBytesInFlight: number;
+  /**
    * Longest a request may take to arrive (Node's own default; Fastify turns it off), and longest a
    * connection may stay silent: stalled headers are answered 408, a stalled body disconnected.
    * Above the longest any handler waits on another system (a webhook round trip: 35 s at most).
@@ -294,6 +299,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (webhookTimeoutMs > leaseMs / 2) {
     throw new ConfigError(`CORRIDOR_WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs}) must be at most half of CORRIDOR_JOBS_LEASE_MS (${leaseMs})`);
   }
+  const bodyLimitBytes = integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576);
+  // 64 MiB of bodies costs a few times that in heap (64 bodies of 1 MiB at once peaked at 262–371
+  // MB), and admits 64 JSON bodies of the default limit, or six CSV imports of 10 MB, at once. A
+  // budget below the body limit would turn every body between the two away.
+  const bodyBytesInFlight = integer(env, 'CORRIDOR_BODY_BYTES_IN_FLIGHT', Math.max(64 * 1_048_576, bodyLimitBytes), 1024, 4096 * 1_048_576);
+  if (bodyBytesInFlight < bodyLimitBytes) {
+    throw new ConfigError(`CORRIDOR_BODY_BYTES_IN_FLIGHT (${bodyBytesInFlight}) must be at least CORRIDOR_BODY_LIMIT_BYTES (${bodyLimitBytes})`);
+  }
   const publicUrl = (env.CORRIDOR_PUBLIC_URL || defaultPublicUrl(port)).replace(/\/+$/, '');
   if (!isHttpUrl(publicUrl)) throw new ConfigError(`CORRIDOR_PUBLIC_URL must be an http(s) URL such as https://payments.example.com, got "${publicUrl}"`);
   return {
@@ -326,7 +339,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perEndpointConcurrency: integer(env, 'CORRIDOR_WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16, 1, 256),
       guardSandbox: bool(env, 'CORRIDOR_WEBHOOK_GUARD_SANDBOX', false),
     },
-    bodyLimitBytes: integer(env, 'CORRIDOR_BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
+    bodyLimitBytes,
+    bodyBytesInFlight,
     requestTimeoutMs: integer(env, 'CORRIDOR_REQUEST_TIMEOUT_MS', 300_000, 1_000, 3_600_000),
     shutdownGraceMs: integer(env, 'CORRIDOR_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     endUserTerms: termsConfig(env),

@@ -135,7 +135,8 @@ export const customerRoutes: FastifyPluginAsyncTypebox<CustomerRouteDeps> = asyn
       multipartBody: CustomerCsvUpload,
       response: { 202: ImportJobAccepted, ...errorResponses(400, 401, 403, 500) },
     },
-    config: { permission: 'MANAGE' },
+    // readCsvUpload reads the file into memory: it reserves its length from the body budget.
+    config: { permission: 'MANAGE', multipartInMemoryBytes: MAX_CSV_BYTES },
     handler: async (request, reply) => {
       const text = await readCsvUpload(request);
       const rows = await checkImportFile(text);
