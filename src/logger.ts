@@ -84,13 +84,50 @@ export function errorForLog(error: unknown): unknown {
 }
 
 /**
+ * Headers that carry credentials: API tokens' Basic credentials and wallet signatures (spec §5)
+ * coming in, webhook signatures going out.
+ */
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'service-wallet-signature', 'grid-wallet-signature', 'x-service-signature', 'x-grid-signature'];
+
+/**
+ * Fields whose values must never reach a log line, should a line ever carry them: credentials
+ * (API token secrets, webhook signatures and wallet signatures), one-time codes and the bundles
+ * that carry them, session and private keys, wallet mnemonics, and identifiers kept sealed at
+ * rest (account numbers, IBANs, tax ids). Named in full, no wildcards: a fixed path costs a
+ * property read per line, a wildcard a walk of the object.
+ */
+const SECRET_FIELDS = [
+  'clientSecret',
+  'secret',
+  'otp',
+  'otpCode',
+  'encryptedOtpBundle',
+  'otpEncryptionTargetBundle',
+  'encryptedSessionSigningKey',
+  'sessionSigningKey',
+  'privateKey',
+  'mnemonic',
+  'accountNumber',
+  'iban',
+  'taxId',
+];
+
+const REDACTED_PATHS = [
+  ...CREDENTIAL_HEADERS.flatMap((name) => [`req.headers["${name}"]`, `headers["${name}"]`]),
+  ...SECRET_FIELDS,
+  // A request's or an answer's body as a whole: bodies are never logged (the line says what happened, not what was sent).
+  'body',
+  'req.body',
+];
+
+/**
  * JSON logs. Request lines carry method, route, status, timing and ids only — never headers or
- * bodies — which is what keeps secrets out; the redaction below is a backstop for the one
- * header that holds credentials (wildcard paths would cost more per line than the rest of the
- * request's logging). Lines are written in 32 KiB batches rather than one write per request (a
- * write is a system call, which on a busy server cost more than building the lines: 4 KiB batches
- * were 4 % of a point read's CPU), and flushed at least every 250 ms so a quiet server's logs are
- * never held back; call `logger.flush()` at exit. Errors are logged without the fields that can
+ * bodies — which is what keeps secrets out; the redaction (REDACTED_PATHS) is a backstop for
+ * the headers that hold credentials and the fields that hold secrets (wildcard paths would cost
+ * more per line than the rest of the request's logging). Lines are written in 32 KiB batches
+ * rather than one write per request (a write is a system call, which on a busy server cost more
+ * than building the lines: 4 KiB batches were 4 % of a point read's CPU), and flushed at least
+ * every 250 ms so a quiet server's logs are never held back; call `logger.flush()` at exit. Errors are logged without the fields that can
  * hold a caller's data (`errorForLog`). `write`: where the lines go instead of standard output (tests).
  */
 export function createLogger(level: string, write?: (line: string) => void): Logger {
@@ -98,7 +135,7 @@ export function createLogger(level: string, write?: (line: string) => void): Log
     level,
     base: { service: 'corridor' },
     serializers: { err: errorForLog },
-    redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
   if (write) return pino(options, { write });
   const sonic = pino.destination({ dest: 1, sync: false, minLength: BATCH, maxWrite: 2 * BATCH });

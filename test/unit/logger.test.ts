@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -87,5 +88,78 @@ describe('request log lines, written in batches', () => {
       const lines = await childOutputThroughFullPipe(`for (let i = 0; i < 100; i++) logger.info({ i, text: 'é'.repeat(200) }, 'request'); ${ending}`);
       expect(indexes(lines), `ending ${ending || 'naturally'}`).toEqual(Array.from({ length: 100 }, (_, i) => i));
     }
+  });
+});
+
+describe('redaction', () => {
+  it('censors every credential header and secret field a line might carry, and keeps the rest', () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', (line) => lines.push(line));
+    const secrets = {
+      authorization: 'Basic c2VjcmV0LWJhc2ljLWNyZWRlbnRpYWxz',
+      walletSignature: 'eyJwdWJsaWNLZXkiOiJ3YWxsZXQtc3RhbXAifQ',
+      gridWalletSignature: 'eyJncmlkLXdhbGxldC1zdGFtcCI6MX0',
+      cookie: 'session=cookie-secret',
+      webhookSignature: 'MEUCIQD-webhook-signature',
+      clientSecret: 'client-secret-0123456789abcdef',
+      otp: '493817',
+      encryptedOtpBundle: 'otp-bundle-ciphertext',
+      sessionKey: 'encrypted-session-signing-key',
+      privateKey: 'private-key-pem',
+      mnemonic: 'abandon ability able about',
+      accountNumber: '000123456789',
+      iban: 'DE89370400440532013000',
+      taxId: '123-45-6789',
+      body: 'request-body-with-everything',
+    };
+    const headers = {
+      authorization: secrets.authorization,
+      'service-wallet-signature': secrets.walletSignature,
+      'grid-wallet-signature': secrets.gridWalletSignature,
+      cookie: secrets.cookie,
+      'x-service-signature': secrets.webhookSignature,
+      'x-grid-signature': secrets.webhookSignature,
+      'content-type': 'application/json',
+    };
+    logger.info({ req: { method: 'POST', headers, body: { note: secrets.body } } }, 'incoming');
+    logger.info({ headers }, 'outgoing');
+    logger.info(
+      {
+        clientSecret: secrets.clientSecret,
+        secret: secrets.clientSecret,
+        otp: secrets.otp,
+        otpCode: secrets.otp,
+        encryptedOtpBundle: secrets.encryptedOtpBundle,
+        otpEncryptionTargetBundle: secrets.encryptedOtpBundle,
+        encryptedSessionSigningKey: secrets.sessionKey,
+        sessionSigningKey: secrets.sessionKey,
+        privateKey: secrets.privateKey,
+        mnemonic: secrets.mnemonic,
+        accountNumber: secrets.accountNumber,
+        iban: secrets.iban,
+        taxId: secrets.taxId,
+        body: { note: secrets.body },
+        platformId: 'platform-kept',
+      },
+      'fields',
+    );
+    const text = lines.join('');
+    for (const [name, value] of Object.entries(secrets)) expect(text, name).not.toContain(value);
+    const [incoming, outgoing, fields] = lines.map((line) => JSON.parse(line) as Record<string, Record<string, unknown>>);
+    expect(incoming!.req).toEqual({
+      method: 'POST',
+      headers: {
+        authorization: '[redacted]',
+        'service-wallet-signature': '[redacted]',
+        'grid-wallet-signature': '[redacted]',
+        cookie: '[redacted]',
+        'x-service-signature': '[redacted]',
+        'x-grid-signature': '[redacted]',
+        'content-type': 'application/json',
+      },
+      body: '[redacted]',
+    });
+    expect(outgoing!.headers!['content-type']).toBe('application/json');
+    expect(fields!.platformId).toBe('platform-kept');
   });
 });

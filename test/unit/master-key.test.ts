@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,25 @@ describe('master key', () => {
     await writeFile(join(dir, 'data', 'master.key.999999.tmp'), '');
     const key = loadMasterKey(undefined, join(dir, 'data'), false);
     expect((await readFile(join(dir, 'data', 'master.key'), 'utf8')).trim()).toBe(key.toString('hex'));
+  });
+
+  it('refuses a key file other users can read or write, and one of the wrong length', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'master-key-'));
+    dirs.push(dir);
+    const data = join(dir, 'data');
+    const key = loadMasterKey(undefined, data, false);
+    const path = join(data, 'master.key');
+    for (const mode of [0o644, 0o640, 0o604, 0o602, 0o620]) {
+      await chmod(path, mode);
+      expect(() => loadMasterKey(undefined, data, false)).toThrow(ConfigError);
+      expect(() => loadMasterKey(undefined, data, false)).toThrow(/open to other users .*chmod 600/);
+    }
+    // The refusal leaves the key as it was: put right, the same key is read.
+    await chmod(path, 0o400);
+    expect(loadMasterKey(undefined, data, false).equals(key)).toBe(true);
+    await chmod(path, 0o600);
+    await writeFile(path, `${key.toString('hex').slice(2)}\n`);
+    expect(() => loadMasterKey(undefined, data, false)).toThrow(/64 hex characters/);
   });
 
   it('must be configured for a shared PostgreSQL database', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../../config.js';
 import type { Db } from '../db/database.js';
@@ -21,36 +21,60 @@ export function masterKeyFile(dataDir: string): string {
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 
 /**
- * Puts a new key file at `path`, readable only by this user, unless one is there already (false).
+ * Puts a new key file at `path`, readable only by this user, unless one is there already (kept).
  * Written whole under another name, then linked into place: a first start killed mid-write
  * leaves a stray temporary file, not an empty key file that every later start would refuse. On a
  * file system without hard links (FAT, exFAT, some network shares) it is written in place.
  */
-function placeKey(path: string, text: string): boolean {
+function placeKey(path: string, text: string): void {
   const temporary = `${path}.${process.pid}.tmp`;
   writeFileSync(temporary, text, { mode: 0o600 });
   try {
     linkSync(temporary, path);
-    return true;
+    return;
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
-    if (code === 'EEXIST') return false;
+    if (code === 'EEXIST') return;
     if (!NO_HARD_LINKS.has(code ?? '')) throw error;
   } finally {
     unlinkSync(temporary);
   }
   try {
     writeFileSync(path, text, { mode: 0o600, flag: 'wx' });
-    return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/** Group and other permission bits: any of them lets another local user read or replace the key. */
+const SHARED_MODE_BITS = 0o077;
+
+/**
+ * The key file's text, refused (ConfigError) when the file is open to anyone but its owner: the
+ * key opens every secret of the database beside it, so a copy readable by another local user is a
+ * leak, and one they can write lets them choose the key. Checked on the open file, so the file
+ * judged is the file read. Windows has no such mode bits (Node reports 0o666 for every file).
+ */
+function readOwnKeyFile(path: string): string {
+  const descriptor = openSync(path, 'r');
+  try {
+    const mode = fstatSync(descriptor).mode & 0o777;
+    if (process.platform !== 'win32' && (mode & SHARED_MODE_BITS) !== 0) {
+      throw new ConfigError(
+        `${path} is open to other users (mode ${mode.toString(8).padStart(4, '0')}): it holds the master key of the embedded database. ` +
+          `Make it readable by its owner only (chmod 600 ${path}; on a file system without Unix permissions, mount it owner-only, e.g. umask=077) and start again.`,
+      );
+    }
+    return readFileSync(descriptor, 'utf8').trim();
+  } finally {
+    closeSync(descriptor);
   }
 }
 
 /**
  * The configured master key, or for the embedded database the one kept in the data directory
- * (created on first start, readable only by this user) so the default needs no setup. A shared
+ * (created on first start, readable only by this user, and refused when open to others) so the
+ * default needs no setup. A shared
  * PostgreSQL database needs it configured: processes on other hosts must use the same key, and
  * a key kept beside the data it protects would protect nothing.
  */
@@ -65,8 +89,9 @@ export function loadMasterKey(configured: Buffer | undefined, dataDir: string, s
   const path = masterKeyFile(dataDir);
   let stored: string | undefined;
   try {
-    stored = readFileSync(path, 'utf8').trim();
+    stored = readOwnKeyFile(path);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     const { code } = error as NodeJS.ErrnoException;
     if (code !== 'ENOENT') throw new ConfigError(`${path} cannot be read (${code}): it holds the master key of the embedded database`);
   }
@@ -75,10 +100,11 @@ export function loadMasterKey(configured: Buffer | undefined, dataDir: string, s
     return Buffer.from(stored, 'hex');
   }
   mkdirSync(dataDir, { recursive: true });
-  const key = newMasterKey();
-  // Another first start that put its key in place first: that one is the key.
-  if (!placeKey(path, `${key}\n`)) return loadMasterKey(configured, dataDir, sharedDatabase);
-  return Buffer.from(key, 'hex');
+  // Read back what is in place: this start's key, or that of another first start that placed
+  // its own first; and judged as every later start will judge it (a file system that cannot keep
+  // it to its owner, FAT mounted open to all, is refused now rather than on the next start).
+  placeKey(path, `${newMasterKey()}\n`);
+  return loadMasterKey(configured, dataDir, sharedDatabase);
 }
 
 interface MasterKeyCheckTable {
