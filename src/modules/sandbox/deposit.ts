@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
+import { formatId } from '../../platform/ids.js';
 import { findAccountByDepositReference } from '../internal-accounts/index.js';
 import { LedgerError } from '../ledger/index.js';
 import { depositRailsOf, toTransaction, type FundingDeposits, type IncomingTransaction } from '../transactions/index.js';
@@ -33,6 +34,12 @@ export async function simulateDeposit(trx: Tx, deposits: FundingDeposits, platfo
   if (!outcome.credited) {
     if (outcome.reason === 'CURRENCY_MISMATCH') {
       throw new AppError('INVALID_CURRENCY', `The instructions ${body.reference} take ${account.currency}, not ${currency}.`, { details: { currency, accountCurrency: account.currency } });
+    }
+    // An ACTIVE account refused as not active is one whose owner was deleted (its accounts stay open): said as sandbox funding says it.
+    if (outcome.reason === 'ACCOUNT_NOT_ACTIVE' && account.status === 'ACTIVE' && account.customer_id) {
+      throw new AppError('CONFLICT', `The account of the instructions ${body.reference} belongs to a deleted customer and takes no deposits.`, {
+        details: { reason: 'CUSTOMER_DELETED', accountId: formatId('InternalAccount', account.id), customerId: formatId('Customer', account.customer_id) },
+      });
     }
     throw new AppError('CONFLICT', `The account of the instructions ${body.reference} is ${account.status} and takes no deposits.`, { details: { status: account.status } });
   }

@@ -103,7 +103,13 @@ export class Payments {
    */
   async cancel(trx: Tx, platformId: string, transactionId: string): Promise<TransactionView> {
     const row = await this.load(trx, platformId, transactionId, { forUpdate: true });
-    if (row.type !== 'OUTGOING' || (row.status !== 'PENDING' && row.status !== 'PENDING_AUTHORIZATION')) {
+    // Money coming in is not the platform's to call back (a pull still collecting, a deposit): whatever its status.
+    if (row.type !== 'OUTGOING') {
+      throw new AppError('TRANSACTION_NOT_CANCELLABLE', `Transaction ${transactionId} is an incoming payment: only outgoing payments are cancelled.`, {
+        details: { status: row.status },
+      });
+    }
+    if (row.status !== 'PENDING' && row.status !== 'PENDING_AUTHORIZATION') {
       throw new AppError('TRANSACTION_NOT_CANCELLABLE', `Transaction ${transactionId} is ${row.status} and can no longer be cancelled.`, {
         details: { status: row.status },
       });
