@@ -128,9 +128,14 @@ describe('GET /receiver/uma/{receiverUmaAddress} between two Corridors', () => {
     const stored = await a.handle.db.selectFrom('uma_lookups').selectAll().where('id', '=', body.lookupId.slice('Lookup:'.length)).executeTakeFirstOrThrow();
     expect(stored.receiver_uma_address).toBe(bob.umaAddress.toLowerCase());
     expect(stored.expires_at.getTime() - stored.created_at.getTime()).toBe(900_000);
-    // Each side kept the other's nonce.
-    expect(await b.handle.db.selectFrom('uma_nonces').select('nonce').where('vasp_domain', '=', domainA).execute()).toHaveLength(1);
-    expect(await a.handle.db.selectFrom('uma_nonces').select('nonce').where('vasp_domain', '=', domainB).execute()).toHaveLength(1);
+    // Each side kept the other's nonce, and marked the one it signed into the lnurlp exchange for
+    // Bob's domain (the lookup, the answer): neither is a pay request from Bob.
+    const nonces = async (ctx: TestContext, domain: string) => (await ctx.handle.db.selectFrom('uma_nonces').select('nonce').where('vasp_domain', '=', domain).execute()).map((row) => row.nonce);
+    expect(await nonces(b, domainA)).toHaveLength(1);
+    expect(await nonces(b, domainB)).toEqual([expect.stringMatching(/^signed-in-lnurlp:/)]);
+    const kept = await nonces(a, domainB);
+    expect(kept).toHaveLength(2);
+    expect(kept.filter((nonce) => nonce.startsWith('signed-in-lnurlp:'))).toHaveLength(1);
   });
 
   it('keeps the lookup for the quote until it expires; then, or for an id it never made, LOOKUP_REQUEST_NOT_FOUND', async () => {

@@ -32,8 +32,8 @@ describe('UMA certificates', () => {
     expect(leaf.ca).toBe(false);
     expect(leaf.verify(root.publicKey)).toBe(true);
     expect(leaf.publicKey.asymmetricKeyDetails?.namedCurve).toBe('secp256k1');
-    expect(() => verifyChain([leaf, root], new Date(), [])).not.toThrow();
-    expect(() => verifyChain([leaf, root], new Date(), [certificatesFromPem(selfSignedChains('other', new Date()).signing.chainPem)[1]!])).toThrow(
+    expect(() => verifyChain([leaf, root], new Date(), [], 'signing')).not.toThrow();
+    expect(() => verifyChain([leaf, root], new Date(), [certificatesFromPem(selfSignedChains('other', new Date()).signing.chainPem)[1]!], 'signing')).toThrow(
       expect.objectContaining({ code: 'CERT_CHAIN_INVALID' }),
     );
   });
@@ -44,9 +44,9 @@ describe('UMA certificates', () => {
     const other = selfSignedChains('other', new Date()).signing.chainPem;
     const roots = loadConfig({ CORRIDOR_UMA_TRUSTED_ROOTS: other.replace(/\n/g, '\\n') }).uma.trustedRoots!;
     expect(roots.map((c) => c.fingerprint256)).toEqual(certificatesFromPem(other).map((c) => c.fingerprint256));
-    expect(() => verifyChain([leaf, root], new Date(), roots)).toThrow(expect.objectContaining({ code: 'CERT_CHAIN_INVALID' }));
+    expect(() => verifyChain([leaf, root], new Date(), roots, 'signing')).toThrow(expect.objectContaining({ code: 'CERT_CHAIN_INVALID' }));
     const own = loadConfig({ CORRIDOR_UMA_TRUSTED_ROOTS: signing.chainPem }).uma.trustedRoots!;
-    expect(() => verifyChain([leaf, root], new Date(), own)).not.toThrow();
+    expect(() => verifyChain([leaf, root], new Date(), own, 'signing')).not.toThrow();
   });
 });
 

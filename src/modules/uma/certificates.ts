@@ -6,7 +6,7 @@ import { toPem } from '../../platform/crypto/pem.js';
 import { AppError } from '../../platform/errors.js';
 import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
 
-// The ASN.1 libraries only issue Corridor's own certificates (a new key pair): loaded then, not at every start.
+// The ASN.1 libraries issue Corridor's own certificates and read counterparties' key usage: loaded on first use, not at every start.
 const asn1Ecc = loadOnFirstUse<typeof Asn1Ecc>('@peculiar/asn1-ecc');
 const asn1Schema = loadOnFirstUse<typeof Asn1Schema>('@peculiar/asn1-schema');
 const asn1X509 = loadOnFirstUse<typeof Asn1X509>('@peculiar/asn1-x509');
@@ -103,17 +103,51 @@ export function selfSignedChains(domain: string, now: Date, validDays = 3650): S
   return { signing: leaf('signing'), encryption: leaf('encryption') };
 }
 
-export function parseChain(chain: X509Certificate[] | undefined): X509Certificate[] {
-  if (!chain || chain.length === 0) throw new AppError('CERT_CHAIN_INVALID', 'The counterparty published no certificate chain.');
+/** Longer than any CA hierarchy: a chain past it is refused before a signature of it is checked. */
+export const MAX_CHAIN_LENGTH = 10;
+
+/** What a chain's leaf key is for: UMA signs with one (ECDSA) and encrypts payer data to the other (ECIES, a key agreement). */
+export type LeafPurpose = 'signing' | 'encryption';
+
+export function parseChain(chain: X509Certificate[] | undefined, purpose: LeafPurpose): X509Certificate[] {
+  if (!chain || chain.length === 0) throw new AppError('CERT_CHAIN_INVALID', `The counterparty published no ${purpose} certificate chain.`);
+  if (chain.length > MAX_CHAIN_LENGTH) throw new AppError('CERT_CHAIN_INVALID', `The counterparty's ${purpose} chain has ${chain.length} certificates; at most ${MAX_CHAIN_LENGTH} are read.`);
   return chain;
+}
+
+/**
+ * The keyUsage bits of a certificate (KeyUsageFlags), or undefined when it has no keyUsage
+ * extension, which restricts nothing (RFC 5280 4.2.1.3). Node reads only extendedKeyUsage.
+ */
+function keyUsageOf(certificate: X509Certificate): number | undefined {
+  const { AsnConvert } = asn1Schema();
+  const { Certificate, id_ce_keyUsage, KeyUsage } = asn1X509();
+  try {
+    const extension = AsnConvert.parse(certificate.raw, Certificate).tbsCertificate.extensions?.find((e) => e.extnID === id_ce_keyUsage);
+    return extension ? AsnConvert.parse(extension.extnValue, KeyUsage).toNumber() : undefined;
+  } catch {
+    // Node read it; an extension that does not decode is no usage to trust, and no 500.
+    throw new AppError('CERT_CHAIN_INVALID', `A certificate of the counterparty's chain cannot be read (${certificate.subject.replace(/\n/g, ', ')}).`);
+  }
+}
+
+/** Whether a certificate's key may do what the chain uses it for: issue the one before it, or be the leaf's signing or key-agreement key. */
+function usageAllows(certificate: X509Certificate, use: LeafPurpose | 'issuing'): boolean {
+  const usage = keyUsageOf(certificate);
+  if (usage === undefined) return true;
+  const { KeyUsageFlags } = asn1X509();
+  const needed = { issuing: KeyUsageFlags.keyCertSign, signing: KeyUsageFlags.digitalSignature | KeyUsageFlags.nonRepudiation, encryption: KeyUsageFlags.keyAgreement }[use];
+  return (usage & needed) !== 0;
 }
 
 /**
  * Checks a counterparty's chain (leaf first): each certificate issued and signed by the next,
  * the last one self-signed (and one of the configured roots, when there are any), every one
- * valid at `now`, and the leaf's key on secp256k1, the only curve UMA signs with.
+ * valid at `now`, the issuers' key usage allowing certificate signing and the leaf's its
+ * purpose (when they name a key usage), and the leaf's key on secp256k1, the only curve UMA
+ * signs and encrypts with.
  */
-export function verifyChain(chain: X509Certificate[], now: Date, trustedRoots: X509Certificate[]): void {
+export function verifyChain(chain: X509Certificate[], now: Date, trustedRoots: X509Certificate[], purpose: LeafPurpose): void {
   for (let index = 0; index < chain.length; index++) {
     const certificate = chain[index]!;
     const issuer = chain[index + 1] ?? certificate;
@@ -122,6 +156,10 @@ export function verifyChain(chain: X509Certificate[], now: Date, trustedRoots: X
       throw new AppError('CERT_CHAIN_INVALID', `Certificate ${index} of the counterparty's chain is not signed by the next one (${certificate.subject.replace(/\n/g, ', ')}).`);
     }
     if (index > 0 && !certificate.ca) throw new AppError('CERT_CHAIN_INVALID', `Certificate ${index} of the counterparty's chain issues certificates but is not a CA.`);
+    // The leaf's usage is its purpose's (below), even when it signs itself.
+    if (index > 0 && !usageAllows(certificate, 'issuing')) {
+      throw new AppError('CERT_CHAIN_INVALID', `Certificate ${index} of the counterparty's chain issues certificates but its key usage does not allow it.`);
+    }
   }
   for (const [index, certificate] of chain.entries()) {
     const from = new Date(certificate.validFrom);
@@ -139,5 +177,8 @@ export function verifyChain(chain: X509Certificate[], now: Date, trustedRoots: X
   const key = chain[0]!.publicKey;
   if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'secp256k1') {
     throw new AppError('INVALID_PUBKEY_FORMAT', "The counterparty's key is not a secp256k1 key.");
+  }
+  if (!usageAllows(chain[0]!, purpose)) {
+    throw new AppError('CERT_CHAIN_INVALID', `The leaf of the counterparty's ${purpose} chain has a key usage that does not allow ${purpose === 'signing' ? 'signatures' : 'key agreement'}.`);
   }
 }

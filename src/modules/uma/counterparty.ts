@@ -15,7 +15,7 @@ export interface CounterpartyDeps {
 
 /**
  * Another VASP's keys, from its /.well-known/lnurlpubkey (UMAD-10), read by the SDK, and its
- * signing chain checked (CERT_CHAIN_INVALID / CERT_CHAIN_EXPIRED / INVALID_PUBKEY_FORMAT).
+ * signing and encryption chains checked (CERT_CHAIN_INVALID / CERT_CHAIN_EXPIRED / INVALID_PUBKEY_FORMAT).
  * Fetched for every message rather than cached: a VASP that rotates or revokes its keys is
  * believed at once, and the cost is one small request per lookup or payment.
  * `options.unreachable` is the code when no usable answer comes.
@@ -40,9 +40,11 @@ export async function counterpartyKeys(
   } catch {
     throw new AppError('CERT_CHAIN_INVALID', `The certificates ${domain} publishes cannot be read as X.509.`, { details: { vaspDomain: domain } });
   }
-  const chain = parseChain(keys.signingCertChain);
   const trustedRoots = deps.config.trustedRoots ?? [];
-  verifyChain(chain, deps.clock.now(), trustedRoots);
-  if (keys.encryptionCertChain) verifyChain(parseChain(keys.encryptionCertChain), deps.clock.now(), trustedRoots);
+  verifyChain(parseChain(keys.signingCertChain, 'signing'), deps.clock.now(), trustedRoots, 'signing');
+  // Both keys come from checked chains: the SDK falls back to the bare signingPubKey /
+  // encryptionPubKey fields when a chain is missing, and payer data encrypted to a key no
+  // (trusted) chain vouches for goes to whoever published it.
+  verifyChain(parseChain(keys.encryptionCertChain, 'encryption'), deps.clock.now(), trustedRoots, 'encryption');
   return keys;
 }

@@ -30,7 +30,7 @@ import { exactDecimal, rateToNumber } from './amounts.js';
 import { exactMsatsPerMinorUnit } from './rates.js';
 import { findLookup, insertLookup, type LookupRow } from './repo.js';
 import type { LookupQuery, ReceiverUmaLookupResponse, StoredLookup } from './schemas.js';
-import { NonceCheck, verifySigned } from './verification.js';
+import { markSignedInLnurlp, NonceCheck, verifySigned } from './verification.js';
 import type { VaspTransport } from './transport.js';
 
 export interface LookupDeps {
@@ -64,9 +64,10 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
   const now = deps.clock.now();
 
   // The request is signed here (not by the SDK's one-call helper) so its timestamp is the Clock's.
+  const nonce = randomBytes(16).toString('hex');
   const unsigned: LnurlpRequest = {
     receiverAddress: receiver.address,
-    nonce: randomBytes(16).toString('hex'),
+    nonce,
     timestamp: now,
     isSubjectToTravelRule: true,
     vaspDomain: sending.domain,
@@ -74,6 +75,8 @@ export async function lookupReceiver(deps: LookupDeps, principal: Principal, raw
     signature: '',
   };
   const signed = { ...unsigned, signature: await signPayload(getSignableLnurlpRequestPayload(unsigned), (await deps.keys()).signing.privateKey) };
+  // Sent to the receiver's domain, whoever holds it: its signature is no pay request from the receiver (markSignedInLnurlp).
+  await markSignedInLnurlp(deps.db, receiver.domain, nonce, Math.floor(now.getTime() / 1000), deps.config.uma.timestampWindowSeconds);
   const answer = await send({ url: encodeToUrl(signed), method: 'GET' });
   if (!answer.ok) {
     throw new AppError('LOOKUP_REQUEST_FAILED', `The receiving VASP ${receiver.domain} did not answer: ${answer.reason}.`, { details: { vaspDomain: receiver.domain, reason: answer.reason } });

@@ -39,7 +39,7 @@ import { fieldToPayerDataKey, payerDataKeyToField } from './payer-data.js';
 import { msatsPerMinorUnit } from './rates.js';
 import { findIncomingPayment, insertIncomingPayment, lockPayRequest } from './repo.js';
 import { httpSend } from './transport.js';
-import { checkTimestamp, fromSdkError, NonceCheck, verifySigned } from './verification.js';
+import { checkTimestamp, fromSdkError, markSignedInLnurlp, NonceCheck, verifySigned } from './verification.js';
 
 export interface ReceivingDeps {
   db: Db;
@@ -189,6 +189,8 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
     currencyOptions: receiver.currencies,
     receiverKycStatus: kycStatusOf(receiver.reviewStatus),
   });
+  const { signatureNonce, signatureTimestamp } = response.compliance!;
+  await markSignedInLnurlp(deps.db, receiver.address.domain, signatureNonce, signatureTimestamp, deps.config.uma.timestampWindowSeconds);
   return response.toJsonSchemaObject() as Record<string, unknown>;
 }
 
@@ -265,7 +267,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
     }
   }
 
-  const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, payer.domain);
+  const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, payer.domain, true);
   const senderKeys = await counterpartyKeys(
     { clock: deps.clock, config: deps.config.uma, send: httpSend(deps.config.uma, deps.resolver, receiver.environment) },
     payer.domain,

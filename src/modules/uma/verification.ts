@@ -20,14 +20,20 @@ export class NonceCheck implements NonceValidator {
     private readonly clock: Clock,
     private readonly windowSeconds: number,
     private readonly vaspDomain: string,
+    /** A pay request: a nonce Corridor signed into an lnurlp message for that domain is refused too (markSignedInLnurlp). */
+    private readonly payRequest = false,
   ) {}
 
   async checkAndSaveNonce(nonce: string, timestampSeconds: number): Promise<boolean> {
-    if (typeof nonce !== 'string' || nonce.length === 0 || nonce.length > MAX_NONCE_LENGTH) {
-      throw new AppError('INVALID_NONCE', `The message's nonce must be 1 to ${MAX_NONCE_LENGTH} characters.`);
+    // '|' separates the fields of every string UMA signs: a nonce holding one would let a signed
+    // `address|nonce|timestamp` read as a post-transaction callback's `nonce|timestamp` (nonce
+    // `address|nonce`), or a pay-request answer's four fields as three.
+    if (typeof nonce !== 'string' || nonce.length === 0 || nonce.length > MAX_NONCE_LENGTH || nonce.includes('|')) {
+      throw new AppError('INVALID_NONCE', `The message's nonce must be 1 to ${MAX_NONCE_LENGTH} characters, none of them '|'.`);
     }
     checkTimestamp(timestampSeconds, this.clock, this.windowSeconds);
     if (await nonceSeen(this.db, this.vaspDomain, nonce)) return false;
+    if (this.payRequest && (await nonceSeen(this.db, this.vaspDomain, SIGNED_IN_LNURLP + nonce))) return false;
     this.pending = { nonce, timestampSeconds };
     return true;
   }
@@ -39,6 +45,22 @@ export class NonceCheck implements NonceValidator {
       throw new AppError('INVALID_NONCE', 'This nonce was already used: the message is a replay.');
     }
   }
+}
+
+/**
+ * UMA signs an lnurlp request and an lnurlp response over `address|nonce|timestamp`, the very
+ * string a pay request from that address is signed over. So every nonce Corridor signs into an
+ * lnurlp message is recorded under the address's domain, marked with this prefix, and a pay
+ * request carrying it is a replay: otherwise an lnurlp answer Corridor gives any VASP (or a lookup
+ * it sends to a domain the asker holds, serving Corridor's published chain) would be a signed pay
+ * request from that address. Only pay requests consult the mark, so the lnurlp exchange itself,
+ * between two platforms of one deployment, is judged as before.
+ */
+const SIGNED_IN_LNURLP = 'signed-in-lnurlp:';
+
+/** Records that Corridor signed `nonce` into an lnurlp message naming an address at `vaspDomain`; kept as a received nonce is (`timestamp + window`). */
+export async function markSignedInLnurlp(db: Db, vaspDomain: string, nonce: string, timestampSeconds: number, windowSeconds: number): Promise<void> {
+  await insertNonce(db, vaspDomain, SIGNED_IN_LNURLP + nonce, new Date((timestampSeconds + windowSeconds) * 1000));
 }
 
 export function checkTimestamp(timestampSeconds: number, clock: Clock, windowSeconds: number): void {
