@@ -83,6 +83,28 @@ const refusedAttestation = (response: Awaited<ReturnType<WalletClient['call']>>,
   expect(error.details, name).toMatchObject({ errors: [{ field: 'attestation' }] });
 };
 
+/**
+ * A passkey of `pair` (COSE `alg` and `crv`) added to a new wallet, and a login challenge issued
+ * for it to `clientPublicKey`; `verify` sends an assertion against that challenge.
+ */
+async function passkeyToLogIn(pair: { publicKey: KeyObject }, alg: number, crv: number, clientPublicKey = newClientKey().publicKey) {
+  const wallet = await client.newWallet();
+  const { key } = await client.login(wallet.credentialId);
+  const credentialId = randomBytes(32);
+  const challenge = registrationChallenge();
+  const added = await client.signed(
+    'POST',
+    '/auth/credentials',
+    { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation: attestationWith(coseOf(pair.publicKey, alg, crv), challenge, credentialId) },
+    key,
+  );
+  expect(added.statusCode, added.body).toBe(201);
+  const credential = added.json() as { id: string };
+  const issued = (await client.call('POST', `/auth/credentials/${credential.id}/challenge`, { clientPublicKey })).json() as { challenge: string; requestId: string };
+  const verify = (assertion: unknown) => client.call('POST', `/auth/credentials/${credential.id}/verify`, { type: 'PASSKEY', assertion }, { 'request-id': issued.requestId });
+  return { credentialId, credential, issued, verify };
+}
+
 describe('passkey registration: the credential public key (COSE_Key)', () => {
   it('refuses EC2 keys that are no P-256 point, on another curve, oversized or of another algorithm, with 400 naming attestation', async () => {
     const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
@@ -125,27 +147,10 @@ describe('passkey registration: the credential public key (COSE_Key)', () => {
     ['EdDSA (Ed25519)', () => generateKeyPairSync('ed25519'), -8, 6],
     ['RS256 (2048-bit RSA)', () => generateKeyPairSync('rsa', { modulusLength: 2048 }), -257, 0],
   ] as const)('registers and logs in with a %s passkey, the algorithms upstream names', async (_name, generate, alg, crv) => {
-    const wallet = await client.newWallet();
-    const { key } = await client.login(wallet.credentialId);
     const pair = generate();
-    const credentialId = randomBytes(32);
-    const challenge = registrationChallenge();
-    const added = await client.signed(
-      'POST',
-      '/auth/credentials',
-      { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation: attestationWith(coseOf(pair.publicKey, alg, crv), challenge, credentialId) },
-      key,
-    );
-    expect(added.statusCode, added.body).toBe(201);
-    const credential = added.json() as Body & { id: string };
     const receiver = newClientKey();
-    const issued = (await client.call('POST', `/auth/credentials/${credential.id}/challenge`, { clientPublicKey: receiver.publicKey })).json() as { challenge: string; requestId: string };
-    const verified = await client.call(
-      'POST',
-      `/auth/credentials/${credential.id}/verify`,
-      { type: 'PASSKEY', assertion: assertionBy(pair.privateKey, credentialId, issued.challenge, 1) },
-      { 'request-id': issued.requestId },
-    );
+    const { credentialId, issued, verify } = await passkeyToLogIn(pair, alg, crv, receiver.publicKey);
+    const verified = await verify(assertionBy(pair.privateKey, credentialId, issued.challenge, 1));
     expect(verified.statusCode, verified.body).toBe(200);
     expect(openSessionKey(String((verified.json() as Body).encryptedSessionSigningKey), receiver).publicKey).toMatch(/^0[23]/);
   });
@@ -185,19 +190,7 @@ describe('passkey registration: Ed25519 keys of small order', () => {
   });
 
   it('refuses assertions of a passkey stored with such a key before keys were checked: the forged login is 401 publicKey', async () => {
-    const wallet = await client.newWallet();
-    const { key } = await client.login(wallet.credentialId);
-    const pair = generateKeyPairSync('ed25519');
-    const credentialId = randomBytes(32);
-    const challenge = registrationChallenge();
-    const added = await client.signed(
-      'POST',
-      '/auth/credentials',
-      { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation: attestationWith(coseOf(pair.publicKey, -8, 6), challenge, credentialId) },
-      key,
-    );
-    expect(added.statusCode, added.body).toBe(201);
-    const credential = added.json() as { id: string };
+    const { credentialId, credential, issued, verify } = await passkeyToLogIn(generateKeyPairSync('ed25519'), -8, 6);
     // What a registration before the check could have stored: the identity point as the key.
     const identity = Buffer.from(SMALL_ORDER[0][1], 'hex');
     const uuid = credential.id.split(':')[1]!;
@@ -205,7 +198,6 @@ describe('passkey registration: Ed25519 keys of small order', () => {
     const details = { ...(row.details as Body), publicKey: cbor(okp(identity)).toString('base64url') };
     await ctx.handle.db.updateTable('auth_credentials').set({ details: JSON.stringify(details) as never }).where('id', '=', uuid).execute();
 
-    const issued = (await client.call('POST', `/auth/credentials/${credential.id}/challenge`, { clientPublicKey: newClientKey().publicKey })).json() as { challenge: string; requestId: string };
     const count = Buffer.alloc(4);
     count.writeUInt32BE(1);
     const authenticatorData = Buffer.concat([createHash('sha256').update(RP.rpId).digest(), Buffer.from([0x05]), count]);
@@ -216,7 +208,7 @@ describe('passkey registration: Ed25519 keys of small order', () => {
       authenticatorData: authenticatorData.toString('base64url'),
       signature: Buffer.concat([identity, Buffer.alloc(32)]).toString('base64url'),
     };
-    const response = await client.call('POST', `/auth/credentials/${credential.id}/verify`, { type: 'PASSKEY', assertion: forged }, { 'request-id': issued.requestId });
+    const response = await verify(forged);
     expect(expectEnvelope(response, 401, 'UNAUTHORIZED').details).toEqual({ check: 'publicKey' });
   });
 });
@@ -235,42 +227,16 @@ describe('passkeys: what held (user presence, hostile CBOR)', () => {
   });
 
   it('answers an assertion whose authenticator-data extensions nest deeply with 401, never a 500, and the challenge stays usable', async () => {
-    const wallet = await client.newWallet();
-    const { key } = await client.login(wallet.credentialId);
     const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const credentialId = randomBytes(32);
-    const challenge = registrationChallenge();
-    const added = await client.signed(
-      'POST',
-      '/auth/credentials',
-      { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation: attestationWith(coseOf(pair.publicKey, -7, 1), challenge, credentialId) },
-      key,
-    );
-    expect(added.statusCode, added.body).toBe(201);
-    const credential = added.json() as { id: string };
-    const issued = (await client.call('POST', `/auth/credentials/${credential.id}/challenge`, { clientPublicKey: newClientKey().publicKey })).json() as { challenge: string; requestId: string };
-    const verify = (assertion: unknown) => client.call('POST', `/auth/credentials/${credential.id}/verify`, { type: 'PASSKEY', assertion }, { 'request-id': issued.requestId });
+    const { credentialId, issued, verify } = await passkeyToLogIn(pair, -7, 1);
     const hostile = await verify(assertionBy(pair.privateKey, credentialId, issued.challenge, 1, nestedCbor(9_000)));
     expect(expectEnvelope(hostile, 401, 'UNAUTHORIZED').details).toEqual({ check: 'format' });
     expect((await verify(assertionBy(pair.privateKey, credentialId, issued.challenge, 2))).statusCode).toBe(200);
   });
 
   it('takes an ES256 assertion signature only as DER, in its high-S form too (WebAuthn does not normalise S), and only from a get ceremony', async () => {
-    const wallet = await client.newWallet();
-    const { key } = await client.login(wallet.credentialId);
     const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const credentialId = randomBytes(32);
-    const challenge = registrationChallenge();
-    const added = await client.signed(
-      'POST',
-      '/auth/credentials',
-      { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation: attestationWith(coseOf(pair.publicKey, -7, 1), challenge, credentialId) },
-      key,
-    );
-    expect(added.statusCode, added.body).toBe(201);
-    const credential = added.json() as { id: string };
-    const issued = (await client.call('POST', `/auth/credentials/${credential.id}/challenge`, { clientPublicKey: newClientKey().publicKey })).json() as { challenge: string; requestId: string };
-    const verify = (assertion: unknown) => client.call('POST', `/auth/credentials/${credential.id}/verify`, { type: 'PASSKEY', assertion }, { 'request-id': issued.requestId });
+    const { credentialId, issued, verify } = await passkeyToLogIn(pair, -7, 1);
 
     const create = assertionBy(pair.privateKey, credentialId, issued.challenge, 1);
     const createJson = JSON.parse(Buffer.from(create.clientDataJson, 'base64url').toString()) as Body;
