@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
+import { SecretBoxError } from '../../platform/crypto/secret-box.js';
 import type { MessageSender, OutgoingMessage } from '../../platform/messages.js';
 import { getConfigRow } from '../config/index.js';
 import { BundleError } from './enclave/bundles.js';
@@ -78,7 +79,7 @@ export class OneTimeCodes {
     const now = this.deps.clock.now();
     const id = uuidv7(now.getTime());
     const code = environment === 'sandbox' ? SANDBOX_OTP : otpCode(walletConfig.otpLength ?? DEFAULT_OTP_LENGTH, walletConfig.alphanumeric ?? false);
-    const target = this.deps.enclave.newOtpTarget(accountRef(credential.account_id));
+    const target = this.deps.enclave.newOtpTarget(accountRef(credential.account_id), { challengeId: id, credentialId: credential.id });
     const expiresAt = new Date(now.getTime() + (walletConfig.expirationSeconds ?? DEFAULT_OTP_SECONDS) * 1000);
     const challenge: OtpChallengeRow = {
       id,
@@ -173,8 +174,10 @@ export class OneTimeCodes {
 
     let opened: OpenedOtp;
     try {
-      opened = await this.deps.enclave.openOtp(challenge.sealed_target_key, encryptedOtpBundle);
+      opened = await this.deps.enclave.openOtp(challenge.sealed_target_key, encryptedOtpBundle, { challengeId: challenge.id, credentialId: credential.id });
     } catch (error) {
+      // The stored target key was not sealed for this challenge (sealed before keys were bound to their challenge, or copied from another row): its code cannot be checked.
+      if (error instanceof SecretBoxError) return { error: otpRejected('OTP_NOT_ISSUED', 'No usable code was issued for this credential; request one with POST /auth/credentials/{id}/challenge.') };
       if (!(error instanceof BundleError)) throw error;
       return { error: otpRejected('OTP_BUNDLE_INVALID', `encryptedOtpBundle cannot be opened with the current target: ${error.message}. Encrypt to the latest otpEncryptionTargetBundle.`) };
     }

@@ -40,9 +40,13 @@ export interface WalletEnclave {
   /** Uncompressed hex of the key that signs target bundles, export bundles and verification tokens. */
   readonly publicKey: string;
   createWalletSecret(accountId: string): string;
-  newOtpTarget(organizationId: string): OtpTarget;
-  /** Throws BundleError when the bundle was not made for this target or is malformed. */
-  openOtp(sealedTargetKey: string, encryptedOtpBundle: string): Promise<OpenedOtp>;
+  /** A fresh target for the code of challenge `challenge`, its key sealed to that challenge. */
+  newOtpTarget(organizationId: string, challenge: OtpChallengeRef): OtpTarget;
+  /**
+   * Throws BundleError when the bundle was not made for this target or is malformed, and
+   * SecretBoxError when the sealed key was not sealed for `challenge`.
+   */
+  openOtp(sealedTargetKey: string, encryptedOtpBundle: string, challenge: OtpChallengeRef): Promise<OpenedOtp>;
   /** A keyed hash of an OTP, bound to its challenge, so stored hashes cannot be brute-forced offline. */
   otpHash(challengeId: string, code: string): string;
   otpMatches(challengeId: string, code: string, hash: string): boolean;
@@ -52,7 +56,23 @@ export interface WalletEnclave {
   exportWallet(sealedSecret: string, accountId: string, clientPublicKey: Buffer, organizationId: string): Promise<string>;
 }
 
-const OTP_TARGET_AAD = 'otp-target';
+/** The challenge an OTP target key belongs to: the row it is stored in, and that row's credential. */
+export interface OtpChallengeRef {
+  challengeId: string;
+  credentialId: string;
+}
+
+/**
+ * The associated data an OTP target key is sealed under: its challenge and credential, so a
+ * sealed key copied into another challenge row, or a row moved to another credential, does not
+ * open. Keys sealed under the former constant ('otp-target') no longer open either: a code
+ * outstanding at the upgrade (at most `expirationSeconds`) answers OTP_NOT_ISSUED, and the
+ * end user asks for a new one; accepting the constant as well would let any such key, kept,
+ * open in any row for ever.
+ */
+function otpTargetAad({ challengeId, credentialId }: OtpChallengeRef): string {
+  return `otp-target\n${challengeId}\n${credentialId}`;
+}
 
 /** The enclave inside the Corridor process: keys derived from, and secrets sealed under, the master key. */
 export class LocalEnclave implements WalletEnclave {
@@ -75,16 +95,16 @@ export class LocalEnclave implements WalletEnclave {
     return this.secrets.seal(Buffer.from(generateMnemonic(wordlist, 256), 'utf8'), accountId);
   }
 
-  newOtpTarget(organizationId: string): OtpTarget {
+  newOtpTarget(organizationId: string, challenge: OtpChallengeRef): OtpTarget {
     const target = generateP256();
     return {
-      sealedTargetKey: this.targets.seal(p256PrivateScalar(target.privateKey), OTP_TARGET_AAD),
+      sealedTargetKey: this.targets.seal(p256PrivateScalar(target.privateKey), otpTargetAad(challenge)),
       bundle: otpEncryptionTargetBundle(target.publicUncompressed, this.signer, organizationId),
     };
   }
 
-  async openOtp(sealedTargetKey: string, encryptedOtpBundle: string): Promise<OpenedOtp> {
-    const target = p256FromPrivateScalar(this.targets.open(sealedTargetKey, OTP_TARGET_AAD));
+  async openOtp(sealedTargetKey: string, encryptedOtpBundle: string, challenge: OtpChallengeRef): Promise<OpenedOtp> {
+    const target = p256FromPrivateScalar(this.targets.open(sealedTargetKey, otpTargetAad(challenge)));
     return openEncryptedOtpBundle(encryptedOtpBundle, target.privateKey);
   }
 
