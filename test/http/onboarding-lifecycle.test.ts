@@ -350,7 +350,7 @@ describe('what a review reads stays as it read it', () => {
     const renamed = await call(pl, 'PATCH', `/beneficial-owners/${String(owner.id)}`, { personalInfo: { lastName: 'Kim' } });
     expect((renamed.json() as Body).kycStatus).toBe('UNVERIFIED');
     expect((await addOwner(pl, b.id, 'Park', 10)).json()).toMatchObject({ kycStatus: 'UNVERIFIED' });
-    expect((await read(pl, `/customers/${String(b.id)}`)).kybStatus).toBe('APPROVED');
+    expect((await read(pl, `/customers/${String(b.id)}`)).kybStatus).toBe('UNVERIFIED');
     expect(await events(pl, b.id)).toEqual([
       ['CUSTOMER.KYB_PENDING', 'PENDING'],
       ['CUSTOMER.KYB_APPROVED', 'APPROVED'],

@@ -263,7 +263,7 @@ describe('background review', () => {
     expect(((await call(p, 'GET', `/customers/internal-accounts?customerId=${String(b.id)}`)).json() as { totalCount: number }).totalCount).toBe(1);
   });
 
-  it('a new review of an approved business approves the owners changed or added since, keeping the business as it is', async () => {
+  it('a new review of an approved business approves the owners changed or added since, which left the business UNVERIFIED meanwhile', async () => {
     const { b, bo } = await completeBusiness(p, 'de 1234567');
     await verify(p, b.id);
     await ctx.jobs.runDue();
@@ -279,6 +279,7 @@ describe('background review', () => {
     })).json() as Body;
     await doc(p, director.id, 'PASSPORT');
     expect([await owner(bo.id), await owner(director.id)]).toEqual(['UNVERIFIED', 'UNVERIFIED']);
+    expect((await customer(p, b.id)).kybStatus).toBe('UNVERIFIED');
 
     const again = await verify(p, b.id);
     expect(again.verificationStatus).toBe('IN_PROGRESS');
@@ -286,7 +287,7 @@ describe('background review', () => {
     expect((await read(p, again.id)).verificationStatus).toBe('APPROVED');
     expect([await owner(bo.id), await owner(director.id)]).toEqual(['APPROVED', 'APPROVED']);
     expect((await customer(p, b.id)).kybStatus).toBe('APPROVED');
-    expect(await eventTypes(p, b.id)).toEqual(['CUSTOMER.KYB_PENDING', 'CUSTOMER.KYB_APPROVED']);
+    expect(await eventTypes(p, b.id)).toEqual(['CUSTOMER.KYB_PENDING', 'CUSTOMER.KYB_APPROVED', 'CUSTOMER.KYB_PENDING', 'CUSTOMER.KYB_APPROVED']);
   });
 
   it('rejects a legal-presence document whose number or country disagrees with the business', async () => {

@@ -8,7 +8,7 @@ import { AppError, invalidInput, type FieldError } from '../../platform/errors.j
 import { CUSTOM_FORMATS } from '../../platform/http/validation.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import { pageRequest, toPage, type Page } from '../../platform/pagination.js';
-import { clearValue, customerTypeOf, freeTextErrors, maskIdentifier, mergeFieldErrors, openIdentifier, RESEAL_BATCH, sealIdentifier, type ReviewStatus } from '../customers/index.js';
+import { clearValue, customerTypeOf, freeTextErrors, maskIdentifier, mergeFieldErrors, openIdentifier, RESEAL_BATCH, sealIdentifier, setReviewStatus, type CustomerKind, type ReviewStatus } from '../customers/index.js';
 import { findOwner, insertOwner, listOwners, ownersOf, ownersOfMany, ownersToReseal, setOwnerStatuses, updateOwner, type OwnerRow } from './repo.js';
 import type { BeneficialOwner, BeneficialOwnerCreateRequest, BeneficialOwnerUpdateRequest, OwnerListQuery, PersonalInfo } from './schemas.js';
 
@@ -130,7 +130,17 @@ export async function createBeneficialOwner(
     updated_at: now,
   };
   await insertOwner(trx, row);
+  await ownershipChanged(trx, clock, platformId, customer);
   return toBeneficialOwner(identifiers, row);
+}
+
+/**
+ * An owner added to an APPROVED business, or an owner whose person changed, is someone its approval
+ * never judged: the business is UNVERIFIED again (no event, as for a changed profile, customers/README)
+ * until a new verification approves it with its owners as they now are. Quotes refuse it meanwhile.
+ */
+async function ownershipChanged(trx: Tx, clock: Clock, platformId: string, customer: CustomerKind): Promise<void> {
+  if (customer.reviewStatus === 'APPROVED') await setReviewStatus(trx, clock, platformId, customer.uuid, 'UNVERIFIED');
 }
 
 export async function getBeneficialOwner(db: DbOrTx, identifiers: TenantSecretBox, platformId: string, ownerId: string): Promise<BeneficialOwner> {
@@ -185,6 +195,7 @@ export async function updateBeneficialOwner(
     ...(personChanged ? { kyc_status: 'UNVERIFIED' as const } : {}),
     updated_at: clock.now(),
   });
+  if (personChanged) await ownershipChanged(trx, clock, platformId, customer);
   return toBeneficialOwner(identifiers, updated);
 }
 

@@ -118,6 +118,21 @@ async function guardUnique<T>(values: { platformCustomerId: string; umaAddress: 
   }
 }
 
+/**
+ * The fields that say who an approved customer is (the ones a review checks the person or the
+ * business against): changing one that is on file to another value sets kycStatus/kybStatus back
+ * to UNVERIFIED. The tax identifier counts too (compared in clear, `identifierChanged`).
+ */
+const IDENTITY_FIELDS: Readonly<Record<CustomerType, readonly string[]>> = {
+  INDIVIDUAL: ['fullName', 'birthDate', 'nationality', 'address', 'idType', 'countryOfIssuance'],
+  BUSINESS: ['address', 'businessInfo.legalName', 'businessInfo.country', 'businessInfo.registrationNumber', 'businessInfo.incorporatedOn', 'businessInfo.entityType'],
+};
+
+/** Whether an update moves an identity field that was on file to another value (filling one in that was missing is not a change of who it is). */
+function identityChanged(type: CustomerType, stored: Record<string, unknown>, next: Record<string, unknown>): boolean {
+  return IDENTITY_FIELDS[type].some((path) => at(stored, path) !== undefined && !isDeepStrictEqual(at(stored, path), at(next, path)));
+}
+
 /** The tax identifier a request carries: an individual's `identifier`, a business's `businessInfo.taxId`. */
 function sentIdentifier(input: Record<string, unknown>): string | undefined {
   if (typeof input.identifier === 'string') return input.identifier;
@@ -339,17 +354,23 @@ export async function updateCustomer(
   if (all.length) throw invalidInput(all);
 
   const identifier = sentIdentifier(body);
+  const stored = row.profile as Record<string, unknown>;
+  const next = withoutTaxId(merged);
+  const onFile = identifier !== undefined ? identifierOnFile(identifiers, row) : undefined;
+  const identifierChanged = identifier !== undefined && identifier !== onFile;
   if (row.under_review_since) {
     // What the review reads (the profile and the tax identifier) stays as it was given to it.
-    const stored = row.profile as Record<string, unknown>;
-    const next = withoutTaxId(merged);
     const changed = [...new Set([...Object.keys(stored), ...Object.keys(next)])].filter((field) => !isDeepStrictEqual(stored[field], next[field]));
-    const identifierChanged = identifier !== undefined && identifier !== identifierOnFile(identifiers, row);
     if (identifierChanged) changed.push(type === 'INDIVIDUAL' ? 'identifier' : 'businessInfo.taxId');
     if (changed.length) throw underReview(customerId, changed);
   }
   const update = body as CustomerUpdate;
   const requested = requestedStatus(update);
+  // The approval was about the person (business) then on file: another one is not approved by it,
+  // and must not send money on it until a new review (customers/README.md, "A change after approval").
+  // A platform running its own KYC that sends its status with the change has decided already.
+  const reapprovalNeeded =
+    requested.status === undefined && row.review_status === 'APPROVED' && (identityChanged(type, stored, next) || (identifierChanged && onFile !== undefined));
   if (requested.status !== undefined && !(await platformRunsKyc(trx, platformId))) throw statusNotHonoured(requested.field);
   checkTermsVersion(update.endUserTermsConsent, terms);
   if (update.umaAddress && (await umaAddressTaken(trx, platformId, update.umaAddress, row.id))) throw umaTaken(update.umaAddress);
@@ -362,6 +383,7 @@ export async function updateCustomer(
     ...(update.phoneNumber !== undefined ? { phone_number: update.phoneNumber } : {}),
     ...(update.umaAddress ? { uma_address: update.umaAddress } : {}),
     ...consentColumns(update.endUserTermsConsent),
+    ...(reapprovalNeeded ? { review_status: 'UNVERIFIED' as const } : {}),
     updated_at: clock.now(),
   };
   const updated = await guardUnique({ platformCustomerId: row.platform_customer_id, umaAddress: update.umaAddress ?? row.uma_address }, () =>
