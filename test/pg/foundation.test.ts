@@ -13,11 +13,12 @@ import { BASE, createTestContext, onPostgres, type TestContext } from '../helper
 describe.runIf(onPostgres)('on PostgreSQL', () => {
   let ctx: TestContext;
   let executions = 0;
+  const fingerprints = new RequestFingerprints(randomBytes(32));
 
   const slowWrite: FastifyPluginAsync = async (api) => {
     api.post('/test/slow', { config: { permission: 'MANAGE' } }, async (request, reply) =>
       sendWrite(
-        { db: ctx.handle.db, clock: ctx.clock, fingerprints: new RequestFingerprints(randomBytes(32)) },
+        { db: ctx.handle.db, clock: ctx.clock, fingerprints },
         request,
         reply,
         async () => {
