@@ -126,14 +126,17 @@ export class WebhookSigningKeys {
 
   private async addNextKey(trx: Tx, platformId: string, overlapSeconds: number): Promise<void> {
     const now = this.clock.now();
-    const rows = (await listSigningKeys(trx, platformId)).filter((r) => !r.retires_at || r.retires_at > now);
-    const pending = rows.find((r) => r.activates_at > now);
+    // One read for both the pending check and the next generation: read twice, a rotation that
+    // committed between the reads was missed by the first and counted by the second, and this one
+    // added the generation after it (two 200s, two pending keys) instead of colliding on its own.
+    const all = await listSigningKeys(trx, platformId);
+    const pending = all.find((r) => (!r.retires_at || r.retires_at > now) && r.activates_at > now);
     if (pending && overlapSeconds > 0) {
       throw new AppError('CONFLICT', `A rotation is already under way: the next key signs from ${pending.activates_at.toISOString()}.`, {
         details: { nextKeyId: formatId('WebhookSigningKey', pending.id), activatesAt: pending.activates_at.toISOString() },
       });
     }
-    const generation = Math.max(0, ...(await listSigningKeys(trx, platformId)).map((r) => r.generation)) + 1;
+    const generation = Math.max(0, ...all.map((r) => r.generation)) + 1;
     const activatesAt = new Date(now.getTime() + overlapSeconds * 1000);
     const next = this.newKey(platformId, generation, activatesAt);
     if (!(await insertSigningKey(trx, next))) throw new AppError('CONFLICT', 'Another rotation of the signing key happened at the same time; read the keys and try again.');
