@@ -35,8 +35,8 @@ export async function simulateDeposit(trx: Tx, deposits: FundingDeposits, platfo
     if (outcome.reason === 'CURRENCY_MISMATCH') {
       throw new AppError('INVALID_CURRENCY', `The instructions ${body.reference} take ${account.currency}, not ${currency}.`, { details: { currency, accountCurrency: account.currency } });
     }
-    // An ACTIVE account refused as not active is one whose owner was deleted (its accounts stay open): said as sandbox funding says it.
-    if (outcome.reason === 'ACCOUNT_NOT_ACTIVE' && account.status === 'ACTIVE' && account.customer_id) {
+    // Said as sandbox funding says it.
+    if (outcome.ownerDeleted && account.customer_id) {
       throw new AppError('CONFLICT', `The account of the instructions ${body.reference} belongs to a deleted customer and takes no deposits.`, {
         details: { reason: 'CUSTOMER_DELETED', accountId: formatId('InternalAccount', account.id), customerId: formatId('Customer', account.customer_id) },
       });

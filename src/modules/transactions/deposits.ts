@@ -76,6 +76,8 @@ export type DepositOutcome =
       account?: InternalAccountRow;
       /** CONFLICTING_DEPOSIT: the id's one credit. */
       credit?: { platformId: string; transactionId: string };
+      /** ACCOUNT_NOT_ACTIVE for an open account: its owner was deleted (a deleted customer's accounts stay open). */
+      ownerDeleted?: true;
       detail?: string;
     };
 
@@ -151,7 +153,7 @@ export class FundingDeposits {
       // owner (which refuses a customer holding money) either sees this credit or is seen by it.
       const owner = await senderReadiness(trx, account.platform_id, account.customer_id, { forShare: true });
       // The owner was deleted while its account stayed open: nobody to credit.
-      if (!owner || owner.deleted) return { credited: false, reason: 'ACCOUNT_NOT_ACTIVE', account };
+      if (!owner || owner.deleted) return { credited: false, reason: 'ACCOUNT_NOT_ACTIVE', account, ownerDeleted: true };
       customer = { uuid: account.customer_id, platformCustomerId: owner.platformCustomerId };
     }
 
