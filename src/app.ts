@@ -145,6 +145,29 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
   const masterKey = loadMasterKey(appDeps.config.masterKey, appDeps.config.dataDir, appDeps.config.databaseUrl !== undefined);
   const deps = { ...appDeps, identifiers: new TenantSecretBox(masterKey, 'tax-identifier'), fingerprints: new RequestFingerprints(masterKey) };
   const routes = new KnownRoutes();
+  const metrics = new HttpMetrics();
+  /**
+   * A request's one log line and its count in the metrics: from the onResponse hook, and from
+   * frameworkErrors for the requests Fastify's router refuses, which run no hook.
+   */
+  const answered = (request: FastifyRequest, reply: FastifyReply) => {
+    // request.routeOptions builds a new object on every read: read it once for the log line and the metrics.
+    const route = request.routeOptions.url;
+    // The path only: a query string holds what a caller filters by (UMA addresses, its own customer ids).
+    const query = request.url.indexOf('?');
+    request.log.info(
+      {
+        method: request.method,
+        url: (query < 0 ? request.url : request.url.slice(0, query)).replace(HOSTED_PAGE_TOKEN, '$1[token]'),
+        route,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        platformId: request.principal?.platformId,
+      },
+      'request',
+    );
+    metrics.observe(request.method, route ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  };
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
@@ -163,7 +186,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     return503OnClosing: false,
     // Path segments are bounded by the URI limit alone; an over-long id is a 404 like any other bad id.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_URI_BYTES },
-    frameworkErrors: frameworkErrors(),
+    frameworkErrors: frameworkErrors(answered),
     clientErrorHandler: clientErrorHandler(routes),
     // Response serializers are built on a route's first response, not at start-up (validators likewise: validation.ts).
     schemaController: { compilersFactory: { buildSerializer: serializersBuiltOnFirstUse() } },
@@ -229,24 +252,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     };
     route.preValidation = [...(route.preValidation === undefined ? [] : [route.preValidation].flat()), emptyBodyAsObject];
   });
-  const metrics = new HttpMetrics();
   app.addHook('onResponse', (request, reply, done) => {
-    // request.routeOptions builds a new object on every read: read it once for the log line and the metrics.
-    const route = request.routeOptions.url;
-    // The path only: a query string holds what a caller filters by (UMA addresses, its own customer ids).
-    const query = request.url.indexOf('?');
-    request.log.info(
-      {
-        method: request.method,
-        url: (query < 0 ? request.url : request.url.slice(0, query)).replace(HOSTED_PAGE_TOKEN, '$1[token]'),
-        route,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        platformId: request.principal?.platformId,
-      },
-      'request',
-    );
-    metrics.observe(request.method, route ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    answered(request, reply);
     done();
   });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);

@@ -69,9 +69,28 @@ function writeAtExit(sonic: ReturnType<typeof pino.destination>, text: string): 
  */
 const LOGGED_ERROR_FIELDS = ['type', 'message', 'stack', 'code', 'errno', 'syscall', 'reason', 'severity', 'routine', 'schema', 'table', 'column', 'constraint', 'dataType', 'statusCode', 'details'] as const;
 
+/**
+ * PostgreSQL's data exceptions (SQLSTATE class 22) quote the value they refused in the message
+ * itself: `invalid input syntax for type uuid: "…"`, `date/time field value out of range: "…"`
+ * (a birth date), `value "…" is out of range for type bigint`. What lies from the first double
+ * quote to the last is censored (a value may hold quotes of its own), in the message and in the
+ * stack, which starts with it; the code and the message's words still say what failed.
+ */
+function withoutRefusedValue(kept: Record<string, unknown>): void {
+  const { message, stack } = kept;
+  if (typeof message !== 'string') return;
+  const first = message.indexOf('"');
+  const last = message.lastIndexOf('"');
+  if (first < 0 || last === first) return;
+  const censored = `${message.slice(0, first)}"[redacted]"${message.slice(last + 1)}`;
+  kept.message = censored;
+  if (typeof stack === 'string') kept.stack = stack.split(message).join(censored);
+}
+
 function loggedFields(serialized: Record<string, unknown>): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
   for (const field of LOGGED_ERROR_FIELDS) if (serialized[field] !== undefined) kept[field] = serialized[field];
+  if (typeof kept.code === 'string' && kept.code.length === 5 && kept.code.startsWith('22') && kept.severity !== undefined) withoutRefusedValue(kept);
   const aggregated = serialized.aggregateErrors;
   if (Array.isArray(aggregated)) kept.aggregateErrors = aggregated.map((inner) => loggedFields(inner as Record<string, unknown>));
   return kept;
@@ -118,6 +137,10 @@ const REDACTED_PATHS = [
   // A request's or an answer's body as a whole: bodies are never logged (the line says what happened, not what was sent).
   'body',
   'req.body',
+  // @fastify/multipart's trace line "Providing options to busboy" carries the request's headers
+  // as they came, Authorization and Cookie included: every upload at LOG_LEVEL=trace wrote its
+  // caller's token secret.
+  'busboyOptions.headers',
 ];
 
 /**

@@ -129,17 +129,21 @@ export function unroutable(routes: KnownRoutes, method: string, path: string): A
 
 /**
  * Errors Fastify's router raises before any route or hook runs (`frameworkErrors`): a path that
- * is not valid percent-encoding, a path segment longer than the router keeps.
+ * is not valid percent-encoding, a path segment longer than the router keeps. No hook runs for
+ * them, so what the hooks give every answer is given here: the request id and the headers of
+ * `onSend`, and `answered` (the request's log line and count in the metrics) once it is sent.
  */
-export function frameworkErrors(): NonNullable<FastifyServerOptions['frameworkErrors']> {
-  return (error, _request, reply) => {
+export function frameworkErrors(answered: (request: FastifyRequest, reply: FastifyReply) => void): NonNullable<FastifyServerOptions['frameworkErrors']> {
+  return (error, request, reply) => {
     const appError =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? new AppError('URI_TOO_LONG', 'The request path is longer than this API accepts.')
         : error.code === 'FST_ERR_BAD_URL'
           ? new AppError('INVALID_INPUT', 'The request path is not valid percent-encoded UTF-8.')
           : new AppError('INTERNAL_ERROR', 'The request could not be routed.');
+    reply.headers({ 'x-request-id': request.id, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
     void sendAppError(reply, appError);
+    answered(request, reply);
   };
 }
 

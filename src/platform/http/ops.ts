@@ -49,8 +49,17 @@ export function registerOpsRoutes(app: FastifyInstance, deps: { db: Db; metrics:
     return { status: 'ready' };
   });
 
+  // One count at a time: scrapes that arrive while one runs share its answer. /metrics needs no
+  // token, and a count reads an index entry for every queued, running and dead job (dead ones are
+  // kept for ever): a burst of requests from anyone who reaches the port was as many counts at once.
+  let counting: Promise<Record<string, number>> | undefined;
+  const queueDepth = () =>
+    (counting ??= jobQueueDepth(deps.db).finally(() => {
+      counting = undefined;
+    }));
+
   app.get('/metrics', hidden, async (_request, reply) => {
-    const depth = await jobQueueDepth(deps.db);
+    const depth = await queueDepth();
     const statuses = ['queued', 'running', 'dead'];
     const body = deps.metrics.render([
       {
