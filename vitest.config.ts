@@ -9,6 +9,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const ENGINE_FREE = [
   'test/unit/address-guard.test.ts',
   'test/unit/beneficiary-match.test.ts',
+  'test/unit/bounded-caches.test.ts',
   'test/unit/bounded-worker.test.ts',
   'test/unit/config-readme.test.ts',
   'test/unit/csv.test.ts',
@@ -26,6 +27,7 @@ const ENGINE_FREE = [
   'test/unit/uma-amounts.test.ts',
   'test/unit/validation.test.ts',
   'test/unit/wallet-crypto.test.ts',
+  'test/http/metrics-scrapes.test.ts',
   'test/process/data-dir-lock.test.ts',
 ];
 

@@ -11,6 +11,11 @@ import { insertSigningKey, listSigningKeys, retireSigningKeys, type SigningKeyRo
 import type { SigningKey } from './schemas.js';
 
 const KEYS_CHANGED_CHANNEL = 'corridor_webhook_keys_changed';
+/**
+ * Platforms whose key list, and whose opened signing key, one process keeps: a platform's
+ * rotations replace its entries rather than add to them, and this bounds the platforms.
+ */
+export const KEPT_PLATFORMS = 1000;
 
 export interface Signature {
   /** base64 ECDSA P-256 signature (DER) over SHA-256 of the exact body. */
@@ -31,8 +36,12 @@ function keyStatus(row: SigningKeyRow, signing: SigningKeyRow | undefined): Sign
 export class WebhookSigningKeys {
   private readonly box: SecretBox;
   private readonly cache: NotifiedCache<SigningKeyRow[]>;
-  /** Opened private keys by key id: a key never changes once made. */
-  private readonly opened = new Map<string, KeyObject>();
+  /**
+   * Each platform's opened signing key, by platform (in order of use, the most recent last): one
+   * per platform however often it rotates, for at most KEPT_PLATFORMS platforms. A key never
+   * changes once made, so an entry whose id is the signing key's is still that key.
+   */
+  private readonly opened = new Map<string, { id: string; key: KeyObject }>();
 
   constructor(
     private readonly handle: DbHandle,
@@ -41,7 +50,7 @@ export class WebhookSigningKeys {
     cacheTtlMs: number,
   ) {
     this.box = new SecretBox(masterKey, 'webhook-signing-key');
-    this.cache = new NotifiedCache(handle, KEYS_CHANGED_CHANNEL, cacheTtlMs, 1000);
+    this.cache = new NotifiedCache(handle, KEYS_CHANGED_CHANNEL, cacheTtlMs, KEPT_PLATFORMS);
   }
 
   start(): Promise<void> {
@@ -69,9 +78,11 @@ export class WebhookSigningKeys {
   private async keys(platformId: string): Promise<SigningKeyRow[]> {
     const now = this.clock.now().getTime();
     const live = (rows: SigningKeyRow[]) => rows.filter((r) => !r.retires_at || r.retires_at.getTime() > now);
+    // Only the keys still published are kept: every rotation leaves a retired key behind, and a
+    // platform rotating without end would otherwise grow its entry by one row each time.
     const cached = await this.cache.getOrLoad(platformId, async () => {
       const rows = await listSigningKeys(this.handle.db, platformId);
-      return rows.length ? rows : undefined;
+      return rows.length ? live(rows) : undefined;
     });
     if (cached) return live(cached);
     await withTx(this.handle.db, async (trx) => {
@@ -91,11 +102,11 @@ export class WebhookSigningKeys {
   async sign(platformId: string, body: string): Promise<Signature> {
     const row = this.signingRow(await this.keys(platformId));
     if (!row) throw new Error(`platform ${platformId} has no active webhook signing key`);
-    let key = this.opened.get(row.id);
-    if (!key) {
-      key = createPrivateKey({ key: this.box.open(row.sealed_private_key, row.id), format: 'der', type: 'pkcs8' });
-      this.opened.set(row.id, key);
-    }
+    const opened = this.opened.get(platformId);
+    this.opened.delete(platformId);
+    const key = opened?.id === row.id ? opened.key : createPrivateKey({ key: this.box.open(row.sealed_private_key, row.id), format: 'der', type: 'pkcs8' });
+    this.opened.set(platformId, { id: row.id, key });
+    if (this.opened.size > KEPT_PLATFORMS) this.opened.delete(this.opened.keys().next().value!);
     return { signature: sign('sha256', Buffer.from(body, 'utf8'), key).toString('base64'), keyId: formatId('WebhookSigningKey', row.id) };
   }
 

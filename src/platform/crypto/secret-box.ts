@@ -47,6 +47,13 @@ export class SecretBox {
 }
 
 /**
+ * Subkeys a TenantSecretBox keeps, the oldest dropped first: one per tenant and key version, so
+ * without a bound a process serving many platforms, each of whose key rotations leaves its old
+ * version's subkey behind, would hold them all. A dropped subkey is derived again (one HKDF).
+ */
+export const KEPT_SUBKEYS = 10_000;
+
+/**
  * Secrets of many tenants, each sealed under a subkey of its own tenant and key version
  * (HKDF of the master key with `<purpose>/<tenant>/v<version>`): one tenant's key opens nothing
  * of another's, and a tenant's values are re-sealed under a new version to rotate its key.
@@ -64,7 +71,10 @@ export class TenantSecretBox {
   private box(tenantId: string, version: number): SecretBox {
     const name = `${this.purpose}/${tenantId}/v${version}`;
     let box = this.boxes.get(name);
-    if (!box) this.boxes.set(name, (box = new SecretBox(this.masterKey, name)));
+    if (!box) {
+      if (this.boxes.size >= KEPT_SUBKEYS) this.boxes.delete(this.boxes.keys().next().value!);
+      this.boxes.set(name, (box = new SecretBox(this.masterKey, name)));
+    }
     return box;
   }
 
