@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import lockfile from 'proper-lockfile';
 import { afterAll, expect, inject } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
+import { migrate } from '../../src/platform/db/migrate.js';
 import { BASE, basic } from './context.js';
 
 /**
@@ -131,13 +132,40 @@ export async function processDatabase(prefix: string, options: { empty?: boolean
   }
   const dir = await mkdtemp(join(tmpdir(), `corridor-${prefix}-`));
   const dataDir = join(dir, 'data');
-  if (!options.empty) {
-    // Initialising and migrating a new directory costs a process seconds of CPU: start from the
-    // run's migrated one (test/global-setup.ts), as `corridor migrate` would have left it.
-    const seed = await openDatabase({ dataDir, loadDataDir: new Blob([await readFile(inject('pgliteTemplate'))]) });
-    await seed.close();
-  }
+  if (!options.empty) await migratedDataDir(dataDir);
   return { env: { CORRIDOR_DATA_DIR: dataDir }, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Makes `dataDir` an embedded data directory migrated to this version. Initialising and
+ * migrating a new directory costs a process seconds of CPU: it starts from the run's migrated
+ * one (test/global-setup.ts), as `corridor migrate` would have left it. For a test whose
+ * subject is not a brand-new directory.
+ */
+export async function migratedDataDir(dataDir: string): Promise<void> {
+  const seed = await openDatabase({ dataDir, loadDataDir: await migratedTemplate() });
+  await seed.close();
+}
+
+/**
+ * A migrated directory's dump: the run's, on PGlite. A PostgreSQL run makes none (only the
+ * tests of the embedded engine itself open one there), so the first of those in this worker
+ * makes one, kept for the next.
+ */
+let workerTemplate: Promise<Blob> | undefined;
+async function migratedTemplate(): Promise<Blob> {
+  const path = inject('pgliteTemplate');
+  if (path) return new Blob([await readFile(path)]);
+  workerTemplate ??= (async () => {
+    const handle = await openDatabase({});
+    try {
+      await migrate(handle.db);
+      return await handle.dumpDataDir!();
+    } finally {
+      await handle.close();
+    }
+  })();
+  return workerTemplate;
 }
 
 /** A `corridor serve` process (this run's bundle) as spawned: its output so far, and its exit code once it exits. */

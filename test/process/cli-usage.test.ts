@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_PATH } from '../../src/config.js';
 import { toPem } from '../../src/platform/crypto/pem.js';
 import { issueCertificate } from '../../src/modules/uma/certificates.js';
-import { runCli, spawnServe, waitUntil } from '../helpers/process.js';
+import { migratedDataDir, runCli, spawnServe, waitUntil } from '../helpers/process.js';
 
 /**
  * The command line as an operator meets it: help for everything and for one command, a mistake
@@ -124,8 +124,11 @@ describe.concurrent('corridor usage', () => {
   it('directories load of the version already loaded, --force or not: says so, without suggesting --force', async () => {
     const shipped = fileURLToPath(new URL('../../reference-data/directories.json', import.meta.url));
     const { version } = JSON.parse(await readFile(shipped, 'utf8')) as { version: number };
-    // The start (the migration step) loads the shipped file first: the same version.
-    const result = await runCli({ CORRIDOR_DATA_DIR: join(dir, 'directories') }, 'directories', 'load', shipped, '--force');
+    // The start (the migration step) loads the shipped file first: the same version. A migrated
+    // directory, not a new one: initialising it is no part of this.
+    const dataDir = join(dir, 'directories');
+    await migratedDataDir(dataDir);
+    const result = await runCli({ CORRIDOR_DATA_DIR: dataDir }, 'directories', 'load', shipped, '--force');
     expect({ code: result.code, output: result.output }).toEqual({
       code: 0,
       output: `directories already at version ${version}, the version of ${shipped}: nothing loaded (raise its version)\n`,
@@ -133,7 +136,9 @@ describe.concurrent('corridor usage', () => {
   }, 120_000);
 
   it('serve with PORT=0 prints the port the system chose, in the banner and the listening line, not :0', async () => {
-    const server = spawnServe({ CORRIDOR_DATA_DIR: join(dir, 'port-zero'), LOG_LEVEL: 'info' }, 0);
+    const dataDir = join(dir, 'port-zero');
+    await migratedDataDir(dataDir);
+    const server = spawnServe({ CORRIDOR_DATA_DIR: dataDir, LOG_LEVEL: 'info' }, 0);
     await waitUntil('corridor serve listens', () => server.output().includes('Corridor listening') || server.child.exitCode !== null, 100_000);
     server.child.kill('SIGTERM');
     await server.exited;
