@@ -80,11 +80,15 @@ import { HttpMessageSender, UndeliveredMessages, type MessageSender } from './pl
 import { doneJobsPurge, Retention } from './platform/retention.js';
 
 /**
- * The secret in a hosted page's URL (`<KYC_PAGE_PATH>/<token>…`, `<LIVENESS_PATH>/<token>`): the
- * link's only credential, never logged. By path rather than by route parameter, so that a URL no
- * route matched (a wrong method on the page) is written without it too.
+ * Path segments a request's log line leaves out. The secret in a hosted page's URL
+ * (`<KYC_PAGE_PATH>/<token>…`, `<LIVENESS_PATH>/<token>`), the link's only credential; an
+ * invitation's code, which claims it; and the UMA address or user name a receiver lookup, an
+ * lnurlp lookup or a pay request names, a person's identifier (the reason query strings are left
+ * out too). By path rather than by route parameter, so that a URL no route matched (a wrong
+ * method) is written without them too.
  */
 const HOSTED_PAGE_TOKEN = new RegExp(`((?:${KYC_PAGE_PATH}|${LIVENESS_PATH})/)[^/?#]+`);
+const PERSON_OR_CODE = /((?:\/invitations|\/receiver\/uma|\/\.well-known\/lnurlp|\/uma\/payreq)\/)[^/?#]+/;
 
 export interface AppDeps extends Omit<ModuleDeps, 'identifiers' | 'fingerprints'> {
   handle: DbHandle;
@@ -158,7 +162,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     request.log.info(
       {
         method: request.method,
-        url: (query < 0 ? request.url : request.url.slice(0, query)).replace(HOSTED_PAGE_TOKEN, '$1[token]'),
+        url: (query < 0 ? request.url : request.url.slice(0, query)).replace(HOSTED_PAGE_TOKEN, '$1[token]').replace(PERSON_OR_CODE, '$1[redacted]'),
         route,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
