@@ -19,6 +19,7 @@ const ENGINE_FREE = [
   'test/unit/guarded-request.test.ts',
   'test/unit/ids-money.test.ts',
   'test/unit/jwks-fetch.test.ts',
+  'test/unit/log-backpressure.test.ts',
   'test/unit/logger.test.ts',
   'test/unit/oidc-key-sets.test.ts',
   'test/unit/pricing.test.ts',

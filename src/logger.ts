@@ -4,6 +4,28 @@ const FLUSH_EVERY_MS = 250;
 const BATCH = 32 * 1024;
 
 /**
+ * The most log text, in bytes, held for standard output while it does not take it (a stalled log
+ * shipper, a full pipe, a paused terminal). sonic-boom's own limit (`maxLength`) is off by default:
+ * its backlog grew for as long as the reader stalled, until the process ran out of memory. Past
+ * this cap a batch of lines is dropped, counted (`droppedLogLines`, /metrics) and told in one line
+ * once the backlog has been written.
+ */
+export const LOG_BUFFER_BYTES = 4 * 1024 * 1024;
+
+let droppedLines = 0;
+
+/** Log lines dropped since the process started because standard output did not take them (/metrics). */
+export function droppedLogLines(): number {
+  return droppedLines;
+}
+
+function lineCount(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) count++;
+  return count;
+}
+
+/**
  * Collects log lines and hands them to the destination a batch at a time. Given every line,
  * sonic-boom appends it to its pending string and measures that whole string's UTF-8 length
  * again (flattening it, up to 64 KiB) — on a point read 5–6 % of the CPU; here each line is only
@@ -150,7 +172,9 @@ const REDACTED_PATHS = [
  * more per line than the rest of the request's logging). Lines are written in 32 KiB batches
  * rather than one write per request (a write is a system call, which on a busy server cost more
  * than building the lines: 4 KiB batches were 4 % of a point read's CPU), and flushed at least
- * every 250 ms so a quiet server's logs are never held back; call `logger.flush()` at exit. Errors are logged without the fields that can
+ * every 250 ms so a quiet server's logs are never held back; call `logger.flush()` at exit. While
+ * standard output does not take them, at most LOG_BUFFER_BYTES are held and later lines are
+ * dropped, counted and reported in one warning when it takes them again. Errors are logged without the fields that can
  * hold a caller's data (`errorForLog`). `write`: where the lines go instead of standard output (tests).
  */
 export function createLogger(level: string, write?: (line: string) => void): Logger {
@@ -161,9 +185,30 @@ export function createLogger(level: string, write?: (line: string) => void): Log
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
   if (write) return pino(options, { write });
-  const sonic = pino.destination({ dest: 1, sync: false, minLength: BATCH, maxWrite: 2 * BATCH });
+  // Asynchronous: a write that standard output cannot take yet waits in the thread pool or is
+  // retried by a timer (EAGAIN), never in the event loop; what comes meanwhile is held, up to the cap.
+  const sonic = pino.destination({ dest: 1, sync: false, minLength: BATCH, maxWrite: 2 * BATCH, maxLength: LOG_BUFFER_BYTES });
   const destination = new LineBatch(sonic);
+  const logger = pino(options, destination);
+  // Dropped since the last summary. sonic-boom drops a whole batch it cannot hold under the cap.
+  let unreported = 0;
+  sonic.on('drop', (text: string) => {
+    const lines = lineCount(text);
+    droppedLines += lines;
+    unreported += lines;
+  });
+  const reportDropped = () => {
+    if (unreported === 0) return;
+    const lines = unreported;
+    unreported = 0;
+    logger.warn({ droppedLines: lines, bufferBytes: LOG_BUFFER_BYTES }, 'log lines dropped: standard output did not take them and the backlog reached its cap');
+  };
+  // 'drain': what was held has been written (the backlog is back under one batch), so the stall is over.
+  sonic.on('drain', reportDropped);
   setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
-  process.once('exit', () => writeAtExit(sonic, destination.take()));
-  return pino(options, destination);
+  process.once('exit', () => {
+    reportDropped();
+    writeAtExit(sonic, destination.take());
+  });
+  return logger;
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { droppedLogLines } from '../../logger.js';
 import type { Db } from '../db/database.js';
 import { migrationsCurrent } from '../db/migrate.js';
 import { AppError } from '../errors.js';
@@ -57,6 +58,13 @@ export function registerOpsRoutes(app: FastifyInstance, deps: { db: Db; metrics:
     (counting ??= jobQueueDepth(deps.db).finally(() => {
       counting = undefined;
     }));
+
+  // The process's one standard output (src/logger.ts): a single series without labels, 0 until a drop.
+  deps.metrics.addCollector(() => [
+    '# HELP corridor_log_lines_dropped_total Log lines dropped because standard output did not take them and the backlog reached its cap.',
+    '# TYPE corridor_log_lines_dropped_total counter',
+    `corridor_log_lines_dropped_total ${droppedLogLines()}`,
+  ]);
 
   app.get('/metrics', hidden, async (_request, reply) => {
     const depth = await queueDepth();
