@@ -63,6 +63,7 @@ import { RequestFingerprints } from './platform/idempotency.js';
 import { MAX_JSON_DEPTH, scanJson } from './platform/http/json-depth.js';
 import { KnownRoutes } from './platform/http/known-routes.js';
 import { HttpMetrics } from './platform/http/metrics.js';
+import { registerLoadShedding } from './platform/http/overload.js';
 import { openApiOptions, transformForOpenApi, withFormatPatterns } from './platform/http/openapi.js';
 import { registerOpsRoutes, type Startup } from './platform/http/ops.js';
 import { registerPathIds } from './platform/http/path-ids.js';
@@ -246,6 +247,8 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
     reply.header('x-request-id', request.id);
     done();
   });
+  // New requests are refused before any work while the database queue or the event loop is too far behind (CORRIDOR_OVERLOAD_WAIT_MS).
+  registerLoadShedding(app, { connectionWaitMs: deps.handle.connectionWaitMs, maxWaitMs: deps.config.overloadWaitMs, metrics });
   // A missing body is validated as an empty object, so the caller learns every required field.
   // Only routes with a body schema get the hook, so other requests do not pay for the check.
   app.addHook('onRoute', (route) => {

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { certificatesFromPem, PEM_BEGIN, PEM_END } from './platform/crypto/pem.js';
 import { DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_SILENCE_MS } from './platform/db/silent-connections.js';
+import { DEFAULT_OVERLOAD_WAIT_MS } from './platform/http/overload.js';
 import { DEFAULT_LEASE_MS } from './platform/jobs/index.js';
 
 export const API_VERSION = '2025-10-13';
@@ -31,6 +32,12 @@ export interface Config {
    */
   dbConnectTimeoutMs: number;
   dbSilenceMs: number;
+  /**
+   * How long a request may wait for a database connection, or for the event loop, before new
+   * requests are refused with 503 OVERLOADED (platform/http/overload.ts): a wait that long is more
+   * work than the process does, and clients would time out and retry into it.
+   */
+  overloadWaitMs: number;
   /**
    * Background work: whether this process runs it, how often an idle worker polls, how many jobs
    * it runs at once, how long a claim reserves a job (how soon a dead process's jobs go to
@@ -321,6 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: integer(env, 'CORRIDOR_DB_POOL_SIZE', 10, 1, 1000),
     dbConnectTimeoutMs: integer(env, 'CORRIDOR_DB_CONNECT_TIMEOUT_MS', DEFAULT_DB_CONNECT_TIMEOUT_MS, 100, 600_000),
     dbSilenceMs: integer(env, 'CORRIDOR_DB_SILENCE_MS', DEFAULT_DB_SILENCE_MS, 1_000, 600_000),
+    overloadWaitMs: integer(env, 'CORRIDOR_OVERLOAD_WAIT_MS', DEFAULT_OVERLOAD_WAIT_MS, 1, 600_000),
     jobs: {
       enabled: bool(env, 'CORRIDOR_JOBS', true),
       pollMs: integer(env, 'CORRIDOR_JOBS_POLL_MS', 500, 10, 60_000),

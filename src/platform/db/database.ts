@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, type Dialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { lockDataDir } from './data-dir-lock.js';
@@ -36,6 +36,11 @@ export interface DbHandle {
    * missed), `onListening` each time LISTEN is in place, the first time and after each loss.
    */
   listen(channel: string, onMessage: (payload: string) => void, onReset?: () => void, onListening?: () => void): Promise<void>;
+  /**
+   * About how many milliseconds a request for a database connection made now would wait (0 when
+   * none waits): how far behind its database the process is (platform/http/overload.ts).
+   */
+  connectionWaitMs(): number;
   close(): Promise<void>;
   /** PGlite only: a snapshot of the whole data directory (tests start from a migrated one). */
   dumpDataDir?: () => Promise<Blob>;
@@ -68,6 +73,94 @@ export function postgresLocation(databaseUrl: string): string {
   const { host, port, database } = parseConnectionString(databaseUrl);
   const where = host?.startsWith('/') ? `socket ${host}` : `${host || 'localhost'}:${port || 5432}`;
   return `PostgreSQL ${database ?? ''} on ${where}`;
+}
+
+/** How long the queue of requests for a connection must stay non-empty for its hand-outs to measure the database's pace. */
+const PACE_WINDOW_MS = 250;
+/** Weight of each new window in the pace (an exponentially weighted mean: a few windows make it). */
+const PACE_WEIGHT = 0.3;
+
+/**
+ * The requests for a connection (a statement outside a transaction, a transaction) that wait for
+ * one: every pooled connection, or PGlite's only one, taken. pg-pool and PGlite's driver serve
+ * them first come, first served and neither bounds the wait, so under more work than the database
+ * does the wait grows. How long a request arriving now would wait is the larger of the oldest
+ * waiter's wait so far and the waiters ahead of it at the pace connections are handed out, that
+ * pace measured only over windows in which the queue never emptied (then it is the most the
+ * database does, not what was asked of it). The second sees a burst of arrivals at once, before
+ * any of them has waited. The pipelined reads (pipelined-reads.ts) take no connection and are
+ * not counted: they queue behind nothing slow.
+ */
+class ConnectionQueue {
+  /** When each waiting request began, oldest first (a Set keeps insertion order). */
+  private readonly waiting = new Set<{ since: number }>();
+  /** Connections handed out per millisecond while the queue has not emptied since; 0 until measured. */
+  private pace = 0;
+  /** The current window: when it began (the queue non-empty since), and the hand-outs in it. */
+  private windowStart = 0;
+  private windowServed = 0;
+
+  /** `dialect`, its driver's connection requests timed. */
+  timed(dialect: Dialect): Dialect {
+    const queue = this;
+    return {
+      createAdapter: () => dialect.createAdapter(),
+      createIntrospector: (db) => dialect.createIntrospector(db),
+      createQueryCompiler: () => dialect.createQueryCompiler(),
+      createDriver() {
+        const driver = dialect.createDriver();
+        const acquire = driver.acquireConnection.bind(driver);
+        driver.acquireConnection = async () => {
+          const entry = queue.arrive();
+          try {
+            return await acquire();
+          } finally {
+            queue.leave(entry);
+          }
+        };
+        return driver;
+      },
+    };
+  }
+
+  private arrive(): { since: number } {
+    const entry = { since: performance.now() };
+    if (this.waiting.size === 0) {
+      this.windowStart = entry.since;
+      this.windowServed = 0;
+    }
+    this.waiting.add(entry);
+    return entry;
+  }
+
+  private leave(entry: { since: number }): void {
+    this.waiting.delete(entry);
+    // A window in which the queue emptied measured what was asked, not the pace: the next arrival
+    // starts another. The pace is forgotten too: one measured across a stall (a lock wait holding
+    // every connection for seconds) would otherwise make the next short queue look minutes long.
+    if (this.waiting.size === 0) {
+      this.pace = 0;
+      return;
+    }
+    this.windowServed++;
+    const now = performance.now();
+    const elapsed = now - this.windowStart;
+    if (elapsed < PACE_WINDOW_MS) return;
+    const measured = this.windowServed / elapsed;
+    this.pace = this.pace === 0 ? measured : this.pace + PACE_WEIGHT * (measured - this.pace);
+    this.windowStart = now;
+    this.windowServed = 0;
+  }
+
+  /** How long a request for a connection made now would wait, about. */
+  waitMs(): number {
+    let oldest = 0;
+    for (const entry of this.waiting) {
+      oldest = performance.now() - entry.since;
+      break;
+    }
+    return this.pace === 0 ? oldest : Math.max(oldest, this.waiting.size / this.pace);
+  }
 }
 
 export async function openDatabase(options: OpenOptions): Promise<DbHandle> {
@@ -115,7 +208,8 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
   // client keeps this listener; pg marks a lost client unqueryable, and the pool drops it.
   pool.on('connect', (client) => client.on('error', () => {}));
   const named = new NamedStatementPool(pool);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named }) });
+  const queue = new ConnectionQueue();
+  const db = new Kysely<Database>({ dialect: queue.timed(new PostgresDialect({ pool: named })) });
   const reads = new PipelinedReads(clientConfig, named, PIPELINED_READ_CONNECTIONS, watch.Client);
   usePipelinedReads(db, reads);
   const listeners: pg.Client[] = [];
@@ -166,6 +260,7 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
       };
       await connect();
     },
+    connectionWaitMs: () => queue.waitMs(),
     async close() {
       closed = true;
       watch.close();
@@ -225,7 +320,8 @@ async function startPglite(options: OpenOptions, unlock: () => Promise<void>): P
   } finally {
     startup.stop();
   }
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  const queue = new ConnectionQueue();
+  const db = new Kysely<Database>({ dialect: queue.timed(new PGliteDialect(pglite)) });
   return {
     db,
     engine: 'pglite',
@@ -235,6 +331,7 @@ async function startPglite(options: OpenOptions, unlock: () => Promise<void>): P
       await pglite.listen(channel, onMessage);
       onListening?.();
     },
+    connectionWaitMs: () => queue.waitMs(),
     async close() {
       try {
         await db.destroy();

@@ -29,7 +29,8 @@ export class Startup {
  * database's alone.
  */
 export function registerOpsRoutes(app: FastifyInstance, deps: { db: Db; metrics: HttpMetrics; startup?: Startup }): void {
-  const hidden = { schema: { hide: true }, config: { auth: false } };
+  // Admitted under overload too (overload.ts): a probe or a scrape must see an overloaded process as it is.
+  const hidden = { schema: { hide: true }, config: { auth: false, neverShed: true } };
 
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
 
