@@ -127,6 +127,12 @@ export function unroutable(routes: KnownRoutes, method: string, path: string): A
   return new AppError('REFERENCE_NOT_FOUND', `The endpoint ${method} ${path} does not exist.`);
 }
 
+/** Out of caches unless the route says otherwise, and never content-sniffed (the `onSend` hook's headers). */
+function keptPrivate(reply: FastifyReply): void {
+  if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+  reply.header('x-content-type-options', 'nosniff');
+}
+
 /**
  * Errors Fastify's router raises before any route or hook runs (`frameworkErrors`): a path that
  * is not valid percent-encoding, a path segment longer than the router keeps. No hook runs for
@@ -141,7 +147,7 @@ export function frameworkErrors(answered: (request: FastifyRequest, reply: Fasti
         : error.code === 'FST_ERR_BAD_URL'
           ? new AppError('INVALID_INPUT', 'The request path is not valid percent-encoded UTF-8.')
           : new AppError('INTERNAL_ERROR', 'The request could not be routed.');
-    reply.headers({ 'x-request-id': request.id, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+    keptPrivate(reply.header('x-request-id', request.id));
     void sendAppError(reply, appError);
     answered(request, reply);
   };
@@ -184,8 +190,7 @@ export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes)
   // says otherwise (answers carry customers' personal data, a new token's secret, a wallet
   // export), and is never content-sniffed into another type than it declares.
   app.addHook('onSend', (_request, reply, payload, done) => {
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-    reply.header('x-content-type-options', 'nosniff');
+    keptPrivate(reply);
     const status = reply.statusCode;
     if (status >= 400 && !reply.hasHeader('x-should-retry')) {
       reply.headers(retryHeaders(status, undefined, reply.getHeaders() as Record<string, unknown>));
