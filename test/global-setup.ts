@@ -6,8 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import YAML from 'yaml';
 import { bundle } from '../scripts/build.mjs';
-import { openDatabase } from '../src/platform/db/database.js';
-import { migrate } from '../src/platform/db/migrate.js';
+import { migratedDump } from './helpers/migrated-dump.js';
 
 /** The upstream's OpenAPI document, beside the repository (helpers/upstream-conformance.ts). */
 const UPSTREAM_OPENAPI = fileURLToPath(new URL('../../shared/reference/upstream-openapi.yaml', import.meta.url));
@@ -29,13 +28,10 @@ export default async function setup(project: TestProject) {
   if (process.env.TEST_DATABASE_URL) return teardown;
   // On PGlite, initialising a database costs seconds; it is done once here, migrated, and dumped.
   // Every test file then starts its own private database from that dump in well under a second.
-  const handle = await openDatabase({});
-  await migrate(handle.db);
-  const dump = await handle.dumpDataDir!();
+  const dump = await migratedDump();
   const path = join(tmpdir(), `corridor-test-template-${process.pid}.tar`);
   await writeFile(path, Buffer.from(await dump.arrayBuffer()));
   written.push(path);
-  await handle.close();
   project.provide('pgliteTemplate', path);
   return teardown;
 }

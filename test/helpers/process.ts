@@ -8,8 +8,8 @@ import { promisify } from 'node:util';
 import lockfile from 'proper-lockfile';
 import { afterAll, expect, inject } from 'vitest';
 import { openDatabase } from '../../src/platform/db/database.js';
-import { migrate } from '../../src/platform/db/migrate.js';
 import { BASE, basic } from './context.js';
+import { migratedDump } from './migrated-dump.js';
 
 /**
  * Servers this test file started and has not seen exit. A test that fails before stopping its
@@ -156,15 +156,7 @@ let workerTemplate: Promise<Blob> | undefined;
 async function migratedTemplate(): Promise<Blob> {
   const path = inject('pgliteTemplate');
   if (path) return new Blob([await readFile(path)]);
-  workerTemplate ??= (async () => {
-    const handle = await openDatabase({});
-    try {
-      await migrate(handle.db);
-      return await handle.dumpDataDir!();
-    } finally {
-      await handle.close();
-    }
-  })();
+  workerTemplate ??= migratedDump();
   return workerTemplate;
 }
 
