@@ -1,13 +1,7 @@
-import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LOG_BUFFER_BYTES } from '../../src/logger.js';
-
-const root = new URL('../../', import.meta.url).pathname;
+import { withChildOnFifo } from '../helpers/child-on-fifo.js';
 
 /** What the child says on stderr once it has logged: before anything reads its stdout. */
 interface Report {
@@ -46,40 +40,22 @@ const childCode = `
 
 /** Runs the child with its stdout on a FIFO that is read only once the child has reported; answers the report and every line read. */
 async function runStalled(): Promise<{ report: Report; lines: string[] }> {
-  const directory = mkdtempSync(join(tmpdir(), 'corridor-log-'));
-  const fifo = join(directory, 'stdout');
-  execFileSync('mkfifo', [fifo]);
-  // Two opens, two file descriptions: this side's is non-blocking for the open and the socket that reads it.
-  let reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const writer = openSync(fifo, constants.O_WRONLY);
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', childCode], { cwd: root, stdio: ['ignore', writer, 'pipe'] }) as ChildProcessByStdio<null, null, Readable>;
-    closeSync(writer);
-    let stderr = '';
-    const exitCode = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const report = await new Promise<Report>((resolve, reject) => {
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        const end = stderr.indexOf('\n');
-        if (end >= 0) resolve(JSON.parse(stderr.slice(0, end)) as Report);
-      });
-      void exitCode.then(() => reject(new Error(`child ended before reporting: ${stderr}`)));
-    });
+  return withChildOnFifo(childCode, async ({ reader, stderrWhen, exited }, readerTaken) => {
+    const reported = await stderrWhen((stderr) => stderr.includes('\n'));
+    const report = JSON.parse(reported.slice(0, reported.indexOf('\n'))) as Report;
     // Read as the data comes (epoll), so the child's writes seldom meet a full pipe and wait out sonic-boom's 100 ms EAGAIN retry.
     const output = new Socket({ fd: reader, readable: true, writable: false });
-    reader = -1; // the socket closes it
+    readerTaken(); // the socket closes it
     const chunks: Buffer[] = [];
     output.on('data', (chunk: Buffer) => chunks.push(chunk));
     await new Promise<void>((resolve, reject) => {
       output.on('end', resolve);
       output.on('error', reject);
     });
-    expect(await exitCode, stderr).toBe(0);
+    const { code, stderr } = await exited;
+    expect(code, stderr).toBe(0);
     return { report, lines: Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean) };
-  } finally {
-    if (reader >= 0) closeSync(reader);
-    rmSync(directory, { recursive: true });
-  }
+  });
 }
 
 describe('standard output that does not take the log', () => {

@@ -1,11 +1,9 @@
-import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { execFileSync } from 'node:child_process';
+import { readSync } from 'node:fs';
 import { setTimeout } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
+import { withChildOnFifo } from '../helpers/child-on-fifo.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -26,25 +24,9 @@ function childOutput(body: string): string[] {
  * take it yet.
  */
 async function childOutputThroughFullPipe(body: string): Promise<string[]> {
-  const directory = mkdtempSync(join(tmpdir(), 'corridor-log-'));
-  const fifo = join(directory, 'stdout');
-  execFileSync('mkfifo', [fifo]);
-  // Two opens, two file descriptions: the child's stdout is made blocking at spawn, this side's reads are not.
-  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const writer = openSync(fifo, constants.O_WRONLY);
-    const fill = `import { writeSync } from 'node:fs'; process.stdout; try { for (;;) writeSync(1, '\\n'); } catch (error) { if (error.code !== 'EAGAIN') throw error; } process.stderr.write('full\\n');`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `${fill} ${childCode(body)}`], { cwd: root, stdio: ['ignore', writer, 'pipe'] }) as ChildProcessByStdio<null, null, Readable>;
-    closeSync(writer);
-    let stderr = '';
-    const exitCode = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    await new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes('full\n')) resolve();
-      });
-      void exitCode.then(() => reject(new Error(`child ended before filling its stdout: ${stderr}`)));
-    });
+  const fill = `import { writeSync } from 'node:fs'; process.stdout; try { for (;;) writeSync(1, '\\n'); } catch (error) { if (error.code !== 'EAGAIN') throw error; } process.stderr.write('full\\n');`;
+  return withChildOnFifo(`${fill} ${childCode(body)}`, async ({ reader, stderrWhen, exited }) => {
+    await stderrWhen((stderr) => stderr.includes('full\n'));
     await setTimeout(300);
     const chunks: Buffer[] = [];
     const buffer = Buffer.alloc(65_536);
@@ -58,12 +40,10 @@ async function childOutputThroughFullPipe(body: string): Promise<string[]> {
         await setTimeout(10);
       }
     }
-    expect(await exitCode, stderr).toBe(0);
+    const { code, stderr } = await exited;
+    expect(code, stderr).toBe(0);
     return Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean);
-  } finally {
-    closeSync(reader);
-    rmSync(directory, { recursive: true });
-  }
+  });
 }
 
 function indexes(lines: string[]): number[] {
