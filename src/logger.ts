@@ -1,4 +1,5 @@
 import { pino, stdSerializers, type Logger } from 'pino';
+import { isDataException, withoutRefusedValue } from './platform/refused-value.js';
 
 const FLUSH_EVERY_MS = 250;
 const BATCH = 32 * 1024;
@@ -92,19 +93,14 @@ function writeAtExit(sonic: ReturnType<typeof pino.destination>, text: string): 
 const LOGGED_ERROR_FIELDS = ['type', 'message', 'stack', 'code', 'errno', 'syscall', 'reason', 'severity', 'routine', 'schema', 'table', 'column', 'constraint', 'dataType', 'statusCode', 'details'] as const;
 
 /**
- * PostgreSQL's data exceptions (SQLSTATE class 22) quote the value they refused in the message
- * itself: `invalid input syntax for type uuid: "…"`, `date/time field value out of range: "…"`
- * (a birth date), `value "…" is out of range for type bigint`. What lies from the first double
- * quote to the last is censored (a value may hold quotes of its own), in the message and in the
- * stack, which starts with it; the code and the message's words still say what failed.
+ * A data exception's refused value (refused-value.ts) is censored in the message and in the stack,
+ * which starts with it.
  */
-function withoutRefusedValue(kept: Record<string, unknown>): void {
+function censorRefusedValue(kept: Record<string, unknown>): void {
   const { message, stack } = kept;
   if (typeof message !== 'string') return;
-  const first = message.indexOf('"');
-  const last = message.lastIndexOf('"');
-  if (first < 0 || last === first) return;
-  const censored = `${message.slice(0, first)}"[redacted]"${message.slice(last + 1)}`;
+  const censored = withoutRefusedValue(message);
+  if (censored === message) return;
   kept.message = censored;
   if (typeof stack === 'string') kept.stack = stack.split(message).join(censored);
 }
@@ -112,7 +108,7 @@ function withoutRefusedValue(kept: Record<string, unknown>): void {
 function loggedFields(serialized: Record<string, unknown>): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
   for (const field of LOGGED_ERROR_FIELDS) if (serialized[field] !== undefined) kept[field] = serialized[field];
-  if (typeof kept.code === 'string' && kept.code.length === 5 && kept.code.startsWith('22') && kept.severity !== undefined) withoutRefusedValue(kept);
+  if (isDataException(kept)) censorRefusedValue(kept);
   const aggregated = serialized.aggregateErrors;
   if (Array.isArray(aggregated)) kept.aggregateErrors = aggregated.map((inner) => loggedFields(inner as Record<string, unknown>));
   return kept;

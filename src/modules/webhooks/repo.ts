@@ -82,8 +82,30 @@ export type ApprovalRow = Selectable<ApprovalsTable>;
 
 // ---- signing keys
 
-export async function listSigningKeys(db: DbOrTx, platformId: string): Promise<SigningKeyRow[]> {
-  return db.selectFrom('webhook_signing_keys').selectAll().where('platform_id', '=', platformId).orderBy('generation').execute();
+/**
+ * How many of a platform's newest generations can be published at once. A rotation retires every
+ * other key by the new key's activation, and is refused while a key is pending (unless it switches
+ * at once, retiring them all now): so the published keys are the newest generations, at most two
+ * (the signing key and the next one, during an overlap). The third is for a process whose clock
+ * lags the rotating one's, which may still see the key retired by the previous rotation.
+ */
+export const PUBLISHABLE_GENERATIONS = 3;
+
+/**
+ * A platform's keys published at `now` (not retired, or retiring later), oldest generation first;
+ * the newest key, never retired, is always among them. Only the newest PUBLISHABLE_GENERATIONS
+ * rows are read, backwards along the (platform_id, generation) unique index: every rotation
+ * leaves a retired row behind, and a platform that rotated thousands of times made every read of
+ * its keys read them all.
+ */
+export async function listPublishedSigningKeys(db: DbOrTx, platformId: string, now: Date): Promise<SigningKeyRow[]> {
+  const newest = db.selectFrom('webhook_signing_keys').selectAll().where('platform_id', '=', platformId).orderBy('generation', 'desc').limit(PUBLISHABLE_GENERATIONS);
+  return db
+    .selectFrom(newest.as('newest'))
+    .selectAll()
+    .where((eb) => eb.or([eb('retires_at', 'is', null), eb('retires_at', '>', now)]))
+    .orderBy('generation')
+    .execute();
 }
 
 /** Adds a key unless its generation exists (a concurrent rotation won): answers whether it was added. */

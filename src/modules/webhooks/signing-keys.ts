@@ -7,7 +7,7 @@ import { AppError } from '../../platform/errors.js';
 import { generateP256 } from '../../platform/crypto/p256.js';
 import { SecretBox } from '../../platform/crypto/secret-box.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
-import { insertSigningKey, listSigningKeys, retireSigningKeys, type SigningKeyRow } from './repo.js';
+import { insertSigningKey, listPublishedSigningKeys, retireSigningKeys, type SigningKeyRow } from './repo.js';
 import type { SigningKey } from './schemas.js';
 
 const KEYS_CHANGED_CHANNEL = 'corridor_webhook_keys_changed';
@@ -76,13 +76,14 @@ export class WebhookSigningKeys {
 
   /** Published keys (not retired), creating the platform's first key when it has none. */
   private async keys(platformId: string): Promise<SigningKeyRow[]> {
-    const now = this.clock.now().getTime();
-    const live = (rows: SigningKeyRow[]) => rows.filter((r) => !r.retires_at || r.retires_at.getTime() > now);
-    // Only the keys still published are kept: every rotation leaves a retired key behind, and a
-    // platform rotating without end would otherwise grow its entry by one row each time.
+    const now = this.clock.now();
+    // Only the keys published when read are kept and read (every rotation leaves a retired key
+    // behind): a platform rotating without end grows neither its entry nor a miss's read. One
+    // retiring since the read is dropped here.
+    const live = (rows: SigningKeyRow[]) => rows.filter((r) => !r.retires_at || r.retires_at > now);
     const cached = await this.cache.getOrLoad(platformId, async () => {
-      const rows = await listSigningKeys(this.handle.db, platformId);
-      return rows.length ? live(rows) : undefined;
+      const rows = await listPublishedSigningKeys(this.handle.db, platformId, now);
+      return rows.length ? rows : undefined;
     });
     if (cached) return live(cached);
     await withTx(this.handle.db, async (trx) => {
@@ -90,7 +91,7 @@ export class WebhookSigningKeys {
       if (await insertSigningKey(trx, this.newKey(platformId, 1, this.clock.now()))) await notifyChanged(trx, KEYS_CHANGED_CHANNEL, platformId);
     });
     this.cache.evict(platformId);
-    return live(await listSigningKeys(this.handle.db, platformId));
+    return listPublishedSigningKeys(this.handle.db, platformId, this.clock.now());
   }
 
   /** The key that signs now: the latest one whose activation has come. */
@@ -137,17 +138,18 @@ export class WebhookSigningKeys {
 
   private async addNextKey(trx: Tx, platformId: string, overlapSeconds: number): Promise<void> {
     const now = this.clock.now();
-    // One read for both the pending check and the next generation: read twice, a rotation that
-    // committed between the reads was missed by the first and counted by the second, and this one
-    // added the generation after it (two 200s, two pending keys) instead of colliding on its own.
-    const all = await listSigningKeys(trx, platformId);
-    const pending = all.find((r) => (!r.retires_at || r.retires_at > now) && r.activates_at > now);
+    // One read for both the pending check and the next generation (the newest key, never retired,
+    // is among the published): read twice, a rotation that committed between the reads was missed
+    // by the first and counted by the second, and this one added the generation after it (two
+    // 200s, two pending keys) instead of colliding on its own.
+    const published = await listPublishedSigningKeys(trx, platformId, now);
+    const pending = published.find((r) => r.activates_at > now);
     if (pending && overlapSeconds > 0) {
       throw new AppError('CONFLICT', `A rotation is already under way: the next key signs from ${pending.activates_at.toISOString()}.`, {
         details: { nextKeyId: formatId('WebhookSigningKey', pending.id), activatesAt: pending.activates_at.toISOString() },
       });
     }
-    const generation = Math.max(0, ...all.map((r) => r.generation)) + 1;
+    const generation = (published.at(-1)?.generation ?? 0) + 1;
     const activatesAt = new Date(now.getTime() + overlapSeconds * 1000);
     const next = this.newKey(platformId, generation, activatesAt);
     if (!(await insertSigningKey(trx, next))) throw new AppError('CONFLICT', 'Another rotation of the signing key happened at the same time; read the keys and try again.');

@@ -5,6 +5,7 @@ import type { Db, DbHandle } from '../db/database.js';
 import { compiledPerShape } from '../db/compiled-once.js';
 import { afterCommit, deferUpdate } from '../db/tx.js';
 import { isConnectionLost } from '../db/unavailable.js';
+import { keptErrorMessage } from '../refused-value.js';
 import { addLocalWorker, listenForOtherProcesses, removeLocalWorker } from '../wake-ups.js';
 import {
   backoffMs,
@@ -300,7 +301,9 @@ export class JobWorker {
     } catch (error) {
       // The worker that took the job over carries on from the last checkpoint and records the outcome.
       if (error instanceof JobTakenOver) return;
-      const message = error instanceof Error ? error.message : String(error);
+      // Stored in jobs.last_error and shown wherever a job's state is (bulk imports, the CLI), as well as
+      // logged: a database's data exception loses the value it quotes, as in the log's error fields.
+      const message = keptErrorMessage(error);
       const dead = current.attempts >= current.maxAttempts;
       const retryAt = error instanceof RetryJobAt ? error.at : new Date(this.clock.now().getTime() + backoffMs(current.attempts));
       // The offset the retry's time counts from: none for a time of the platform's clock, the claim's for a real one.
