@@ -33,7 +33,7 @@ export interface Config {
   dbConnectTimeoutMs: number;
   dbSilenceMs: number;
   /**
-   * How long a request may wait for a database connection, or for the event loop, before new
+   * How long a request may wait for a database connection or a pipelined read, or for the event loop, before new
    * requests are refused with 503 OVERLOADED (platform/http/overload.ts): a wait that long is more
    * work than the process does, and clients would time out and retry into it.
    */

@@ -37,8 +37,10 @@ export interface DbHandle {
    */
   listen(channel: string, onMessage: (payload: string) => void, onReset?: () => void, onListening?: () => void): Promise<void>;
   /**
-   * About how many milliseconds a request for a database connection made now would wait (0 when
-   * none waits): how far behind its database the process is (platform/http/overload.ts).
+   * About how many milliseconds a statement asked now would wait (0 when none waits): the larger
+   * of a request for a database connection's wait and, on PostgreSQL, a read's on the pipelined
+   * read connections (pipelined-reads.ts). How far behind its database the process is
+   * (platform/http/overload.ts).
    */
   connectionWaitMs(): number;
   close(): Promise<void>;
@@ -88,8 +90,8 @@ const PACE_WEIGHT = 0.3;
  * waiter's wait so far and the waiters ahead of it at the pace connections are handed out, that
  * pace measured only over windows in which the queue never emptied (then it is the most the
  * database does, not what was asked of it). The second sees a burst of arrivals at once, before
- * any of them has waited. The pipelined reads (pipelined-reads.ts) take no connection and are
- * not counted: they queue behind nothing slow.
+ * any of them has waited. The pipelined reads (pipelined-reads.ts) take no connection: they wait
+ * in queues of their own, measured there (`PipelinedReads.waitMs`).
  */
 class ConnectionQueue {
   /** When each waiting request began, oldest first (a Set keeps insertion order). */
@@ -260,7 +262,9 @@ async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<
       };
       await connect();
     },
-    connectionWaitMs: () => queue.waitMs(),
+    // A request's reads wait on the pipelined connections while the pool may sit idle, and its
+    // writes on the pool while the reads flow: either wait makes the process that far behind.
+    connectionWaitMs: () => Math.max(queue.waitMs(), reads.waitMs()),
     async close() {
       closed = true;
       watch.close();

@@ -46,6 +46,8 @@ export class PipelinedReads {
    * with it too, and are sent again like the first.
    */
   private readonly lost = new WeakSet<pg.Client>();
+  /** The reads asked and not yet answered, each with when it was asked, oldest first (a Set keeps insertion order). */
+  private readonly unanswered = new Set<{ since: number }>();
 
   /** `Client`: how connections are made (database.ts watches them for silence, silent-connections.ts). */
   constructor(
@@ -58,6 +60,31 @@ export class PipelinedReads {
   }
 
   async query<R>(text: string, values: readonly unknown[]): Promise<R[]> {
+    const read = { since: performance.now() };
+    this.unanswered.add(read);
+    try {
+      return await this.sendUntilAnswered<R>(text, values);
+    } finally {
+      this.unanswered.delete(read);
+    }
+  }
+
+  /**
+   * About how many milliseconds a read asked now would wait for its answer (0 when none waits):
+   * how long the oldest read still unanswered has waited. Each connection answers in order and
+   * they take reads in turn, so reads asked now queue behind it on its connection: when
+   * PostgreSQL is slower than the reads asked of it (a lock, a slow disk, its CPU starved), the
+   * queues grow and the oldest read's age with them; when one read stalls (a lock wait), the
+   * reads behind it wait as long as it has. Nothing is remembered of the reads answered, so the
+   * estimate is 0 again as soon as every read is answered, never a pace measured across a stall.
+   * O(1): read on every request (platform/http/overload.ts).
+   */
+  waitMs(): number {
+    for (const read of this.unanswered) return performance.now() - read.since;
+    return 0;
+  }
+
+  private async sendUntilAnswered<R>(text: string, values: readonly unknown[]): Promise<R[]> {
     let renamed = false;
     let resends = 0;
     for (;;) {

@@ -1,10 +1,15 @@
 /**
  * Load shedding: what a process does when offered more work than it does. A request waits for its
- * work to start in two places, neither of them bounded: for a database connection while every
- * one is taken (pg-pool and PGlite's driver serve requests first come, first served), and for the
- * event loop while it is busy (the process's CPU, and on the embedded database PostgreSQL itself:
- * PGlite runs statements on the loop, a queue of transactions back to back without yielding, so
- * requests wait unread in the socket buffers, not for a connection). Under sustained overload
+ * work to start in two places, neither of them bounded: for the database, and for the event loop
+ * while it is busy (the process's CPU, and on the embedded database PostgreSQL itself: PGlite runs
+ * statements on the loop, a queue of transactions back to back without yielding, so requests wait
+ * unread in the socket buffers, not for a connection). The database's wait is the longer of two
+ * queues' (DbHandle.connectionWaitMs): the requests for a connection while every one is taken
+ * (pg-pool and PGlite's driver serve them first come, first served), and on PostgreSQL the point
+ * reads and list pages pipelined on a few shared connections (db/pipelined-reads.ts), which take
+ * no connection from the pool: pg queues them on their connection, answered in order, and their
+ * wait is how long the oldest read unanswered has waited. A PostgreSQL slowed by a lock, a slow
+ * disk or a starved CPU grows those queues while the pool sits idle. Under sustained overload
  * each new request waits behind all the earlier ones, longer than its client (30–60 s timeouts
  * are usual) waits for an answer; the client gives up and retries, and the request it abandoned
  * is still served, adding to the load that made it late. Instead, while either wait is
@@ -16,7 +21,7 @@
  * transaction, write or money movement is ever left half done by it. Routes marked `neverShed`
  * (liveness, readiness, metrics) are always admitted. @fastify/under-pressure measures the loop's
  * delay too, but only from a sampling timer, which a loop blocked by PGlite cannot run: the
- * lateness of the tick due is read here at each request, and the database queue it has no view of.
+ * lateness of the tick due is read here at each request, and the database queues it has no view of.
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
@@ -63,7 +68,7 @@ class LoopLateness {
 }
 
 export interface LoadShedding {
-  /** About how long a request for a database connection made now would wait (DbHandle.connectionWaitMs). */
+  /** About how long a statement asked now would wait: for a database connection, or a pipelined read to be answered (DbHandle.connectionWaitMs). */
   connectionWaitMs: () => number;
   /** From this wait (for a connection, or of the event loop) on, new requests are refused. */
   maxWaitMs: number;
@@ -92,7 +97,7 @@ export function registerLoadShedding(app: FastifyInstance, shedding: LoadSheddin
     '# HELP corridor_http_requests_shed_total Requests refused with 503 OVERLOADED, before any work, because the process was too far behind.',
     '# TYPE corridor_http_requests_shed_total counter',
     `corridor_http_requests_shed_total ${shed}`,
-    '# HELP corridor_db_connection_wait_seconds About how long a request for a database connection would wait now.',
+    '# HELP corridor_db_connection_wait_seconds About how long a database statement asked now would wait: the longer of a request for a pooled connection and a read pipelined on the shared read connections.',
     '# TYPE corridor_db_connection_wait_seconds gauge',
     `corridor_db_connection_wait_seconds ${shedding.connectionWaitMs() / 1000}`,
   ]);
