@@ -242,11 +242,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
 
   // Every hook that runs on each request is synchronous (done callbacks, not async functions):
   // an async hook costs a promise and a microtask turn per request, which on a point read was
-  // several per cent of its CPU (bench/README.md).
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
+  // several per cent of its CPU (bench/README.md). The request id is set by registerErrorHandling's.
   // New requests are refused before any work while the database queue or the event loop is too far behind (CORRIDOR_OVERLOAD_WAIT_MS).
   registerLoadShedding(app, { connectionWaitMs: deps.handle.connectionWaitMs, maxWaitMs: deps.config.overloadWaitMs, metrics });
   // A missing body is validated as an empty object, so the caller learns every required field.

@@ -1,3 +1,4 @@
+import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
 import { multipartBody } from '../helpers/multipart.js';
@@ -54,6 +55,20 @@ describe('a request the router refuses', () => {
       expect(answer.headers['cache-control']).toBe('no-store');
       const lines = logLines.slice(from).map((line) => JSON.parse(line) as { msg: string; reqId: string; status: number });
       expect(lines.filter((line) => line.msg === 'request')).toEqual([expect.objectContaining({ reqId: answer.headers['x-request-id'], status })]);
+    }
+    // Refused by the error handling's hook, before any route: no such path, a method the path
+    // does not take, a target over the bound, a header sent twice.
+    const hookRefused: Array<InjectOptions & { url: string; status: number }> = [
+      { method: 'GET', url: '/nothing', status: 404 },
+      { method: 'DELETE', url: `${BASE}/customers`, status: 405 },
+      { method: 'GET', url: `${BASE}/customers?q=${'a'.repeat(9000)}`, status: 414 },
+      { method: 'GET', url: `${BASE}/config`, // light-my-request sends an array as the header repeated; its types take one value.
+      headers: { authorization: [ctx.platform.auth, ctx.platform.auth] as unknown as string }, status: 400 },
+    ];
+    for (const { status, ...request } of hookRefused) {
+      const answer = await ctx.app.inject(request);
+      expect(answer.statusCode, request.url.slice(0, 40)).toBe(status);
+      expect(answer.headers['x-request-id'], request.url.slice(0, 40)).toEqual(expect.any(String));
     }
     const metrics = (await ctx.app.inject({ url: '/metrics' })).body;
     expect(metrics).toContain('corridor_http_requests_total{method="GET",route="unmatched",status="400"} 1\n');

@@ -168,7 +168,9 @@ export function registerErrorHandling(app: FastifyInstance, routes: KnownRoutes)
   });
 
   // Synchronous hooks (done callbacks): they run on every request, and an async hook costs a promise per request.
+  // The request id first: the refusals below (shutdown, 414, repeated headers, no such route) are answers too.
   app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
     if (closing) {
       reply.header('connection', 'close');
       // The shutdown is logged once (server.ts); each request refused while draining is in the request log.
