@@ -83,6 +83,10 @@ describe('POST /sandbox/deposits', () => {
     const spaced = `${ann.reference.slice(0, 3).toLowerCase()}-${ann.reference.slice(3)}`;
     const other = (await deposit(p, { reference: spaced, amount: 300 })).json() as Json;
     expect(other.id).not.toBe(first.id);
+    // The first deposit reported again with the reference spelt so: the same deposit, not a conflict.
+    const respelt = await deposit(p, { reference: spaced, amount: 700, depositId: 'wire-7', rail: 'WIRE' });
+    expect(respelt.statusCode, respelt.body).toBe(200);
+    expect((respelt.json() as Json).id).toBe(first.id);
     expect(await balances(ctx, p, ann.customerId)).toEqual({ available: 1_000, total: 1_000 });
     expect(await eventTypes(ctx, first.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
     // Another platform may use the same deposit id for its own deposit.

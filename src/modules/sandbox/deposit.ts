@@ -44,8 +44,10 @@ export async function simulateDeposit(trx: Tx, deposits: FundingDeposits, platfo
     throw new AppError('CONFLICT', `The account of the instructions ${body.reference} is ${account.status} and takes no deposits.`, { details: { status: account.status } });
   }
   const transaction = toTransaction(outcome.transaction) as IncomingTransaction;
-  if (outcome.repeated && (transaction.receivedAmount.amount !== Number(amount) || transaction.receivedAmount.currency.code !== currency || outcome.transaction.reconciliation_reference !== body.reference)) {
-    throw new AppError('CONFLICT', `Deposit ${body.depositId} was already received with another reference, amount or currency.`, { details: { transactionId: transaction.id } });
+  // The same deposit is the same account, amount and currency: its reference may be spelt otherwise
+  // (case, spaces, hyphens), as the match above allows.
+  if (outcome.repeated && (transaction.receivedAmount.amount !== Number(amount) || transaction.receivedAmount.currency.code !== currency || outcome.transaction.destination_account_id !== account.id)) {
+    throw new AppError('CONFLICT', `Deposit ${body.depositId} was already received for another account, amount or currency.`, { details: { transactionId: transaction.id } });
   }
   return transaction;
 }
