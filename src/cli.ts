@@ -53,6 +53,13 @@ Environment: PORT, HOST, DATABASE_URL, CORRIDOR_MASTER_KEY, CORRIDOR_DATA_DIR, L
 class UsageError extends Error {}
 
 /**
+ * A command line that is well formed but names what is not there (a platform, an embedded
+ * database, a readable directory file): one line, exit 2, nothing done, and no usage, which would
+ * only bury the line.
+ */
+class Refused extends Error {}
+
+/**
  * The database the settings point at is not one this command can read: not Corridor's (no
  * tables of it: empty, or another application's), or behind this version's migrations. Like a
  * bad setting: one line, exit 2, nothing done to it.
@@ -128,12 +135,16 @@ function databaseTlsFailure(error: unknown): string | undefined {
  * directory), TLS it cannot have. undefined for anything else.
  */
 function settingRefusal(error: unknown): string | undefined {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof WrongDatabase || error instanceof DataDirInUse) return error.message;
+  if (error instanceof UsageError || error instanceof Refused || error instanceof ConfigError || error instanceof WrongDatabase || error instanceof DataDirInUse) return error.message;
   return databaseTlsFailure(error);
 }
 
 function fail(message: string): never {
   throw new UsageError(message);
+}
+
+function refuse(message: string): never {
+  throw new Refused(message);
 }
 
 async function withDatabase<T>(work: (handle: DbHandle, applied: string[]) => Promise<T>): Promise<T> {
@@ -277,10 +288,10 @@ async function main(argv: string[]): Promise<void> {
           platformUuid = parseId('Platform', values.platform);
           if (!platformUuid) fail('--platform must be a Platform:<uuid> id');
           const found = await h.db.selectFrom('platforms').select('id').where('id', '=', platformUuid).executeTakeFirst();
-          if (!found) fail(`no platform ${values.platform}`);
+          if (!found) refuse(`no platform ${values.platform}`);
         } else {
           const all = await h.db.selectFrom('platforms').select('id').limit(2).execute();
-          if (all.length !== 1) fail(all.length === 0 ? 'no platform exists yet; run corridor serve or platforms create' : 'several platforms exist; pass --platform');
+          if (all.length !== 1) refuse(all.length === 0 ? 'no platform exists yet; run corridor serve or platforms create' : 'several platforms exist; pass --platform');
           platformUuid = all[0]!.id;
         }
         const pid = platformUuid;
@@ -308,7 +319,7 @@ async function main(argv: string[]): Promise<void> {
       try {
         file = await readDirectoryFile(path);
       } catch (error) {
-        if (error instanceof DirectoryFileError) fail(`${path}: ${error.message}`);
+        if (error instanceof DirectoryFileError) refuse(`${path}: ${error.message}`);
         throw error;
       }
       const result = await withDatabase((h) => loadDirectories(h.db, systemClock, file, path, { force: values.force }));
@@ -352,7 +363,7 @@ async function main(argv: string[]): Promise<void> {
       // Read-only: it never migrates, so it can point at a production database as it is.
       const config = loadConfig();
       // Never made: a mistyped CORRIDOR_DATA_DIR would otherwise become a new, empty database.
-      if (!config.databaseUrl && !existsSync(join(config.dataDir, 'PG_VERSION'))) fail(`no embedded database in ${config.dataDir} (set CORRIDOR_DATA_DIR, or DATABASE_URL)`);
+      if (!config.databaseUrl && !existsSync(join(config.dataDir, 'PG_VERSION'))) refuse(`no embedded database in ${config.dataDir} (set CORRIDOR_DATA_DIR, or DATABASE_URL)`);
       let handle: DbHandle | undefined;
       try {
         let report: Awaited<ReturnType<typeof verifyLedger>>;

@@ -156,6 +156,8 @@ describe.concurrent('corridor usage', () => {
     const result = await runCli({ CORRIDOR_DATA_DIR: missing }, 'ledger', 'verify');
     expect(result.code, result.output).toBe(2);
     expect(result.output).toContain(`no embedded database in ${missing}`);
+    // A refusal, not a mistake in the command line: the one line, without the usage under it.
+    expect(result.output).not.toContain('Usage:');
     expect(existsSync(missing)).toBe(false);
   }, 120_000);
 });
