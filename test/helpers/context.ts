@@ -120,6 +120,10 @@ export async function createTestContext(options: TestAppOptions = {}): Promise<T
     CORRIDOR_MASTER_KEY: randomBytes(32).toString('hex'),
     // Tests move a manual clock: a long real-time wait for settling would only slow them down.
     CORRIDOR_WALLET_SETTLE_WAIT_MS: '20',
+    // Load shedding at its widest: test files share two cores and the embedded database's one
+    // connection, and a loaded machine must not turn a test's request into 503 OVERLOADED
+    // (test/http/overload-shedding.test.ts sets its own bound).
+    CORRIDOR_OVERLOAD_WAIT_MS: '600000',
     ...options.env,
   };
   const config = loadConfig(settings);
