@@ -16,9 +16,13 @@
  * while the malformed ones reach path, query, header and body validation, which runs first.
  * Multipart uploads get every case but the field-by-field mutations (see casesFor).
  *
+ * The operations that change the fixtures' state (the customer's KYC, the platform's config) go last
+ * (DISTURBS_FIXTURES), and the money operations' baselines must answer 2xx (MUST_REACH_SERVICE):
+ * otherwise their body mutations would stop where a refused baseline stops and never reach the service.
+ *
  * Deterministic: the cases are enumerated, and the random parts come from fast-check with a fixed
- * seed; each operation gets a seeded pick of them (some 4,500 requests, well under a minute).
- * FUZZ_FULL=1 sends all of them (some 13,000), FUZZ_SEED and FUZZ_SCALE vary and widen a local
+ * seed; each operation gets a seeded pick of them (some 5,500 requests, well under a minute).
+ * FUZZ_FULL=1 sends all of them (some 15,000), FUZZ_SEED and FUZZ_SCALE vary and widen a local
  * run, FUZZ_DEBUG=1 (or =all) prints each operation's baseline (or every) response.
  * Every response is checked: status < 500, and a 4xx answers the envelope with a registered
  * code whose status is the response's.
@@ -29,11 +33,12 @@ import { ERROR_CODES } from '../../src/platform/errors.js';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
 import { validSamples } from '../helpers/external-accounts.js';
 import { exampleOf } from '../helpers/openapi-example.js';
-import { fundedCustomer } from '../helpers/payments.js';
+import { customerUsdAccount, fundedCustomer } from '../helpers/payments.js';
+import { newClientKey } from '../helpers/wallet.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20251013);
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-/** FUZZ_FULL=1 sends every value to every parameter and property (about 13,000 requests) instead of a seeded pick. */
+/** FUZZ_FULL=1 sends every value to every parameter and property (about 15,000 requests) instead of a seeded pick. */
 const FULL = process.env.FUZZ_FULL === '1';
 
 type Schema = Record<string, any>;
@@ -68,7 +73,8 @@ beforeAll(async () => {
       throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
     },
   });
-  const configured = await ctx.app.inject({ method: 'PATCH', url: `${BASE}/config`, headers: { authorization: ctx.platform.auth }, payload: { umaDomain: 'pay.example.com' } });
+  // What invitations, UMA lookups and webhook tests need, set before PATCH /config's own cases (sent last) change it.
+  const configured = await ctx.app.inject({ method: 'PATCH', url: `${BASE}/config`, headers: { authorization: ctx.platform.auth }, payload: { umaDomain: 'pay.example.com', webhookEndpoint: 'https://example.com/webhooks' } });
   expect(configured.statusCode, configured.body).toBe(200);
   const customer = await fundedCustomer(ctx, ctx.platform, 100_000);
   fixtures.Customer = customer.customerId;
@@ -92,6 +98,12 @@ beforeAll(async () => {
   };
   const owner = { customerId: business.id, roles: ['UBO'], ownershipPercentage: 1, personalInfo };
   fixtures.BeneficialOwner = (await call('POST', '/beneficial-owners', owner)).id;
+  // The customer's own bank account, which a transfer-in pulls from (a number of its own: the sample's is POST /customers/external-accounts' baseline).
+  const pullable = await customerUsdAccount(ctx, ctx.platform, customer.customerId, '98765432101', { ownershipType: 'FIRST_PARTY' });
+  const accounts = (await ctx.app.inject({ method: 'GET', url: `${BASE}/customers/internal-accounts?customerId=${customer.customerId}&currency=USD`, headers: { authorization: ctx.platform.auth } })).json() as {
+    data: Array<{ fundingPaymentInstructions: Array<{ accountOrWalletInfo: { reference?: string } }> }>;
+  };
+  const fundingReference = accounts.data[0]!.fundingPaymentInstructions[0]!.accountOrWalletInfo.reference!;
   const transfer = { source: { accountId: customer.accountId }, destination: { accountId: fixtures.ExternalAccount, paymentRail: 'ACH' }, amount: 1_000 };
   const transaction = await call('POST', '/transfer-out', transfer) as { id: string; quoteId: string };
   fixtures.Transaction = transaction.id;
@@ -99,6 +111,11 @@ beforeAll(async () => {
   baselines = {
     'POST /beneficial-owners': owner,
     'POST /transfer-out': transfer,
+    'POST /transfer-in': { source: { accountId: pullable }, destination: { accountId: customer.accountId }, amount: 1_000 },
+    'POST /sandbox/deposits': { reference: fundingReference, amount: 1_000 },
+    // Valid keys, so the key's own checks are not all a mutation meets (the signature or the account stops them after).
+    'POST /internal-accounts/{id}/export': { clientPublicKey: newClientKey().publicKeyUncompressed },
+    'POST /auth/sessions/{id}/refresh': { clientPublicKey: newClientKey().publicKey },
     'POST /quotes': {
       source: { sourceType: 'ACCOUNT', accountId: customer.accountId },
       destination: { destinationType: 'ACCOUNT', accountId: fixtures.ExternalAccount, paymentRail: 'ACH' },
@@ -497,6 +514,20 @@ function envelopeProblem(response: { statusCode: number; body: string; headers: 
   return undefined;
 }
 
+/**
+ * Operations that change what the other baselines rely on, sent after all the rest (in the document's
+ * order): a verification, or a mutated customer, takes the fixture customer's KYC out of APPROVED
+ * (quotes and transfers then answer 403 USER_NOT_READY); a mutated PATCH /config drops the umaDomain
+ * invitations and UMA lookups need; a cancel ends the fixture transaction; the clock's advance expires quotes.
+ */
+const DISTURBS_FIXTURES = [/^\w+ (\/sandbox)?\/verifications\b/, /^PATCH \/customers\/\{customerId\}$/, /^PATCH \/config$/, /^POST \/transactions\/\{transactionId\}\/cancel$/, /^POST \/sandbox\/clock\/advance$/];
+
+/**
+ * The money operations whose baseline must succeed: a baseline that answers a 4xx leaves every body
+ * mutation of the operation stopped where the baseline stops, so the service's own checks go unfuzzed.
+ */
+const MUST_REACH_SERVICE = ['POST /quotes', 'POST /transfer-out', 'POST /transfer-in', 'POST /sandbox/deposits', 'POST /sandbox/internal-accounts/{accountId}/fund', 'POST /sandbox/uma/receive'];
+
 describe('hostile inputs to every operation of the OpenAPI document', () => {
   it('never answer a 500, and every 4xx is the error envelope', async () => {
     const served = await ctx.app.inject({ method: 'GET', url: `${BASE}/openapi.json` });
@@ -506,29 +537,33 @@ describe('hostile inputs to every operation of the OpenAPI document', () => {
     const failures: string[] = [];
     let operations = 0;
     let requests = 0;
+    const baselineAnswers: Record<string, string> = {};
     const started = Date.now();
-    for (const [path, methods] of Object.entries(document.paths)) {
-      for (const [method, operation] of Object.entries(methods)) {
-        operations++;
-        for (const c of casesFor(document, path, method.toUpperCase(), operation, rng)) {
-          requests++;
-          const response = await ctx.app.inject({
-            method: c.method as 'GET',
-            url: c.url,
-            headers: { authorization: ctx.platform.auth, ...c.headers },
-            ...(c.payload === undefined ? {} : { payload: c.payload }),
-          });
-          const problem = envelopeProblem(response);
-          if (process.env.FUZZ_DEBUG) {
-            const code = response.statusCode >= 400 ? (JSON.parse(response.body) as { code: string }).code : '';
-            if (c.label === 'baseline' || process.env.FUZZ_DEBUG === 'all') console.info(`${response.statusCode} ${code} ${c.method} ${path} [${c.label}] ${response.statusCode >= 400 ? response.body.slice(0, 160) : ''}`);
-          }
-          if (problem) failures.push(`${c.method} ${path} [${c.label}] → ${response.statusCode} ${problem}: ${response.body.slice(0, 200)}`);
+    const all = Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })));
+    const disturbs = ({ path, method }: { path: string; method: string }) => DISTURBS_FIXTURES.some((pattern) => pattern.test(`${method} ${path}`));
+    for (const { path, method, operation } of [...all.filter((o) => !disturbs(o)), ...all.filter(disturbs)]) {
+      operations++;
+      for (const c of casesFor(document, path, method, operation, rng)) {
+        requests++;
+        const response = await ctx.app.inject({
+          method: c.method as 'GET',
+          url: c.url,
+          headers: { authorization: ctx.platform.auth, ...c.headers },
+          ...(c.payload === undefined ? {} : { payload: c.payload }),
+        });
+        if (c.label === 'baseline') baselineAnswers[`${method} ${path}`] = `${response.statusCode} ${response.body.slice(0, 200)}`;
+        const problem = envelopeProblem(response);
+        if (process.env.FUZZ_DEBUG) {
+          const code = response.statusCode >= 400 ? (JSON.parse(response.body) as { code: string }).code : '';
+          if (c.label === 'baseline' || process.env.FUZZ_DEBUG === 'all') console.info(`${response.statusCode} ${code} ${c.method} ${path} [${c.label}] ${response.statusCode >= 400 ? response.body.slice(0, 160) : ''}`);
         }
+        if (problem) failures.push(`${c.method} ${path} [${c.label}] → ${response.statusCode} ${problem}: ${response.body.slice(0, 200)}`);
       }
     }
     console.info(`fuzz: ${operations} operations, ${requests} requests, ${Date.now() - started} ms, seed ${SEED}`);
     expect(operations).toBeGreaterThanOrEqual(80);
     expect(failures.slice(0, 60), `${failures.length} failures`).toEqual([]);
+    const unreached = MUST_REACH_SERVICE.filter((key) => !/^2\d\d /.test(baselineAnswers[key] ?? '')).map((key) => `${key} → ${baselineAnswers[key] ?? 'not in the document'}`);
+    expect(unreached, 'baselines of money operations that do not reach the service').toEqual([]);
   }, 300_000);
 });
