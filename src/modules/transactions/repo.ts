@@ -193,13 +193,41 @@ const TYPED_ID = /^([A-Za-z]+):/;
 /**
  * Whether the `accountId` of a source or destination is the account id `value`. Ids take their
  * uuid in either case, as paths do (`parseId`), and a source or destination holds the id as the
- * request that made it spelt it: the uuids are compared in lower case, the type exactly.
+ * request that made it spelt it: the uuids are compared in lower case, the type exactly. Either
+ * way the comparison leads with `lower(accountId)`, the key of the indexes of migration 0061, and
+ * the exact test follows: a value that is no typed id matches only itself, and equal strings are
+ * equal in lower case, so the key's equality drops no match.
  */
 function accountIdIs(side: RawBuilder<unknown>, value: string) {
   const type = TYPED_ID.exec(value)?.[1];
   const uuid = type && parseId(type, value);
-  if (!type || !uuid) return sql<boolean>`${side}->>'accountId' = ${value}`;
+  if (!type || !uuid) return sql<boolean>`(lower(${side}->>'accountId') = lower(${value}) and ${side}->>'accountId' = ${value})`;
   return sql<boolean>`(lower(${side}->>'accountId') = ${`${type.toLowerCase()}:${uuid}`} and ${side}->>'accountId' like ${`${type}:%`})`;
+}
+
+/** Whether the `umaAddress` of a source or destination is `value`, exactly. */
+function umaAddressIs(side: RawBuilder<unknown>, value: string) {
+  return sql<boolean>`${side}->>'umaAddress' = ${value}`;
+}
+
+/**
+ * The account identifier filters (an account id, `InternalAccount:…` or `ExternalAccount:…`, or a
+ * UMA address, as shown in source/destination) as alternatives: a row matches when it meets every
+ * condition of one of them. Each condition has an index of its own (migration 0061), so each
+ * alternative is read as a walk of one index in the page's order; one OR over the columns would
+ * be one walk of the platform's rows, or bitmap scans the planner only picks when its estimates
+ * say the value is rare (a generic plan for a platform whose payments nearly all come from one
+ * account does not). No filter: one alternative with no condition.
+ */
+function accountAlternatives(f: ListFilters): Array<Array<RawBuilder<boolean>>> {
+  const either = (value: string, sides: Array<'source' | 'destination'>) =>
+    sides.flatMap((side) => [accountIdIs(sql.ref(side), value), umaAddressIs(sql.ref(side), value)]);
+  const filters = [
+    f.senderAccountIdentifier === undefined ? [] : [either(f.senderAccountIdentifier, ['source'])],
+    f.receiverAccountIdentifier === undefined ? [] : [either(f.receiverAccountIdentifier, ['destination'])],
+    f.accountIdentifier === undefined ? [] : [either(f.accountIdentifier, ['source', 'destination'])],
+  ].flat();
+  return filters.reduce<Array<Array<RawBuilder<boolean>>>>((alternatives, conditions) => alternatives.flatMap((met) => conditions.map((condition) => [...met, condition])), [[]]);
 }
 
 function filtered(db: DbOrTx, platformId: string, f: ListFilters) {
@@ -212,12 +240,6 @@ function filtered(db: DbOrTx, platformId: string, f: ListFilters) {
   if (f.reference !== undefined) query = query.where('reconciliation_reference', '=', f.reference);
   if (f.startDate !== undefined) query = query.where(atOrAfter('created_at', f.startDate));
   if (f.endDate !== undefined) query = query.where(atOrBefore('created_at', f.endDate));
-  // Account identifiers: an account id (`InternalAccount:…`, `ExternalAccount:…`) or UMA address as shown in source/destination.
-  const sender = (value: string) => sql<boolean>`(${accountIdIs(sql.ref('source'), value)} or source->>'umaAddress' = ${value})`;
-  const receiver = (value: string) => sql<boolean>`(${accountIdIs(sql.ref('destination'), value)} or destination->>'umaAddress' = ${value})`;
-  if (f.senderAccountIdentifier !== undefined) query = query.where(sender(f.senderAccountIdentifier));
-  if (f.receiverAccountIdentifier !== undefined) query = query.where(receiver(f.receiverAccountIdentifier));
-  if (f.accountIdentifier !== undefined) query = query.where(sql<boolean>`(${sender(f.accountIdentifier)} or ${receiver(f.accountIdentifier)})`);
   return query;
 }
 
@@ -229,6 +251,8 @@ function filtered(db: DbOrTx, platformId: string, f: ListFilters) {
  * is the `after` row's own stored instant (to the microsecond), read in the same statement.
  * `anchorFound` is false when `after` names no transaction of the platform (transactions are never
  * deleted, so that cursor did not come from this list); it is looked for only when the page is empty.
+ * Account identifier filters: each alternative's page, then the page of their union (a row that
+ * meets two, a transfer between two accounts of the same filter, is listed once).
  */
 export async function listTransactions(
   db: DbOrTx,
@@ -236,11 +260,24 @@ export async function listTransactions(
   filters: ListFilters,
   page: { limit: number; after?: string; order: 'asc' | 'desc' },
 ): Promise<{ rows: TransactionRow[]; total: number | undefined; anchorFound: boolean }> {
-  let query = filtered(db, platformId, filters).selectAll().orderBy('created_at', page.order).orderBy('id', page.order).limit(page.limit + 1);
-  if (page.after) {
-    const anchorAt = sql`(select a.created_at from transactions a where a.platform_id = ${platformId} and a.id = ${page.after})`;
-    query = query.where(sql<boolean>`(created_at, id) ${sql.raw(page.order === 'desc' ? '<' : '>')} (${anchorAt}, ${page.after}::uuid)`);
-  }
+  const alternatives = accountAlternatives(filters).map((conditions) => {
+    let query = filtered(db, platformId, filters).selectAll();
+    for (const condition of conditions) query = query.where(condition);
+    if (page.after) {
+      const anchorAt = sql`(select a.created_at from transactions a where a.platform_id = ${platformId} and a.id = ${page.after})`;
+      query = query.where(sql<boolean>`(created_at, id) ${sql.raw(page.order === 'desc' ? '<' : '>')} (${anchorAt}, ${page.after}::uuid)`);
+    }
+    return query.orderBy('created_at', page.order).orderBy('id', page.order).limit(page.limit + 1);
+  });
+  const query =
+    alternatives.length === 1
+      ? alternatives[0]!
+      : db
+          .selectFrom(alternatives.map((alternative, i) => db.selectFrom(alternative.as(`a${i}`)).selectAll()).reduce((all, next) => all.union(next)).as('matches'))
+          .selectAll()
+          .orderBy('created_at', page.order)
+          .orderBy('id', page.order)
+          .limit(page.limit + 1);
   // The total only where it costs the same whatever the number of transactions: the kept count
   // (migration 0034) of an unfiltered list. Counting what a filter matches reads every match.
   const counted = Object.values(filters).some((value) => value !== undefined) ? undefined : platformRowCount(db, 'transactions', platformId, 'total');
