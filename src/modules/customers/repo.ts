@@ -1,11 +1,12 @@
-import type { Selectable } from 'kysely';
+import type { Selectable, SelectQueryBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
-import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
+import { inPlatformIdOrder, inPlatformValueIdOrder, onePlatform, oneValue } from '../../platform/db/platform-page.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
 import { timestampText } from '../../platform/db/timestamps.js';
 import { countMatches, platformRowCount, platformRowCountExpression } from '../../platform/db/row-counts.js';
+import { validDateTime } from '../../platform/datetime.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
 
@@ -300,13 +301,63 @@ export interface CustomerFilters {
 function filtered(db: DbOrTx, platformId: string, f: CustomerFilters) {
   let query = db.selectFrom('customers').where(onePlatform(platformId));
   if (!f.includeDeleted) query = query.where('deleted_at', 'is', null);
-  if (f.platformCustomerId !== undefined) query = query.where('platform_customer_id', '=', f.platformCustomerId);
-  if (f.customerType) query = query.where('customer_type', '=', f.customerType);
+  const leading = leadingFilter(f);
+  if (f.platformCustomerId !== undefined) {
+    query = leading === 'platformCustomerId' ? query.where(oneValue('platform_customer_id', f.platformCustomerId)) : query.where('platform_customer_id', '=', f.platformCustomerId);
+  }
+  if (f.customerType) query = leading === 'customerType' ? query.where(oneValue('customer_type', f.customerType)) : query.where('customer_type', '=', f.customerType);
   for (const condition of timeRangeConditions(f.timeRange)) query = query.where(condition);
-  if (f.region) query = query.where('region', '=', f.region);
+  if (f.timeRange.createdAfter) query = query.where('id', '>=', lowestIdAt(validDateTime(f.timeRange.createdAfter)));
+  if (f.region) query = leading === 'region' ? query.where(oneValue('region', f.region)) : query.where('region', '=', f.region);
   if (f.currency) query = query.where(sql<boolean>`${f.currency} = any(currencies)`);
-  if (f.umaAddress) query = query.where(sql<string>`lower(uma_address)`, '=', f.umaAddress.toLowerCase());
+  if (f.umaAddress) {
+    const address = f.umaAddress.toLowerCase();
+    query = leading === 'umaAddress' ? query.where(oneValue(LOWER_UMA_ADDRESS, address)) : query.where(LOWER_UMA_ADDRESS, '=', address);
+  }
   return query;
+}
+
+const LOWER_UMA_ADDRESS = sql<string>`lower(uma_address)`;
+
+/**
+ * The lowest uuid of the millisecond `at` (clamped to uuidv7's 48 bits): a bound `createdAfter`
+ * implies on the id, so that a page of recent customers stops its walk at the bound instead of
+ * reading every older customer to learn that no more match. A customer's id takes its
+ * millisecond from the reading of the clock its created_at holds, or a later one (`uuidv7` never
+ * goes back, and `createCustomers` passes both the same `now`), so every customer created at or
+ * after `at` has an id at or above this. `createdBefore` implies no bound: an id may be later
+ * than its created_at by any amount (another clock reading came first in the process).
+ */
+function lowestIdAt(at: Date): string {
+  const hex = Math.min(Math.max(at.getTime(), 0), 2 ** 48 - 1).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
+
+/**
+ * The filter whose index (migration 0062) a page is read along, the one fewest customers are
+ * likely to share: its rows come in page order and the other filters are checked on them only.
+ * A currency (an array of them per customer) and the time ranges have no such index.
+ */
+function leadingFilter(f: CustomerFilters): 'platformCustomerId' | 'umaAddress' | 'region' | 'customerType' | undefined {
+  if (f.platformCustomerId !== undefined) return 'platformCustomerId';
+  if (f.umaAddress) return 'umaAddress';
+  if (f.region) return 'region';
+  if (f.customerType) return 'customerType';
+  return undefined;
+}
+
+/** The expression `leadingFilter(f)` names, as the page is ordered by it. */
+const LEADING_COLUMNS = {
+  platformCustomerId: 'platform_customer_id',
+  umaAddress: LOWER_UMA_ADDRESS,
+  region: 'region',
+  customerType: 'customer_type',
+} as const;
+
+/** The page's order: along the leading filter's index when there is one, else the platform's id index. */
+function inPageOrder<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, f: CustomerFilters): SelectQueryBuilder<DB, TB, O> {
+  const leading = leadingFilter(f);
+  return leading ? inPlatformValueIdOrder(query, LEADING_COLUMNS[leading], 'desc', 'desc') : inPlatformIdOrder(query, 'desc', 'desc');
 }
 
 const ABOVE_EVERY_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
@@ -337,7 +388,7 @@ export async function listCustomers(
   // a page of live customers use its own index (migration 0009).
   const below = page.after ?? ABOVE_EVERY_ID;
   const count = countOf(filters);
-  const pageQuery = () => inPlatformIdOrder(filtered(db, platformId, filters).select(ANSWER_SELECTION), 'desc', 'desc').limit(page.limit + 1).where('id', '<', below);
+  const pageQuery = () => inPageOrder(filtered(db, platformId, filters).select(ANSWER_SELECTION), filters).limit(page.limit + 1).where('id', '<', below);
   if (count === 'index') {
     const [rows, totalCount] = await Promise.all([pageQuery().execute(), countMatches(filtered(db, platformId, filters))]);
     return { rows, totalCount };

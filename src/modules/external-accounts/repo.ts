@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
 import type { DbOrTx } from '../../platform/db/database.js';
-import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
+import { inPlatformIdOrder, inPlatformValueIdOrder, onePlatform, oneValue } from '../../platform/db/platform-page.js';
 import { countMatches, platformRowCount } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
@@ -88,12 +88,18 @@ function listed(db: DbOrTx, platformId: string, owner: 'customers' | 'platform',
   let query = db.selectFrom('external_accounts').where(onePlatform(platformId)).where('deleted_at', 'is', null);
   query = owner === 'platform' ? query.where('customer_id', 'is', null) : query.where('customer_id', 'is not', null);
   if (filters.customerId) query = query.where('customer_id', '=', filters.customerId);
-  if (filters.currency) query = query.where('currency', '=', filters.currency);
+  if (filters.currency) query = byCurrency(filters) ? query.where(oneValue('currency', filters.currency)) : query.where('currency', '=', filters.currency);
   return query;
 }
 
+/** A currency without a customer is read along its own index (migration 0062), one customer's accounts along theirs. */
+function byCurrency(filters: ListFilters): boolean {
+  return filters.currency !== undefined && !filters.customerId;
+}
+
 export async function listAccounts(db: DbOrTx, platformId: string, owner: 'customers' | 'platform', filters: ListFilters, page: PageRequest) {
-  let query = inPlatformIdOrder(listed(db, platformId, owner, filters).selectAll(), 'desc', 'asc').limit(page.limit + 1);
+  const selected = listed(db, platformId, owner, filters).selectAll();
+  let query = (byCurrency(filters) ? inPlatformValueIdOrder(selected, 'currency', 'desc', 'asc') : inPlatformIdOrder(selected, 'desc', 'asc')).limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   // The total only where it costs the same whatever the number of accounts: the kept count
   // (migration 0034) of an unfiltered list, or a count of one customer's accounts.

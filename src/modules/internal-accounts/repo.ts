@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { compiledOnce } from '../../platform/db/compiled-once.js';
 import type { DbOrTx } from '../../platform/db/database.js';
-import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
+import { inPlatformIdOrder, inPlatformValueIdOrder, onePlatform, oneValue } from '../../platform/db/platform-page.js';
 import { countMatches, platformRowCount } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import { loadOnFirstUse } from '../../platform/load-on-first-use.js';
@@ -81,13 +81,25 @@ function filtered(db: DbOrTx, platformId: string, owner: 'customers' | 'platform
   let query = db.selectFrom('internal_accounts').where(onePlatform(platformId));
   query = owner === 'platform' ? query.where('customer_id', 'is', null) : query.where('customer_id', 'is not', null);
   if (f.customerId) query = query.where('customer_id', '=', f.customerId);
-  if (f.currency) query = query.where('currency', '=', f.currency);
-  if (f.type) query = query.where('type', '=', f.type);
+  const leading = owner === 'customers' ? leadingColumn(f) : undefined;
+  if (f.currency) query = leading === 'currency' ? query.where(oneValue('currency', f.currency)) : query.where('currency', '=', f.currency);
+  if (f.type) query = leading === 'type' ? query.where(oneValue('type', f.type)) : query.where('type', '=', f.type);
   return query;
 }
 
+/**
+ * The filtered column whose index (migration 0062) a page of customers' accounts is read along:
+ * without a customer (whose few accounts have their own index), the currency, else the type.
+ */
+function leadingColumn(f: AccountFilters): 'currency' | 'type' | undefined {
+  if (f.customerId) return undefined;
+  return f.currency ? 'currency' : f.type ? 'type' : undefined;
+}
+
 export async function listCustomerAccounts(db: DbOrTx, platformId: string, filters: AccountFilters, page: PageRequest) {
-  let query = inPlatformIdOrder(filtered(db, platformId, 'customers', filters).selectAll(), 'desc', 'desc').limit(page.limit + 1);
+  const selected = filtered(db, platformId, 'customers', filters).selectAll();
+  const leading = leadingColumn(filters);
+  let query = (leading ? inPlatformValueIdOrder(selected, leading, 'desc', 'desc') : inPlatformIdOrder(selected, 'desc', 'desc')).limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   // The total only where it costs the same whatever the number of accounts: the kept count
   // (migration 0034) of the unfiltered list, or a count of one customer's few accounts.

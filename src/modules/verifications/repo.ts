@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../platform/db/database.js';
-import { inPlatformIdOrder, onePlatform } from '../../platform/db/platform-page.js';
+import { inPlatformIdOrder, inPlatformValueIdOrder, onePlatform, oneValue } from '../../platform/db/platform-page.js';
 import { countMatches, platformRowCount } from '../../platform/db/row-counts.js';
 import { withJsonColumns } from '../../platform/db/json.js';
 import type { PageRequest } from '../../platform/pagination.js';
@@ -76,8 +76,11 @@ export async function updateVerification(
 export async function listVerifications(db: DbOrTx, platformId: string, filters: { customerId?: string; status?: VerificationStatus }, page: PageRequest) {
   let base = db.selectFrom('verifications').where(onePlatform(platformId));
   if (filters.customerId) base = base.where('customer_id', '=', filters.customerId);
-  if (filters.status) base = base.where('status', '=', filters.status);
-  let query = inPlatformIdOrder(base.selectAll(), 'desc', 'desc').limit(page.limit + 1);
+  // A status alone (the review queue) is read along its own index (migration 0062), one customer's
+  // verifications along theirs, whatever their status.
+  const byStatus = filters.status !== undefined && !filters.customerId;
+  if (filters.status) base = byStatus ? base.where(oneValue('status', filters.status)) : base.where('status', '=', filters.status);
+  let query = (byStatus ? inPlatformValueIdOrder(base.selectAll(), 'status', 'desc', 'desc') : inPlatformIdOrder(base.selectAll(), 'desc', 'desc')).limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   // The total only where it costs the same whatever the number of verifications: one customer's
   // are counted, all of the platform's come from the kept count (migration 0034); a status alone

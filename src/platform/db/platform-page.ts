@@ -35,3 +35,40 @@ export function inPlatformIdOrder<DB, TB extends keyof DB, O>(
 ): SelectQueryBuilder<DB, TB, O> {
   return query.orderBy(sql`platform_id`, order === indexIdOrder ? 'asc' : 'desc').orderBy(sql`id`, order);
 }
+
+/**
+ * `column` equal to `value`, for a page read along an index of (platform_id, column, id): written
+ * as the two bounds `column >= value and column <= value` (the same rows, for text under a
+ * deterministic collation, as every column here is). An equality makes the column a constant to
+ * the planner, so the platform's (platform_id, id) index gives the page's order as well, and a
+ * plan made for any value (the pipelined reads' generic plans) guesses a value's share of the
+ * rows as one over the number of distinct values: with few (two currencies, two customer types)
+ * it may walk the platform's id index checking each row, and a value few rows hold then reads all
+ * of them (200,000 internal accounts: 18,821 pages, bench/README.md). Bounds leave the column a
+ * sort key: ordered by platform_id, then the column, then id (`inPlatformValueIdOrder`), only the
+ * index that leads with the value gives the order without reading every match and sorting, and
+ * its first rows are the page. (`= any(array[…])`, as `onePlatform` does, would not do: before
+ * PostgreSQL 17 an index read with it on a column after the first gives no order.)
+ */
+export function oneValue(column: string | RawBuilder<unknown>, value: string): RawBuilder<boolean> {
+  const ref = typeof column === 'string' ? sql.ref(column) : column;
+  return sql<boolean>`${ref} >= ${value} and ${ref} <= ${value}`;
+}
+
+/**
+ * Orders a query filtered by `onePlatform` and `oneValue(column, …)` by platform_id, the column,
+ * then id in `order`, as `inPlatformIdOrder` does for an index of (platform_id, column, id) with
+ * id in `indexIdOrder`.
+ */
+export function inPlatformValueIdOrder<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  column: string | RawBuilder<unknown>,
+  order: 'asc' | 'desc',
+  indexIdOrder: 'asc' | 'desc',
+): SelectQueryBuilder<DB, TB, O> {
+  const direction = order === indexIdOrder ? 'asc' : 'desc';
+  return query
+    .orderBy(sql`platform_id`, direction)
+    .orderBy(typeof column === 'string' ? sql.ref(column) : column, direction)
+    .orderBy(sql`id`, order);
+}
