@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, type Dialect, type Transaction } from 'kysely'
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { lockDataDir } from './data-dir-lock.js';
+import { Waiting } from './waiting.js';
 import { StartupLog } from './embedded-start.js';
 import { NamedStatementPool } from './named-statements.js';
 import { PipelinedReads, usePipelinedReads } from './pipelined-reads.js';
@@ -94,8 +95,7 @@ const PACE_WEIGHT = 0.3;
  * in queues of their own, measured there (`PipelinedReads.waitMs`).
  */
 class ConnectionQueue {
-  /** When each waiting request began, oldest first (a Set keeps insertion order). */
-  private readonly waiting = new Set<{ since: number }>();
+  private readonly waiting = new Waiting();
   /** Connections handed out per millisecond while the queue has not emptied since; 0 until measured. */
   private pace = 0;
   /** The current window: when it began (the queue non-empty since), and the hand-outs in it. */
@@ -126,17 +126,16 @@ class ConnectionQueue {
   }
 
   private arrive(): { since: number } {
-    const entry = { since: performance.now() };
-    if (this.waiting.size === 0) {
+    const entry = this.waiting.arrive();
+    if (this.waiting.size === 1) {
       this.windowStart = entry.since;
       this.windowServed = 0;
     }
-    this.waiting.add(entry);
     return entry;
   }
 
   private leave(entry: { since: number }): void {
-    this.waiting.delete(entry);
+    this.waiting.leave(entry);
     // A window in which the queue emptied measured what was asked, not the pace: the next arrival
     // starts another. The pace is forgotten too: one measured across a stall (a lock wait holding
     // every connection for seconds) would otherwise make the next short queue look minutes long.
@@ -156,11 +155,7 @@ class ConnectionQueue {
 
   /** How long a request for a connection made now would wait, about. */
   waitMs(): number {
-    let oldest = 0;
-    for (const entry of this.waiting) {
-      oldest = performance.now() - entry.since;
-      break;
-    }
+    const oldest = this.waiting.oldestMs();
     return this.pace === 0 ? oldest : Math.max(oldest, this.waiting.size / this.pace);
   }
 }

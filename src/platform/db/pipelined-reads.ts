@@ -3,6 +3,7 @@ import pg from 'pg';
 import { DescribedOnceQuery } from './described-once.js';
 import { isStalePlan, type NamedStatementPool } from './named-statements.js';
 import { isConnectionLost } from './unavailable.js';
+import { Waiting } from './waiting.js';
 
 /**
  * The reads sent here are planned once per connection, never per execution. Under the default
@@ -46,8 +47,8 @@ export class PipelinedReads {
    * with it too, and are sent again like the first.
    */
   private readonly lost = new WeakSet<pg.Client>();
-  /** The reads asked and not yet answered, each with when it was asked, oldest first (a Set keeps insertion order). */
-  private readonly unanswered = new Set<{ since: number }>();
+  /** The reads asked and not yet answered. */
+  private readonly unanswered = new Waiting();
 
   /** `Client`: how connections are made (database.ts watches them for silence, silent-connections.ts). */
   constructor(
@@ -60,12 +61,11 @@ export class PipelinedReads {
   }
 
   async query<R>(text: string, values: readonly unknown[]): Promise<R[]> {
-    const read = { since: performance.now() };
-    this.unanswered.add(read);
+    const read = this.unanswered.arrive();
     try {
       return await this.sendUntilAnswered<R>(text, values);
     } finally {
-      this.unanswered.delete(read);
+      this.unanswered.leave(read);
     }
   }
 
@@ -80,8 +80,7 @@ export class PipelinedReads {
    * O(1): read on every request (platform/http/overload.ts).
    */
   waitMs(): number {
-    for (const read of this.unanswered) return performance.now() - read.since;
-    return 0;
+    return this.unanswered.oldestMs();
   }
 
   private async sendUntilAnswered<R>(text: string, values: readonly unknown[]): Promise<R[]> {
