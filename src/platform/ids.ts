@@ -49,6 +49,16 @@ export function uuidv7(nowMs: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/**
+ * The lowest uuid that `uuidv7` can make in millisecond `ms` (clamped to its 48 bits): every id
+ * made at or after `ms` sorts at or above it, so a time bound on rows that take their id at
+ * creation is an id bound too.
+ */
+export function lowestUuidv7At(ms: number): string {
+  const hex = Math.min(Math.max(ms, 0), 2 ** 48 - 1).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
+
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 const UUID_RE = new RegExp(`^${UUID}$`);
 

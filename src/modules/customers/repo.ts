@@ -7,6 +7,7 @@ import { compiledOnce } from '../../platform/db/compiled-once.js';
 import { timestampText } from '../../platform/db/timestamps.js';
 import { countMatches, platformRowCount, platformRowCountExpression } from '../../platform/db/row-counts.js';
 import { validDateTime } from '../../platform/datetime.js';
+import { lowestUuidv7At } from '../../platform/ids.js';
 import { timeRangeConditions, type PageRequest, type TimeRange } from '../../platform/pagination.js';
 import type { CustomerType, ReviewStatus } from './schemas.js';
 
@@ -302,36 +303,23 @@ function filtered(db: DbOrTx, platformId: string, f: CustomerFilters) {
   let query = db.selectFrom('customers').where(onePlatform(platformId));
   if (!f.includeDeleted) query = query.where('deleted_at', 'is', null);
   const leading = leadingFilter(f);
-  if (f.platformCustomerId !== undefined) {
-    query = leading === 'platformCustomerId' ? query.where(oneValue('platform_customer_id', f.platformCustomerId)) : query.where('platform_customer_id', '=', f.platformCustomerId);
-  }
-  if (f.customerType) query = leading === 'customerType' ? query.where(oneValue('customer_type', f.customerType)) : query.where('customer_type', '=', f.customerType);
+  if (f.platformCustomerId !== undefined) query = query.where(oneValue('platform_customer_id', f.platformCustomerId, { leads: leading === 'platformCustomerId' }));
+  if (f.customerType) query = query.where(oneValue('customer_type', f.customerType, { leads: leading === 'customerType' }));
   for (const condition of timeRangeConditions(f.timeRange)) query = query.where(condition);
-  if (f.timeRange.createdAfter) query = query.where('id', '>=', lowestIdAt(validDateTime(f.timeRange.createdAfter)));
-  if (f.region) query = leading === 'region' ? query.where(oneValue('region', f.region)) : query.where('region', '=', f.region);
+  // A bound createdAfter implies on the id, so that a page of recent customers stops its walk there
+  // instead of reading every older customer to learn that no more match. A customer's id takes its
+  // millisecond from the clock reading its created_at holds, or a later one (`uuidv7` never goes
+  // back, and `createCustomers` passes both the same `now`). createdBefore implies no bound: an id
+  // may be later than its created_at by any amount (another clock reading came first).
+  if (f.timeRange.createdAfter) query = query.where('id', '>=', lowestUuidv7At(validDateTime(f.timeRange.createdAfter).getTime()));
+  if (f.region) query = query.where(oneValue('region', f.region, { leads: leading === 'region' }));
   if (f.currency) query = query.where(sql<boolean>`${f.currency} = any(currencies)`);
-  if (f.umaAddress) {
-    const address = f.umaAddress.toLowerCase();
-    query = leading === 'umaAddress' ? query.where(oneValue(LOWER_UMA_ADDRESS, address)) : query.where(LOWER_UMA_ADDRESS, '=', address);
-  }
+  if (f.umaAddress) query = query.where(oneValue(LOWER_UMA_ADDRESS, f.umaAddress.toLowerCase(), { leads: leading === 'umaAddress' }));
   return query;
 }
 
 const LOWER_UMA_ADDRESS = sql<string>`lower(uma_address)`;
 
-/**
- * The lowest uuid of the millisecond `at` (clamped to uuidv7's 48 bits): a bound `createdAfter`
- * implies on the id, so that a page of recent customers stops its walk at the bound instead of
- * reading every older customer to learn that no more match. A customer's id takes its
- * millisecond from the reading of the clock its created_at holds, or a later one (`uuidv7` never
- * goes back, and `createCustomers` passes both the same `now`), so every customer created at or
- * after `at` has an id at or above this. `createdBefore` implies no bound: an id may be later
- * than its created_at by any amount (another clock reading came first in the process).
- */
-function lowestIdAt(at: Date): string {
-  const hex = Math.min(Math.max(at.getTime(), 0), 2 ** 48 - 1).toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
-}
 
 /**
  * The filter whose index (migration 0062) a page is read along, the one fewest customers are

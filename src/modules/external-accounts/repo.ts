@@ -88,7 +88,7 @@ function listed(db: DbOrTx, platformId: string, owner: 'customers' | 'platform',
   let query = db.selectFrom('external_accounts').where(onePlatform(platformId)).where('deleted_at', 'is', null);
   query = owner === 'platform' ? query.where('customer_id', 'is', null) : query.where('customer_id', 'is not', null);
   if (filters.customerId) query = query.where('customer_id', '=', filters.customerId);
-  if (filters.currency) query = byCurrency(filters) ? query.where(oneValue('currency', filters.currency)) : query.where('currency', '=', filters.currency);
+  if (filters.currency) query = query.where(oneValue('currency', filters.currency, { leads: byCurrency(filters) }));
   return query;
 }
 

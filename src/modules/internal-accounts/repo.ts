@@ -82,8 +82,8 @@ function filtered(db: DbOrTx, platformId: string, owner: 'customers' | 'platform
   query = owner === 'platform' ? query.where('customer_id', 'is', null) : query.where('customer_id', 'is not', null);
   if (f.customerId) query = query.where('customer_id', '=', f.customerId);
   const leading = owner === 'customers' ? leadingColumn(f) : undefined;
-  if (f.currency) query = leading === 'currency' ? query.where(oneValue('currency', f.currency)) : query.where('currency', '=', f.currency);
-  if (f.type) query = leading === 'type' ? query.where(oneValue('type', f.type)) : query.where('type', '=', f.type);
+  if (f.currency) query = query.where(oneValue('currency', f.currency, { leads: leading === 'currency' }));
+  if (f.type) query = query.where(oneValue('type', f.type, { leads: leading === 'type' }));
   return query;
 }
 

@@ -79,7 +79,7 @@ export async function listVerifications(db: DbOrTx, platformId: string, filters:
   // A status alone (the review queue) is read along its own index (migration 0062), one customer's
   // verifications along theirs, whatever their status.
   const byStatus = filters.status !== undefined && !filters.customerId;
-  if (filters.status) base = byStatus ? base.where(oneValue('status', filters.status)) : base.where('status', '=', filters.status);
+  if (filters.status) base = base.where(oneValue('status', filters.status, { leads: byStatus }));
   let query = (byStatus ? inPlatformValueIdOrder(base.selectAll(), 'status', 'desc', 'desc') : inPlatformIdOrder(base.selectAll(), 'desc', 'desc')).limit(page.limit + 1);
   if (page.after) query = query.where('id', '<', page.after);
   // The total only where it costs the same whatever the number of verifications: one customer's

@@ -50,9 +50,10 @@ export function inPlatformIdOrder<DB, TB extends keyof DB, O>(
  * its first rows are the page. (`= any(array[…])`, as `onePlatform` does, would not do: before
  * PostgreSQL 17 an index read with it on a column after the first gives no order.)
  */
-export function oneValue(column: string | RawBuilder<unknown>, value: string): RawBuilder<boolean> {
+export function oneValue(column: string | RawBuilder<unknown>, value: string, { leads = true }: { leads?: boolean } = {}): RawBuilder<boolean> {
   const ref = typeof column === 'string' ? sql.ref(column) : column;
-  return sql<boolean>`${ref} >= ${value} and ${ref} <= ${value}`;
+  // A filter the page is not read along (another leads) stays an equality.
+  return leads ? sql<boolean>`${ref} >= ${value} and ${ref} <= ${value}` : sql<boolean>`${ref} = ${value}`;
 }
 
 /**
