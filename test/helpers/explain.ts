@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { expect } from 'vitest';
 
 /** A statement as the pg driver sent it. */
 export interface SentStatement {
@@ -40,7 +41,8 @@ export async function pagesRead(schema: string, statement: SentStatement, { plan
     if (plan === 'generic') {
       await client.query('set plan_cache_mode = force_generic_plan');
       await client.query(`prepare explained as ${statement.text}`);
-      const values = statement.values.map((v) => client.escapeLiteral(String(v))).join(', ');
+      // An instant in PostgreSQL's syntax: String() of a Date is not.
+      const values = statement.values.map((v) => client.escapeLiteral(v instanceof Date ? v.toISOString() : String(v))).join(', ');
       explain = () => client.query<Explained>(`explain (analyze, buffers, format json) execute explained(${values})`);
     }
     let pages = Number.NaN;
@@ -53,5 +55,17 @@ export async function pagesRead(schema: string, statement: SentStatement, { plan
     return pages;
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Each statement reads fewer than `bound` pages, planned for its values and once for any values
+ * (the generic plan a named statement ends up with): a page of a list, not a walk of the table.
+ */
+export async function expectFewPagesRead(schema: string, statements: SentStatement[], bound = 100): Promise<void> {
+  expect(statements.length).toBeGreaterThan(0);
+  for (const statement of statements) {
+    expect(await pagesRead(schema, statement), statement.text).toBeLessThan(bound);
+    expect(await pagesRead(schema, statement, { plan: 'generic' }), statement.text).toBeLessThan(bound);
   }
 }
