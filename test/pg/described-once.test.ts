@@ -85,6 +85,23 @@ describe.runIf(onPostgres)('named statements described once per connection', () 
     await sql`alter table described add column extra int default 7`.execute(handle.db);
     for (let i = 0; i < 12; i++) expect((await all()).rows[0]!.extra).toBe(7);
   });
+
+  it('a transaction whose statement went stale runs again and commits once (a migration while money moves)', async () => {
+    await sql`create table stale_tx (id int primary key, n int not null)`.execute(handle.db);
+    await sql`insert into stale_tx values (1, 0)`.execute(handle.db);
+    const bump = (trx: Parameters<Parameters<typeof withTx>[1]>[0]) => sql<Record<string, unknown>>`update stale_tx set n = n + 1 where id = ${1} returning *`.execute(trx);
+    // Every pooled connection prepares the statement, so the one the next transaction takes has it cached.
+    await Promise.all(Array.from({ length: 12 }, () => withTx(handle.db, bump)));
+    await sql`alter table stale_tx add column note text default 'added'`.execute(handle.db);
+    let attempts = 0;
+    const rows = await withTx(handle.db, async (trx) => {
+      attempts++;
+      return (await bump(trx)).rows;
+    });
+    expect(attempts).toBe(2);
+    expect(rows).toEqual([{ id: 1, n: 13, note: 'added' }]);
+    expect((await sql<{ n: number }>`select n from stale_tx where id = ${1}`.execute(handle.db)).rows[0]!.n).toBe(13);
+  });
 });
 
 /** The shared pipelined connections for reads outside a transaction (platform/db/pipelined-reads.ts). */

@@ -13,7 +13,8 @@ import { DescribedOnceQuery, type Riders } from './described-once.js';
  * of every length); past the bound statements go unnamed again. When another process changes a
  * table's columns, a prepared `select *` fails with "cached plan must not change result type":
  * the text then gets a new name (so every connection prepares it afresh), and a statement
- * outside a transaction is retried once; inside one it fails, and that connection is replaced.
+ * outside a transaction is retried once; inside one it fails the transaction (which `withTx` runs
+ * again from the start) and that connection is replaced.
  * A connection asks PostgreSQL to describe a statement's rows once, not on every execution
  * (described-once.ts).
  *

@@ -2,7 +2,7 @@ import { sql, type Kysely, type QueryCreator, type UpdateQueryBuilder, type Upda
 import type { Db, DbOrTx, Tx } from './database.js';
 import { compiledPerShape } from './compiled-once.js';
 import { insertChunked, ROWS_PER_INSERT } from './insert-chunked.js';
-import { COMMIT_AFTER } from './named-statements.js';
+import { COMMIT_AFTER, isStalePlan } from './named-statements.js';
 
 /** SQLSTATEs after which the whole transaction may simply be run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -147,15 +147,20 @@ async function flushInserts(trx: Tx, state: TxState): Promise<void> {
 
 const flushStatement = compiledPerShape();
 
+/**
+ * A stale plan is a prepared statement whose table another process changed (a migration adding
+ * a column while this one runs): inside a transaction it cannot be retried alone, but the whole
+ * transaction can, on a connection that prepares the statement afresh (named-statements.ts).
+ */
 function isRetryable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && RETRYABLE.has(code);
+  return (typeof code === 'string' && RETRYABLE.has(code)) || isStalePlan(error);
 }
 
 /**
- * Runs `work` in one transaction; on a serialization failure or deadlock the transaction is
- * rolled back and run again (with jittered backoff), so `work` must not have effects outside
- * the database before it returns.
+ * Runs `work` in one transaction; on a serialization failure, a deadlock or a stale prepared
+ * statement the transaction is rolled back and run again (with jittered backoff), so `work` must
+ * not have effects outside the database before it returns.
  */
 export async function withTx<T>(
   db: Db,
