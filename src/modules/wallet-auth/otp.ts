@@ -138,7 +138,7 @@ export class OneTimeCodes {
     const now = this.deps.clock.now();
     const throttled = this.throttled(credential, now);
     if (throttled) throw throttled;
-    const latest = await latestOtpChallenge(trx, credential.id, true);
+    const latest = await latestOtpChallenge(trx, credential.id);
     if (latest && !latest.answered_at && !latest.consumed_at && latest.expires_at > now) {
       if (latest.settle_at > now) return { outcome: PROCESSING };
       await updateOtpChallenge(trx, latest.id, { answered_at: now });
@@ -165,7 +165,7 @@ export class OneTimeCodes {
     const now = this.deps.clock.now();
     const throttled = this.throttled(credential, now);
     if (throttled) return { error: throttled };
-    const challenge = await latestOtpChallenge(trx, credential.id, true);
+    const challenge = await latestOtpChallenge(trx, credential.id);
     if (!challenge || challenge.consumed_at) {
       return { error: otpRejected('OTP_NOT_ISSUED', 'No unused code was issued for this credential; request one with POST /auth/credentials/{id}/challenge.') };
     }

@@ -391,10 +391,9 @@ export async function insertOtpChallenge(db: DbOrTx, row: OtpChallengeRow): Prom
   await db.insertInto('otp_challenges').values(row).execute();
 }
 
-export async function latestOtpChallenge(db: DbOrTx, credentialId: string, lock = false): Promise<OtpChallengeRow | undefined> {
-  let query = db.selectFrom('otp_challenges').selectAll().where('credential_id', '=', credentialId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1);
-  if (lock) query = query.forUpdate();
-  return query.executeTakeFirst();
+/** The credential's latest challenge, locked: only it counts, and it is read to be answered or used up. */
+export async function latestOtpChallenge(trx: Tx, credentialId: string): Promise<OtpChallengeRow | undefined> {
+  return trx.selectFrom('otp_challenges').selectAll().where('credential_id', '=', credentialId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).forUpdate().executeTakeFirst();
 }
 
 export async function updateOtpChallenge(db: DbOrTx, id: string, changes: Partial<OtpChallengeRow>): Promise<void> {
