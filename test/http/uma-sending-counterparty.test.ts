@@ -312,6 +312,10 @@ describe('the pay-request answer prices exactly what was asked', () => {
     ['an invoice issued an hour ago to live ten minutes, expired', {}, () => (vasp.payreq = { issuedSecondsAgo: 3_600 })],
     ['a post-transaction callback that is not a URL', {}, () => (vasp.payreq = { utxoCallback: 'not a url' })],
     ['a post-transaction callback over plain http to a public host', {}, () => (vasp.payreq = { utxoCallback: 'http://pay.example.com/utxo' })],
+    ['a conversion into another currency of the same decimals', {}, () => (vasp.payreq = { edit: (answer) => (answer.converted.currencyCode = 'PHP') })],
+    ['less than the amount locked on RECEIVING, invoiced for what it converts', {}, () => (vasp.payreq = { msats: (msats) => (msats * 4) / 5, edit: (answer) => (answer.converted.amount = 40_000) })],
+    ['an answer signed for another payee than the one looked up', {}, () => (vasp.payreq = { payee: `$dave@${vasp.domain}` })],
+    ['an invoice that is no BOLT 11 invoice', {}, () => (vasp.payreq = { invoice: 'lnbcrt1notaninvoice' })],
   ];
 
   it.each(refusals)('%s is INVALID_PAYREQ_RESPONSE; no quote, nothing held', async (_what, extra, bend) => {
@@ -395,6 +399,51 @@ describe('one invoice is one payment; the sender’s money is held once and rele
     const { id, transactionId } = quoted.json() as { id: string; transactionId: string };
     expect((await execute(id)).statusCode).toBe(200);
     expect((await call('GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'FAILED', failureReason: 'COMPLIANCE_REJECTED' });
+    expect(await balance()).toBe(before);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('a node answering 200 without the invoice’s preimage has not paid: nothing completes until it proves payment, then once', async () => {
+    const before = await balance();
+    const quoted = await quote();
+    expect(quoted.statusCode, quoted.body).toBe(201);
+    const { id, transactionId, totalSendingAmount } = quoted.json() as { id: string; transactionId: string; totalSendingAmount: number };
+    const answers = [JSON.stringify({ preimage: 'ab'.repeat(32) }), JSON.stringify({ preimage: 'not hex' }), 'not json', '{}'];
+    vasp.pay = () => ({ status: 200, body: answers.shift() ?? '{}' });
+    const presented = vasp.presented;
+    expect((await execute(id)).statusCode).toBe(200);
+    for (let i = 0; i < 4; i++) {
+      ctx.clock.advance(61_000);
+      await drain();
+    }
+    expect(vasp.presented - presented).toBeGreaterThanOrEqual(4);
+    expect((await call('GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'PROCESSING' });
+    const row = await ctx.handle.db.selectFrom('uma_outgoing_payments').select('preimage').where('quote_id', '=', id.slice('Quote:'.length)).executeTakeFirstOrThrow();
+    expect(row.preimage).toBeNull();
+    // The node now releases the real preimage: paid once, the sender debited once.
+    delete vasp.pay;
+    ctx.clock.advance(61_000);
+    await drain();
+    expect((await call('GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'COMPLETED' });
+    expect(await balance()).toBe(before - totalSendingAmount);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
+
+  it('a payment the node took in flight (202) and then refuses fails, and gives the sender everything back', async () => {
+    const before = await balance();
+    const quoted = await quote();
+    expect(quoted.statusCode, quoted.body).toBe(201);
+    const { id, transactionId } = quoted.json() as { id: string; transactionId: string };
+    vasp.pay = () => {
+      vasp.pay = () => ({ status: 409, body: JSON.stringify({ code: 'CONFLICT' }) });
+      return { status: 202, body: '{}' };
+    };
+    expect((await execute(id)).statusCode).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      ctx.clock.advance(61_000);
+      await drain();
+    }
+    expect((await call('GET', `/transactions/${transactionId}`)).json()).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED' });
     expect(await balance()).toBe(before);
     await expectLedgerConsistent(ctx.handle.db);
   });

@@ -65,6 +65,8 @@ describe('configured UMA keys', () => {
     const other = configured();
     const swapped = loadConfig({ ...env, CORRIDOR_UMA_SIGNING_PRIVATE_KEY: other.env.CORRIDOR_UMA_SIGNING_PRIVATE_KEY }).uma;
     expect(() => vaspKeySource(noDatabase, new ManualClock(), swapped, masterKey)).toThrow(/does not belong to the leaf/);
+    const swappedEncryption = loadConfig({ ...env, CORRIDOR_UMA_ENCRYPTION_PRIVATE_KEY: other.env.CORRIDOR_UMA_ENCRYPTION_PRIVATE_KEY }).uma;
+    expect(() => vaspKeySource(noDatabase, new ManualClock(), swappedEncryption, masterKey)).toThrow(/CORRIDOR_UMA_ENCRYPTION_PRIVATE_KEY does not belong to the leaf/);
     expect(() => loadConfig({ CORRIDOR_UMA_SIGNING_CERT_CHAIN: env.CORRIDOR_UMA_SIGNING_CERT_CHAIN })).toThrow(ConfigError);
     expect(() => loadConfig({ CORRIDOR_UMA_SIGNING_CERT_CHAIN: env.CORRIDOR_UMA_SIGNING_CERT_CHAIN, CORRIDOR_UMA_SIGNING_PRIVATE_KEY: env.CORRIDOR_UMA_SIGNING_PRIVATE_KEY })).toThrow(
       /configured together/,
