@@ -117,6 +117,12 @@ export function checkPhone(value: string, region: string, options: { mobile?: bo
   return undefined;
 }
 
+/**
+ * A PIX phone key as the PIX directory (DICT) registers it: +55 and the digits. libphonenumber
+ * alone also takes "tel:" URIs, spaces, extensions and full-width digits, which the rail cannot
+ * use and which identity.ts (comparing keys as given) would count as another key.
+ */
+const PIX_PHONE_KEY = /^\+55[0-9]{10,11}$/;
 /** UUID form of a PIX random key (EVP), as the Central Bank issues it. */
 const PIX_RANDOM_KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 /**
@@ -134,7 +140,7 @@ export function checkPixKey(value: string, keyType: unknown): Problem {
     case 'CNPJ':
       return cnpj.isValid(value) && value.length === 14 ? undefined : 'is not a valid CNPJ key (14 characters with valid check digits)';
     case 'PHONE':
-      return checkPhone(value, 'BR', { mobile: true });
+      return PIX_PHONE_KEY.test(value) ? checkPhone(value, 'BR', { mobile: true }) : 'is not a PIX phone key (+55 and the digits of a Brazilian mobile, nothing else)';
     case 'EMAIL':
       return EMAIL.test(value) && value.length <= 77 ? undefined : 'is not an e-mail address';
     case 'RANDOM':

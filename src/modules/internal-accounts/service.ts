@@ -335,6 +335,16 @@ export function createAccountsLedger(clock: Clock, options: { hotAccountShards?:
 }
 
 /**
+ * A credit the account cannot hold (the ledger's BALANCE_LIMIT), as every credit answers it
+ * (modules/quotes README): the reason tells it from an amount over the route's own maximum.
+ */
+export function balanceLimitReached(accountUuid: string): AppError {
+  return new AppError('AMOUNT_OUT_OF_RANGE', `The account cannot hold more than ${Number.MAX_SAFE_INTEGER} minor units.`, {
+    details: { reason: 'BALANCE_LIMIT', accountId: formatId('InternalAccount', accountUuid) },
+  });
+}
+
+/**
  * POST /sandbox/internal-accounts/{id}/fund: money from the platform's sandbox world account,
  * one posted ledger transaction (which records the BALANCE_UPDATED event). Sandbox platforms
  * only: the route refuses any other (`sandboxOnly`) before this runs.
@@ -368,9 +378,7 @@ export async function fundSandboxAccount(
     const balance = applied.internalAccounts.find((b) => b.accountId === row.id)!;
     return toInternalAccount(row, { ...balance, updatedAt: applied.balancesUpdatedAt.get(row.id)! });
   } catch (error) {
-    if (error instanceof LedgerError && error.reason === 'BALANCE_LIMIT') {
-      throw new AppError('AMOUNT_OUT_OF_RANGE', 'The account cannot hold more than 9007199254740991 minor units.');
-    }
+    if (error instanceof LedgerError && error.reason === 'BALANCE_LIMIT') throw balanceLimitReached(row.id);
     throw error;
   }
 }

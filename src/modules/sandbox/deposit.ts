@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../platform/db/database.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { formatId } from '../../platform/ids.js';
-import { findAccountByDepositReference } from '../internal-accounts/index.js';
+import { balanceLimitReached, findAccountByDepositReference } from '../internal-accounts/index.js';
 import { LedgerError } from '../ledger/index.js';
 import { depositRailsOf, toTransaction, type FundingDeposits, type IncomingTransaction } from '../transactions/index.js';
 import type { SandboxDepositRequest } from './schemas.js';
@@ -28,7 +28,7 @@ export async function simulateDeposit(trx: Tx, deposits: FundingDeposits, platfo
   try {
     outcome = await deposits.receive(trx, { depositId: body.depositId ?? `sandbox-${randomUUID()}`, reference: body.reference, currency, amount, rail, ...(body.sender ? { sender: body.sender } : {}) }, { platformId });
   } catch (error) {
-    if (error instanceof LedgerError && error.reason === 'BALANCE_LIMIT') throw new AppError('AMOUNT_OUT_OF_RANGE', 'The account cannot hold more than 9007199254740991 minor units.');
+    if (error instanceof LedgerError && error.reason === 'BALANCE_LIMIT') throw balanceLimitReached(account.id);
     throw error;
   }
   if (!outcome.credited) {
