@@ -127,11 +127,6 @@ export async function deactivateActiveFile(db: DbOrTx, documentId: string, at: D
     .execute();
 }
 
-/** Every file of a document, oldest first. */
-export async function filesOf(db: DbOrTx, documentId: string): Promise<DocumentFileRow[]> {
-  return db.selectFrom('document_files').selectAll().where('document_id', '=', documentId).orderBy('id', 'asc').execute();
-}
-
 export async function blobInUse(db: DbOrTx, sha256: string): Promise<boolean> {
   const row = await db.selectFrom('document_files').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst();
   return row !== undefined;

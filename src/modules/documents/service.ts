@@ -12,7 +12,6 @@ import {
   deactivateActiveFile,
   deleteDocument as deleteDocumentRow,
   documentsOf,
-  filesOf,
   findDocument,
   insertDocument,
   insertFile,
@@ -20,7 +19,6 @@ import {
   markSubmitted,
   settleVerdicts,
   updateDocument,
-  type DocumentFileRow,
   type DocumentMetadata,
   type DocumentRow,
 } from './repo.js';
@@ -275,12 +273,6 @@ export async function deleteDocument(trx: Tx, blobs: BlobStore, reviews: ReviewL
   for (const sha256 of await deleteDocumentRow(trx, row.id)) {
     await blobs.release(trx, sha256, () => blobInUse(trx, sha256));
   }
-}
-
-/** Every file a document has had, oldest first; only one is active. */
-export async function documentFiles(db: DbOrTx, platformId: string, documentId: string): Promise<DocumentFileRow[]> {
-  const row = await loadDocument(db, platformId, documentId);
-  return filesOf(db, row.id);
 }
 
 /** A review reads these documents (`Document:<uuid>` ids): they are submitted from now on, and await its verdict. */
