@@ -61,7 +61,7 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
         // To a UMA address the pay request reaches the receiver's VASP: a retry the key answers must not send it again.
         // Only then: `prepare` commits the key's claim first, so a concurrent repeat is 409 instead of waiting for the
         // first request's transaction and replaying its answer, as every write that only touches the database does.
-        ...(request.body.destination.destinationType === 'UMA_ADDRESS' ? { prepare: () => prefetchUmaQuote(deps, request.principal, request.body) } : {}),
+        ...(request.body.destination.destinationType === 'UMA_ADDRESS' ? { prepare: () => prefetchUmaQuote(deps, request.principal, request.body, prefetched.snapshot) } : {}),
       });
     },
   });

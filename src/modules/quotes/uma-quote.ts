@@ -6,7 +6,7 @@ import type { StoredResponse } from '../../platform/idempotency.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import type { PlatformConfig } from '../config/index.js';
 import { MAX_POSTING_AMOUNT } from '../ledger/index.js';
-import { NO_FEES, platformFeeOf, priceTransfer, UNIT_RATE, type Priced } from '../rates/index.js';
+import { NO_FEES, platformFeeOf, priceTransfer, UNIT_RATE, type Priced, type RateSnapshot } from '../rates/index.js';
 import type { UmaQuote } from '../uma/index.js';
 import { limitIn, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
 import { checkSender } from './payability.js';
@@ -24,10 +24,10 @@ const UMA_QUOTE_SECONDS = 120;
  * connection): a UMA_ADDRESS destination is priced by a pay request to the receiver's VASP on
  * the `lookupId` of GET /receiver/uma/{address}. Undefined for any other destination. Every
  * refusal the sender's side can decide on its own (the source, the sender's readiness, the
- * currency, the lookup's sender) comes first: the pay request discloses the sender to the
- * receiver's VASP and opens a payment there.
+ * currency, a SENDING lock's amount, the lookup's sender) comes first: the pay request
+ * discloses the sender to the receiver's VASP and opens a payment there.
  */
-export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: QuoteRequest): Promise<PricedUmaQuote | undefined> {
+export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: QuoteRequest, snapshot: RateSnapshot): Promise<PricedUmaQuote | undefined> {
   const destination = body.destination;
   if (destination.destinationType !== 'UMA_ADDRESS') return undefined;
   if (!body.lookupId) throw field('lookupId', 'is required to pay a UMA address: look the receiver up first (GET /receiver/uma/{receiverUmaAddress})');
@@ -38,7 +38,15 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
   refuseUnsignedWalletExecution(body, source);
   if (source.customerUuid) await checkSender(deps.db, caller.platformId, source.customerUuid);
   const config = await deps.configCache.get(caller.platformId);
-  currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
+  const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
+  // A SENDING lock's total is the locked amount itself: outside the platform's range, or above the
+  // corridor's maximum when the request names the receiving currency, it is refused here, like the
+  // source and the sender, not after the pay request has disclosed the sender.
+  if (body.lockedCurrencySide === 'SENDING') {
+    const total = BigInt(body.lockedCurrencyAmount);
+    refuseOutsideRange(total, sendingConfig, source.currency);
+    if (destination.currency !== undefined) refuseAboveSizeLimit(deps, total, source.currency, destination.currency, snapshot);
+  }
   // The platform's fee, as on any transfer: on what is converted, out of a SENDING lock (before
   // the pay request asks for what is left), on top of a RECEIVING lock's cost. Corridor's own
   // service fee on UMA is 0; a SENDING lock's rounding remainder goes to it, as on any route.
@@ -70,6 +78,30 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
   return { ...uma, priced };
 }
 
+/**
+ * 400 AMOUNT_OUT_OF_RANGE: the total the sender pays is outside the platform's minAmount–maxAmount
+ * for the sending currency, or it (or what arrives) is past what a ledger posting carries.
+ */
+function refuseOutsideRange(total: bigint, sendingConfig: { minAmount: number; maxAmount: number }, currency: string, received = 0n): void {
+  const min = BigInt(sendingConfig.minAmount);
+  const max = BigInt(sendingConfig.maxAmount);
+  if (total > MAX_POSTING_AMOUNT || received > MAX_POSTING_AMOUNT || total < min || total > max) {
+    throw new AppError('AMOUNT_OUT_OF_RANGE', `The total sending amount ${total} is outside the platform's range for ${currency}: ${min}–${max} minor units.`, {
+      details: { totalSendingAmount: Number(total), minAmount: Number(min), maxAmount: Number(max), currency },
+    });
+  }
+}
+
+/** 400 TRANSACTION_SIZE_LIMIT_EXCEEDED: the total is above the single-transaction maximum of the corridor (CORRIDOR_MAX_TRANSACTION). */
+function refuseAboveSizeLimit(deps: QuoteDeps, total: bigint, sending: string, receiving: string, snapshot: RateSnapshot): void {
+  const limit = limitIn(deps.config.quoteLimits.maxTransaction, [`${sending}:${receiving}`, sending], sending, snapshot);
+  if (total > limit) {
+    throw new AppError('TRANSACTION_SIZE_LIMIT_EXCEEDED', `The total sending amount ${total} is above the single-transaction maximum of ${limit} ${sending} minor units for this corridor.`, {
+      details: { totalSendingAmount: Number(total), limit: Number(limit), currency: sending, corridor: `${sending}:${receiving}` },
+    });
+  }
+}
+
 /** A UMA quote with the sender's fees: `priced.sent` is what the invoice costs, `priced.total` what the sender pays. */
 export type PricedUmaQuote = UmaQuote & { priced: Priced };
 
@@ -89,19 +121,8 @@ export async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, b
   const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
   const { priced } = uma;
   const total = priced.total;
-  const min = BigInt(sendingConfig.minAmount);
-  const max = BigInt(sendingConfig.maxAmount);
-  if (total > MAX_POSTING_AMOUNT || uma.receivedAmount > MAX_POSTING_AMOUNT || total < min || total > max) {
-    throw new AppError('AMOUNT_OUT_OF_RANGE', `The total sending amount ${total} is outside the platform's range for ${source.currency}: ${min}–${max} minor units.`, {
-      details: { totalSendingAmount: Number(total), minAmount: Number(min), maxAmount: Number(max), currency: source.currency },
-    });
-  }
-  const sizeLimit = limitIn(deps.config.quoteLimits.maxTransaction, [`${source.currency}:${uma.receivingCurrency}`, source.currency], source.currency, snapshot);
-  if (total > sizeLimit) {
-    throw new AppError('TRANSACTION_SIZE_LIMIT_EXCEEDED', `The total sending amount ${total} is above the single-transaction maximum of ${sizeLimit} ${source.currency} minor units for this corridor.`, {
-      details: { totalSendingAmount: Number(total), limit: Number(sizeLimit), currency: source.currency, corridor: `${source.currency}:${uma.receivingCurrency}` },
-    });
-  }
+  refuseOutsideRange(total, sendingConfig, source.currency, uma.receivedAmount);
+  refuseAboveSizeLimit(deps, total, source.currency, uma.receivingCurrency, snapshot);
   const createdAt = deps.clock.now();
   const id = uuidv7(createdAt.getTime());
   const { paymentInstructions, signedRequestId } = await instructionsFor(trx, deps, caller, body, source, prefetched.now, {
