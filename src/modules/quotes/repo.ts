@@ -171,15 +171,3 @@ export function purgeEndedDailyVolumes(db: DbOrTx, now: Date, limit: number): Pr
   const firstKept = pastMargin(now).toISOString().slice(0, 10);
   return deleteOldest(db, { table: 'daily_volumes', key: sql`day`, before: sql`${firstKept}::date` }, limit);
 }
-
-export async function dailyVolume(db: DbOrTx, key: { platformId: string; customerId: string; day: string; currency: string }): Promise<bigint> {
-  const row = await db
-    .selectFrom('daily_volumes')
-    .select('amount')
-    .where('platform_id', '=', key.platformId)
-    .where('customer_id', '=', key.customerId)
-    .where('day', '=', key.day)
-    .where('currency', '=', key.currency)
-    .executeTakeFirst();
-  return row ? BigInt(row.amount) : 0n;
-}

@@ -19,7 +19,6 @@ export { builtInRates, HttpRateProvider, type RateProvider, type RateTable } fro
 export {
   corridorRate,
   ExchangeRates,
-  isCrypto,
   platformFeeOf,
   priceRequest,
   RATE_WINDOW_MS,

@@ -1,5 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
-import { CRYPTO_CURRENCY_CODES, minorUnits } from '../../platform/currencies.js';
+import { minorUnits } from '../../platform/currencies.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import type { PlatformConfig } from '../config/index.js';
@@ -242,5 +242,3 @@ export function priceRequest(request: PricingRequest): Pricing {
   });
   return { corridor, fees, priced };
 }
-
-export const isCrypto = (code: string) => CRYPTO_CURRENCY_CODES.has(code);

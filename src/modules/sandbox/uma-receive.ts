@@ -20,7 +20,7 @@ export async function simulateUmaReceive(db: Db, incoming: IncomingPayments, pla
     throw invalidInput([{ field: 'receiverUmaAddress', message: 'give exactly one of receiverUmaAddress and customerId' }]);
   }
   const sender = requireUmaAddress('senderUmaAddress', body.senderUmaAddress);
-  let customer: { id: string; uma_address: string | null; review_status: string } | undefined;
+  let customer: { id: string; uma_address: string; review_status: string } | undefined;
   if (body.receiverUmaAddress !== undefined) {
     const receiver = requireUmaAddress('receiverUmaAddress', body.receiverUmaAddress);
     customer = await findLiveCustomerByUmaAddress(db, platformId, receiver.address);
@@ -29,7 +29,6 @@ export async function simulateUmaReceive(db: Db, incoming: IncomingPayments, pla
     customer = await findLiveCustomerById(db, platformId, parseId('Customer', body.customerId!)!);
     if (!customer) throw new AppError('USER_NOT_FOUND', `Customer ${body.customerId} was not found.`);
   }
-  if (!customer.uma_address) throw new AppError('UMA_NOT_FOUND', `Customer ${formatId('Customer', customer.id)} has no UMA address.`);
   // As a pay request from a real VASP is refused (uma README, "Receiver KYC"): compliance rejected the customer.
   if (customer.review_status === 'REJECTED') throw new AppError('USER_NOT_READY', `Customer ${formatId('Customer', customer.id)} cannot receive payments: its review was REJECTED.`);
   const config = await getConfigRow(db, platformId);

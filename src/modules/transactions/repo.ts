@@ -69,8 +69,6 @@ export type NewTransactionRow = { [K in keyof TransactionsTable]: TransactionsTa
 
 const JSON_COLUMNS = ['source', 'destination', 'rate_details', 'payment_instructions'] as const;
 
-export const UNIQUE_QUOTE = 'transactions_quote';
-
 /** Columns a transaction gains only later in its life (hold, funding, settlement, receipt, refund): unset when it is recorded. */
 const LATER_COLUMNS = {
   hold_id: null,

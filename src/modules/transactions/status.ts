@@ -53,7 +53,3 @@ export function assertTransition(type: 'OUTGOING' | 'INCOMING', from: Transactio
   const allowed = from === null ? INITIAL[type].includes(to) : canTransition(type, from, to);
   if (!allowed) throw new IllegalTransition(type, from, to);
 }
-
-export function isTerminal(type: 'OUTGOING' | 'INCOMING', status: TransactionStatus): boolean {
-  return (TRANSITIONS[type][status]?.length ?? 0) === 0;
-}
