@@ -9,6 +9,7 @@ import { prefetchNetworkFee } from './pricing.js';
 import { prefetchUmaQuote, type PricedUmaQuote } from './uma-quote.js';
 import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
 import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
+import { platformEnvironment } from '../platforms/index.js';
 
 export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, deps) => {
   const tags = ['Cross-border Payments'];
@@ -17,10 +18,11 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     execute: async (trx, request) => {
       const quoteUuid = parseId('Quote', request.target_id)!;
       const row = await loadQuote(trx, request.platform_id, quoteUuid, { forUpdate: true });
-      const environment = (request.context.environment as 'sandbox' | 'production' | undefined) ?? 'sandbox';
       // A settling job may run this without a request: the time is read through its transaction,
-      // and the rates are the quote's stored window's (executeLocked), never the provider's.
-      return executeLocked(trx, deps, row, { now: await deps.platformClock.now(request.platform_id, trx), environment }, { walletSigned: true });
+      // the environment is the platform's own (never a default that could be the other one's), and
+      // the rates are the quote's stored window's (executeLocked), never the provider's.
+      const [now, environment] = await Promise.all([deps.platformClock.now(request.platform_id, trx), platformEnvironment(trx, request.platform_id)]);
+      return executeLocked(trx, deps, row, { now, environment }, { walletSigned: true });
     },
     // The challenge outlives the quote (issued after it was priced, for 5 minutes; a quote lives at
     // most 5): past the challenge's window an expired quote is still executed, so that its

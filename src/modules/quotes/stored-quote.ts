@@ -61,7 +61,6 @@ export async function instructionsFor(
       operation: QUOTE_EXECUTE_OPERATION,
       targetId: quote.quoteId,
       body: {},
-      context: { environment: caller.environment },
       type: 'ACTIVITY_TYPE_EXECUTE_QUOTE',
       parameters: {
         quoteId: quote.quoteId,
