@@ -20,6 +20,8 @@ export interface ReceivingWorld {
 export interface PayRequestExtras {
   requestedPayeeData?: Record<string, { mandatory: boolean }>;
   settlement?: { layer: string; assetIdentifier: string };
+  /** Sent in place of the signed request's `amount` (which its signature does not cover). */
+  amount?: unknown;
 }
 
 /**
@@ -60,7 +62,7 @@ export function receivingWorld(domain: string) {
       method: 'POST',
       url: `/uma/payreq/${encodeURIComponent(receiver.umaAddress.split('@')[0]!)}`,
       headers: { host: domain, 'content-type': 'application/json' },
-      payload: request.toJsonString(),
+      payload: 'amount' in extras ? JSON.stringify({ ...(JSON.parse(request.toJsonString()) as Record<string, unknown>), amount: extras.amount }) : request.toJsonString(),
     });
   }
 

@@ -1,4 +1,3 @@
-import { getPayRequest, KycStatus, PubKeyResponse } from '@uma-sdk/core';
 import { describe, expect, it } from 'vitest';
 import { expectEnvelope } from '../helpers/context.js';
 import { receivingWorld } from '../helpers/uma-receiving.js';
@@ -12,29 +11,8 @@ import { receivingWorld } from '../helpers/uma-receiving.js';
  */
 const domain = 'amounts.receiver.test';
 const { world, newReceiver, postPayRequest } = receivingWorld(domain);
+const payRequestWithAmount = (receiver: { umaAddress: string }, amount: unknown) => postPayRequest(receiver, { amount });
 
-async function payRequestWithAmount(receiver: { umaAddress: string }, amount: unknown) {
-  const keys = PubKeyResponse.fromJson((await world.b.app.inject({ method: 'GET', url: '/.well-known/lnurlpubkey' })).body);
-  const request = await getPayRequest({
-    receiverEncryptionPubKey: keys.getEncryptionPubKey(),
-    sendingVaspPrivateKey: world.fake.signing.privateKey,
-    receivingCurrencyCode: 'MXN',
-    amount: 50_000,
-    isAmountInReceivingCurrency: true,
-    payerIdentifier: `$alice@${world.fake.domain}`,
-    payerKycStatus: KycStatus.Verified,
-    umaMajorVersion: 1,
-    trInfo: '{}',
-    payerData: { name: 'Alice Sender' } as never,
-  });
-  const body = { ...(JSON.parse(request.toJsonString()) as Record<string, unknown>), amount };
-  return world.b.app.inject({
-    method: 'POST',
-    url: `/uma/payreq/${encodeURIComponent(receiver.umaAddress.split('@')[0]!)}`,
-    headers: { host: domain, 'content-type': 'application/json' },
-    payload: JSON.stringify(body),
-  });
-}
 
 describe('a pay request’s amount that no receiver takes', () => {
   it('negative, zero, past 2^53, or in another currency than the receiving one: refused, nothing opened, the platform not asked', async () => {
