@@ -3,11 +3,9 @@ import { BASE, createTestContext, type TestContext, type TestPlatform } from '..
 import { startVerification, uploadPdf } from '../helpers/verifications.js';
 
 /**
- * A customer deleted while its review is IN_PROGRESS (the DELETE is accepted: only the fields a
- * review reads are frozen): the background verdict ends the verification REJECTED ("deleted
- * during the review") and nothing else of the customer moves. A complete sandbox applicant would
- * otherwise be APPROVED, which opens internal accounts: money could be sent to a customer who can
- * never send it on.
+ * Reviews that must not approve a customer: one deleted while its review is IN_PROGRESS, and one
+ * whose two-sided identity document came without its side. Sandbox auto-approval is off, so the
+ * background verdict decides.
  */
 
 type Body = Record<string, any>;
@@ -26,18 +24,26 @@ const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload
 const eventTypes = async (resourceId: string) =>
   (await ctx.handle.db.selectFrom('events').select('type').where('platform_id', '=', p.uuid).where('resource_id', '=', resourceId).orderBy('id').execute()).map((e) => e.type);
 
+/** An individual with every field a review reads, and no documents yet. */
+async function applicant(platformCustomerId: string): Promise<Body> {
+  const created = await call('POST', '/customers', {
+    customerType: 'INDIVIDUAL',
+    platformCustomerId,
+    fullName: 'Jane Doe',
+    birthDate: '1990-01-15',
+    nationality: 'US',
+    address: { line1: '1 Main St', postalCode: '62701', country: 'US' },
+  });
+  expect(created.statusCode, created.body).toBe(201);
+  return created.json() as Body;
+}
+
 describe('a customer deleted during its review', () => {
+  // The DELETE is accepted (only the fields a review reads are frozen). A complete sandbox applicant
+  // would otherwise be APPROVED, which opens internal accounts: money could be sent to a customer
+  // who can never send it on.
   it('the review ends REJECTED; the customer is not approved and gets no accounts', async () => {
-    const created = await call('POST', '/customers', {
-      customerType: 'INDIVIDUAL',
-      platformCustomerId: 'deleted-mid-review',
-      fullName: 'Jane Doe',
-      birthDate: '1990-01-15',
-      nationality: 'US',
-      address: { line1: '1 Main St', postalCode: '62701', country: 'US' },
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    const customer = created.json() as Body;
+    const customer = await applicant('deleted-mid-review');
     await uploadPdf(ctx.app, p, customer.id, 'PASSPORT', { documentNumber: 'P1234567' });
     await uploadPdf(ctx.app, p, customer.id, 'SELFIE');
     const verification = await startVerification(ctx.app, p, customer.id);
@@ -58,5 +64,24 @@ describe('a customer deleted during its review', () => {
     expect(await eventTypes(customer.id)).toEqual(['CUSTOMER.KYC_PENDING', 'CUSTOMER.DELETED']);
     expect(await eventTypes(verification.id)).toEqual(['VERIFICATION.IN_PROGRESS', 'VERIFICATION.REJECTED']);
     expect(await ctx.jobs.runDue()).toBe(0);
+  });
+});
+
+describe('a two-sided document without its side', () => {
+  // NATIONAL_ID and DRIVERS_LICENSE uploaded without `side` (the field is optional) prove only one
+  // side of the card: the review asks for it.
+  it('is INCOMPLETE on side, and the customer is not approved on it', async () => {
+    const customer = await applicant('one-sided');
+    const card = await uploadPdf(ctx.app, p, customer.id, 'NATIONAL_ID', { documentNumber: 'N1234567' });
+    expect(card.side).toBeUndefined();
+    await uploadPdf(ctx.app, p, customer.id, 'SELFIE');
+
+    const first = await startVerification(ctx.app, p, customer.id);
+    ctx.clock.advance(2000);
+    await ctx.jobs.runDue();
+    const judged = (await call('GET', `/verifications/${first.id}`)).json() as Body;
+    expect(judged.verificationStatus).toBe('RESOLVE_ERRORS');
+    expect(judged.errors).toContainEqual(expect.objectContaining({ resourceId: card.id, code: 'INCOMPLETE', field: 'side' }));
+    expect(((await call('GET', `/customers/${customer.id}`)).json() as Body).kycStatus).not.toBe('APPROVED');
   });
 });
