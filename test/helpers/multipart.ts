@@ -27,6 +27,12 @@ export function multipartBody(parts: Part[]): { payload: Buffer; headers: Record
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
+/** POST /customers/bulk/csv with `csv` as the file part, as an integrator's upload sends it. */
+export function postCsvImport(app: App, platform: TestPlatform, csv: string) {
+  const { payload, headers } = multipartBody([{ name: 'file', filename: 'customers.csv', contentType: 'text/csv', data: Buffer.from(csv) }]);
+  return app.inject({ method: 'POST', url: `${BASE}/customers/bulk/csv`, headers: { authorization: platform.auth, ...headers }, payload });
+}
+
 /** Text parts from an object, skipping undefined values. */
 export function textParts(fields: Record<string, string | undefined>): Part[] {
   return Object.entries(fields)

@@ -1,6 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
+import { postCsvImport } from '../helpers/multipart.js';
 
 /**
  * The error report of a CSV import (GET /customers/bulk/jobs/{id}/errors) has every failed row
@@ -22,13 +23,7 @@ describe('the error report of an import with more errors than a page', () => {
     const p = await ctx.newPlatform();
     const rows = Array.from({ length: ROWS }, (_, i) => `bad-${i + 1},INDIVIDUAL,Row ${i + 1},not-a-date`);
     const csv = ['platformCustomerId,customerType,fullName,birthDate', ...rows].join('\r\n');
-    const boundary = '----error-report';
-    const accepted = await ctx.app.inject({
-      method: 'POST',
-      url: `${BASE}/customers/bulk/csv`,
-      headers: { authorization: p.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
-      payload: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\nContent-Type: text/csv\r\n\r\n${csv}\r\n--${boundary}--\r\n`),
-    });
+    const accepted = await postCsvImport(ctx.app, p, csv);
     expect(accepted.statusCode, accepted.body).toBe(202);
     const { jobId } = accepted.json() as { jobId: string };
     await ctx.jobs.runDue();

@@ -4,6 +4,7 @@ import { IMPORT_JOB, runImport, type ImportJobPayload } from '../../src/modules/
 import { getEndUserTerms } from '../../src/modules/customers/validation.js';
 import { TenantSecretBox } from '../../src/platform/crypto/secret-box.js';
 import { BASE, createTestContext, type TestContext } from '../helpers/context.js';
+import { postCsvImport } from '../helpers/multipart.js';
 
 /**
  * One bulk import run by two workers at once (the first's lease ran out while it was still
@@ -28,13 +29,7 @@ describe('a bulk import run by two workers at once', () => {
     const p = await ctx.newPlatform();
     const rows = Array.from({ length: ROWS }, (_, i) => (i % 2 ? `twice-${i},INDIVIDUAL,Row ${i}` : `,INDIVIDUAL,Row ${i}`));
     const csv = ['platformCustomerId,customerType,fullName', ...rows].join('\r\n');
-    const boundary = '----two-workers';
-    const accepted = await ctx.app.inject({
-      method: 'POST',
-      url: `${BASE}/customers/bulk/csv`,
-      headers: { authorization: p.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
-      payload: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\nContent-Type: text/csv\r\n\r\n${csv}\r\n--${boundary}--\r\n`),
-    });
+    const accepted = await postCsvImport(ctx.app, p, csv);
     expect(accepted.statusCode, accepted.body).toBe(202);
     const jobId = (accepted.json() as Body).jobId as string;
     const job = await ctx.handle.db.selectFrom('jobs').select(['payload']).where('kind', '=', IMPORT_JOB).where('platform_id', '=', p.uuid).executeTakeFirstOrThrow();
