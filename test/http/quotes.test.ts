@@ -32,7 +32,7 @@ let ctx: TestContext;
 beforeAll(async () => {
   ctx = await createTestContext({
     env: {
-      CORRIDOR_MAX_TRANSACTION: JSON.stringify({ 'USD:MXN': 50_000 }),
+      CORRIDOR_MAX_TRANSACTION: JSON.stringify({ 'USD:MXN': 50_000, USD: 10_000_000 }),
       CORRIDOR_DAILY_VOLUME_LIMIT: JSON.stringify({ EUR: 100_000 }),
     },
   });
