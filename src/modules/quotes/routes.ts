@@ -3,13 +3,13 @@ import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { sendWrite } from '../../platform/http/write.js';
+import { platformEnvironment } from '../platforms/index.js';
 import { sendOutcome, walletSignature } from '../wallet-auth/index.js';
 import { createQuote } from './create.js';
 import { prefetchNetworkFee } from './pricing.js';
 import { prefetchUmaQuote, type PricedUmaQuote } from './uma-quote.js';
 import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
 import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
-import { platformEnvironment } from '../platforms/index.js';
 
 export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, deps) => {
   const tags = ['Cross-border Payments'];
