@@ -129,7 +129,7 @@ describe('ledger verify finds every class of breach', () => {
 
   it('a customer balance below zero, even one its postings agree with: NEGATIVE_BALANCE', async () => {
     const books1 = await books();
-    // Only a write around ledger_apply() and its CHECK constraint could do this: B pays out 2 000 it does not have.
+    // Only a write around ledger_apply() and its CHECK constraint could do this: B pays out 1 it does not have: one minor unit below zero is a breach.
     await sql`alter table ledger_balances drop constraint ledger_balances_valid`.execute(db);
     try {
       const id = uuidv7();
@@ -137,15 +137,15 @@ describe('ledger verify finds every class of breach', () => {
       const [{ shard }] = (await sql<{ shard: number }>`select min(shard) as shard from ledger_balances where account_id = ${settlement}`.execute(db)).rows as [{ shard: number }];
       await sql`insert into ledger_transactions (id, platform_id, reference, kind, fingerprint, created_at) values (${id}, ${books1.platformId}, 'overdraw', 'POSTED', 'f', now())`.execute(db);
       await sql`insert into ledger_entries (transaction_id, seq, platform_id, account_id, shard, currency, side, amount) values
-        (${id}, 1, ${books1.platformId}, ${books1.b}, 0, 'USD', 'D', 2000), (${id}, 2, ${books1.platformId}, ${settlement}, ${shard}, 'USD', 'C', 2000)`.execute(db);
-      await sql`update ledger_balances set debits_posted = debits_posted + 2000 where account_id = ${books1.b}`.execute(db);
-      await sql`update ledger_balances set credits_posted = credits_posted + 2000 where account_id = ${settlement} and shard = ${shard}`.execute(db);
+        (${id}, 1, ${books1.platformId}, ${books1.b}, 0, 'USD', 'D', 1), (${id}, 2, ${books1.platformId}, ${settlement}, ${shard}, 'USD', 'C', 1)`.execute(db);
+      await sql`update ledger_balances set debits_posted = debits_posted + 1 where account_id = ${books1.b}`.execute(db);
+      await sql`update ledger_balances set credits_posted = credits_posted + 1 where account_id = ${settlement} and shard = ${shard}`.execute(db);
     } finally {
       await sql`alter table ledger_balances add constraint ledger_balances_valid
         check (ledger_balance_valid(debits_posted, credits_posted, debits_pending, credits_pending, shard, shards, no_overdraft)) not valid`.execute(db);
     }
     const report = await verify(books1.platformId);
-    expect(report.breaches).toEqual([{ check: 'NEGATIVE_BALANCE', subject: `${books1.b}#0`, detail: 'available -2000' }]);
+    expect(report.breaches).toEqual([{ check: 'NEGATIVE_BALANCE', subject: `${books1.b}#0`, detail: 'available -1' }]);
   });
 
   it('a hold both posted and voided (neither posted, voided nor open): RESOLVED_TWICE', async () => {
