@@ -86,21 +86,32 @@ export async function priceAccountQuote(
   if (priced.total > MAX_POSTING_AMOUNT || priced.received > MAX_POSTING_AMOUNT) {
     throw new AppError('AMOUNT_OUT_OF_RANGE', 'The transfer’s amounts exceed what the API carries exactly (2^53 − 1 minor units).');
   }
-  const min = BigInt(sendingConfig.minAmount);
-  const max = BigInt(sendingConfig.maxAmount);
-  if (priced.total < min || priced.total > max) {
-    throw new AppError('AMOUNT_OUT_OF_RANGE', `The total sending amount ${priced.total} is outside the platform's range for ${source.currency}: ${min}–${max} minor units.`, {
-      details: { totalSendingAmount: Number(priced.total), minAmount: Number(min), maxAmount: Number(max), currency: source.currency },
-    });
-  }
-  const sizeLimit = limitIn(deps.config.quoteLimits.maxTransaction, [`${source.currency}:${destination.currency}`, source.currency], source.currency, snapshot);
-  if (priced.total > sizeLimit) {
-    throw new AppError('TRANSACTION_SIZE_LIMIT_EXCEEDED', `The total sending amount ${priced.total} is above the single-transaction maximum of ${sizeLimit} ${source.currency} minor units for this corridor.`, {
-      details: { totalSendingAmount: Number(priced.total), limit: Number(sizeLimit), currency: source.currency, corridor: `${source.currency}:${destination.currency}` },
-    });
-  }
+  refuseOutsideRange(priced.total, sendingConfig, source.currency);
+  refuseAboveSizeLimit(deps, priced.total, source.currency, destination.currency, snapshot);
   if (destination.external) checkDestination(destination.external, priced.received, destination.currency, snapshot);
   return { pricing, priced };
+}
+
+/** 400 AMOUNT_OUT_OF_RANGE: the total the sender pays is outside the platform's minAmount–maxAmount for the sending currency. */
+export function amountOutOfRange(total: bigint, sendingConfig: { minAmount: number; maxAmount: number }, currency: string): AppError {
+  const [min, max] = [sendingConfig.minAmount, sendingConfig.maxAmount];
+  return new AppError('AMOUNT_OUT_OF_RANGE', `The total sending amount ${total} is outside the platform's range for ${currency}: ${min}–${max} minor units.`, {
+    details: { totalSendingAmount: Number(total), minAmount: min, maxAmount: max, currency },
+  });
+}
+
+export function refuseOutsideRange(total: bigint, sendingConfig: { minAmount: number; maxAmount: number }, currency: string): void {
+  if (total < BigInt(sendingConfig.minAmount) || total > BigInt(sendingConfig.maxAmount)) throw amountOutOfRange(total, sendingConfig, currency);
+}
+
+/** 400 TRANSACTION_SIZE_LIMIT_EXCEEDED: the total is above the corridor's single-transaction maximum (CORRIDOR_MAX_TRANSACTION). */
+export function refuseAboveSizeLimit(deps: QuoteDeps, total: bigint, sending: string, receiving: string, snapshot: RateSnapshot): void {
+  const limit = limitIn(deps.config.quoteLimits.maxTransaction, [`${sending}:${receiving}`, sending], sending, snapshot);
+  if (total > limit) {
+    throw new AppError('TRANSACTION_SIZE_LIMIT_EXCEEDED', `The total sending amount ${total} is above the single-transaction maximum of ${limit} ${sending} minor units for this corridor.`, {
+      details: { totalSendingAmount: Number(total), limit: Number(limit), currency: sending, corridor: `${sending}:${receiving}` },
+    });
+  }
 }
 
 /**

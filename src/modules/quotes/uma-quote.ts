@@ -1,16 +1,15 @@
 // A quote to a UMA address: priced by a pay request to the receiver's VASP before the quote's
 // transaction opens (prefetchUmaQuote), then stored with the invoice it holds (createUmaQuote).
 import type { Tx } from '../../platform/db/database.js';
-import { AppError } from '../../platform/errors.js';
 import type { StoredResponse } from '../../platform/idempotency.js';
 import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
 import type { PlatformConfig } from '../config/index.js';
 import { MAX_POSTING_AMOUNT } from '../ledger/index.js';
 import { NO_FEES, platformFeeOf, priceTransfer, UNIT_RATE, type Priced, type RateSnapshot } from '../rates/index.js';
 import type { UmaQuote } from '../uma/index.js';
-import { limitIn, type Caller, type Prefetched, type QuoteDeps } from './execute.js';
+import { type Caller, type Prefetched, type QuoteDeps } from './execute.js';
 import { checkSender } from './payability.js';
-import { currencyConfig, feeOverrideOf } from './pricing.js';
+import { amountOutOfRange, currencyConfig, feeOverrideOf, refuseAboveSizeLimit, refuseOutsideRange } from './pricing.js';
 import { insertQuote, type QuoteRow } from './repo.js';
 import { field, resolveSource, sourceCurrencyField } from './resolve.js';
 import type { QuoteRequest } from './schemas.js';
@@ -78,30 +77,6 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
   return { ...uma, priced };
 }
 
-/**
- * 400 AMOUNT_OUT_OF_RANGE: the total the sender pays is outside the platform's minAmount–maxAmount
- * for the sending currency, or it (or what arrives) is past what a ledger posting carries.
- */
-function refuseOutsideRange(total: bigint, sendingConfig: { minAmount: number; maxAmount: number }, currency: string, received = 0n): void {
-  const min = BigInt(sendingConfig.minAmount);
-  const max = BigInt(sendingConfig.maxAmount);
-  if (total > MAX_POSTING_AMOUNT || received > MAX_POSTING_AMOUNT || total < min || total > max) {
-    throw new AppError('AMOUNT_OUT_OF_RANGE', `The total sending amount ${total} is outside the platform's range for ${currency}: ${min}–${max} minor units.`, {
-      details: { totalSendingAmount: Number(total), minAmount: Number(min), maxAmount: Number(max), currency },
-    });
-  }
-}
-
-/** 400 TRANSACTION_SIZE_LIMIT_EXCEEDED: the total is above the single-transaction maximum of the corridor (CORRIDOR_MAX_TRANSACTION). */
-function refuseAboveSizeLimit(deps: QuoteDeps, total: bigint, sending: string, receiving: string, snapshot: RateSnapshot): void {
-  const limit = limitIn(deps.config.quoteLimits.maxTransaction, [`${sending}:${receiving}`, sending], sending, snapshot);
-  if (total > limit) {
-    throw new AppError('TRANSACTION_SIZE_LIMIT_EXCEEDED', `The total sending amount ${total} is above the single-transaction maximum of ${limit} ${sending} minor units for this corridor.`, {
-      details: { totalSendingAmount: Number(total), limit: Number(limit), currency: sending, corridor: `${sending}:${receiving}` },
-    });
-  }
-}
-
 /** A UMA quote with the sender's fees: `priced.sent` is what the invoice costs, `priced.total` what the sender pays. */
 export type PricedUmaQuote = UmaQuote & { priced: Priced };
 
@@ -121,7 +96,9 @@ export async function createUmaQuote(trx: Tx, deps: QuoteDeps, caller: Caller, b
   const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
   const { priced } = uma;
   const total = priced.total;
-  refuseOutsideRange(total, sendingConfig, source.currency, uma.receivedAmount);
+  // What arrives is checked too: a posting carries at most MAX_POSTING_AMOUNT (the total is, by maxAmount).
+  if (uma.receivedAmount > MAX_POSTING_AMOUNT) throw amountOutOfRange(total, sendingConfig, source.currency);
+  refuseOutsideRange(total, sendingConfig, source.currency);
   refuseAboveSizeLimit(deps, total, source.currency, uma.receivingCurrency, snapshot);
   const createdAt = deps.clock.now();
   const id = uuidv7(createdAt.getTime());
