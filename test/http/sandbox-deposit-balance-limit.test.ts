@@ -36,7 +36,8 @@ describe('a sandbox deposit past what the account can hold', () => {
       }),
     );
 
-    expectEnvelope(await call(ctx, p, 'POST', '/sandbox/deposits', { reference, amount: 1_001, depositId: 'ach-past-the-limit' }), 400, 'AMOUNT_OUT_OF_RANGE');
+    const refused = expectEnvelope(await call(ctx, p, 'POST', '/sandbox/deposits', { reference, amount: 1_001, depositId: 'ach-past-the-limit' }), 400, 'AMOUNT_OUT_OF_RANGE');
+    expect(refused.details).toEqual({ reason: 'BALANCE_LIMIT', accountId: account.id });
     expect(await balances(ctx, p, ann.customerId)).toEqual({ available: MAX - 1_000, total: MAX - 1_000 });
     expect(await ctx.handle.db.selectFrom('transactions').select('id').where('platform_id', '=', p.uuid).execute()).toEqual([]);
 
