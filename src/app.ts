@@ -391,7 +391,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       { table: 'daily_volumes', batch: (now, limit) => purgeEndedDailyVolumes(deps.db, now, limit) },
     ],
   }).register();
-  registerUmaWellKnownRoutes(app, { ...deps, ...uma, vasps, incomingPayments, rates });
+  registerUmaWellKnownRoutes(app, { ...deps, ...uma, vasps, incomingPayments, rates, platformClock });
 
   // One intake of uploaded documents for POST /documents and the hosted verification page.
   const intake = await DocumentIntake.open({ ...deps, ...(options.blobStore ? { blobs: options.blobStore } : {}) });
@@ -416,7 +416,7 @@ export async function buildApp(appDeps: AppDeps, options: AppOptions = {}) {
       const feeModels = { sandbox: sandboxFeeModel, production: options.withdrawalFees ?? noProductionModel };
       await api.register(quoteRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender, feeModels });
       await api.register(transferRoutes, { ...deps, platformClock, rates, configCache, payments, walletAuth, signed, uma: umaSender, feeModels });
-      await api.register(umaRoutes, { ...deps, ...uma, vasps, incomingPayments, rates });
+      await api.register(umaRoutes, { ...deps, ...uma, vasps, incomingPayments, rates, platformClock });
       await api.register(externalAccountRoutes, { ...deps, ...(options.institutions ? { institutions: options.institutions } : {}) });
       await api.register(directoryRoutes, deps);
       await api.register(invitationRoutes, deps);

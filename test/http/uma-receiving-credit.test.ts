@@ -142,4 +142,29 @@ describe('an incoming UMA payment credited at the node', () => {
     const keys = PubKeyResponse.fromJson((await world.b.app.inject({ method: 'GET', url: '/.well-known/lnurlpubkey' })).body);
     expect(await verifyPayReqResponseSignature(answer, `$alice@${world.fake.domain}`, receiver.umaAddress.toLowerCase(), keys, new InMemoryNonceValidator(0))).toBe(true);
   });
+
+  // Last in the file: it moves the receiving platform's test clock, which does not go back.
+  it("the receiving platform's sandbox clock expires its unpaid invoices: refused 409 at the node, failed QUOTE_EXPIRED by the job", async () => {
+    const receiver = await newReceiver('test-clock');
+    const presented = PayReqResponse.fromJson((await postPayRequest(receiver)).body);
+    const unpaid = PayReqResponse.fromJson((await postPayRequest(receiver)).body);
+    const runDueJobs = async () => {
+      while ((await world.b.jobs.runDue(50)) > 0);
+    };
+    // 599 of the invoice's 600 seconds: both still payable, the expiry job not yet due.
+    expect((await call('POST', '/sandbox/clock/advance', { seconds: 599 })).statusCode).toBe(200);
+    await runDueJobs();
+    expect((await incomingOf(unpaid.pr)).payment.status).toBe('PENDING');
+    expect((await call('POST', '/sandbox/clock/advance', { seconds: 2 })).statusCode).toBe(200);
+    // Presented past its expiry before the job ran: it expires then.
+    expect(expectEnvelope(await payInvoice(presented.pr), 409, 'CONFLICT').details).toEqual({ reason: 'INVOICE_EXPIRED' });
+    await runDueJobs();
+    for (const answer of [presented, unpaid]) {
+      const { payment, transaction } = await incomingOf(answer.pr);
+      expect([payment.status, transaction.status, transaction.failure_reason]).toEqual(['EXPIRED', 'FAILED', 'QUOTE_EXPIRED']);
+      expect(await creditsOf(transaction.id)).toEqual([]);
+    }
+    expectEnvelope(await payInvoice(unpaid.pr), 409, 'CONFLICT');
+    await expectLedgerConsistent(world.b.handle.db);
+  });
 });

@@ -1,6 +1,6 @@
 import { parsePostTransactionCallback, verifyPostTransactionCallbackSignature, type PostTransactionCallback } from '@uma-sdk/core';
 import type { Config } from '../../config.js';
-import type { Clock } from '../../platform/clock.js';
+import type { Clock, PlatformClock } from '../../platform/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { withTx } from '../../platform/db/tx.js';
 import { RetryJobAt, type Job } from '../../platform/jobs/index.js';
@@ -22,6 +22,7 @@ export const INVOICE_EXPIRY_JOB = 'uma.invoice-expiry';
 export interface NodeDeps {
   db: Db;
   clock: Clock;
+  platformClock: PlatformClock;
   config: Config;
   node: LightningNode;
   resolver: Resolver;
@@ -63,7 +64,7 @@ export async function settleInvoice(deps: NodeDeps, invoice: string): Promise<{ 
     const row = (await findIncomingPaymentByHash(trx, hash!, { forUpdate: true }))!;
     if (row.status === 'COMPLETED') return 'PAID' as const;
     if (row.status === 'EXPIRED') return 'EXPIRED' as const;
-    if (row.expires_at <= deps.clock.now()) {
+    if (row.expires_at <= (await deps.platformClock.now(row.platform_id, trx))) {
       await setIncomingPaymentStatus(trx, row.platform_id, row.id, 'EXPIRED');
       if (row.transaction_id) await deps.incomingPayments.fail(trx, row.platform_id, row.transaction_id, 'QUOTE_EXPIRED');
       return 'EXPIRED' as const;
@@ -140,7 +141,8 @@ export async function expireUnpaidInvoice(deps: NodeDeps, job: Job): Promise<voi
   const platformId = job.platform_id!;
   const row = await findIncomingPayment(deps.db, platformId, paymentId);
   if (!row || row.status !== 'PENDING') return;
-  if (row.expires_at > deps.clock.now()) throw new RetryJobAt(row.expires_at, 'the invoice is still payable');
+  // The expiry is the platform's time; the job runs on the shared clock, as much later.
+  if (row.expires_at > (await deps.platformClock.now(platformId))) throw new RetryJobAt(row.expires_at, 'the invoice is still payable', { platformTime: true });
   await withTx(deps.db, async (trx) => {
     const locked = await findIncomingPaymentByHash(trx, row.payment_hash, { forUpdate: true });
     if (!locked || locked.status !== 'PENDING') return;

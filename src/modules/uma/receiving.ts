@@ -13,7 +13,7 @@ import {
   type LnurlpRequest,
 } from '@uma-sdk/core';
 import type { Config } from '../../config.js';
-import type { Clock } from '../../platform/clock.js';
+import type { Clock, PlatformClock } from '../../platform/clock.js';
 import { currency } from '../../platform/currencies.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
@@ -44,6 +44,7 @@ import { checkTimestamp, fromSdkError, markSignedInLnurlp, NonceCheck, verifySig
 export interface ReceivingDeps {
   db: Db;
   clock: Clock;
+  platformClock: PlatformClock;
   config: Config;
   keys: VaspKeySource;
   node: LightningNode;
@@ -363,14 +364,16 @@ async function approveAndInvoice(deps: ReceivingDeps, round: ApprovalRound): Pro
     payeeIdentifier: receiver.address.address,
   });
   const response = withReceivingAmount(signed, conversion);
-  const now = deps.clock.now();
-  const expiresAt = new Date(now.getTime() + INVOICE_EXPIRY_SECONDS * 1000);
   await withTx(deps.db, async (trx) => {
     await lockPayRequest(trx, paymentId);
     // Past it, the job may have given the pay request up: an invoice now would be for a failed payment.
     if (deps.clock.now() >= new Date(pending.answerBy)) {
       throw new AppError('SERVICE_SWITCH_ERROR', `${receiver.address.address}'s invoice was not ready in time.`, { details: { reason: 'ANSWER_DEADLINE_PASSED' } });
     }
+    // The payment's expiry is the receiving platform's (a sandbox test clock moves it); the
+    // invoice itself is dated by the system clock, which the paying node reads.
+    const platformNow = await deps.platformClock.now(receiver.platformId, trx);
+    const expiryMs = INVOICE_EXPIRY_SECONDS * 1000;
     await insertIncomingPayment(trx, {
       platform_id: receiver.platformId,
       id: paymentId,
@@ -386,12 +389,14 @@ async function approveAndInvoice(deps: ReceivingDeps, round: ApprovalRound): Pro
       invoice: issued!.invoice,
       payer_data: request.payerData,
       status: 'PENDING',
-      created_at: now,
-      expires_at: expiresAt,
+      created_at: deps.clock.now(),
+      expires_at: new Date(platformNow.getTime() + expiryMs),
       transaction_id: opened.id,
       sender_confirmed_at: null,
     });
-    await enqueueJob(trx, deps.clock, { kind: INVOICE_EXPIRY_JOB, platformId: receiver.platformId, payload: { paymentId }, runAt: expiresAt });
+    // A platform job: advancing the platform's clock brings it forward with the expiry.
+    const runAt = new Date(deps.clock.now().getTime() + expiryMs);
+    await enqueueJob(trx, deps.clock, { kind: INVOICE_EXPIRY_JOB, platformId: receiver.platformId, payload: { paymentId }, runAt });
   });
   return response.toJsonSchemaObject() as Record<string, unknown>;
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import { AppError } from '../../platform/errors.js';
 import { errorResponses, PathParam } from '../../platform/http/schemas.js';
+import type { PlatformClock } from '../../platform/clock.js';
 import type { ModuleDeps } from '../../platform/module.js';
 import type { ExchangeRates } from '../rates/index.js';
 import type { IncomingPayments } from '../transactions/index.js';
@@ -22,6 +23,7 @@ export interface UmaRouteDeps extends ModuleDeps {
   vasps: VaspTransport;
   incomingPayments: IncomingPayments;
   rates: ExchangeRates;
+  platformClock: PlatformClock;
 }
 
 const PayInvoiceBody = Type.Object({ invoice: Type.String({ minLength: 1, maxLength: 4096 }) });
