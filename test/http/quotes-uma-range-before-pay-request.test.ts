@@ -8,8 +8,8 @@ import { startFakeVasp, type FakeVasp } from '../helpers/uma.js';
  * quote Corridor would refuse anyway sends none (quotes README, "Destinations"; docs/uma.md). A
  * SENDING lock's total is the locked amount itself: outside the platform's minAmount–maxAmount
  * for the sending currency (here USD 1.00–50.00), or above the corridor's single-transaction
- * maximum when the request names the receiving currency (here USD 30.00), it is refused before
- * the receiver is asked, as the source and the sender are.
+ * maximum (here USD 30.00; USD 35.00 to MXN) for the receiving currency named, or else the
+ * receiver's first, it is refused before the receiver is asked, as the source and the sender are.
  */
 let ctx: TestContext;
 let fake: FakeVasp;
@@ -20,7 +20,7 @@ const call = (method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown)
   ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: sender.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
 beforeAll(async () => {
-  ctx = await createTestContext({ env: { CORRIDOR_MAX_TRANSACTION: JSON.stringify({ USD: 3_000 }) } });
+  ctx = await createTestContext({ env: { CORRIDOR_MAX_TRANSACTION: JSON.stringify({ USD: 3_000, 'USD:MXN': 3_500 }) } });
   fake = await startFakeVasp();
   fake.payreq = async () => {
     payRequests++;
@@ -44,8 +44,8 @@ afterAll(async () => {
 
 let seq = 0;
 
-/** A ready USD sender, funded, and its quote to carol at the fake VASP (looked up first) for a SENDING lock of `amount`. */
-async function quoteToCarol(amount: number) {
+/** A ready USD sender, funded, and its quote to carol at the fake VASP (looked up first) for a SENDING lock of `amount`, in `currency` (null: none named). */
+async function quoteToCarol(amount: number, currency: string | null = 'PHP') {
   const consent = { acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
   const created = await call('POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `sam-${++seq}`, fullName: 'Sam Sender', endUserTermsConsent: consent });
   expect(created.statusCode, created.body).toBe(201);
@@ -58,7 +58,7 @@ async function quoteToCarol(amount: number) {
   return call('POST', '/quotes', {
     lookupId: (looked.json() as { lookupId: string }).lookupId,
     source: { sourceType: 'ACCOUNT', accountId },
-    destination: { destinationType: 'UMA_ADDRESS', umaAddress: address, currency: 'PHP' },
+    destination: { destinationType: 'UMA_ADDRESS', umaAddress: address, ...(currency === null ? {} : { currency }) },
     lockedCurrencySide: 'SENDING',
     lockedCurrencyAmount: amount,
     immediatelyExecute: true,
@@ -88,6 +88,15 @@ describe('a UMA quote whose SENDING amount Corridor refuses anyway', () => {
     const before = payRequests;
     const refused = expectEnvelope(await quoteToCarol(4_000), 400, 'TRANSACTION_SIZE_LIMIT_EXCEEDED');
     expect(refused.details).toMatchObject({ totalSendingAmount: 4_000, limit: 3_000, currency: 'USD', corridor: 'USD:PHP' });
+    expect(payRequests).toBe(before);
+    expect(await ctx.handle.db.selectFrom('quotes').select('id').where('platform_id', '=', sender.uuid).execute()).toEqual([]);
+  });
+
+  it('without the receiving currency: the receiver’s first (PHP) decides the corridor, before the pay request', async () => {
+    // Within USD:MXN's maximum but above PHP's (USD's own).
+    const before = payRequests;
+    const refused = expectEnvelope(await quoteToCarol(3_200, null), 400, 'TRANSACTION_SIZE_LIMIT_EXCEEDED');
+    expect(refused.details).toMatchObject({ totalSendingAmount: 3_200, limit: 3_000, currency: 'USD', corridor: 'USD:PHP' });
     expect(payRequests).toBe(before);
     expect(await ctx.handle.db.selectFrom('quotes').select('id').where('platform_id', '=', sender.uuid).execute()).toEqual([]);
   });

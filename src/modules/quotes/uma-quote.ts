@@ -38,14 +38,11 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
   if (source.customerUuid) await checkSender(deps.db, caller.platformId, source.customerUuid);
   const config = await deps.configCache.get(caller.platformId);
   const sendingConfig = currencyConfig(config, source.currency, 'OUTGOING', sourceCurrencyField(body));
-  // A SENDING lock's total is the locked amount itself: outside the platform's range, or above the
-  // corridor's maximum when the request names the receiving currency, it is refused here, like the
-  // source and the sender, not after the pay request has disclosed the sender.
-  if (body.lockedCurrencySide === 'SENDING') {
-    const total = BigInt(body.lockedCurrencyAmount);
-    refuseOutsideRange(total, sendingConfig, source.currency);
-    if (destination.currency !== undefined) refuseAboveSizeLimit(deps, total, source.currency, destination.currency, snapshot);
-  }
+  // A SENDING lock's total is the locked amount itself: outside the platform's range it is refused
+  // here, like the source and the sender, and above the corridor's maximum once the receiving
+  // currency is chosen (the one named, else the receiver's first), not after the pay request has
+  // disclosed the sender.
+  if (body.lockedCurrencySide === 'SENDING') refuseOutsideRange(BigInt(body.lockedCurrencyAmount), sendingConfig, source.currency);
   // The platform's fee, as on any transfer: on what is converted, out of a SENDING lock (before
   // the pay request asks for what is left), on top of a RECEIVING lock's cost. Corridor's own
   // service fee on UMA is 0; a SENDING lock's rounding remainder goes to it, as on any route.
@@ -69,7 +66,10 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
     sendingCurrency: source.currency,
     lockedSide: body.lockedCurrencySide,
     lockedAmount: BigInt(body.lockedCurrencyAmount),
-    sentOfLocked: (receivingCurrency, locked) => (pricedSending = withFees('SENDING', locked, receivingCurrency))?.sent,
+    sentOfLocked: (receivingCurrency, locked) => {
+      refuseAboveSizeLimit(deps, locked, source.currency, receivingCurrency, snapshot);
+      return (pricedSending = withFees('SENDING', locked, receivingCurrency))?.sent;
+    },
   });
   // UmaSender refuses a SENDING lock its fees leave nothing of before it answers, and a RECEIVING lock's cost is at least one unit.
   const priced = body.lockedCurrencySide === 'SENDING' ? pricedSending : withFees('RECEIVING', uma.sentAmount, uma.receivingCurrency);

@@ -43,6 +43,8 @@ export interface UmaQuoteRequest {
   /**
    * A SENDING lock's amount converted once the sender's fees for a payment into
    * `receivingCurrency` are taken out of it; undefined when the fees leave nothing. Absent: all of it.
+   * Called once the receiving currency is chosen and before the pay request goes out, so it may
+   * also refuse the payment (the quote's corridor maximum) without the receiver hearing of it.
    */
   sentOfLocked?: (receivingCurrency: string, lockedAmount: bigint) => bigint | undefined;
 }
