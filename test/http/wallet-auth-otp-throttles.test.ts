@@ -23,15 +23,21 @@ const challengesOf = async (credentialId: string) =>
   (await ctx.handle.db.selectFrom('otp_challenges').select('id').where('credential_id', '=', parseId('AuthMethod', credentialId)!).execute()).length;
 
 describe('OTP throttles', () => {
-  it(`issues at most ${OTP_CHALLENGES_PER_WINDOW} codes per credential in 15 minutes: the next is 429 with Retry-After, issues nothing, and leaves the latest code valid`, async () => {
+  it(`issues at most ${OTP_CHALLENGES_PER_WINDOW} codes per credential in 15 minutes: the next is 429 with Retry-After until the oldest leaves the window, issues nothing, and leaves the latest code valid`, async () => {
     const wallet = await client.newWallet();
     const path = `/auth/credentials/${wallet.credentialId}/challenge`;
-    const before = await challengesOf(wallet.credentialId);
+    expect(await challengesOf(wallet.credentialId)).toBe(0);
     let latest = '';
-    for (let i = before; i < OTP_CHALLENGES_PER_WINDOW; i++) latest = await client.challenge(wallet.credentialId);
+    // A code a minute: the window's oldest code leaves it 15 minutes after it was issued, and the
+    // refusal, a minute after the last one, says when that is.
+    for (let i = 0; i < OTP_CHALLENGES_PER_WINDOW; i++) {
+      ctx.clock.advance(60_000);
+      latest = await client.challenge(wallet.credentialId);
+    }
+    const retryAfter = 900 - 60 * (OTP_CHALLENGES_PER_WINDOW - 1);
     const refused = await client.call('POST', path, {});
-    expect(expectEnvelope(refused, 429, 'RATE_LIMITED').details).toEqual({ retryAfterSeconds: 900 });
-    expect(refused.headers['retry-after']).toBe('900');
+    expect(expectEnvelope(refused, 429, 'RATE_LIMITED').details).toEqual({ retryAfterSeconds: retryAfter });
+    expect(refused.headers['retry-after']).toBe(String(retryAfter));
     expect(await challengesOf(wallet.credentialId)).toBe(OTP_CHALLENGES_PER_WINDOW);
 
     // The refusal did not replace the code the end user holds.
@@ -41,7 +47,10 @@ describe('OTP throttles', () => {
     const signedIn = await client.signedRetry('POST', verifyPath, body, await client.firstLeg('POST', verifyPath, body), key);
     expect(signedIn.statusCode, signedIn.body).toBe(200);
 
-    ctx.clock.advance(15 * 60_000);
+    // A second early is still refused, with one second left; then the next code is issued.
+    ctx.clock.advance((retryAfter - 1) * 1000);
+    expect(expectEnvelope(await client.call('POST', path, {}), 429, 'RATE_LIMITED').details).toEqual({ retryAfterSeconds: 1 });
+    ctx.clock.advance(1000);
     expect((await client.call('POST', path, {})).statusCode).toBe(200);
   });
 

@@ -9,11 +9,11 @@ import { getConfigRow } from '../config/index.js';
 import { BundleError } from './enclave/bundles.js';
 import type { OpenedOtp, WalletEnclave } from './enclave/enclave.js';
 import {
-  countOtpChallengesSince,
   deleteOtpChallenge,
   insertOtpChallenge,
   OTP_CHALLENGE_WINDOW_MS,
   latestOtpChallenge,
+  nthLatestOtpChallengeSince,
   updateCredential,
   updateOtpChallenge,
   type CredentialRow,
@@ -144,9 +144,11 @@ export class OneTimeCodes {
       await updateOtpChallenge(trx, latest.id, { answered_at: now });
       return { outcome: { statusCode: 200, body: { ...toAuthMethod(credential), otpEncryptionTargetBundle: latest.target_bundle } } };
     }
-    if ((await countOtpChallengesSince(trx, credential.id, new Date(now.getTime() - OTP_CHALLENGE_WINDOW_MS))) >= OTP_CHALLENGES_PER_WINDOW) {
+    // The window is full until the oldest of its last OTP_CHALLENGES_PER_WINDOW codes leaves it: that is the Retry-After.
+    const oldestCounted = await nthLatestOtpChallengeSince(trx, credential.id, new Date(now.getTime() - OTP_CHALLENGE_WINDOW_MS), OTP_CHALLENGES_PER_WINDOW);
+    if (oldestCounted) {
       throw rateLimited(
-        new Date(now.getTime() + OTP_CHALLENGE_WINDOW_MS),
+        new Date(oldestCounted.getTime() + OTP_CHALLENGE_WINDOW_MS),
         now,
         `At most ${OTP_CHALLENGES_PER_WINDOW} codes per ${OTP_CHALLENGE_WINDOW_MS / 60_000} minutes for one credential.`,
       );

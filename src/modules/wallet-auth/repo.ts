@@ -362,7 +362,7 @@ export const OTP_CHALLENGE_WINDOW_MS = 15 * 60_000;
  * Retention: deletes at most `limit` OTP challenges that nothing reads any more, oldest first
  * along otp_challenges_created (migration 0048). Only a credential's latest challenge is ever
  * checked (`latestOtpChallenge`), and every challenge counts towards the credential's rate
- * window for OTP_CHALLENGE_WINDOW_MS after it was issued (`countOtpChallengesSince`). So a challenge
+ * window for OTP_CHALLENGE_WINDOW_MS after it was issued (`nthLatestOtpChallengeSince`). So a challenge
  * goes once it left that window, RETENTION_MARGIN_MS ago, and either a later challenge of its
  * credential superseded it (later in `latestOtpChallenge`'s order: created_at, then id) or it
  * expired RETENTION_MARGIN_MS ago. A superseded challenge is never younger than the one
@@ -410,14 +410,18 @@ export async function consumeOtpChallenges(db: DbOrTx, credentialId: string, now
   await db.updateTable('otp_challenges').set({ consumed_at: now }).where('credential_id', '=', credentialId).where('consumed_at', 'is', null).execute();
 }
 
-export async function countOtpChallengesSince(db: DbOrTx, credentialId: string, since: Date): Promise<number> {
+/** When the credential's `nth` latest code issued after `since` was issued; undefined when fewer were (otp_challenges_credential). */
+export async function nthLatestOtpChallengeSince(db: DbOrTx, credentialId: string, since: Date, nth: number): Promise<Date | undefined> {
   const row = await db
     .selectFrom('otp_challenges')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .select('created_at')
     .where('credential_id', '=', credentialId)
     .where('created_at', '>', since)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+    .orderBy('created_at', 'desc')
+    .offset(nth - 1)
+    .limit(1)
+    .executeTakeFirst();
+  return row?.created_at;
 }
 
 // Signed requests
