@@ -172,6 +172,18 @@ describe('a header field that may be sent once, sent twice', () => {
     const list = await app.inject({ url: `${BASE}/customers?platformCustomerId=twice`, headers: { authorization: auth } });
     expect((list.json() as { data: unknown[] }).data).toEqual([]);
   });
+
+  it('is refused as sent twice, not as one unreadable key, for Idempotency-Key; nothing is created', async () => {
+    const body = JSON.stringify({ customerType: 'INDIVIDUAL', platformCustomerId: 'two-keys', umaAddress: '$twokeys@corridor.test' });
+    const request =
+      `POST ${BASE}/customers HTTP/1.1\r\nHost: corridor\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nIdempotency-Key: first\r\n` +
+      `idempotency-key: second\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+    const { answer } = await exchange(request, 'wait');
+    expect(statusOf(answer)).toBe(400);
+    expect(bodyOf(answer).details?.errors).toEqual([expect.objectContaining({ field: 'Idempotency-Key', message: 'must be sent at most once' })]);
+    const list = await app.inject({ url: `${BASE}/customers?platformCustomerId=two-keys`, headers: { authorization: auth } });
+    expect((list.json() as { data: unknown[] }).data).toEqual([]);
+  });
 });
 
 describe('the log', () => {

@@ -96,17 +96,19 @@ function fromFastify(error: FastifyError, request: FastifyRequest): AppError | u
  * be repeated; RFC 9112 §3.2: a request with two Host fields is 400). Node keeps the first of each
  * and drops the others unseen, so a second Authorization or Content-Type was silently ignored,
  * while a proxy or gateway in front that reads the last one acts on another value than Corridor.
- * Content-Length is the parser's (client-errors.ts).
+ * Idempotency-Key, which Node joins into one value ("a, b"), would otherwise be refused as an
+ * unreadable key rather than as two. Content-Length is the parser's (client-errors.ts).
  */
-const SINGLETON_FIELDS: ReadonlySet<string> = new Set(['authorization', 'content-type', 'host']);
+const SINGLETON_FIELDS: ReadonlySet<string> = new Set(['authorization', 'content-type', 'host', 'idempotency-key']);
+const SINGLETON_LENGTHS: ReadonlySet<number> = new Set([...SINGLETON_FIELDS].map((name) => name.length));
 
 /** The first field of SINGLETON_FIELDS that `rawHeaders` (Node's name, value, name, value, …) holds twice, lower-cased. */
 function repeatedSingleton(rawHeaders: readonly string[]): string | undefined {
   let seen: string[] | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const raw = rawHeaders[i]!;
-    // Only names of these lengths (host, content-type, authorization) are lower-cased and looked up: this runs on every request.
-    if (raw.length !== 4 && raw.length !== 12 && raw.length !== 13) continue;
+    // Only names of these fields' lengths are lower-cased and looked up: this runs on every request.
+    if (!SINGLETON_LENGTHS.has(raw.length)) continue;
     const name = raw.toLowerCase();
     if (!SINGLETON_FIELDS.has(name)) continue;
     if (seen?.includes(name)) return name;
