@@ -252,6 +252,7 @@ async function main(argv: string[]): Promise<void> {
       const version = await withDatabase((h) =>
         withTx(h.db, async (trx) => {
           const next = await raiseIdentifierKeyVersion(trx, platformUuid, systemClock.now());
+          if (next === undefined) refuse(`no platform ${values.platform}`);
           // The running servers' job workers re-seal every identifier under the new version, batch by batch.
           await enqueueJob(trx, systemClock, { kind: RESEAL_JOB, platformId: platformUuid, payload: {} });
           return next;

@@ -119,6 +119,10 @@ describe.concurrent('corridor usage', () => {
     const verify = await runCli(fresh, 'ledger', 'verify', '--platform', unknown);
     expect(verify.code, verify.output).toBe(2);
     expect(verify.output).toMatch(new RegExp(`^corridor: .* has no platform ${unknown}\n$`));
+    // Nor is rotating the identifier key of a platform it does not have a crash with a stack trace.
+    const rotate = await runCli(fresh, 'identifiers', 'rotate-key', '--platform', unknown);
+    expect(rotate.code, rotate.output).toBe(2);
+    expect(rotate.output).toBe(`corridor: no platform ${unknown}\n`);
   }, 120_000);
 
   it('directories load of the version already loaded, --force or not: says so, without suggesting --force', async () => {

@@ -37,13 +37,13 @@ export async function identifierKeyVersion(db: DbOrTx, id: string): Promise<numb
   return row.identifier_key_version;
 }
 
-/** Raises the key version; answers the new one. */
-export async function raiseIdentifierKeyVersion(db: DbOrTx, id: string, at: Date): Promise<number> {
+/** Raises the key version; answers the new one, or undefined when there is no such platform. */
+export async function raiseIdentifierKeyVersion(db: DbOrTx, id: string, at: Date): Promise<number | undefined> {
   const row = await db
     .updateTable('platforms')
     .set((eb) => ({ identifier_key_version: eb('identifier_key_version', '+', 1), updated_at: at }))
     .where('id', '=', id)
     .returning('identifier_key_version')
-    .executeTakeFirstOrThrow();
-  return row.identifier_key_version;
+    .executeTakeFirst();
+  return row?.identifier_key_version;
 }
