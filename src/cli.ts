@@ -14,7 +14,7 @@ import { systemClock } from './platform/clock.js';
 import { DataDirInUse } from './platform/db/data-dir-lock.js';
 import { EmbeddedStartFailed } from './platform/db/embedded-start.js';
 import { openDatabase, type DbHandle } from './platform/db/database.js';
-import { migrationsCurrent } from './platform/db/migrate.js';
+import { migrationsAhead, migrationsCurrent } from './platform/db/migrate.js';
 import { withTx } from './platform/db/tx.js';
 import { PERMISSIONS, type Permission } from './platform/http/auth.js';
 import { RESEAL_JOB } from './modules/customers/index.js';
@@ -377,6 +377,11 @@ async function main(argv: string[]): Promise<void> {
             select to_regclass('schema_migrations') is not null and to_regclass('ledger_transactions') is not null as corridor`.execute(handle.db);
           if (!rows[0]?.corridor) throw new WrongDatabase(`${handle.location} is not a Corridor database: it has no Corridor tables (check DATABASE_URL or CORRIDOR_DATA_DIR)`);
           if (!(await migrationsCurrent(handle.db))) throw new WrongDatabase('the database is not migrated to this version of Corridor (run corridor migrate)');
+          // A newer release's rules may hold more than this release checks: said, not refused (an old verify still judges what it knows).
+          const ahead = await migrationsAhead(handle.db);
+          if (ahead.length) {
+            process.stderr.write(`corridor: the database holds migrations of a newer release (${ahead.join(', ')}); this release's rules are checked: run that release's ledger verify\n`);
+          }
           // A mistyped id would otherwise judge nothing and say OK.
           if (platformId && !(await sql`select 1 from platforms where id = ${platformId}`.execute(handle.db)).rows.length) {
             throw new WrongDatabase(`${handle.location} has no platform ${values.platform}`);

@@ -111,6 +111,17 @@ describe('corridor ledger verify', () => {
     expect(one.code, one.output).toBe(0);
     expect(one.stdout).toContain('checked 2 transactions and 11 balance rows');
     expect((await runCli(database.env, 'ledger', 'verify', '--platform', formatId('Platform', broken.platformId))).code).toBe(1);
+
+    // A database a newer release migrated: judged by this release's rules, and said so on stderr (stdout stays the report).
+    await withDatabase(({ db }) => sql`insert into schema_migrations (version, name) values (9999, 'from_a_later_release')`.execute(db));
+    try {
+      const newer = await runCli(database.env, 'ledger', 'verify', '--json', '--platform', formatId('Platform', sound.platformId));
+      expect(newer.code, newer.output).toBe(0);
+      expect(JSON.parse(newer.stdout)).toMatchObject({ ok: true, transactions: 2 });
+      expect(newer.output).toContain("corridor: the database holds migrations of a newer release (9999_from_a_later_release); this release's rules are checked");
+    } finally {
+      await withDatabase(({ db }) => sql`delete from schema_migrations where version = 9999`.execute(db));
+    }
   }, 400_000);
 
   it('exit 3, judging nothing, when the check cannot finish (no database to read)', async () => {
