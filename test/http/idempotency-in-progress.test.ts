@@ -196,6 +196,35 @@ describe('Idempotency-Key while the first request is in progress', () => {
     expect(retried.json()).toEqual(takenOver.json());
   });
 
+  it('a request whose claim was taken over and then fails leaves the new claim alone: a retry meanwhile is 409 retryable, not a second run', async () => {
+    Object.assign(runs, { prepared: 0, written: 0 });
+    const first = gate();
+    const second = gate();
+    held = [first.wait, second.wait];
+    const abandoned = post('/test/prepared-widgets', { colour: 'red' }, 'slow-abandoned-fails');
+    await until(() => runs.prepared === 1);
+    ctx.clock.advance(CLAIM_ABANDONED_AFTER_MS);
+    const takingOver = post('/test/prepared-widgets', { colour: 'red' }, 'slow-abandoned-fails');
+    await until(() => runs.prepared === 2);
+    // The first request's work fails now: giving its claim up must not give up the one that replaced it.
+    failPrepare = true;
+    try {
+      first.release();
+      expectEnvelope(await abandoned, 503, 'SERVICE_UNAVAILABLE');
+    } finally {
+      failPrepare = false;
+    }
+    const retried = await post('/test/prepared-widgets', { colour: 'red' }, 'slow-abandoned-fails');
+    expectEnvelope(retried, 409, 'CONFLICT');
+    expect(retried.headers['x-should-retry']).toBe('true');
+    expect(runs.prepared).toBe(2);
+    second.release();
+    const takenOver = await takingOver;
+    expect(takenOver.statusCode, takenOver.body).toBe(201);
+    expect((await post('/test/prepared-widgets', { colour: 'red' }, 'slow-abandoned-fails')).json()).toEqual(takenOver.json());
+    expect(runs).toEqual({ prepared: 2, written: 1 });
+  });
+
   it('a write without prepare finds a claim in progress 409 retryable, and takes an abandoned one over', async () => {
     const payload = { colour: 'red' };
     await ctx.handle.db

@@ -1,9 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { sql } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../src/platform/db/database.js';
+import { withTx } from '../../src/platform/db/tx.js';
 import { sendWrite } from '../../src/platform/http/write.js';
 import { CLAIM_ABANDONED_AFTER_MS, RequestFingerprints } from '../../src/platform/idempotency.js';
-import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext } from '../helpers/context.js';
 
 /**
  * An abandoned claim (its request died holding the key) taken over by many requests with the key
@@ -38,21 +41,26 @@ afterAll(() => ctx?.close());
 const post = (key: string) =>
   ctx.app.inject({ method: 'POST', url: `${BASE}/test/taken-over-widgets`, headers: { authorization: ctx.platform.auth, 'idempotency-key': key }, payload: { colour: 'blue' } });
 
+/** An abandoned claim of `key` for the test's request, as a request that died holding it leaves it. */
+async function abandonedClaim(key: string): Promise<void> {
+  await ctx.handle.db
+    .insertInto('idempotency_keys')
+    .values({
+      platform_id: ctx.platform.uuid,
+      key,
+      request_hash: fingerprints.of('POST', `${BASE}/test/taken-over-widgets`, { colour: 'blue' }).fingerprint,
+      status_code: null,
+      response_body: null,
+      created_at: ctx.clock.now(),
+    })
+    .execute();
+  ctx.clock.advance(CLAIM_ABANDONED_AFTER_MS);
+}
+
 describe('an abandoned Idempotency-Key claim taken over by many requests at once', () => {
   it('one takes it over and runs once; the rest are 409 retryable, and replay its answer afterwards', async () => {
     const key = 'abandoned-raced';
-    await ctx.handle.db
-      .insertInto('idempotency_keys')
-      .values({
-        platform_id: ctx.platform.uuid,
-        key,
-        request_hash: fingerprints.of('POST', `${BASE}/test/taken-over-widgets`, { colour: 'blue' }).fingerprint,
-        status_code: null,
-        response_body: null,
-        created_at: ctx.clock.now(),
-      })
-      .execute();
-    ctx.clock.advance(CLAIM_ABANDONED_AFTER_MS);
+    await abandonedClaim(key);
     held = new Promise<void>((resolve) => (release = resolve));
     const settled: Array<Awaited<ReturnType<typeof post>>> = [];
     const answers = Array.from({ length: RACERS }, () => post(key).then((answer) => (settled.push(answer), answer)));
@@ -72,5 +80,61 @@ describe('an abandoned Idempotency-Key claim taken over by many requests at once
     expect(replayed.headers['idempotent-replayed']).toBe('true');
     expect(replayed.json()).toEqual({ run: 1 });
     expect(prepared).toBe(1);
+  });
+
+  it.runIf(onPostgres)('of two requests that both read the claim as abandoned, the one that takes it over second finds it taken: one runs (PostgreSQL)', async () => {
+    // The claim's row is held by a side transaction, so both requests read it abandoned and then
+    // queue their takeovers behind the hold; released, the takeover that runs second must see
+    // the first's (it is conditional on the claim it read), not take the key over again.
+    const key = 'abandoned-read-twice';
+    await abandonedClaim(key);
+    prepared = 0;
+    held = Promise.resolve();
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(ctx.handle.db);
+    const side = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL!, schema: rows[0]!.schema, poolSize: 2 });
+    let releaseRow!: () => void;
+    const gate = new Promise<void>((resolve) => (releaseRow = resolve));
+    let locked!: (pid: number) => void;
+    const holder = new Promise<number>((resolve) => (locked = resolve));
+    const hold = withTx(side.db, async (trx) => {
+      const pid = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+      await (trx as unknown as Db).selectFrom('idempotency_keys').select('key').where('platform_id', '=', ctx.platform.uuid).where('key', '=', key).forUpdate().execute();
+      locked(pid.rows[0]!.pid);
+      await gate;
+    });
+    try {
+      const holderPid = await holder;
+      /** A backend, not one of `besides`, waiting for a lock one of `holders` holds. */
+      const waiterBehind = async (holders: number[], besides: number[] = []): Promise<number> => {
+        for (let attempt = 0; attempt < 1_000; attempt++) {
+          const blocked = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_blocking_pids(pid) && ${sql.val(holders)}::int[]`.execute(side.db);
+          const waiter = blocked.rows.map((row) => row.pid).find((pid) => !besides.includes(pid));
+          if (waiter !== undefined) return waiter;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        throw new Error(`no takeover came to wait behind ${holders.join(', ')}`);
+      };
+      const first = post(key);
+      const firstPid = await waiterBehind([holderPid]);
+      const second = post(key);
+      await waiterBehind([holderPid, firstPid], [firstPid]);
+      releaseRow();
+      await hold;
+      const answers = await Promise.all([first, second]);
+      expect(prepared).toBe(1);
+      for (const answer of answers) {
+        if (answer.statusCode === 201) {
+          expect(answer.json()).toEqual({ run: 1 });
+        } else {
+          expectEnvelope(answer, 409, 'CONFLICT');
+          expect(answer.headers['x-should-retry']).toBe('true');
+        }
+      }
+      expect((await post(key)).json()).toEqual({ run: 1 });
+    } finally {
+      releaseRow();
+      await hold;
+      await side.close();
+    }
   });
 });

@@ -76,6 +76,19 @@ describe('Idempotency-Key', () => {
     expect((theirs.json() as { id: string }).id).not.toBe((mine.json() as { id: string }).id);
   });
 
+  it('replays each platform its own answer for a key both used, never the other platform’s', async () => {
+    // Both rows are (platform, key); a retry that read the key's row without its platform would
+    // answer one platform the other's response (another tenant's resource).
+    const other = await ctx.newPlatform();
+    const mine = await post({ colour: 'amber' }, 'shared-retried-key');
+    const theirs = await post({ colour: 'amber' }, 'shared-retried-key', other.auth);
+    const theirsAgain = await post({ colour: 'amber' }, 'shared-retried-key', other.auth);
+    const mineAgain = await post({ colour: 'amber' }, 'shared-retried-key');
+    expect(theirsAgain.headers['idempotent-replayed']).toBe('true');
+    expect(theirsAgain.json()).toEqual(theirs.json());
+    expect(mineAgain.json()).toEqual(mine.json());
+  });
+
   it('frees the key when the write fails, and leaves nothing behind', async () => {
     const failed = await post({ colour: 'red', fail: true }, 'key-3');
     expectEnvelope(failed, 500, 'INTERNAL_ERROR');

@@ -176,12 +176,20 @@ describe('production: the deployment’s fee model prices the payout, and withou
   // What the deployment's estimator answers; a test may break it.
   let wei = 9_750_000_000_000_000n;
   let inCurrency = 29_250_000n;
+  /** The amounts the deployment's estimator was asked to price, in the wallet's currency. */
+  const askedAmounts: bigint[] = [];
   beforeAll(async () => {
     rates = await rateProvider();
     modelled = await createTestContext({
       env: { CORRIDOR_RATES_URL: rates.url },
       // A gas oracle's answer: 65,000 gas × 150 gwei at $3,000 = $29.25.
-      withdrawalFees: { carries: () => ['USDC'], estimate: async () => ({ networkFee: wei, networkFeeAsset: 'ETH', networkFeeInCurrency: inCurrency }) },
+      withdrawalFees: {
+        carries: () => ['USDC'],
+        estimate: async (_network, _currency, amount) => {
+          askedAmounts.push(amount);
+          return { networkFee: wei, networkFeeAsset: 'ETH', networkFeeInCurrency: inCurrency };
+        },
+      },
     });
     unmodelled = await createTestContext({ env: { CORRIDOR_RATES_URL: rates.url } });
   }, 120_000);
@@ -200,6 +208,18 @@ describe('production: the deployment’s fee model prices the payout, and withou
     expect(fee).toEqual({ networkFee: 9_750_000_000_000_000, networkFeeAsset: 'ETH', applicationFee: 1_000_000, totalFee: 30_250_000, netAmount: 69_750_000 });
     const q = await quote(modelled, p, quoteBody(accounts.USDC!, destination, 'SENDING', 100_000_000));
     expect(q).toMatchObject({ feesIncluded: 30_250_000, totalReceivingAmount: 69_750_000 });
+  });
+
+  it('asks the model the fee of what the wallet is to receive: a SENDING lock in cents converted to USDC at the quote’s rate, rounded down; a RECEIVING lock as it is', async () => {
+    const p = await modelled.newPlatform('production');
+    const accounts = await platformAccounts(modelled, p);
+    const destination = await wallet(modelled, p, 'USDC', 'ETHEREUM_WALLET', evmWallet().address);
+    askedAmounts.length = 0;
+    const sending = await quote(modelled, p, quoteBody(accounts.USD!, destination, 'SENDING', 100_001));
+    const received = (amount: number) => BigInt(Math.floor(amount * (sending.exchangeRate as number) * 10_000));
+    expect(sending.exchangeRate).not.toBe(1);
+    await quote(modelled, p, quoteBody(accounts.USD!, destination, 'RECEIVING', 70_000_000));
+    expect(askedAmounts).toEqual([received(100_001), 70_000_000n]);
   });
 
   it('a fee in wei past 2^53 − 1 is written exactly; one outside int64, or in the currency outside 0…2^53 − 1, is the estimator\'s fault (503) for the estimate and the quote', async () => {

@@ -530,6 +530,25 @@ describe('POST /quotes/{id}/execute', () => {
     await expectLedgerConsistent(ctx.handle.db);
   });
 
+  it('counts the daily volume in the sending currency, whatever the destination’s: a EUR account paying a USD account is held to the EUR limit', async () => {
+    const p = await ctx.newPlatform();
+    expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);
+    const sender = await customer(p);
+    const eurAccount = sender.accounts.find((a) => a.currency === 'EUR')!;
+    await fund(p, eurAccount.id, 1_000_000);
+    const payee = await externalAccount(p, 'USD_ACCOUNT');
+    const body = (amount: number, extra: Body = {}) => ({ source: fromAccount(eurAccount.id), destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount, ...extra });
+    const first = (await quote(p, body(60_000))).json() as Quote;
+    expect(first.receivingCurrency.code).toBe('USD');
+    expect((await execute(p, first.id)).statusCode).toBe(200);
+    const second = (await quote(p, body(40_001))).json() as Quote;
+    const refused = expectEnvelope(await execute(p, second.id), 429, 'DAILY_VOLUME_LIMIT_EXCEEDED');
+    expect(refused.details).toMatchObject({ limit: 100_000, currency: 'EUR' });
+    expect((await quote(p, body(40_000, { immediatelyExecute: true }))).statusCode).toBe(201);
+    const counted = await ctx.handle.db.selectFrom('daily_volumes').select(['currency', 'amount']).where('platform_id', '=', p.uuid).execute();
+    expect(counted.map((row) => ({ currency: row.currency, amount: Number(row.amount) }))).toEqual([{ currency: 'EUR', amount: 100_000 }]);
+  });
+
   it('gives the daily volume back when a payment ends before money left the sender (cancelled, paid the wrong amount, expired unpaid); keeps it once money left', async () => {
     const p = await ctx.newPlatform();
     expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);
