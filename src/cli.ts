@@ -157,12 +157,13 @@ async function withDatabase<T>(work: (handle: DbHandle, applied: string[]) => Pr
   }
 }
 
-function printCredentials(json: boolean, out: Record<string, string>): void {
+/** A new token's credentials: `--json` as the API gives them (permissions an array), else one line each. */
+function printCredentials(json: boolean, out: Record<string, string | string[]>): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return;
   }
-  for (const [k, v] of Object.entries(out)) process.stdout.write(`${k.padEnd(14)}${v}\n`);
+  for (const [k, v] of Object.entries(out)) process.stdout.write(`${k.padEnd(14)}${Array.isArray(v) ? v.join(',') : v}\n`);
   process.stdout.write('\nThe secret is shown once; store it now.\n');
 }
 
@@ -274,6 +275,7 @@ async function main(argv: string[]): Promise<void> {
         tokenId: created.token.token.id,
         clientId: created.token.token.clientId,
         clientSecret: created.token.clientSecret,
+        permissions: created.token.token.permissions,
       });
       return;
     }
@@ -304,7 +306,7 @@ async function main(argv: string[]): Promise<void> {
         tokenId: created.token.token.id,
         clientId: created.token.token.clientId,
         clientSecret: created.token.clientSecret,
-        permissions: created.token.token.permissions.join(','),
+        permissions: created.token.token.permissions,
       });
       return;
     }

@@ -27,8 +27,10 @@ describe('the master key is checked against the database at start-up', () => {
     ]);
 
     // Nothing was made by the refused start: still the first start's platform alone (tokens create picks the only one).
-    const token = await runCli(database.env, 'tokens', 'create', '--json');
+    const token = await runCli(database.env, 'tokens', 'create', '--json', '--permissions', 'VIEW,TRANSACT');
     expect(token.code, token.output).toBe(0);
+    // As the API gives a token's permissions: an array.
+    expect(JSON.parse(token.stdout)).toMatchObject({ tokenId: expect.stringMatching(/^Token:/), permissions: ['VIEW', 'TRANSACT'] });
     const again = await startCorridor(database.env);
     expect(await again.stop()).toBe(0);
   }, 240_000);
