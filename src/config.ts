@@ -263,8 +263,17 @@ function postgresUrl(env: NodeJS.ProcessEnv): string | undefined {
     }
     throw new ConfigError('DATABASE_URL is not a valid URL (a port that is not a number, an unescaped character in the user name or password?); percent-encode reserved characters such as @ : / in the password');
   }
+  // pg takes a mode it does not know as TLS with full verification: a typo would be reported as a
+  // server that does not speak TLS, far from its cause.
+  const sslmode = new URLSearchParams(url.split('?')[1] ?? '').get('sslmode');
+  if (sslmode !== null && !PG_SSL_MODES.includes(sslmode)) {
+    throw new ConfigError(`DATABASE_URL sslmode must be one of ${PG_SSL_MODES.join(', ')}, got "${sslmode.slice(0, 40)}"`);
+  }
   return url;
 }
+
+/** The sslmode values pg (pg-connection-string) reads; libpq's `allow` is not one of them. */
+const PG_SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
 
 function jwksOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const raw = env.CORRIDOR_OIDC_JWKS_OVERRIDES;

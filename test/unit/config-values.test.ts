@@ -13,6 +13,7 @@ describe('settings refused at start-up', () => {
     ['DATABASE_URL', 'postgres://corridor:s3cret@db:notaport/corridor'],
     ['DATABASE_URL', 'postgres://corridor:s3cret@[db/corridor'],
     ['DATABASE_URL', 'postgres://corridor:s3cret@db/corridor?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem'],
+    ['DATABASE_URL', 'postgres://corridor:s3cret@db/corridor?sslmode=bogus'],
     ['CORRIDOR_DATA_DIR', '/dev/null'],
     ['CORRIDOR_DATA_DIR', '/dev/null/data'],
     ['CORRIDOR_UPLOAD_DIR', '/nonexistent/uploads'],
@@ -50,6 +51,10 @@ describe('settings refused at start-up', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://corridor:s3cret@db/corridor?sslrootcert=/nonexistent/ca.pem' })).toThrow(
       new ConfigError("DATABASE_URL names sslrootcert=/nonexistent/ca.pem, which cannot be read (ENOENT)"),
     );
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://corridor:s3cret@db/corridor?sslmode=verify_full' })).toThrow(
+      new ConfigError('DATABASE_URL sslmode must be one of disable, prefer, require, verify-ca, verify-full, no-verify, got "verify_full"'),
+    );
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/corridor?sslmode=no-verify' }).databaseUrl).toBe('postgres://db/corridor?sslmode=no-verify');
     expect(() => loadConfig({ CORRIDOR_DATA_DIR: '/dev/null' })).toThrow(new ConfigError('CORRIDOR_DATA_DIR /dev/null is not a directory'));
     expect(() => loadConfig({ CORRIDOR_DATA_DIR: '/dev/null/data' })).toThrow(new ConfigError('CORRIDOR_DATA_DIR /dev/null/data is not a directory: a file is on its path'));
     expect(() => loadConfig({ CORRIDOR_UPLOAD_DIR: '/nonexistent/uploads' })).toThrow(new ConfigError('CORRIDOR_UPLOAD_DIR /nonexistent/uploads does not exist'));
