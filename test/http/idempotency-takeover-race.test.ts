@@ -2,11 +2,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import { sql } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../src/platform/db/database.js';
-import { withTx } from '../../src/platform/db/tx.js';
+import { openDatabase } from '../../src/platform/db/database.js';
 import { sendWrite } from '../../src/platform/http/write.js';
 import { CLAIM_ABANDONED_AFTER_MS, RequestFingerprints } from '../../src/platform/idempotency.js';
 import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext } from '../helpers/context.js';
+import { holdLocks, waiterBehind } from '../helpers/lock-queue.js';
 
 /**
  * An abandoned claim (its request died holding the key) taken over by many requests with the key
@@ -92,34 +92,13 @@ describe('an abandoned Idempotency-Key claim taken over by many requests at once
     held = Promise.resolve();
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(ctx.handle.db);
     const side = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL!, schema: rows[0]!.schema, poolSize: 2 });
-    let releaseRow!: () => void;
-    const gate = new Promise<void>((resolve) => (releaseRow = resolve));
-    let locked!: (pid: number) => void;
-    const holder = new Promise<number>((resolve) => (locked = resolve));
-    const hold = withTx(side.db, async (trx) => {
-      const pid = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
-      await (trx as unknown as Db).selectFrom('idempotency_keys').select('key').where('platform_id', '=', ctx.platform.uuid).where('key', '=', key).forUpdate().execute();
-      locked(pid.rows[0]!.pid);
-      await gate;
-    });
+    const claimRow = await holdLocks(side.db, (trx) => trx.selectFrom('idempotency_keys').select('key').where('platform_id', '=', ctx.platform.uuid).where('key', '=', key).forUpdate().execute());
     try {
-      const holderPid = await holder;
-      /** A backend, not one of `besides`, waiting for a lock one of `holders` holds. */
-      const waiterBehind = async (holders: number[], besides: number[] = []): Promise<number> => {
-        for (let attempt = 0; attempt < 1_000; attempt++) {
-          const blocked = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_blocking_pids(pid) && ${sql.val(holders)}::int[]`.execute(side.db);
-          const waiter = blocked.rows.map((row) => row.pid).find((pid) => !besides.includes(pid));
-          if (waiter !== undefined) return waiter;
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-        throw new Error(`no takeover came to wait behind ${holders.join(', ')}`);
-      };
       const first = post(key);
-      const firstPid = await waiterBehind([holderPid]);
+      const firstPid = await waiterBehind(side.db, [claimRow.pid]);
       const second = post(key);
-      await waiterBehind([holderPid, firstPid], [firstPid]);
-      releaseRow();
-      await hold;
+      await waiterBehind(side.db, [claimRow.pid, firstPid], { besides: [firstPid] });
+      await claimRow.release();
       const answers = await Promise.all([first, second]);
       expect(prepared).toBe(1);
       for (const answer of answers) {
@@ -132,8 +111,7 @@ describe('an abandoned Idempotency-Key claim taken over by many requests at once
       }
       expect((await post(key)).json()).toEqual({ run: 1 });
     } finally {
-      releaseRow();
-      await hold;
+      await claimRow.release();
       await side.close();
     }
   });

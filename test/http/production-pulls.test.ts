@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventCatalogue } from '../../src/app.js';
 import { accountBalance } from '../../src/modules/ledger/index.js';
@@ -7,6 +5,7 @@ import { createTestContext, expectEnvelope, type TestContext, type TestPlatform 
 import { validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { call, drainJobs, eventTypes, type Json } from '../helpers/payments.js';
+import { stubRailProvider } from '../helpers/rail-stub.js';
 
 /**
  * Production pulls: money that comes from an external account (POST /transfer-in, or a quote whose
@@ -17,31 +16,16 @@ import { call, drainJobs, eventTypes, type Json } from '../helpers/payments.js';
 
 const DAY_MS = 86_400_000;
 
-/** A stub of the HTTP rail provider (and of the rate provider production quotes need). */
-async function stubProvider() {
-  const seen: Array<{ path: string; body: Json; auth: string | undefined }> = [];
-  /** Answers by path; a function of the request body when it depends on the pull. */
-  const answers: Record<string, Json | ((body: Json) => Json)> = {
-    '/rails/collections': { status: 'ACCEPTED' },
-    '/rails/collections/status': { status: 'PENDING' },
-    '/rails/deposits/list': { deposits: [], nextCursor: null },
-  };
-  const server: Server = createServer(async (request: IncomingMessage, response) => {
-    let text = '';
-    for await (const chunk of request) text += chunk;
-    const body = JSON.parse(text) as Json;
-    seen.push({ path: request.url!, body, auth: request.headers.authorization });
-    const answer =
-      request.url === '/rates'
-        ? { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, c === 'USD' ? '1' : '0.92'])) }
-        : answers[request.url!];
-    response.setHeader('content-type', 'application/json');
-    response.end(JSON.stringify(typeof answer === 'function' ? answer(body) : answer));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, seen, answers, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
+/** The stub rail provider collecting (every pull accepted, then pending) and the production rates (every currency at 0.92 per US dollar). */
+const stubProvider = () =>
+  stubRailProvider(
+    {
+      '/rails/collections': { status: 'ACCEPTED' },
+      '/rails/collections/status': { status: 'PENDING' },
+      '/rails/deposits/list': { deposits: [], nextCursor: null },
+    },
+    (currency) => (currency === 'USD' ? '1' : '0.92'),
+  );
 
 /** A production platform's own USD internal account and a first-party USD bank account money can be pulled from (ACH debit). */
 async function productionWorld(c: TestContext) {

@@ -1,10 +1,9 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { call, drainJobs, eventTypes, expectPaymentEventsMatchCatalogue, type Json } from '../helpers/payments.js';
+import { stubRailProvider } from '../helpers/rail-stub.js';
 import { CapturingMessages, stamp, WalletClient } from '../helpers/wallet.js';
 
 /**
@@ -18,30 +17,16 @@ import { CapturingMessages, stamp, WalletClient } from '../helpers/wallet.js';
 /** The production rates (EUR not at the built-in table's 0.866, so the quote shows which priced it). */
 const PRODUCTION_EUR_PER_USD = '0.92';
 
-/** A stub of the HTTP rail provider (payouts, the deposit feed) and of the production rate provider. */
-async function stubProvider() {
-  const seen: Array<{ path: string; body: Json; auth: string | undefined }> = [];
-  const answers: Record<string, Json> = {
-    '/rails/payouts': { status: 'ACCEPTED' },
-    '/rails/payouts/status': { status: 'PENDING' },
-    '/rails/deposits/list': { deposits: [], nextCursor: null },
-  };
-  const server: Server = createServer(async (request: IncomingMessage, response) => {
-    let text = '';
-    for await (const chunk of request) text += chunk;
-    const body = JSON.parse(text) as Json;
-    seen.push({ path: request.url!, body, auth: request.headers.authorization });
-    const answer =
-      request.url === '/rates'
-        ? { asOf: new Date().toISOString(), rates: Object.fromEntries(((body.currencies as string[] | undefined) ?? []).map((c) => [c, c === 'EUR' ? PRODUCTION_EUR_PER_USD : '1'])) }
-        : answers[request.url!];
-    response.setHeader('content-type', 'application/json');
-    response.end(JSON.stringify(answer));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, seen, answers, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
+/** The stub rail provider paying out (accepted, then pending) and the production rates. */
+const stubProvider = () =>
+  stubRailProvider(
+    {
+      '/rails/payouts': { status: 'ACCEPTED' },
+      '/rails/payouts/status': { status: 'PENDING' },
+      '/rails/deposits/list': { deposits: [], nextCursor: null },
+    },
+    (currency) => (currency === 'EUR' ? PRODUCTION_EUR_PER_USD : '1'),
+  );
 
 const DAY_MS = 86_400_000;
 const messages = new CapturingMessages();

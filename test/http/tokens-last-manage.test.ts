@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../src/platform/db/database.js';
-import { withTx } from '../../src/platform/db/tx.js';
+import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { holdLocks, waiterBehind } from '../helpers/lock-queue.js';
 
 /**
  * A platform keeps a token that can manage tokens: deleting its last MANAGE token would leave
@@ -63,42 +63,20 @@ describe('DELETE /tokens/{tokenId}: the last MANAGE token', () => {
     const second = await ctx.newToken(p, ['VIEW', 'MANAGE']);
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(ctx.handle.db);
     const side = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL!, schema: rows[0]!.schema, poolSize: 2 });
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let locked!: (pid: number) => void;
-    const holder = new Promise<number>((resolve) => (locked = resolve));
-    const held = withTx(side.db, async (trx) => {
-      const pid = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
-      await (trx as unknown as Db).selectFrom('api_tokens').select('id').where('platform_id', '=', p.uuid).forUpdate().execute();
-      locked(pid.rows[0]!.pid);
-      await gate;
-    });
+    const held = await holdLocks(side.db, (trx) => trx.selectFrom('api_tokens').select('id').where('platform_id', '=', p.uuid).forUpdate().execute());
     try {
-      const holderPid = await holder;
-      /** A backend, not one of `besides`, waiting for a lock one of `holders` holds. */
-      const waiterBehind = async (holders: number[], besides: number[] = []): Promise<number> => {
-        for (let attempt = 0; attempt < 1_000; attempt++) {
-          const blocked = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_blocking_pids(pid) && ${sql.val(holders)}::int[]`.execute(side.db);
-          const waiter = blocked.rows.map((row) => row.pid).find((pid) => !besides.includes(pid));
-          if (waiter !== undefined) return waiter;
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-        throw new Error(`no delete came to wait behind ${holders.join(', ')}`);
-      };
       const first = del(p, second.tokenId);
-      const firstPid = await waiterBehind([holderPid]);
+      const firstPid = await waiterBehind(side.db, [held.pid]);
       const other = del(second, p.tokenId);
-      await waiterBehind([holderPid, firstPid], [firstPid]);
-      release();
-      await held;
+      await waiterBehind(side.db, [held.pid, firstPid], { besides: [firstPid] });
+      await held.release();
       const answers = await Promise.all([first, other]);
       expect(answers.filter((a) => a.statusCode === 204), answers.map((a) => a.body).join('\n')).toHaveLength(1);
       expect(answers.filter((a) => a.statusCode === 400 || a.statusCode === 401)).toHaveLength(1);
       const live = await ctx.handle.db.selectFrom('api_tokens').select('id').where('platform_id', '=', p.uuid).where('deleted_at', 'is', null).execute();
       expect(live).toHaveLength(1);
     } finally {
-      release();
-      await held;
+      await held.release();
       await side.close();
     }
   });

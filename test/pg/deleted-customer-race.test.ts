@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db, type DbHandle } from '../../src/platform/db/database.js';
-import { withTx } from '../../src/platform/db/tx.js';
 import { parseId } from '../../src/platform/ids.js';
 import { createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
+import { holdLocks, waiterBehind } from '../helpers/lock-queue.js';
 import { balances, call, customerUsdAccount, drainJobs, readySender, type Json } from '../helpers/payments.js';
 
 /**
@@ -27,27 +27,7 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
     await ctx.close();
   });
 
-  /** Opens a transaction on a side connection, runs `lock` in it and keeps it open until `release`. */
-  async function hold(lock: (trx: Db) => Promise<unknown>): Promise<{ pid: number; release: () => Promise<void> }> {
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let ready!: (pid: number) => void;
-    const locked = new Promise<number>((resolve) => (ready = resolve));
-    const done = withTx(side.db, async (trx) => {
-      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
-      await lock(trx as unknown as Db);
-      ready(rows[0]!.pid);
-      await gate;
-    });
-    const pid = await Promise.race([locked, done.then(() => -1)]);
-    return {
-      pid,
-      release: async () => {
-        open();
-        await done;
-      },
-    };
-  }
+  const hold = (lock: (trx: Db) => Promise<unknown>) => holdLocks(side.db, lock);
 
   type Answer = Awaited<ReturnType<typeof call>>;
   /** A request under way, and its answer once it has come. */
@@ -57,21 +37,8 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
     return { request, answered: () => state.answer };
   }
 
-  /**
-   * The backend (other than `besides`) waiting for a lock one of `holders` holds, once there is
-   * one. A request that answers instead never waited: the lock it should have taken is missing.
-   */
-  async function waitingFor(holders: number[], request: ReturnType<typeof started>, besides: number[] = []): Promise<number> {
-    for (let attempt = 0; attempt < 1_000; attempt++) {
-      const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where pg_blocking_pids(pid) && ${sql.val(holders)}::int[]`.execute(side.db);
-      const waiter = rows.map((r) => r.pid).find((pid) => !besides.includes(pid));
-      if (waiter !== undefined) return waiter;
-      const answer = request.answered();
-      if (answer) throw new Error(`answered ${answer.statusCode} ${answer.body} without waiting for ${holders.join(', ')}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error(`no backend came to wait for ${holders.join(', ')}`);
-  }
+  /** The backend (other than `besides`) waiting for one of `holders`: `request`'s, which must wait, not answer. */
+  const waitingFor = (holders: number[], request: ReturnType<typeof started>, besides: number[] = []) => waiterBehind(side.db, holders, { besides, answered: request.answered });
 
   /**
    * The customer's row held FOR UPDATE, its DELETE queued behind the hold, then the quote's
