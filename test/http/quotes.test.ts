@@ -510,14 +510,23 @@ describe('POST /quotes/{id}/execute', () => {
     await expectLedgerConsistent(ctx.handle.db);
   });
 
-  it('DAILY_VOLUME_LIMIT_EXCEEDED past the customer’s daily volume (here EUR 1,000.00), also through immediatelyExecute; the next day starts afresh', async () => {
+  /**
+   * A new platform (USD and EUR) whose customer pays from its EUR account, funded EUR 10,000.00,
+   * to an external account of `payeeType`: `body(amount)` is a SENDING quote of that payment.
+   */
+  async function eurPayer(payeeType: string) {
     const p = await ctx.newPlatform();
     expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);
     const sender = await customer(p);
     const eurAccount = sender.accounts.find((a) => a.currency === 'EUR')!;
     await fund(p, eurAccount.id, 1_000_000);
-    const payee = await externalAccount(p, 'EUR_ACCOUNT');
+    const payee = await externalAccount(p, payeeType);
     const body = (amount: number, extra: Body = {}) => ({ source: fromAccount(eurAccount.id), destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount, ...extra });
+    return { p, sender, payee, body };
+  }
+
+  it('DAILY_VOLUME_LIMIT_EXCEEDED past the customer’s daily volume (here EUR 1,000.00), also through immediatelyExecute; the next day starts afresh', async () => {
+    const { p, body } = await eurPayer('EUR_ACCOUNT');
     const first = (await quote(p, body(60_000))).json() as Quote;
     const second = (await quote(p, body(40_001))).json() as Quote;
     expect((await execute(p, first.id)).statusCode).toBe(200);
@@ -531,13 +540,7 @@ describe('POST /quotes/{id}/execute', () => {
   });
 
   it('counts the daily volume in the sending currency, whatever the destination’s: a EUR account paying a USD account is held to the EUR limit', async () => {
-    const p = await ctx.newPlatform();
-    expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);
-    const sender = await customer(p);
-    const eurAccount = sender.accounts.find((a) => a.currency === 'EUR')!;
-    await fund(p, eurAccount.id, 1_000_000);
-    const payee = await externalAccount(p, 'USD_ACCOUNT');
-    const body = (amount: number, extra: Body = {}) => ({ source: fromAccount(eurAccount.id), destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount, ...extra });
+    const { p, body } = await eurPayer('USD_ACCOUNT');
     const first = (await quote(p, body(60_000))).json() as Quote;
     expect(first.receivingCurrency.code).toBe('USD');
     expect((await execute(p, first.id)).statusCode).toBe(200);
@@ -550,18 +553,12 @@ describe('POST /quotes/{id}/execute', () => {
   });
 
   it('gives the daily volume back when a payment ends before money left the sender (cancelled, paid the wrong amount, expired unpaid); keeps it once money left', async () => {
-    const p = await ctx.newPlatform();
-    expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currencyConfig('USD'), currencyConfig('EUR')] })).statusCode).toBe(200);
-    const sender = await customer(p);
-    const eurAccount = sender.accounts.find((a) => a.currency === 'EUR')!;
-    await fund(p, eurAccount.id, 1_000_000);
-    const payee = await externalAccount(p, 'EUR_ACCOUNT');
+    const { p, sender, payee, body: fromEur } = await eurPayer('EUR_ACCOUNT');
     // Summed over days: what the customer has counted, whatever UTC day the test runs in.
     const counted = async () => {
       const row = await ctx.handle.db.selectFrom('daily_volumes').select((eb) => eb.fn.sum<string>('amount').as('total')).where('platform_id', '=', p.uuid).executeTakeFirstOrThrow();
       return Number(row.total ?? 0);
     };
-    const fromEur = (amount: number, extra: Body = {}) => ({ source: fromAccount(eurAccount.id), destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount, ...extra });
     const realtime = (amount: number) => ({ source: { sourceType: 'REALTIME_FUNDING', currency: 'EUR', customerId: sender.id }, destination: toAccount(payee), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: amount });
 
     // Cancelled while PENDING (the hold released): the whole limit is free again at once.
