@@ -179,14 +179,35 @@ function forsake(client: pg.Client): Promise<void> {
   return client.end().catch(() => {});
 }
 
+/**
+ * Session settings every connection starts with, whatever the server, database or role sets by
+ * default (postgresql.conf's `timezone` is the machine's own zone after initdb; a DBA may have run
+ * `ALTER DATABASE … SET`): the driver reads timestamps only in ISO DateStyle (any other made every
+ * instant an Invalid Date, a 500); in UTC an instant's text is printed without parsing it
+ * (timestamps.ts); and the locking of money paths is designed for read committed, where under a
+ * default of repeatable read or serializable every concurrent write to one balance would fail and
+ * be retried.
+ */
+const PINNED_SESSION_OPTIONS = ['-c DateStyle=ISO', '-c TimeZone=UTC', '-c default_transaction_isolation=read\\ committed'];
+
+/**
+ * The connection settings pg reads from `databaseUrl`, with the URL's own `options` (or
+ * PGOPTIONS) kept and Corridor's after them, so that its pins win: pg would let a URL's `options`
+ * replace a configured one outright, so the URL is parsed here, as pg parses it, instead.
+ */
+function connectionSettings(databaseUrl: string, schema: string | undefined): pg.ClientConfig {
+  const parsed = parseConnectionString(databaseUrl);
+  const options = [parsed.options ?? process.env.PGOPTIONS, schema ? `-c search_path=${schema}` : undefined, ...PINNED_SESSION_OPTIONS];
+  return { ...(parsed as pg.ClientConfig), options: options.filter(Boolean).join(' ') };
+}
+
 async function openPostgres(databaseUrl: string, options: OpenOptions): Promise<DbHandle> {
   const clientConfig: pg.ClientConfig = {
-    connectionString: databaseUrl,
+    ...connectionSettings(databaseUrl, options.schema),
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID ? (v: string) => BigInt(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
-    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   };
   const watch = new ConnectionWatch(clientConfig, {
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_DB_CONNECT_TIMEOUT_MS,
