@@ -91,8 +91,8 @@ export async function setOwnerStatuses(db: DbOrTx, platformId: string, ids: stri
     .execute();
 }
 
-/** Owners whose identifier is not sealed under their platform's current key (legacy plaintext or an older version). */
-export async function ownersToReseal(db: DbOrTx, platformId: string | undefined, limit: number) {
+/** Owners whose identifier is not sealed under their platform's current key (legacy plaintext or an older version), after `after` (customersToReseal). */
+export async function ownersToReseal(db: DbOrTx, platformId: string | undefined, limit: number, after: string | undefined) {
   let query = db
     .selectFrom('beneficial_owners')
     .innerJoin('platforms', 'platforms.id', 'beneficial_owners.platform_id')
@@ -108,5 +108,6 @@ export async function ownersToReseal(db: DbOrTx, platformId: string | undefined,
     .limit(limit)
     .forUpdate();
   if (platformId) query = query.where('beneficial_owners.platform_id', '=', platformId);
+  if (after) query = query.where('beneficial_owners.id', '>', after);
   return query.execute();
 }

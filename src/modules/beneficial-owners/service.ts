@@ -242,9 +242,10 @@ export async function ownerHolder(db: DbOrTx, platformId: string, ownerUuid: str
 /** Seals every owner identifier not yet sealed under its platform's current key, batch by batch (see resealCustomerIdentifiers). */
 export async function resealOwnerIdentifiers(db: Db, identifiers: TenantSecretBox, platformId: string | undefined): Promise<number> {
   let done = 0;
+  let after: string | undefined;
   for (;;) {
-    const count = await withTx(db, async (trx) => {
-      const rows = await ownersToReseal(trx, platformId, RESEAL_BATCH);
+    const batch = await withTx(db, async (trx) => {
+      const rows = await ownersToReseal(trx, platformId, RESEAL_BATCH, after);
       for (const row of rows) {
         const value = clearValue(identifiers, row) ?? '';
         await updateOwner(trx, row.platform_id, row.id, {
@@ -253,9 +254,11 @@ export async function resealOwnerIdentifiers(db: Db, identifiers: TenantSecretBo
           identifier_key_version: row.current_version,
         });
       }
-      return rows.length;
+      return { count: rows.length, last: rows.at(-1)?.id };
     });
-    done += count;
-    if (count < RESEAL_BATCH) return done;
+    // Taken once the batch has committed: a retried transaction starts where this one did.
+    after = batch.last;
+    done += batch.count;
+    if (batch.count < RESEAL_BATCH) return done;
   }
 }

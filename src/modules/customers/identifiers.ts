@@ -58,14 +58,16 @@ export function clearValue(box: TenantSecretBox, row: Omit<ResealCandidate, 'cur
 
 /**
  * Seals every customer identifier not yet sealed under its platform's current key (of one
- * platform, or all), RESEAL_BATCH rows per transaction. A sealed row no longer matches, so a
- * crash simply resumes with the rows left; running it twice does nothing the second time.
+ * platform, or all), RESEAL_BATCH rows per transaction, each batch after the last row of the one
+ * before. A sealed row no longer matches, so a crash simply resumes with the rows left; running
+ * it twice does nothing the second time.
  */
 export async function resealCustomerIdentifiers(db: Db, box: TenantSecretBox, platformId: string | undefined): Promise<number> {
   let done = 0;
+  let after: string | undefined;
   for (;;) {
-    const count = await withTx(db, async (trx) => {
-      const rows = await customersToReseal(trx, platformId, RESEAL_BATCH);
+    const batch = await withTx(db, async (trx) => {
+      const rows = await customersToReseal(trx, platformId, RESEAL_BATCH, after);
       for (const row of rows) {
         const profile = row.profile as Record<string, unknown>;
         const taxId = (profile.businessInfo as Record<string, unknown> | undefined)?.taxId;
@@ -76,9 +78,11 @@ export async function resealCustomerIdentifiers(db: Db, box: TenantSecretBox, pl
           ...(value ? { identifier_sealed: box.seal(row.platform_id, row.current_version, value, row.id), identifier_key_version: row.current_version } : {}),
         });
       }
-      return rows.length;
+      return { count: rows.length, last: rows.at(-1)?.id };
     });
-    done += count;
-    if (count < RESEAL_BATCH) return done;
+    // Taken once the batch has committed: a retried transaction starts where this one did.
+    after = batch.last;
+    done += batch.count;
+    if (batch.count < RESEAL_BATCH) return done;
   }
 }

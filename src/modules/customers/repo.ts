@@ -538,9 +538,12 @@ export async function abandonImport(db: DbOrTx, platformId: string, id: string, 
 
 /**
  * Customers whose tax identifier is not sealed under their platform's current key: legacy
- * plaintext (`identifier`, or a business's taxId in the profile) or an older key version.
+ * plaintext (`identifier`, or a business's taxId in the profile) or an older key version. The
+ * next batch starts `after` the last id of the one before: resealed rows no longer match, but a
+ * batch that started from the first id again walked past every one of them, and the whole
+ * reseal of n rows read some n²/batch rows.
  */
-export async function customersToReseal(db: DbOrTx, platformId: string | undefined, limit: number) {
+export async function customersToReseal(db: DbOrTx, platformId: string | undefined, limit: number, after: string | undefined) {
   let query = db
     .selectFrom('customers')
     .innerJoin('platforms', 'platforms.id', 'customers.platform_id')
@@ -557,6 +560,7 @@ export async function customersToReseal(db: DbOrTx, platformId: string | undefin
     .limit(limit)
     .forUpdate();
   if (platformId) query = query.where('customers.platform_id', '=', platformId);
+  if (after) query = query.where('customers.id', '>', after);
   return query.execute();
 }
 
