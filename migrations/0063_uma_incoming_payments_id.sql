@@ -1,0 +1,13 @@
+-- POST /uma/utxo-callback/{paymentId} (modules/uma/lightning.ts, receivePostTransactionCallback)
+-- finds the incoming payment by its id alone: the URL names no platform, and the route needs no
+-- authentication, so the lookup runs before any signature is checked. The primary key leads with
+-- platform_id, so that lookup read the whole table (or the whole primary key), every incoming
+-- UMA payment ever received, on each callback. This index finds the payment's row at once. Not
+-- unique: the primary key (platform_id, id) keeps the row's identity, and a unique index without
+-- the platform could not be kept once the table is distributed by platform (DESIGN.md §8). Ids
+-- are uuidv7: new entries go to the index's right edge.
+--
+-- Made only if missing, as in 0054 and 0057: on a large table, build it first with CREATE INDEX
+-- CONCURRENTLY under the same name (docs/development.md, Upgrading), and this migration keeps it
+-- instead of holding writes to the table while it builds.
+create index if not exists uma_incoming_payments_id on uma_incoming_payments (id);
