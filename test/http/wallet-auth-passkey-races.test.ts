@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseId } from '../../src/platform/ids.js';
 import { SoftwareAuthenticator } from '../helpers/authenticator.js';
@@ -107,5 +108,26 @@ describe('one passkey added by two signed requests', () => {
     expectEnvelope(again, 400, 'PASSKEY_CREDENTIAL_ALREADY_EXISTS');
     const list = (await sandbox.call('GET', `/auth/credentials?accountId=${wallet.accountId}`)).json() as { data: Body[] };
     expect(list.data.filter((c) => c.type === 'PASSKEY').map((c) => c.nickname)).toEqual(['Laptop']);
+  });
+});
+
+// A passkey assertion names the WebAuthn credential that made it (`credentialId`); the verify of a
+// PASSKEY credential takes only an assertion naming that credential's own id (WebAuthn §7.2),
+// whatever its signature. A mutation audit found no test sending one under another id.
+describe('a passkey assertion under another credential id', () => {
+  it('is 401 naming the credential check and opens no session, although its signature is the registered key’s', async () => {
+    const { authenticator, credential } = await passkeyWallet();
+    const { challenge, requestId } = await passkeyChallenge(credential.id);
+    const assertion = authenticator.get({ ...RP, challenge: Buffer.from(challenge, 'utf8') });
+    const renamed = { ...assertion, credentialId: randomBytes(32).toString('base64url') };
+    const refused = expectEnvelope(await verify(credential.id, renamed, requestId), 401, 'UNAUTHORIZED');
+    expect(refused.details).toEqual({ check: 'credential' });
+    expect(await sessionsOf(credential.id)).toEqual([]);
+
+    // The same assertion under its own id opens the session (a fresh challenge: the refused one may be spent).
+    const fresh = await passkeyChallenge(credential.id);
+    const own = await verify(credential.id, authenticator.get({ ...RP, challenge: Buffer.from(fresh.challenge, 'utf8') }), fresh.requestId);
+    expect(own.statusCode, own.body).toBe(200);
+    expect(await sessionsOf(credential.id)).toHaveLength(1);
   });
 });
