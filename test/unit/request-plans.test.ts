@@ -1,4 +1,4 @@
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   findCustomer,
@@ -11,11 +11,9 @@ import {
   umaAddressTaken,
   type CustomerFilters,
 } from '../../src/modules/customers/repo.js';
-import type { DbOrTx } from '../../src/platform/db/database.js';
 import { platformRowCount } from '../../src/platform/db/row-counts.js';
-import { withTx } from '../../src/platform/db/tx.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
-import { recordingDb } from '../helpers/recording-db.js';
+import { expectIndex as expectIndexOn, queryPlans, recorded } from '../helpers/query-plans.js';
 
 /**
  * Request-path queries keep to their index whatever the statistics. The customers table here
@@ -26,57 +24,7 @@ import { recordingDb } from '../helpers/recording-db.js';
 let ctx: TestContext;
 let platformUuid: string;
 
-async function recorded(run: (db: DbOrTx) => Promise<unknown>): Promise<CompiledQuery[]> {
-  const { db, sent } = recordingDb();
-  await run(db).catch(() => {});
-  return sent;
-}
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
-function literal(value: unknown): string {
-  // An array parameter (`= any($1::text[])`) as an array literal: {"a","b"}.
-  const text = Array.isArray(value) ? `{${value.map((v) => `"${String(v).replace(/["\\]/g, '\\$&')}"`).join(',')}}` : String(value);
-  return `'${text.replace(/'/g, "''")}'`;
-}
-
-/** The query's plan for its values, and its generic plan (what a prepared statement settles on). */
-async function plans(query: CompiledQuery): Promise<PlanNode[][]> {
-  return withTx(ctx.handle.db, async (trx) => {
-    const custom = await trx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-      CompiledQuery.raw(`explain (format json) ${query.sql}`, [...query.parameters]),
-    );
-    await sql.raw(`prepare plan_probe as ${query.sql}`).execute(trx);
-    await sql`set local plan_cache_mode = force_generic_plan`.execute(trx);
-    const generic = await sql<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>`${sql.raw(
-      `explain (format json) execute plan_probe(${query.parameters.map(literal).join(', ')})`,
-    )}`.execute(trx);
-    await sql`deallocate plan_probe`.execute(trx);
-    return [custom.rows[0]!['QUERY PLAN'][0]!.Plan, generic.rows[0]!['QUERY PLAN'][0]!.Plan].map(nodes);
-  });
-}
-
-/** Each query's plans read through one of `indexes` (any of them serves it), never a scan or a sort of the table. */
-async function expectIndex(queries: CompiledQuery[], ...indexes: string[]): Promise<void> {
-  expect(queries.length).toBeGreaterThan(0);
-  for (const query of queries) {
-    for (const plan of await plans(query)) {
-      const types = plan.map((n) => n['Node Type']);
-      expect(types, query.sql).not.toContain('Seq Scan');
-      expect(types, `${query.sql}\n${JSON.stringify(plan)}`).not.toContain('Sort');
-      const used = plan.map((n) => n['Index Name']).filter(Boolean);
-      expect(used.some((name) => indexes.includes(name!)), `${query.sql}: ${used.join(', ')}`).toBe(true);
-    }
-  }
-}
+const expectIndex = (queries: Parameters<typeof expectIndexOn>[1], ...indexes: string[]) => expectIndexOn(ctx.handle.db, queries, ...indexes);
 
 // A platformCustomerId or UMA address leads two indexes: the unique one over live customers, and
 // since migration 0062 the one of list pages over all of them (isIncludingDeleted). Either finds
@@ -107,7 +55,7 @@ describe('customer request paths on a table without statistics', () => {
     for (const find of [findCustomer, findCustomerAnswer]) {
       const queries = await recorded((db) => find(db, platformUuid, '01a20f0a-b4c1-709c-acab-7a3a842f46bd'));
       expect(queries).toHaveLength(1);
-      for (const query of queries) for (const plan of await plans(query)) expect(plan.map((n) => n['Node Type'])).toEqual(['Index Scan']);
+      for (const query of queries) for (const plan of await queryPlans(ctx.handle.db, query)) expect(plan.map((n) => n['Node Type'])).toEqual(['Index Scan']);
     }
   });
 

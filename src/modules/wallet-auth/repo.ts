@@ -252,7 +252,9 @@ export async function otpContactTakenByOther(db: DbOrTx, platformId: string, typ
     .innerJoin('internal_accounts as a', 'a.id', 'c.account_id')
     .select('c.id')
     .where('c.platform_id', '=', platformId)
-    .where('c.type', '=', type)
+    // A literal (one statement per type), as auth_credentials_otp_contact's predicate names the
+    // types: a named statement's generic plan can use that index only then.
+    .where('c.type', '=', sql.lit(type))
     .where('c.revoked_at', 'is', null)
     .where(sql<string>`lower(c.nickname)`, '=', otpContactKey(contact))
     .where('a.customer_id', '<>', customerId)

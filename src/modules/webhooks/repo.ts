@@ -262,7 +262,8 @@ export async function findPendingApproval(db: DbOrTx, platformId: string, transa
     .selectAll()
     .where('platform_id', '=', platformId)
     .where('transaction_id', '=', transactionId)
-    .where('status', '=', 'PENDING')
+    // A literal, as webhook_approvals_pending's predicate: a named statement's generic plan can use that index only then.
+    .where('status', '=', sql.lit('PENDING'))
     .forUpdate()
     .executeTakeFirst();
 }
