@@ -327,22 +327,20 @@ describe('ownership verification by hosted liveness check', () => {
 });
 
 describe('the lookup other modules use (index.ts)', () => {
-  it('answers rails, network, status and pull rails, scoped to the owner', async () => {
+  it('answers rails, network, status and pull rails, scoped to the paying customer', async () => {
     const samples = validSamples(ctx.clock.now());
     const customer = (await call(ctx.platform, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `lookup-${Date.now()}`, fullName: 'Ann Lee' })).json() as { id: string };
     const customerUuid = customer.id.slice('Customer:'.length);
     const ownUsd = (await call(ctx.platform, 'POST', '/customers/external-accounts', { customerId: customer.id, ownershipType: 'FIRST_PARTY', ...samples.USD_ACCOUNT })).json() as Account;
-    const found = await findExternalAccount(ctx.handle.db, ctx.platform.uuid, ownUsd.id, { customerUuid });
+    const found = await findExternalAccount(ctx.handle.db, ctx.platform.uuid, ownUsd.id, { payer: customerUuid });
     expect(found).toMatchObject({ id: ownUsd.id, customerUuid, accountType: 'USD_ACCOUNT', currency: 'USD', kind: 'bank', rails: ['ACH', 'WIRE', 'RTP', 'FEDNOW'], status: 'ACTIVE', requiresOwnershipProof: false, pullRails: ['ACH'] });
     expect(found.account).toEqual(ownUsd);
     const thirdParty = await create(ctx.platform, { ...samples.EUR_ACCOUNT, ownershipType: 'THIRD_PARTY' });
-    expect((await findExternalAccount(ctx.handle.db, ctx.platform.uuid, thirdParty.id, { customerUuid: null })).pullRails).toEqual([]);
+    expect((await findExternalAccount(ctx.handle.db, ctx.platform.uuid, thirdParty.id, { payer: customerUuid })).pullRails).toEqual([]);
     const other = await ctx.newPlatform();
     for (const [platformUuid, id, scope] of [
       [other.uuid, ownUsd.id, {}],
-      [ctx.platform.uuid, ownUsd.id, { customerUuid: null }],
-      [ctx.platform.uuid, ownUsd.id, { customerUuid: '019542f5-b3e7-7d02-8000-000000000001' }],
-      [ctx.platform.uuid, thirdParty.id, { customerUuid }],
+      [ctx.platform.uuid, ownUsd.id, { payer: '019542f5-b3e7-7d02-8000-000000000001' }],
       [ctx.platform.uuid, 'ExternalAccount:nope', {}],
     ] as const) {
       await expect(findExternalAccount(ctx.handle.db, platformUuid, id, scope)).rejects.toMatchObject({ code: 'REFERENCE_NOT_FOUND' });

@@ -2,7 +2,7 @@ import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { formatId, parseId } from '../../platform/ids.js';
 import { senderReadiness } from '../customers/index.js';
-import { findAccount, type Owner } from './repo.js';
+import { findAccount } from './repo.js';
 import type { BeneficiaryVerificationStatus, ExternalAccount, ExternalAccountStatus, OwnershipType } from './schemas.js';
 import { primaryIdentifier } from './sandbox-suffix.js';
 import { loadAccount, needsOwnershipProof, notFound, toExternalAccount, variantOf } from './service.js';
@@ -77,21 +77,19 @@ export function assertCanReceive(destination: Pick<ExternalAccountDestination, '
 
 /**
  * The live external account `externalAccountId` of the platform, as a destination or source.
- * `customerUuid`: the account must be that customer's (null: the platform's own); `payer`: the
- * customer paying to it, so its own or the platform's (a customer's beneficiaries are its own,
- * upstream's per-customer ownership and trust; null: the platform pays, to any); neither: any owner. Anything else — unknown,
- * deleted, another platform's or another owner's — is 404 REFERENCE_NOT_FOUND, as is an id that
- * is not `ExternalAccount:<uuid>`.
+ * `payer`: the customer paying to it, so its own or the platform's (a customer's beneficiaries
+ * are its own, upstream's per-customer ownership and trust; null: the platform pays, to any);
+ * without it, any owner. Anything else — unknown, deleted, another platform's or another owner's
+ * — is 404 REFERENCE_NOT_FOUND, as is an id that is not `ExternalAccount:<uuid>`.
  */
 export async function findExternalAccount(
   db: DbOrTx,
   platformUuid: string,
   externalAccountId: string,
-  scope: { customerUuid?: string | null; payer?: string | null } = {},
+  scope: { payer?: string | null } = {},
 ): Promise<ExternalAccountDestination> {
   if (!parseId('ExternalAccount', externalAccountId)) throw notFound(externalAccountId);
-  const owner: Owner = scope.customerUuid === undefined ? { kind: 'any' } : scope.customerUuid === null ? { kind: 'platform' } : { kind: 'customer', customerId: scope.customerUuid };
-  const row = await loadAccount(db, platformUuid, owner, externalAccountId);
+  const row = await loadAccount(db, platformUuid, { kind: 'any' }, externalAccountId);
   if (scope.payer != null && row.customer_id !== null && row.customer_id !== scope.payer) throw notFound(externalAccountId);
   const variant = variantOf(row);
   const rails = variant.kind === 'bank' ? ((row.account_info.paymentRails as PaymentRail[] | undefined) ?? []) : [];

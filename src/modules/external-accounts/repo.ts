@@ -55,7 +55,7 @@ export async function insertAccount(db: DbOrTx, row: ExternalAccountRow): Promis
 }
 
 /** Who may see an account: customer paths see customers' accounts, platform paths the platform's own. */
-export type Owner = { kind: 'customer'; customerId?: string } | { kind: 'platform' } | { kind: 'any' };
+export type Owner = { kind: 'customer' } | { kind: 'platform' } | { kind: 'any' };
 
 const liveAccount = compiledOnce((db, platformId: string, id: string) =>
   db.selectFrom('external_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id).where('deleted_at', 'is', null),
@@ -74,7 +74,7 @@ export async function findAccount(
   let query = db.selectFrom('external_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
   if (!options.includeDeleted) query = query.where('deleted_at', 'is', null);
   if (owner.kind === 'platform') query = query.where('customer_id', 'is', null);
-  if (owner.kind === 'customer') query = owner.customerId ? query.where('customer_id', '=', owner.customerId) : query.where('customer_id', 'is not', null);
+  if (owner.kind === 'customer') query = query.where('customer_id', 'is not', null);
   if (options.forUpdate) query = query.forUpdate();
   return query.executeTakeFirst();
 }
