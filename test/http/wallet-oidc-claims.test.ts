@@ -49,3 +49,57 @@ describe('OIDC token claims at an OAUTH add', () => {
     expect(taken.statusCode, taken.body).toBe(202);
   });
 });
+
+// The edges of the OIDC token checks (spec §4.4 OAUTH rule 3, §8 "OIDC token age": `iat` at most
+// 60 seconds before the request) that a mutation audit found no test reaching: the last instant a
+// token is fresh, the instant it expires, and an audience the platform did not configure; each
+// checked as an OAUTH credential is added (the first leg).
+
+/** Moves the clock to the next whole second (a JWT's times are whole seconds) and answers it, in seconds. */
+function wholeSecond(): number {
+  const seconds = Math.ceil(ctx.clock.now().getTime() / 1000) + 1;
+  ctx.clock.set(new Date(seconds * 1000));
+  return seconds;
+}
+
+async function addOauth(claims: Record<string, unknown>) {
+  const wallet = await client.newWallet();
+  return client.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsigned(claims) });
+}
+
+const identity = (n: number) => ({ iss: ISSUER, sub: `edge-subject-${n}`, aud: 'acme-web' });
+
+describe('OIDC token age (§8: iat at most 60 seconds before the request)', () => {
+  it('accepts a token issued exactly 60 seconds before the request', async () => {
+    const now = wholeSecond();
+    const added = await addOauth({ ...identity(1), iat: now - 60, exp: now + 600 });
+    expect(added.statusCode, added.body).toBe(202);
+  });
+
+  it('refuses the same token one millisecond later: 401 naming iat', async () => {
+    const now = wholeSecond();
+    ctx.clock.set(new Date(now * 1000 + 1));
+    const refused = expectEnvelope(await addOauth({ ...identity(2), iat: now - 60, exp: now + 600 }), 401, 'UNAUTHORIZED');
+    expect(refused.details).toEqual({ check: 'iat' });
+  });
+});
+
+describe('OIDC token expiry', () => {
+  it('refuses a token at its exp exactly (401 naming exp), and takes it a second before', async () => {
+    const now = wholeSecond();
+    const expired = expectEnvelope(await addOauth({ ...identity(3), iat: now - 10, exp: now }), 401, 'UNAUTHORIZED');
+    expect(expired.details).toEqual({ check: 'exp' });
+    const fresh = await addOauth({ ...identity(4), iat: now - 10, exp: now + 1 });
+    expect(fresh.statusCode, fresh.body).toBe(202);
+  });
+});
+
+describe('OIDC token audience', () => {
+  it("refuses to register a token whose single aud is not one of the issuer's configured audiences (400 on oidcToken), and takes a configured one", async () => {
+    const now = wholeSecond();
+    const refused = expectEnvelope(await addOauth({ ...identity(5), aud: 'another-client', iat: now, exp: now + 600 }), 400, 'INVALID_INPUT');
+    expect(refused.details).toEqual({ errors: [{ field: 'oidcToken', message: 'audience is not a client id of this platform' }] });
+    const taken = await addOauth({ ...identity(6), iat: now, exp: now + 600 });
+    expect(taken.statusCode, taken.body).toBe(202);
+  });
+});
