@@ -16,6 +16,7 @@ export interface JobsTable {
   attempts: number;
   max_attempts: number;
   run_at: Date;
+  /** A running job's lease: until when its worker holds it, on the database's clock (onDatabaseClock, running-job-update.ts). */
   locked_until: Date | null;
   last_error: string | null;
   /**

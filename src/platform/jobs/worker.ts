@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { Db, DbHandle } from '../db/database.js';
 import { compiledPerShape } from '../db/compiled-once.js';
 import { afterCommit, deferUpdate } from '../db/tx.js';
@@ -20,7 +20,7 @@ import {
   type JobsTable,
   type WorkSource,
 } from './queue.js';
-import { runningJobUpdate, type RetryTime } from './running-job-update.js';
+import { onDatabaseClock, runningJobUpdate, type RetryTime } from './running-job-update.js';
 
 /** A job's outcome (done, retried, dead): one compiled UPDATE per set of columns it writes. */
 const finishStatement = compiledPerShape();
@@ -205,14 +205,17 @@ export class JobWorker {
     const kinds = [...this.handlers.keys()];
     if (kinds.length === 0 || free <= 0) return [];
     const now = this.clock.now();
+    const hostNow = systemClock.now();
     const leaseUntil = new Date(now.getTime() + this.leaseMs);
     const full = this.fullPlatforms();
     const shares = this.shareParameters();
     // The due jobs are locked (SKIP LOCKED: never two workers on one job), then only as many of
     // each platform's as its share has room for are taken: the rest stay queued, untouched.
     if (which === 'due') this.mayHaveMore = full.length > 0;
+    // Leases are written and judged on the database's clock (onDatabaseClock); a job's run_at stays the time it was given.
+    const claimNow = which === 'expired' ? onDatabaseClock(now, hostNow) : sql`${now}::timestamptz`;
     const claimed = await sql<Job>`
-      select * from jobs_claim(${which === 'expired'}, ${kinds}::text[], ${now}::timestamptz, ${leaseUntil}::timestamptz, ${free}::integer, ${full}::uuid[],
+      select * from jobs_claim(${which === 'expired'}, ${kinds}::text[], ${claimNow}, ${onDatabaseClock(leaseUntil, hostNow)}, ${free}::integer, ${full}::uuid[],
         ${shares.limitedKinds}::text[], ${shares.limits}::integer[], ${shares.runningKinds}::text[], ${shares.runningPlatforms}::uuid[], ${shares.runningCounts}::integer[],
         ${[...this.leases.keys()]}::uuid[])`.execute(this.db);
     if (which === 'due' && claimed.rows.length >= free) this.mayHaveMore = true;
@@ -271,12 +274,13 @@ export class JobWorker {
       const now = this.clock.now();
       const handedOn = next && { kind: next.kind, attempts: 1, max_attempts: next.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
       const attempts = current.attempts;
-      const { shape, values, build } = runningJobUpdate(job.id, attempts, {
-        payload: JSON.stringify(payload ?? null),
-        locked_until: new Date(now.getTime() + this.leaseMs),
-        updated_at: now,
-        ...handedOn,
-      });
+      const { shape, values, build } = runningJobUpdate(
+        job.id,
+        attempts,
+        { payload: JSON.stringify(payload ?? null), updated_at: now, ...handedOn },
+        undefined,
+        { until: new Date(now.getTime() + this.leaseMs), hostNow: systemClock.now() },
+      );
       const notOne = () => new JobTakenOver(`job ${job.id} was taken over by another worker`);
       // Inside withTx it runs just before COMMIT, in the statement that writes the transaction's events and jobs.
       if (!deferUpdate(trx, { shape: `jobs checkpoint ${shape}`, values, build, notOne }) && (await build(trx, values).executeTakeFirst()).numUpdatedRows !== 1n) throw notOne();
@@ -438,7 +442,7 @@ export class JobWorker {
   private async renewLeases(): Promise<void> {
     if (this.leases.size === 0) return;
     const until = new Date(this.clock.now().getTime() + this.leaseMs);
-    await sql`update jobs set locked_until = ${until} where status = 'running' and ${this.ownRuns()}`.execute(this.db);
+    await sql`update jobs set locked_until = ${onDatabaseClock(until, systemClock.now())} where status = 'running' and ${this.ownRuns()}`.execute(this.db);
   }
 
   /**
