@@ -167,6 +167,11 @@ describe.concurrent('corridor usage', () => {
 });
 
 describe.concurrent('settings and refusals at start-up', () => {
+  // The answer (N, a certificate, a refused connection) is waiting on the CLI's socket within
+  // milliseconds, but a process starved of the CPU for the 5 s default connect timeout wakes to
+  // run its timers before its I/O and reports "timeout expired" instead (a CI run, the spawns of
+  // this file's concurrent tests sharing two cores, did). The subject is the refusal, not the timeout.
+  const unhurriedConnect = { CORRIDOR_DB_CONNECT_TIMEOUT_MS: '60000' };
   it.each([
     [{ PORT: 'eighty' }, 'PORT must be a whole number'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of'],
@@ -191,7 +196,7 @@ describe.concurrent('settings and refusals at start-up', () => {
   ] as const)('TLS the server cannot give (it answers %s): exit 2, one line, not the password', async (answer, message) => {
     const server = await fakePostgres(answer);
     try {
-      const result = await runCli({ DATABASE_URL: `postgres://corridor:s3cretPW@127.0.0.1:${server.port}/corridor?sslmode=verify-full` }, 'migrate');
+      const result = await runCli({ DATABASE_URL: `postgres://corridor:s3cretPW@127.0.0.1:${server.port}/corridor?sslmode=verify-full`, ...unhurriedConnect }, 'migrate');
       expect(result.code, result.output).toBe(2);
       expect(result.output.trim().split('\n')).toEqual([`corridor: ${message}`]);
       expect(result.output).not.toContain('s3cretPW');
@@ -201,7 +206,7 @@ describe.concurrent('settings and refusals at start-up', () => {
   }, 120_000);
 
   it('a database that cannot be reached: exit 1, one line naming the settings, not the password', async () => {
-    const result = await runCli({ DATABASE_URL: 'postgres://corridor:s3cretPW@127.0.0.1:1/corridor' }, 'migrate');
+    const result = await runCli({ DATABASE_URL: 'postgres://corridor:s3cretPW@127.0.0.1:1/corridor', ...unhurriedConnect }, 'migrate');
     expect(result.code, result.output).toBe(1);
     expect(result.output.trim().split('\n')).toEqual([expect.stringMatching(/^corridor: .*ECONNREFUSED.*\(check DATABASE_URL, HOST and PORT\)$/)]);
     expect(result.output).not.toContain('s3cretPW');
