@@ -103,6 +103,13 @@ describe('POST /transfer-out (deprecated)', () => {
     // Upstream's shape leaves `amount` optional without saying what its absence means: Corridor requires it.
     const missing = expectEnvelope(await call(p, 'POST', '/transfer-out', { source: { accountId: usd }, destination: { accountId: usdOut } }), 400, 'INVALID_INPUT');
     expect(JSON.stringify(missing.details)).toContain('amount');
+    // Asked before anything is read, rates included: a production deployment that cannot price
+    // (no rate provider here, 503 for a priced request) still answers the missing amount 400.
+    const production = await ctx.newPlatform('production');
+    for (const [path, source, destination] of [['/transfer-out', usd, usdOut], ['/transfer-in', usdOut, usd]] as const) {
+      const unpriced = expectEnvelope(await call(production, 'POST', path, { source: { accountId: source }, destination: { accountId: destination } }), 400, 'INVALID_INPUT');
+      expect(JSON.stringify(unpriced.details)).toContain('amount');
+    }
     // The source must be internal and the destination external (the ids say which).
     const swapped = await call(p, 'POST', '/transfer-out', { source: { accountId: usdOut }, destination: { accountId: usd }, amount: 100 });
     expectEnvelope(swapped, 400, 'INVALID_INPUT');

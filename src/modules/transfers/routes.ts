@@ -7,7 +7,7 @@ import { sendWrite } from '../../platform/http/write.js';
 import { prefetch, prefetchNetworkFee } from '../quotes/index.js';
 import { Transaction } from '../transactions/index.js';
 import { TransferInRequest, TransferOutRequest } from './schemas.js';
-import { transfer, transferOutQuote, type TransferDeps, type TransferRequest } from './transfer.js';
+import { requiredAmount, transfer, transferOutQuote, type TransferDeps, type TransferRequest } from './transfer.js';
 
 /**
  * When these operations were deprecated (RFC 9745 `Deprecation`, a structured-field date): the
@@ -32,13 +32,11 @@ export const transferRoutes: FastifyPluginAsyncTypebox<TransferDeps> = async (ap
   // (a payout onto a crypto network), which a deployment's fee model may ask a gas oracle for.
   const prefetched = async (request: FastifyRequest, transferRequest: TransferRequest) => {
     const [config, read] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
-    const networkFee =
-      transferRequest.direction === 'OUT' && transferRequest.body.amount !== undefined
-        ? await prefetchNetworkFee(deps, request.principal, transferOutQuote(transferRequest.body), read.snapshot)
-        : undefined;
+    const networkFee = transferRequest.direction === 'OUT' ? await prefetchNetworkFee(deps, request.principal, transferOutQuote(transferRequest.body), read.snapshot) : undefined;
     return { ...read, config, ...(networkFee ? { networkFee } : {}) };
   };
   const send = async (request: FastifyRequest, reply: FastifyReply, transferRequest: TransferRequest) => {
+    requiredAmount(transferRequest.body);
     const read = await prefetched(request, transferRequest);
     return sendWrite(deps, request, reply, (trx: Tx) => transfer(trx, deps, request.principal, transferRequest, read), { idempotent: true });
   };

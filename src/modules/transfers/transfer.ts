@@ -49,12 +49,20 @@ function inTransferTerms(error: unknown, amount: number): unknown {
   return new AppError('INVALID_AMOUNT', `An amount of ${amount} cannot make a transfer: the fees take all of it and nothing would arrive.`, { details: { amount } });
 }
 
-/** The SENDING side locked at `amount`, which is required (README, `amount`): 400 before anything is read. */
-function lockedAmount(body: { amount?: number }) {
+/**
+ * `amount`, which is required (README, `amount`): the routes ask before anything is read, the
+ * rates included, so a request without one is 400 whatever the deployment can price.
+ */
+export function requiredAmount(body: { amount?: number }): number {
   if (body.amount === undefined) {
     throw invalidInput([{ field: 'amount', message: 'is required: the minor units the source pays, fees included (Corridor does not guess an amount)' }]);
   }
-  return { lockedCurrencySide: 'SENDING' as const, lockedCurrencyAmount: body.amount };
+  return body.amount;
+}
+
+/** The SENDING side locked at `amount`. */
+function lockedAmount(body: { amount?: number }) {
+  return { lockedCurrencySide: 'SENDING' as const, lockedCurrencyAmount: requiredAmount(body) };
 }
 
 /** The quote a transfer-out stands for: from the internal account to the external one, on its rail. */
