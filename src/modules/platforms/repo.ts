@@ -1,5 +1,5 @@
-import type { Selectable } from 'kysely';
-import type { DbOrTx } from '../../platform/db/database.js';
+import { sql, type Selectable } from 'kysely';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 
 interface PlatformsTable {
   id: string;
@@ -25,6 +25,13 @@ export async function insertPlatform(db: DbOrTx, row: PlatformRow): Promise<void
 
 export async function findPlatform(db: DbOrTx, id: string): Promise<PlatformRow | undefined> {
   return db.selectFrom('platforms').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+const BOOTSTRAP_LOCK = 7_301_991_002;
+
+/** Serialises first starts until `trx` ends: processes starting at once on an empty database count platforms one after another. */
+export async function lockBootstrap(trx: Tx): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`.execute(trx);
 }
 
 export async function countPlatforms(db: DbOrTx): Promise<number> {

@@ -1,11 +1,10 @@
-import { sql } from 'kysely';
 import type { Clock } from '../../platform/clock.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { formatId, uuidv7 } from '../../platform/ids.js';
 import { createDefaultConfig } from '../config/index.js';
 import { provisionPlatformAccounts } from '../internal-accounts/index.js';
 import { type CreatedToken, createToken } from '../tokens/index.js';
-import { countPlatforms, findPlatform, insertPlatform, type PlatformRow } from './repo.js';
+import { countPlatforms, findPlatform, insertPlatform, lockBootstrap, type PlatformRow } from './repo.js';
 export { identifierKeyVersion, raiseIdentifierKeyVersion } from './repo.js';
 
 export type Environment = PlatformRow['environment'];
@@ -52,14 +51,12 @@ export async function platformEnvironment(db: DbOrTx, platformUuid: string): Pro
   return environment;
 }
 
-const BOOTSTRAP_LOCK = 7_301_991_002;
-
 /**
  * First start on an empty database: one sandbox platform and its token, returned exactly once
  * (the caller prints the secret). Any later start, in any process, gets undefined.
  */
 export async function bootstrapFirstPlatform(trx: Tx, clock: Clock) {
-  await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`.execute(trx);
+  await lockBootstrap(trx);
   if ((await countPlatforms(trx)) > 0) return undefined;
   return createPlatform(trx, clock, { name: 'Sandbox platform', environment: 'sandbox' });
 }

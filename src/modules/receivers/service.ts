@@ -41,8 +41,8 @@ export async function findLookupSender(db: DbOrTx, platformId: string, query: Pi
 /**
  * GET /receiver/external-account/{accountId}: what the sender can pay the account — its
  * currency, at the rate a quote would use now, between the platform's limits for the sending
- * currency converted at that rate. The sending currency is the sender's first currency the
- * platform sends from (supportedCurrencies with OUTGOING), else the platform's first. The
+ * currency converted at that rate. The sending currency is the first of the platform's sending
+ * currencies (supportedCurrencies with OUTGOING, in its order) the sender holds, else the platform's first. The
  * lookup is stored (receiver_lookups) for a later quote to name by `lookupId`.
  */
 export async function lookupExternalAccount(
