@@ -12,14 +12,15 @@ import type { Caller, Prefetched, QuoteDeps } from './execute.js';
 import { checkSender } from './payability.js';
 import { priceAccountQuote, type PrefetchedNetworkFee } from './pricing.js';
 import { insertQuote, type QuoteRow } from './repo.js';
-import { checkAccountLookup, checkAccountLookupId, resolveDestination, resolveSource } from './resolve.js';
+import { checkAccountLookup, resolveDestination, resolveSource } from './resolve.js';
 import type { QuoteRequest } from './schemas.js';
 import { instructionsFor, newQuoteFields, openIfDue, refuseUnsignedWalletExecution } from './stored-quote.js';
 import { createUmaQuote, type PricedUmaQuote } from './uma-quote.js';
 import { toQuote } from './views.js';
 
 /**
- * POST /quotes: every refusal before anything is written (module README, "Refusals"), then the
+ * POST /quotes: every refusal before anything is written (module README, "Refusals"; those of
+ * the request alone were asked before anything was read, checkQuoteRequest), then the
  * price fixed in the current rate window and the quote stored; `immediatelyExecute` executes it
  * in the same transaction. `db` may be the root handle (no Idempotency-Key): a quote that is only
  * stored is one INSERT and needs no transaction; one that also writes a wallet challenge, a UMA
@@ -36,7 +37,6 @@ export async function createQuote(
   const { platformId } = caller;
   const uma = prefetched.uma;
   if (uma) return inTransaction(db, (trx) => createUmaQuote(trx, deps, caller, body, { ...prefetched, uma }));
-  checkAccountLookupId(body);
   const source = await resolveSource(db, platformId, body);
   refuseUnsignedWalletExecution(body, source);
   const destination = await resolveDestination(db, platformId, body, source.customerUuid);

@@ -6,6 +6,7 @@ import { CRYPTO_CURRENCY_CODES } from '../../platform/currencies.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { AppError, invalidInput } from '../../platform/errors.js';
 import { parseId } from '../../platform/ids.js';
+import { requireUmaAddress } from '../../platform/uma-address.js';
 import { checkExternalOwner, findExternalAccount, type DestinationNetwork, type ExternalAccountDestination } from '../external-accounts/index.js';
 import { findInternalAccount, type InternalAccountRef } from '../internal-accounts/index.js';
 import { BOOK_TRANSFER, NETWORKS, RAILS, routeServes, type RouteSpec } from '../rates/index.js';
@@ -58,12 +59,7 @@ export async function resolveSource(trx: DbOrTx, platformId: string, body: Quote
   const source = body.source;
   const requested = source.customerId ? parseId('Customer', source.customerId)! : undefined;
   if (source.sourceType === 'REALTIME_FUNDING') {
-    const crypto = CRYPTO_CURRENCY_CODES.has(source.currency);
-    if (crypto && !source.cryptoNetwork) throw field('source.cryptoNetwork', `is required to fund in ${source.currency}`);
-    if (!crypto && source.cryptoNetwork) throw field('source.cryptoNetwork', `applies to crypto currencies only, not ${source.currency}`);
-    if (crypto && !NETWORK_CURRENCIES[source.currency]!.includes(source.cryptoNetwork!)) {
-      throw field('source.cryptoNetwork', `${source.currency} is funded on ${NETWORK_CURRENCIES[source.currency]!.join(', ')}`);
-    }
+    // Its cryptoNetwork was held to the currency before anything was read (checkQuoteRequest).
     return { kind: 'REALTIME_FUNDING', currency: source.currency, customerUuid: requested ?? null, accountUuid: null, accountType: null };
   }
   if (parseId('ExternalAccount', source.accountId)) {
@@ -144,14 +140,36 @@ export function destinationCurrencyField(body: QuoteRequest): string {
 }
 
 /**
- * `lookupId` to an account destination, before anything is read: a receiver lookup's
- * (GET /receiver/external-account/{accountId}, `LookupRequest:<uuid>`) or left out. Upstream
- * needs it for UMA destinations only. An id of any other shape (a UMA lookup's `Lookup:<uuid>`
- * among them) is the caller's mistake: 400.
+ * The refusals POST /quotes decides from the request alone, asked before anything is read — the
+ * rates included, so a deployment that cannot price (a production one without a rate provider,
+ * 503 for a priced request) still answers a malformed request 400 — and, to a UMA address, before
+ * the Idempotency-Key's claim and the pay request. To a UMA address: the `lookupId` of
+ * GET /receiver/uma/{address}, a source that is not an external account. To an account: a
+ * `lookupId` that is a receiver lookup's (GET /receiver/external-account/{accountId},
+ * `LookupRequest:<uuid>`) or left out — upstream needs it for UMA destinations only, and an id of
+ * any other shape (a UMA lookup's `Lookup:<uuid>` among them) is the caller's mistake. Real-time
+ * funding: `cryptoNetwork` for a crypto currency only, one that carries it. Then a UMA address's
+ * form.
  */
-export function checkAccountLookupId(body: QuoteRequest): void {
-  if (body.lookupId === undefined || parseId('LookupRequest', body.lookupId)) return;
-  throw field('lookupId', 'to an ACCOUNT destination must be the lookupId of GET /receiver/external-account/{accountId} (LookupRequest:…), or be left out; a UMA lookup prices a UMA_ADDRESS destination only');
+export function checkQuoteRequest(body: QuoteRequest): void {
+  const { source, destination } = body;
+  if (destination.destinationType === 'UMA_ADDRESS') {
+    if (!body.lookupId) throw field('lookupId', 'is required to pay a UMA address: look the receiver up first (GET /receiver/uma/{receiverUmaAddress})');
+    if (source.sourceType === 'ACCOUNT' && parseId('ExternalAccount', source.accountId)) {
+      throw field('source.accountId', 'a UMA payment is sent from an internal account or real-time funding');
+    }
+  } else if (body.lookupId !== undefined && !parseId('LookupRequest', body.lookupId)) {
+    throw field('lookupId', 'to an ACCOUNT destination must be the lookupId of GET /receiver/external-account/{accountId} (LookupRequest:…), or be left out; a UMA lookup prices a UMA_ADDRESS destination only');
+  }
+  if (source.sourceType === 'REALTIME_FUNDING') {
+    const crypto = CRYPTO_CURRENCY_CODES.has(source.currency);
+    if (crypto && !source.cryptoNetwork) throw field('source.cryptoNetwork', `is required to fund in ${source.currency}`);
+    if (!crypto && source.cryptoNetwork) throw field('source.cryptoNetwork', `applies to crypto currencies only, not ${source.currency}`);
+    if (crypto && !NETWORK_CURRENCIES[source.currency]!.includes(source.cryptoNetwork!)) {
+      throw field('source.cryptoNetwork', `${source.currency} is funded on ${NETWORK_CURRENCIES[source.currency]!.join(', ')}`);
+    }
+  }
+  if (destination.destinationType === 'UMA_ADDRESS') requireUmaAddress('destination.umaAddress', destination.umaAddress);
 }
 
 /**

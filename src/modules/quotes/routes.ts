@@ -7,6 +7,7 @@ import { platformEnvironment } from '../platforms/index.js';
 import { sendOutcome, walletSignature } from '../wallet-auth/index.js';
 import { createQuote } from './create.js';
 import { prefetchNetworkFee } from './pricing.js';
+import { checkQuoteRequest } from './resolve.js';
 import { prefetchUmaQuote, type PricedUmaQuote } from './uma-quote.js';
 import { executeLocked, executeQuote, loadQuote, prefetch, QUOTE_EXECUTE_OPERATION, readQuote, type QuoteDeps } from './execute.js';
 import { ExecuteHeaders, ExecuteQuoteRequest, Quote, QuoteParams, QuoteRequest } from './schemas.js';
@@ -52,6 +53,8 @@ export const quoteRoutes: FastifyPluginAsyncTypebox<QuoteDeps> = async (app, dep
     },
     config: { permission: 'TRANSACT' },
     handler: async (request, reply) => {
+      // What the request alone refuses is 400 before anything is read, the rates included: whatever the deployment can price.
+      checkQuoteRequest(request.body);
       const [config, prefetched] = await Promise.all([deps.configCache.get(request.principal.platformId), prefetch(deps, request.principal)]);
       // With an Idempotency-Key the quote is created inside the key's transaction: a payout onto a crypto network has its fee
       // asked of the withdrawal fee model before it opens (without one, createQuote asks before opening its own).

@@ -2,7 +2,7 @@
 // transaction opens (prefetchUmaQuote), then stored with the invoice it holds (createUmaQuote).
 import type { Tx } from '../../platform/db/database.js';
 import type { StoredResponse } from '../../platform/idempotency.js';
-import { formatId, parseId, uuidv7 } from '../../platform/ids.js';
+import { formatId, uuidv7 } from '../../platform/ids.js';
 import type { PlatformConfig } from '../config/index.js';
 import { MAX_POSTING_AMOUNT } from '../ledger/index.js';
 import { NO_FEES, platformFeeOf, priceTransfer, UNIT_RATE, type Priced, type RateSnapshot } from '../rates/index.js';
@@ -11,7 +11,7 @@ import { type Caller, type Prefetched, type QuoteDeps } from './execute.js';
 import { checkSender } from './payability.js';
 import { amountOutOfRange, currencyConfig, feeOverrideOf, refuseAboveSizeLimit, refuseOutsideRange } from './pricing.js';
 import { insertQuote, type QuoteRow } from './repo.js';
-import { field, resolveSource, sourceCurrencyField } from './resolve.js';
+import { resolveSource, sourceCurrencyField } from './resolve.js';
 import type { QuoteRequest } from './schemas.js';
 import { instructionsFor, newQuoteFields, openIfDue, refuseUnsignedWalletExecution } from './stored-quote.js';
 
@@ -22,17 +22,13 @@ const UMA_QUOTE_SECONDS = 120;
  * Before the quote's transaction opens (an HTTP exchange with another VASP must not hold a
  * connection): a UMA_ADDRESS destination is priced by a pay request to the receiver's VASP on
  * the `lookupId` of GET /receiver/uma/{address}. Undefined for any other destination. Every
- * refusal the sender's side can decide on its own (the source, the sender's readiness, the
- * currency, a SENDING lock's amount, the lookup's sender) comes first: the pay request
- * discloses the sender to the receiver's VASP and opens a payment there.
+ * refusal the sender's side can decide on its own (the request's own, asked before: checkQuoteRequest;
+ * the source, the sender's readiness, the currency, a SENDING lock's amount, the lookup's sender)
+ * comes first: the pay request discloses the sender to the receiver's VASP and opens a payment there.
  */
 export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: QuoteRequest, snapshot: RateSnapshot): Promise<PricedUmaQuote | undefined> {
   const destination = body.destination;
   if (destination.destinationType !== 'UMA_ADDRESS') return undefined;
-  if (!body.lookupId) throw field('lookupId', 'is required to pay a UMA address: look the receiver up first (GET /receiver/uma/{receiverUmaAddress})');
-  if (body.source.sourceType === 'ACCOUNT' && parseId('ExternalAccount', body.source.accountId)) {
-    throw field('source.accountId', 'a UMA payment is sent from an internal account or real-time funding');
-  }
   const source = await resolveSource(deps.db, caller.platformId, body);
   refuseUnsignedWalletExecution(body, source);
   if (source.customerUuid) await checkSender(deps.db, caller.platformId, source.customerUuid);
@@ -58,7 +54,8 @@ export async function prefetchUmaQuote(deps: QuoteDeps, caller: Caller, body: Qu
   const uma = await deps.uma.quote({
     platformId: caller.platformId,
     environment: caller.environment,
-    lookupId: body.lookupId,
+    // Required to a UMA address (checkQuoteRequest).
+    lookupId: body.lookupId!,
     senderCustomerUuid: source.customerUuid,
     ...(body.senderCustomerInfo ? { senderCustomerInfo: body.senderCustomerInfo } : {}),
     umaAddress: destination.umaAddress,
