@@ -64,8 +64,14 @@ interface Receiver {
   payerData: CounterPartyDataOptions;
 }
 
-/** The customer `$user@host` names: of a platform whose umaDomain is `host`. */
-async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: string, senderDomain?: string): Promise<Receiver> {
+/**
+ * The customer `$user@host` names: of a platform whose umaDomain is `host`. The message from
+ * `sender` (its VASP's domain, the time it signed it) is refused before the receiver's currencies
+ * are priced, which asks the rate provider: a VASP the receiver does not take payments from, then
+ * a message outside the timestamp window, is 400 whatever the deployment can price (a production
+ * one without a rate provider answers anything else 503, which the sending VASP would retry).
+ */
+async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: string, sender: { domain: string; signedAtSeconds: number }): Promise<Receiver> {
   const address = parseUmaAddress(`${userPart.startsWith('$') ? userPart : `$${userPart}`}@${host}`);
   if (!address) throw new AppError('UMA_NOT_FOUND', `No receiver ${userPart} at ${host}.`);
   for (const platformId of await platformsWithUmaDomain(deps.db, address.domain)) {
@@ -73,8 +79,9 @@ async function resolveReceiver(deps: ReceivingDeps, host: string, userPart: stri
     if (!customer) continue;
     const config = await getConfigRow(deps.db, platformId);
     const environment = await platformEnvironment(deps.db, platformId);
-    // Refused senders are refused before anything is priced.
-    if (senderDomain !== undefined) acceptSender(environment, senderDomain);
+    // Refused senders and stale messages are refused before anything is priced.
+    acceptSender(environment, sender.domain);
+    checkTimestamp(sender.signedAtSeconds, deps.clock, deps.config.uma.timestampWindowSeconds);
     const offered = incomingCurrencies(await deps.rates.snapshot(environment), config.supported_currencies, customer.currencies);
     return {
       platformId,
@@ -164,9 +171,8 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
   }
   const userPart = decodeURIComponent(url.pathname.split('/')[3] ?? '');
   if (!parseUmaAddress(`$x@${query.vaspDomain}`)) throw new AppError('INVALID_REQUEST_FORMAT', 'vaspDomain is not a domain.');
-  const receiver = await resolveReceiver(deps, url.host, userPart, query.vaspDomain);
-  // A stale request is refused before the sender's keys are fetched for it.
-  checkTimestamp(query.timestamp.getTime() / 1000, deps.clock, deps.config.uma.timestampWindowSeconds);
+  // A stale request is refused before the receiver is priced and the sender's keys are fetched for it.
+  const receiver = await resolveReceiver(deps, url.host, userPart, { domain: query.vaspDomain, signedAtSeconds: query.timestamp.getTime() / 1000 });
 
   const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, query.vaspDomain.toLowerCase());
   const senderKeys = await counterpartyKeys(
@@ -238,8 +244,7 @@ export async function answerPayRequest(deps: ReceivingDeps, host: string, userPa
   refuseUnofferedSettlement(request);
   const payer = parseUmaAddress(request.payerData.identifier ?? '');
   if (!payer) throw new AppError('MISSING_REQUIRED_UMA_PARAMETERS', 'payerData.identifier must be the sender\'s UMA address.');
-  const receiver = await resolveReceiver(deps, host, userPart, payer.domain);
-  checkTimestamp(request.payerData.compliance?.signatureTimestamp ?? Number.NaN, deps.clock, deps.config.uma.timestampWindowSeconds);
+  const receiver = await resolveReceiver(deps, host, userPart, { domain: payer.domain, signedAtSeconds: request.payerData.compliance?.signatureTimestamp ?? Number.NaN });
 
   const offered = receiver.currencies.find((c) => c.code === request.receivingCurrencyCode);
   if (!offered) {
