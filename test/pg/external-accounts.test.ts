@@ -39,6 +39,24 @@ describe.runIf(onPostgres)('external accounts on PostgreSQL', () => {
       expect(events.map((e) => (e.data as { status: string }).status)).toEqual(['ACTIVE']);
     }
   });
+
+  it('a liveness link answered twice at once (consent and refusal): one answer counts, the other is 404, and exactly one STATUS_UPDATED event', async () => {
+    const other = await ctx.secondApp();
+    for (let round = 0; round < 5; round++) {
+      const created = await post(ctx.app, '/platform/external-accounts', { currency: 'USDC', ownershipType: 'FIRST_PARTY', accountInfo: { accountType: 'BASE_WALLET', address: evmWallet().address } });
+      const id = (created.json() as { id: string }).id;
+      const issued = (await post(ctx.app, `/platform/external-accounts/${id}/challenge`, { method: 'LIVENESS' })).json() as { verificationLink: string };
+      const link = new URL(issued.verificationLink).pathname;
+      const responses = await Promise.all([
+        ctx.app.inject({ method: 'POST', url: link, payload: { consent: true } }),
+        other.inject({ method: 'POST', url: link, payload: { consent: false } }),
+      ]);
+      expect(responses.map((r) => r.statusCode).sort()).toEqual([200, 404]);
+      const events = await ctx.handle.db.selectFrom('events').select('data').where('resource_id', '=', id).execute();
+      expect(events).toHaveLength(1);
+    }
+  });
+
   it('the kept totals of both lists match the rows after creates and deletes from two processes at once', async () => {
     const platform = await ctx.newPlatform();
     const apps = [ctx.app, await ctx.secondApp()];
