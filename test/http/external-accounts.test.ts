@@ -1,3 +1,4 @@
+import { base58 } from '@scure/base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { bolt11Invoice, bolt12Offer, evmWallet, mobileOf, person, solanaWallet, sparkWallet, typo, validSamples, type Sample } from '../helpers/external-accounts.js';
@@ -274,6 +275,17 @@ describe('account rules', () => {
     const owner = { beneficiaryType: 'INDIVIDUAL', fullName: 'Bo Chen', countryOfResidence: 'SG' };
     const created = await create(ctx.platform, { currency: 'USDC', ownershipType: 'THIRD_PARTY', accountInfo: { accountType: 'SOLANA_WALLET', address: solanaWallet().address, beneficiary: owner } }, '/platform/external-accounts');
     expect(created).toMatchObject({ status: 'ACTIVE', ownershipType: 'THIRD_PARTY', beneficiaryVerificationStatus: 'UNSUPPORTED' });
+  });
+
+  it('a Solana address is exactly a 32-byte key: one byte more or fewer is refused naming the address', async () => {
+    const customerId = await newCustomer(ctx.platform);
+    const key = base58.decode(solanaWallet().address);
+    // A leading byte of 1 keeps the 33 bytes within the 44 characters the schema allows.
+    for (const bytes of [Uint8Array.from([1, ...key]), key.subarray(1)]) {
+      const refused = await call(ctx.platform, 'POST', '/customers/external-accounts', { customerId, currency: 'USDC', accountInfo: { accountType: 'SOLANA_WALLET', address: base58.encode(bytes) } });
+      expectEnvelope(refused, 400, 'INVALID_BANK_ACCOUNT');
+      expect(fields(refused)).toEqual(['accountInfo.address']);
+    }
   });
 });
 

@@ -143,6 +143,19 @@ describe('a rejection is final', () => {
     expect(await events(pl, c.id)).toEqual([['CUSTOMER.KYC_REJECTED', 'REJECTED']]);
   });
 
+  it('a customer the platform’s own KYC rejected, with a complete file, gets one REJECTED verification at once: no review is started', async () => {
+    const pl = await reviewingPlatform();
+    expect((await call(pl, 'PATCH', '/customers/settings', { platformKyc: true })).statusCode).toBe(200);
+    const c = await individual(pl, { kycStatus: 'REJECTED' });
+    await doc(pl, c.id, 'PASSPORT');
+    const first = await verify(pl, c.id);
+    expect(first).toMatchObject({ verificationStatus: 'REJECTED', errors: [{ resourceId: c.id, type: 'APPLICANT_REJECTED' }] });
+    await ctx.jobs.runDue();
+    expect(await read(pl, `/verifications/${first.id}`)).toEqual(first);
+    expect(await verify(pl, c.id)).toEqual(first);
+    expect((await read(pl, `/customers/${String(c.id)}`)).kycStatus).toBe('REJECTED');
+  });
+
   it('a review that ends after its customer was rejected (the platform’s own KYC) ends REJECTED, and the customer stays so', async () => {
     const pl = await reviewingPlatform();
     expect((await call(pl, 'PATCH', '/customers/settings', { platformKyc: true })).statusCode).toBe(200);

@@ -26,7 +26,7 @@ import { AppError } from '../../src/platform/errors.js';
 import { counterpartyKeys } from '../../src/modules/uma/counterparty.js';
 import { newSecp256k1Key, type Secp256k1Key } from '../../src/modules/uma/certificates.js';
 import type { VaspExchange } from '../../src/modules/uma/transport.js';
-import { NonceCheck } from '../../src/modules/uma/verification.js';
+import { checkTimestamp, NonceCheck } from '../../src/modules/uma/verification.js';
 import type { Db } from '../../src/platform/db/database.js';
 
 /**
@@ -146,5 +146,14 @@ describe('a nonce (NonceCheck)', () => {
     // Corridor's lnurlp answer signs `$bob@d|123|<t>`: as a callback, nonce `$bob@d|123` and the same timestamp sign the same string.
     await expect(nonces.checkAndSaveNonce('$bob@corridor.example|123', now.getTime() / 1000)).rejects.toMatchObject({ code: 'INVALID_NONCE' });
     await expect(nonces.checkAndSaveNonce('|', now.getTime() / 1000)).rejects.toMatchObject({ code: 'INVALID_NONCE' });
+  });
+});
+
+describe("a message's timestamp (checkTimestamp)", () => {
+  it('is accepted up to the window on either side of now, and INVALID_TIMESTAMP one second beyond it', () => {
+    const clock = new ManualClock(now);
+    const nowSeconds = now.getTime() / 1000;
+    for (const seconds of [nowSeconds - 300, nowSeconds + 300]) expect(() => checkTimestamp(seconds, clock, 300)).not.toThrow();
+    for (const seconds of [nowSeconds - 301, nowSeconds + 301]) expect(() => checkTimestamp(seconds, clock, 300)).toThrow(expect.objectContaining({ code: 'INVALID_TIMESTAMP' }));
   });
 });
