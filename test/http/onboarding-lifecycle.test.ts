@@ -174,6 +174,23 @@ describe('a rejection is final', () => {
       ['CUSTOMER.KYC_REJECTED', 'REJECTED'],
     ]);
   });
+  it('a business whose review ends after the platform rejected it settles the owners it held PENDING: they follow the business', async () => {
+    const pl = await reviewingPlatform();
+    expect((await call(pl, 'PATCH', '/customers/settings', { platformKyc: true })).statusCode).toBe(200);
+    const { b, owner } = await business(pl);
+    const v = await verify(pl, b.id);
+    expect(v.verificationStatus).toBe('IN_PROGRESS');
+    expect((await read(pl, `/beneficial-owners/${String(owner.id)}`)).kycStatus).toBe('PENDING');
+    expect((await call(pl, 'PATCH', `/customers/${String(b.id)}`, { customerType: 'BUSINESS', kybStatus: 'REJECTED' })).statusCode).toBe(200);
+    await ctx.jobs.runDue();
+    expect(await read(pl, `/verifications/${v.id}`)).toMatchObject({ verificationStatus: 'REJECTED', errors: [{ resourceId: b.id, type: 'APPLICANT_REJECTED' }] });
+    expect((await read(pl, `/customers/${String(b.id)}`)).kybStatus).toBe('REJECTED');
+    expect((await read(pl, `/beneficial-owners/${String(owner.id)}`)).kycStatus).toBe('REJECTED');
+    expect(await events(pl, b.id)).toEqual([
+      ['CUSTOMER.KYB_PENDING', 'PENDING'],
+      ['CUSTOMER.KYB_REJECTED', 'REJECTED'],
+    ]);
+  });
 });
 
 describe('a manual review ends', () => {

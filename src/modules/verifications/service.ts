@@ -77,12 +77,13 @@ interface Verdict {
  * customer. A REJECTED customer never
  * moves again (verdicts reaching one are REJECTED: `finalRejection`). Owners follow the
  * business, except that a business rejected by its sandbox registration-number suffix settles
- * each owner by its own lastName suffix.
+ * each owner by its own lastName suffix; so a review that ends after the platform rejected its
+ * business still settles the owners it held PENDING, rather than leave them pending with no
+ * review open.
  */
 async function applyToCustomer(trx: Tx, clock: Clock, platformId: string, input: ReviewInput, status: VerificationStatus): Promise<void> {
   const next = CUSTOMER_STATUS[status];
   if (!next) return;
-  if (input.customer.status === 'REJECTED') return;
   // An approving review of an approved business still judges its owners: one changed or added
   // since the last approval is UNVERIFIED until a review approves it.
   if (input.customer.status === 'APPROVED' && next !== 'REJECTED' && next !== 'APPROVED') return;
