@@ -99,12 +99,36 @@ describe('incoming-payment approval round trip', () => {
     expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/reject`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
   });
 
+  it('an approval without an optional requested field approves, by the webhook or through the API', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    const requested = [
+      { name: 'NATIONALITY', mandatory: true },
+      { name: 'POSTAL_ADDRESS', mandatory: false },
+    ];
+    receiver.answer = () => ({ status: 200, body: JSON.stringify({ receiverCustomerInfo: { NATIONALITY: 'FR' } }) });
+    const decided = await ctx.app.webhooks.approvals.request(question(p, requested));
+    expect(decided.decision).toEqual({ status: 'APPROVED', receiverCustomerInfo: { NATIONALITY: 'FR' } });
+
+    receiver.answer = () => ({ status: 202 });
+    const asked = question(p, requested);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await expect.poll(() => approvalWebhooks().length).toBe(2);
+    const approved = await call(p, 'POST', `/test/transactions/${asked.transactionId}/approve`, { receiverCustomerInfo: { NATIONALITY: 'DE' } });
+    expect(approved.json()).toEqual({ status: 'APPROVED', via: 'API' });
+    expect((await waiting).decision).toEqual({ status: 'APPROVED', receiverCustomerInfo: { NATIONALITY: 'DE' } });
+  });
+
   it('an approval without a mandatory requested field is a webhook error', async () => {
     receiver = await WebhookReceiver.start();
     const p = await connectedPlatform();
     receiver.answer = () => ({ status: 200, body: '{}' });
     const decided = await ctx.app.webhooks.approvals.request(question(p, [{ name: 'NATIONALITY', mandatory: true }]));
     expect(decided.decision).toEqual({ status: 'WEBHOOK_ERROR', error: 'approved without the mandatory receiverCustomerInfo fields NATIONALITY' });
+    // An empty value is no value.
+    receiver.answer = () => ({ status: 200, body: '{"receiverCustomerInfo":{"NATIONALITY":""}}' });
+    const empty = await ctx.app.webhooks.approvals.request(question(p, [{ name: 'NATIONALITY', mandatory: true }]));
+    expect(empty.decision).toEqual({ status: 'WEBHOOK_ERROR', error: 'approved without the mandatory receiverCustomerInfo fields NATIONALITY' });
   });
 
   it('403 rejects with its reason; 422 asks for more information; other answers and no answer are webhook errors', async () => {
@@ -114,6 +138,11 @@ describe('incoming-payment approval round trip', () => {
       [{ status: 403, body: '{"status":403,"code":"FORBIDDEN","message":"no","reason":"RESTRICTED_JURISDICTION"}' }, { status: 'REJECTED', reason: 'RESTRICTED_JURISDICTION' }],
       [{ status: 403, body: 'not json' }, { status: 'REJECTED' }],
       [{ status: 422, body: '{"requiredFields":["TAX_ID","REGISTRATION_NUMBER"]}' }, { status: 'INFO_REQUIRED', requiredFields: ['TAX_ID', 'REGISTRATION_NUMBER'] }],
+      // What is kept of an answer is bounded: the first 50 fields.
+      [
+        { status: 422, body: JSON.stringify({ requiredFields: Array.from({ length: 60 }, (_, i) => `FIELD_${i}`) }) },
+        { status: 'INFO_REQUIRED', requiredFields: Array.from({ length: 50 }, (_, i) => `FIELD_${i}`) },
+      ],
       [{ status: 500, body: 'oops' }, { status: 'WEBHOOK_ERROR', error: 'the endpoint answered HTTP 500' }],
     ];
     for (const [answer, expected] of answers) {
@@ -125,7 +154,7 @@ describe('incoming-payment approval round trip', () => {
     await receiver.close();
     const unreachable = await ctx.app.webhooks.approvals.request(question(p));
     expect(unreachable.decision).toEqual({ status: 'WEBHOOK_ERROR', error: 'connection refused' });
-    expect(applied.map((a) => a.decision.status)).toEqual(['REJECTED', 'REJECTED', 'INFO_REQUIRED', 'WEBHOOK_ERROR', 'WEBHOOK_ERROR']);
+    expect(applied.map((a) => a.decision.status)).toEqual(['REJECTED', 'REJECTED', 'INFO_REQUIRED', 'INFO_REQUIRED', 'WEBHOOK_ERROR', 'WEBHOOK_ERROR']);
   });
 
   it('202 lets the platform decide through the API within the window', async () => {
@@ -149,6 +178,32 @@ describe('incoming-payment approval round trip', () => {
     expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/reject`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
   });
 
+  it('409 (a repeat of the question) waits for the API within the window, as 202 does', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 409 });
+    const asked = question(p);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await expect.poll(() => approvalWebhooks().length).toBe(1);
+    await untilApprovalWindowOpen(ctx.handle.db, asked.transactionId, APPROVAL_WINDOW_MS);
+    expect((await call(p, 'POST', `/test/transactions/${asked.transactionId}/reject`, { reason: 'LATER' })).json()).toEqual({ status: 'REJECTED', via: 'API' });
+    expect(await waiting).toMatchObject({ via: 'API', decision: { status: 'REJECTED', reason: 'LATER' } });
+  });
+
+  it('a slow answer still decides: until it comes, the deadline job waits the send timeout and the window', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 200, delayMs: 500 });
+    const asked = question(p);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await expect.poll(() => approvalWebhooks().length).toBe(1);
+    // The window has passed while the receiver is still answering, but not the send timeout.
+    ctx.clock.advance(APPROVAL_WINDOW_MS + 1);
+    while ((await ctx.jobs.runDue(100)) > 0);
+    expect(await waiting).toMatchObject({ via: 'WEBHOOK', decision: { status: 'APPROVED' } });
+    expect(applied).toHaveLength(1);
+  });
+
   it('202 and no decision within the window times out; the API is then too late', async () => {
     receiver = await WebhookReceiver.start();
     const p = await connectedPlatform();
@@ -162,6 +217,20 @@ describe('incoming-payment approval round trip', () => {
     expect(decided).toMatchObject({ via: 'DEADLINE', decision: { status: 'TIMED_OUT' } });
     expect(applied).toEqual([decided]);
     expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/approve`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+  });
+
+  it('the window is closed at its deadline exactly: the API is then too late', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 202 });
+    const asked = question(p);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await expect.poll(() => approvalWebhooks().length).toBe(1);
+    await untilApprovalWindowOpen(ctx.handle.db, asked.transactionId, APPROVAL_WINDOW_MS);
+    const { deadline } = await ctx.handle.db.selectFrom('webhook_approvals').select('deadline').where('transaction_id', '=', asked.transactionId).executeTakeFirstOrThrow();
+    ctx.clock.set(deadline);
+    expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/approve`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    expect(await waiting).toMatchObject({ via: 'DEADLINE', decision: { status: 'TIMED_OUT' } });
   });
 
   it('a durable job times the question out even if nobody is waiting any more', async () => {

@@ -245,6 +245,30 @@ describe('webhook delivery log', () => {
     });
   });
 
+  it('a success stands: the job’s failed attempt logged after a re-send delivered it neither reopens it nor forgets when it was delivered', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    await drain();
+    receiver.answer = (w) => ({ status: w.body.type === 'CUSTOMER.KYC_APPROVED' ? 500 : 200 });
+    await createCustomer(p, 'Settled Sara');
+    await drain();
+    const [pending] = ((await call(p, 'GET', '/webhooks/deliveries?status=PENDING')).json() as { data: Delivery[] }).data;
+    expect(pending!.type).toBe('CUSTOMER.KYC_APPROVED');
+
+    // The job's retry is answered slowly, and 500; the re-send sent meanwhile is answered 200 at once.
+    let sent = 0;
+    receiver.answer = (w) => (w.body.id === pending!.id && ++sent === 1 ? { status: 500, delayMs: 400 } : { status: 200 });
+    ctx.clock.set(pending!.nextAttemptAt!);
+    const retrying = drain();
+    await expect.poll(() => receiver.received.filter((w) => w.body.id === pending!.id).length).toBe(2);
+    const resent = (await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`)).json() as Delivery;
+    expect(resent).toMatchObject({ status: 'SUCCEEDED', deliveredAt: ctx.clock.now().toISOString() });
+    await retrying;
+    const after = (await call(p, 'GET', `/webhooks/deliveries/${pending!.id}`)).json() as Delivery;
+    expect(after).toMatchObject({ status: 'SUCCEEDED', attempts: 3, deliveredAt: resent.deliveredAt, lastResponseStatus: 500 });
+    expect(after).not.toHaveProperty('nextAttemptAt');
+  });
+
   it('keeps platforms apart: another platform’s webhook is 404, and so is a malformed id', async () => {
     receiver = await WebhookReceiver.start();
     const p = await connectedPlatform();

@@ -1,5 +1,6 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { acknowledged, MAX_ATTEMPTS, retryDelayMs } from '../../src/modules/webhooks/deliveries.js';
 import { RETRY_SCHEDULE_SECONDS } from '../../src/modules/webhooks/index.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { WebhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiver.js';
@@ -112,6 +113,22 @@ describe('webhook delivery', () => {
     expect(receiver.received.map((w) => w.body.type).sort()).toEqual(['INTERNAL_ACCOUNT.STATUS_UPDATED', 'TEST']);
     const list = (await call(silent, 'GET', '/webhooks/deliveries')).json() as { data: unknown[] };
     expect(list.data).toEqual([]);
+  });
+
+  it('waits as docs/webhooks.md promises: 30 s, 1, 2, 5, 10, 30 min, 1, 2, 4, 6 h, then 12 h, each ±20 %, 16 attempts', () => {
+    // The other tests read the schedule from RETRY_SCHEDULE_SECONDS: here it is held to the documented one.
+    const minutes = [0.5, 1, 2, 5, 10, 30, 60, 120, 240, 360, 720, 720, 720, 720, 720];
+    expect(MAX_ATTEMPTS).toBe(16);
+    for (const [i, m] of minutes.entries()) {
+      expect(retryDelayMs(i + 1, () => 0), `after attempt ${i + 1}`).toBe(Math.round(m * 60_000 * 0.8));
+      expect(retryDelayMs(i + 1, () => 1), `after attempt ${i + 1}`).toBe(Math.round(m * 60_000 * 1.2));
+    }
+    expect(retryDelayMs(16, () => 0.5)).toBeUndefined();
+  });
+
+  it('is acknowledged by a 2xx or a 409 only: 199, 300 (not followed, as every 3xx) and 408 are retried', () => {
+    expect([199, 200, 204, 299, 300, 302, 408, 409, 410, 500].filter(acknowledged)).toEqual([200, 204, 299, 409]);
+    expect(acknowledged(undefined)).toBe(false);
   });
 
   it('counts 409 as delivered', async () => {
@@ -351,5 +368,17 @@ describe('POST /sandbox/webhooks/test', () => {
     body = expectEnvelope(await call(p, 'POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
     expect(body.details).toMatchObject({ url, error: 'connection refused' });
     expect(body.details).not.toHaveProperty('responseStatus');
+  });
+
+  it('is 400 WEBHOOK_DELIVERY_ERROR on a 409, which acknowledges events only: a fresh TEST cannot be a duplicate', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    await drain();
+    receiver.answer = () => ({ status: 409, body: '{"code":"CONFLICT"}' });
+    const body = expectEnvelope(await call(p, 'POST', '/sandbox/webhooks/test'), 400, 'WEBHOOK_DELIVERY_ERROR');
+    expect(body.details).toMatchObject({ url: receiver.url, responseStatus: 409 });
+    const logged = await delivery(p, body.details!.webhookId as string);
+    expect(logged).toMatchObject({ status: 'FAILED', attempts: 1, lastResponseStatus: 409 });
+    expect(logged.attemptLog).toEqual([expect.objectContaining({ outcome: 'FAILED', responseStatus: 409 })]);
   });
 });
