@@ -55,6 +55,34 @@ describe('PATCH /config supportedCurrencies', () => {
     expect((body.details!.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['supportedCurrencies.0.minAmount', 'supportedCurrencies.1.currencyCode']);
     expect((await call(p, 'GET', '/config')).json()).toEqual(before);
   });
+
+  it('takes minAmount equal to maxAmount (one amount only), as minAmount ≤ maxAmount allows', async () => {
+    const p = await ctx.newPlatform();
+    const response = await call(p, 'PATCH', '/config', { supportedCurrencies: [{ currencyCode: 'USD', minAmount: 500, maxAmount: 500 }] });
+    expect(response.statusCode, response.body).toBe(200);
+    expect((response.json() as Config).supportedCurrencies).toMatchObject([{ currencyCode: 'USD', minAmount: 500, maxAmount: 500 }]);
+  });
+
+  it('refuses a required counterparty field named twice for one currency, and changes nothing', async () => {
+    const p = await ctx.newPlatform();
+    const before = (await call(p, 'GET', '/config')).json();
+    const response = await call(p, 'PATCH', '/config', {
+      supportedCurrencies: [
+        {
+          currencyCode: 'USD',
+          minAmount: 1,
+          maxAmount: 1000,
+          requiredCounterpartyFields: [
+            { name: 'FULL_NAME', mandatory: true },
+            { name: 'FULL_NAME', mandatory: false },
+          ],
+        },
+      ],
+    });
+    const body = expectEnvelope(response, 400, 'INVALID_INPUT');
+    expect(body.details!.errors).toEqual([{ field: 'supportedCurrencies.0.requiredCounterpartyFields', message: 'must not repeat a field name' }]);
+    expect((await call(p, 'GET', '/config')).json()).toEqual(before);
+  });
 });
 
 describe('PATCH /config umaDomain', () => {
