@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventCatalogue } from '../../src/app.js';
+import { accountBalance } from '../../src/modules/ledger/index.js';
 import { DepositFeed, DEPOSIT_POLL_INTERVAL_MS, DEPOSIT_POLL_JOB, FundingDeposits, HttpRails } from '../../src/modules/transactions/index.js';
 import { OffsetPlatformClock } from '../../src/platform/platform-clock.js';
 import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
@@ -88,12 +89,47 @@ describe('POST /sandbox/deposits', () => {
     expect(respelt.statusCode, respelt.body).toBe(200);
     expect((respelt.json() as Json).id).toBe(first.id);
     expect(await balances(ctx, p, ann.customerId)).toEqual({ available: 1_000, total: 1_000 });
+    // Each deposit comes from the settlement account of the rail it arrived on (the operator reconciles per rail).
+    const settled = async (rail: string) => (await accountBalance(ctx.handle.db, p.uuid, { kind: 'SETTLEMENT', rail, currency: 'USD' })).total;
+    expect([await settled('WIRE'), await settled('ACH')]).toEqual([-700n, -300n]);
     expect(await eventTypes(ctx, first.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
     // Another platform may use the same deposit id for its own deposit.
     const q = await ctx.newPlatform();
     const bob = await customerAccount(q);
-    expect((await deposit(q, { reference: bob.reference, amount: 50, depositId: 'wire-7' })).statusCode).toBe(200);
+    const theirs = await deposit(q, { reference: bob.reference, amount: 50, depositId: 'wire-7' });
+    expect(theirs.statusCode).toBe(200);
+    // Reported again there, it answers that platform's own credit, whatever the other platform holds under the id.
+    const theirsAgain = await deposit(q, { reference: bob.reference, amount: 50, depositId: 'wire-7' });
+    expect(theirsAgain.statusCode, theirsAgain.body).toBe(200);
+    expect((theirsAgain.json() as Json).id).toBe((theirs.json() as Json).id);
     expect(await balances(ctx, q, bob.customerId)).toEqual({ available: 50, total: 50 });
+  });
+
+  it('an account no longer ACTIVE takes no new deposit (409, nothing credited), while a deposit it took before is still answered', async () => {
+    const p = await ctx.newPlatform();
+    const ann = await customerAccount(p);
+    const first = (await deposit(p, { reference: ann.reference, amount: 600, depositId: 'before-freeze' })).json() as Json;
+    const accountUuid = ann.accountId.slice(ann.accountId.indexOf(':') + 1);
+    // No route freezes an account yet: the provider's state, written as its sync would.
+    await ctx.handle.db.updateTable('internal_accounts').set({ status: 'FROZEN' }).where('platform_id', '=', p.uuid).where('id', '=', accountUuid).execute();
+    const refused = expectEnvelope(await deposit(p, { reference: ann.reference, amount: 900, depositId: 'after-freeze' }), 409, 'CONFLICT');
+    expect(refused.details).toEqual({ status: 'FROZEN' });
+    const again = await deposit(p, { reference: ann.reference, amount: 600, depositId: 'before-freeze' });
+    expect(again.statusCode, again.body).toBe(200);
+    expect((again.json() as Json).id).toBe(first.id);
+    expect(await balances(ctx, p, ann.customerId)).toEqual({ available: 600, total: 600 });
+    const listed = (await call(ctx, p, 'GET', `/transactions?type=INCOMING&customerId=${ann.customerId}`)).json() as { data: Json[] };
+    expect(listed.data.map((t) => t.id)).toEqual([first.id]);
+  });
+
+  it('a bank deposit shows its rail, never an on-chain transaction, whatever the sender tells', async () => {
+    const p = await ctx.newPlatform();
+    const ann = await customerAccount(p);
+    const response = await deposit(p, { reference: ann.reference, amount: 200, rail: 'ACH', sender: { transactionHash: '0xabc123', bankName: 'First Example Bank' } });
+    expect(response.statusCode, response.body).toBe(200);
+    const source = (response.json() as Json).source as Json;
+    expect(source).toMatchObject({ sourceType: 'REALTIME_FUNDING', paymentRail: 'ACH', bankName: 'First Example Bank' });
+    expect(source).not.toHaveProperty('onChainTransaction');
   });
 
   it('the same deposit reported five times at once credits once', async () => {

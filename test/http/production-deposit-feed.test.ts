@@ -101,6 +101,17 @@ describe('one provider deposit id across production platforms', () => {
     expect((await incoming(a)).length).toBe(2);
   });
 
+  it('re-listed on another rail (same reference, currency and amount) it is conflicting, not the same deposit', async () => {
+    const a = await prod.newPlatform('production');
+    const accountA = await platformAccount(a);
+    await listed(usd('rail-1', accountA.reference, '800'));
+    await listed({ ...usd('rail-1', accountA.reference, '800'), rail: 'ACH' });
+    expect(await balance(a)).toBe(800);
+    const [credit] = await incoming(a);
+    expect(await unmatched('rail-1')).toMatchObject({ reason: 'CONFLICTING_DEPOSIT', credited_platform_id: a.uuid, credited_transaction_id: uuidOf(credit!.id as string), resolved_at: null });
+    expect((await incoming(a)).length).toBe(1);
+  });
+
   it('a deposit kept unmatched and credited when re-listed leaves no open unmatched row; a later conflicting listing reopens it', async () => {
     const a = await prod.newPlatform('production');
     const b = await prod.newPlatform('production');
@@ -164,6 +175,15 @@ describe('a deposit the ledger cannot take', () => {
     expect(await balance(b)).toBe(100);
     await listed(usd('next-page', accountA.reference, '42'));
     expect(await balance(a)).toBe(42);
+  });
+
+  it('an amount of exactly 2^53 − 1 (the largest posting) is credited, not kept as AMOUNT_OUT_OF_RANGE', async () => {
+    const a = await prod.newPlatform('production');
+    const accountA = await platformAccount(a);
+    await listed(usd('max-1', accountA.reference, '9007199254740991'));
+    expect(await unmatched('max-1')).toBeUndefined();
+    expect(await balance(a)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(await incoming(a)).toMatchObject([{ status: 'COMPLETED', receivedAmount: { amount: Number.MAX_SAFE_INTEGER } }]);
   });
 
   it('any other refusal by the ledger keeps the deposit with its reason, and the rest of the page is credited', async () => {
