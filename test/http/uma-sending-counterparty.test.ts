@@ -316,6 +316,13 @@ describe('the pay-request answer prices exactly what was asked', () => {
     ['less than the amount locked on RECEIVING, invoiced for what it converts', {}, () => (vasp.payreq = { msats: (msats) => (msats * 4) / 5, edit: (answer) => (answer.converted.amount = 40_000) })],
     ['an answer signed for another payee than the one looked up', {}, () => (vasp.payreq = { payee: `$dave@${vasp.domain}` })],
     ['an invoice that is no BOLT 11 invoice', {}, () => (vasp.payreq = { invoice: 'lnbcrt1notaninvoice' })],
+    // Priced consistently (half the msats for half the amount), but not the msats the sender's locked amount buys and pays for.
+    [
+      'an invoice for half the msats sent, converted as such (SENDING)',
+      { lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 2_000 },
+      () => (vasp.payreq = { msats: (msats) => Math.floor(msats / 2), edit: (answer) => (answer.converted.amount = Math.floor(Number(answer.converted.amount) / 2)) }),
+    ],
+    ['an invoice that expires as it is issued (no time left to pay it)', {}, () => (vasp.payreq = { expiry: 0 })],
   ];
 
   it.each(refusals)('%s is INVALID_PAYREQ_RESPONSE; no quote, nothing held', async (_what, extra, bend) => {
@@ -362,6 +369,19 @@ describe('the pay-request answer prices exactly what was asked', () => {
     vasp.payreq = { issuedSecondsAgo: 570 };
     const late = (await quote()).json() as { createdAt: string; expiresAt: string };
     expect(Date.parse(late.expiresAt) - Date.parse(late.createdAt)).toBeLessThanOrEqual(31_000);
+  });
+});
+
+describe('the receiver’s limits bound the quote before the pay request', () => {
+  it('the receiver’s minimum is a bound: one minor unit below it is AMOUNT_OUT_OF_RANGE and nothing is sent; at it, the pay request goes out', async () => {
+    vasp.currencies = () => [new Currency('MXN', 'Mexican Peso', '$', 500, 100, 100_000_000, 2)];
+    const asked = vasp.requests.length;
+    const below = expectEnvelope(await quote({ lockedCurrencyAmount: 99 }), 400, 'AMOUNT_OUT_OF_RANGE');
+    expect(below.details).toEqual({ min: 100, max: 100_000_000, currency: 'MXN' });
+    expect(vasp.requests).toHaveLength(asked);
+    const at = await quote({ lockedCurrencyAmount: 100 });
+    expect(at.statusCode, at.body).toBe(201);
+    expect(vasp.requests).toHaveLength(asked + 1);
   });
 });
 
