@@ -240,10 +240,19 @@ export function checkHolderInScope(scope: { holderIds: Set<string> }, holderId: 
   }
 }
 
-/** A document the page may replace: one of the scope's holders'; any other is 404 as if unknown. */
+/**
+ * A document the page may replace: one of the scope's holders'; any other is 404 as if unknown.
+ * Only the read's own refusal (not found) means unknown: a database that cannot answer stays
+ * the error it is (503, retryable), not a 404 telling the customer the document is gone.
+ */
 export async function checkDocumentInScope(db: DbOrTx, scope: { platformId: string; holderIds: Set<string> }, documentId: string): Promise<void> {
   const uuid = parseId('Document', documentId);
-  const document = uuid ? await getDocument(db, scope.platformId, documentId).catch(() => undefined) : undefined;
+  const document = uuid
+    ? await getDocument(db, scope.platformId, documentId).catch((error: unknown) => {
+        if (error instanceof AppError) return undefined;
+        throw error;
+      })
+    : undefined;
   if (!document || !scope.holderIds.has(document.documentHolder)) throw new AppError('REFERENCE_NOT_FOUND', `Document ${documentId} was not found.`);
 }
 
