@@ -49,9 +49,9 @@ async function deliveries(p: TestPlatform, query = ''): Promise<Delivery[]> {
   return Promise.all(list.data.map(async (d) => (await call(ctx, p, 'GET', `/webhooks/deliveries/${d.id}`)).json() as Delivery));
 }
 
-/** Makes logging an attempt fail for platform `p`: always, or only when an answer's body is kept. */
-async function refuseAttempts(p: TestPlatform, only: 'always' | 'with a body'): Promise<void> {
-  const condition = only === 'always' ? 'true' : 'new.response_body is not null';
+/** Makes logging an attempt fail for platform `p`: always, only when an answer's body is kept, or for any attempt but a delivery's first. */
+async function refuseAttempts(p: TestPlatform, only: 'always' | 'with a body' | 'after the first'): Promise<void> {
+  const condition = { always: 'true', 'with a body': 'new.response_body is not null', 'after the first': 'new.number > 1' }[only];
   await sql
     .raw(
       `create or replace function refuse_attempt() returns trigger language plpgsql as $$
@@ -184,6 +184,31 @@ describe('an event delivery answered with text PostgreSQL cannot store', () => {
       expect(d).toMatchObject({ status: 'FAILED', attempts: 0, lastError: expect.stringMatching(/attempts refused by the test/) });
       expect(d).not.toHaveProperty('nextAttemptAt');
     }
+  });
+  it('a delivery a re-send delivered while its own sending failed stays SUCCEEDED', async () => {
+    const p = await connectedPlatform();
+    await drain();
+    // The TEST's own sending is answered late; the re-send sent meanwhile is answered at once and
+    // logged first, so the late answer's attempt (the second) is the one that cannot be logged.
+    let sendings = 0;
+    receiver.answer = () => (++sendings === 1 ? { status: 200, delayMs: 2_000 } : { status: 200 });
+    await refuseAttempts(p, 'after the first');
+    const tested = call(ctx, p, 'POST', '/sandbox/webhooks/test');
+    let pending: Delivery | undefined;
+    for (let i = 0; i < 50 && !pending; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      pending = (await deliveries(p)).find((d) => d.type === 'TEST');
+    }
+    expect(pending).toMatchObject({ status: 'PENDING' });
+    const resent = await call(ctx, p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`);
+    expect(resent.statusCode, resent.body).toBe(200);
+    expect(resent.json()).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    expect((await tested).statusCode).toBeGreaterThanOrEqual(500);
+    expect(sendings).toBe(2);
+    // The failed sending is Corridor's, not the endpoint's: it must not fail what was delivered.
+    const [test] = (await deliveries(p)).filter((d) => d.type === 'TEST');
+    expect(test).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    expect(test).not.toHaveProperty('lastError');
   });
 });
 
