@@ -51,6 +51,24 @@ describe('GET /exchange-rates with a fixed fee the answer cannot carry', () => {
     expect(same.statusCode, same.body).toBe(200);
   });
 
+  it('lists fixed fees of exactly 2^53 − 1: the answer carries them', async () => {
+    const p = await ctx.newPlatform();
+    // SWIFT's 15 dollars are the largest service fee on a rail paying EUR: with it, the fixed fees are exactly 2^53 − 1.
+    const configured = await call(p, 'PATCH', '/config', { supportedCurrencies: [usd(MAX)], feeConfigs: [fee(MAX - 1_500)] });
+    expect(configured.statusCode, configured.body).toBe(200);
+    const listed = await call(p, 'GET', '/exchange-rates?destinationCurrency=EUR');
+    expect(listed.statusCode, listed.body).toBe(200);
+    const swift = (listed.json() as { data: Array<{ destinationPaymentRail: string; receivingAmount: number; fees: { fixed: number; total: number } }> }).data.find(
+      (r) => r.destinationPaymentRail === 'SWIFT',
+    );
+    // 10000 makes no transfer under such fees: nothing arrives, the fees shown are the fixed ones.
+    expect(swift).toMatchObject({ receivingAmount: 0, fees: { fixed: MAX, total: MAX } });
+    // One more and they are past it.
+    const past = await call(p, 'PATCH', '/config', { feeConfigs: [fee(MAX - 1_499)] });
+    expect(past.statusCode, past.body).toBe(200);
+    expectEnvelope(await call(p, 'GET', '/exchange-rates?destinationCurrency=EUR'), 400, 'AMOUNT_OUT_OF_RANGE');
+  });
+
   it('is 400 AMOUNT_OUT_OF_RANGE for a fee stored before PATCH bounded it', async () => {
     const p = await ctx.newPlatform();
     await sql`update platform_configs set fee_configs = ${JSON.stringify([fee(MAX)])}::jsonb where platform_id = ${p.uuid}`.execute(ctx.handle.db);

@@ -173,6 +173,10 @@ describe('GET /exchange-rates', () => {
       ['an asOf that is not RFC 3339', () => ({ status: 200, body: table({ EUR: '0.5' }, 'Tue, 1 Dec 2026') })],
       // USD is the base: another USD rate skewed every cross rate.
       ['a USD rate other than 1', () => ({ status: 200, body: table({ USD: '2', EUR: '0.9' }) })],
+      // Rates are positive decimal strings of at most 18 fractional digits: a zero would divide by zero pricing from that currency.
+      ['a rate of zero', () => ({ status: 200, body: table({ EUR: '0', MXN: '20' }) })],
+      ['a rate of zero with decimals', () => ({ status: 200, body: table({ EUR: '0.000', MXN: '20' }) })],
+      ['a rate with 19 fractional digits', () => ({ status: 200, body: table({ EUR: '0.8660000000000000001' }) })],
     ])('answers 503 on %s, and stores nothing', async (_name, reply) => {
       production.clock.advance(5 * 60_000);
       answer = reply;

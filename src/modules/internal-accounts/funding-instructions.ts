@@ -204,7 +204,7 @@ export function fundingReferenceOfInvoice(invoice: string): string | undefined {
 
 /**
  * The instructions with their Lightning invoice replaced by one dated `now`, when the stored one
- * is expired or has less than LIGHTNING_RENEW_BEFORE_SECONDS left at `now` (the platform's
+ * is expired or has LIGHTNING_RENEW_BEFORE_SECONDS or less left at `now` (the platform's
  * time); undefined when nothing is due (no Lightning instruction, or one with time to spare).
  * Everything else, the funding reference included, stays as it is.
  */
