@@ -1,7 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import type { CompiledQuery } from 'kysely';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql, type CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDirectories, parseDirectoryFile, SHIPPED_DIRECTORY_FILE } from '../../src/modules/directories/index.js';
+import { loadDirectories, parseDirectoryFile, readDirectoryFile, SHIPPED_DIRECTORY_FILE } from '../../src/modules/directories/index.js';
+import { MAX_FILE_BYTES } from '../../src/modules/directories/schemas.js';
 import { listUmaProviders } from '../../src/modules/directories/service.js';
 import type { Db } from '../../src/platform/db/database.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
@@ -158,6 +161,48 @@ describe('GET /uma-providers', () => {
     }
   });
 
+  it('filters by currency as well as by country, each alone and together, counting what matches', async () => {
+    const next = variant(shipped.version + 50, (f) => {
+      f.umaProviders = [
+        { name: 'Dollars Only', domain: 'usd.example.com', supportedRegions: ['US'], supportedCurrencies: ['USD'] },
+        { name: 'Dollars And Euros', domain: 'both.example.com', supportedRegions: ['US', 'DE'], supportedCurrencies: ['USD', 'EUR'] },
+        { name: 'Euros Only', domain: 'eur.example.com', supportedRegions: ['DE'], supportedCurrencies: ['EUR'] },
+      ];
+    });
+    expect((await loadDirectories(ctx.handle.db, ctx.clock, next, 'test')).loaded).toBe(true);
+    try {
+      const names = async (query: string) => {
+        const body = (await get(`/uma-providers?sortOrder=asc&${query}`)).json() as Listed<{ name: string }>;
+        expect(body.totalCount, query).toBe(body.data.length);
+        return body.data.map((p) => p.name);
+      };
+      expect(await names('currencyCode=EUR')).toEqual(['Dollars And Euros', 'Euros Only']);
+      expect(await names('currencyCode=USD&countryCode=US')).toEqual(['Dollars And Euros', 'Dollars Only']);
+      expect(await names('currencyCode=EUR&countryCode=US')).toEqual(['Dollars And Euros']);
+      expect(await names('countryCode=DE')).toEqual(['Dollars And Euros', 'Euros Only']);
+      expect(await names('currencyCode=MXN')).toEqual([]);
+    } finally {
+      expect((await loadDirectories(ctx.handle.db, ctx.clock, shipped, 'shipped', { force: true })).loaded).toBe(true);
+    }
+  });
+
+  it('leaves out a currency code the currency registry does not know, rather than failing the list', async () => {
+    const next = variant(shipped.version + 40, (f) => {
+      f.umaProviders = [{ name: 'Stale Provider', domain: 'stale.example.com', supportedRegions: ['US'], supportedCurrencies: ['USD'] }];
+    });
+    expect((await loadDirectories(ctx.handle.db, ctx.clock, next, 'test')).loaded).toBe(true);
+    try {
+      // As a file loaded by an older package would hold a code a later one stopped knowing.
+      await ctx.handle.db.updateTable('directory_uma_providers').set({ supported_currencies: sql`'["USD","XYZ"]'::jsonb` as never }).execute();
+      const response = await get('/uma-providers');
+      expect(response.statusCode, response.body).toBe(200);
+      const body = response.json() as Listed<{ name: string; supportedCurrencies: Array<{ code: string }> }>;
+      expect(body.data.map((p) => [p.name, p.supportedCurrencies.map((c) => c.code)])).toEqual([['Stale Provider', ['USD']]]);
+    } finally {
+      expect((await loadDirectories(ctx.handle.db, ctx.clock, shipped, 'shipped', { force: true })).loaded).toBe(true);
+    }
+  });
+
   it('refuses unknown countries and currencies', async () => {
     expectEnvelope(await get('/uma-providers?countryCode=ZZ'), 400, 'INVALID_INPUT');
     expectEnvelope(await get('/uma-providers?currencyCode=ABC'), 400, 'INVALID_CURRENCY');
@@ -177,6 +222,14 @@ describe('GET /discoveries', () => {
     expect(all.data).toHaveLength(shipped.discoveries.length);
     expect(Object.keys(all)).toEqual(['data']);
     expect((await get('/discoveries?country=AQ')).json()).toEqual({ data: [] });
+  });
+
+  it('orders them by country, then currency, then bank name byte by byte', async () => {
+    const all = ((await get('/discoveries')).json() as { data: Array<Record<string, string>> }).data;
+    expect(new Set(all.map((d) => d.country)).size).toBeGreaterThan(1);
+    const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+    const sorted = [...all].sort((a, b) => bytes(a.country!, b.country!) || bytes(a.currency!, b.currency!) || bytes(a.bankName!, b.bankName!));
+    expect(all).toEqual(sorted);
   });
 
   it('refuses malformed filters', async () => {
@@ -230,6 +283,39 @@ describe('updating the directory without a release', () => {
     } while (cursor);
     expect(listed.sort()).toEqual(next.vasps.map((v) => v.vaspName).sort());
     expect((await loadDirectories(ctx.handle.db, ctx.clock, shipped, 'shipped', { force: true })).loaded).toBe(true);
+  });
+
+  it('--force loads a higher version as well as a lower one, but not the version already loaded', async () => {
+    const next = variant(shipped.version + 30, (f) => {
+      f.vasps = [{ vaspName: 'Forced Exchange' }];
+    });
+    try {
+      expect(await loadDirectories(ctx.handle.db, ctx.clock, next, 'test', { force: true })).toEqual({ loaded: true, version: shipped.version + 30, previousVersion: shipped.version });
+      expect(((await get('/vasps')).json() as Listed<unknown>).data).toEqual([{ vaspName: 'Forced Exchange' }]);
+      const before = await ctx.handle.db.selectFrom('directory_versions').selectAll().executeTakeFirstOrThrow();
+      ctx.clock.advance(1_000);
+      expect(await loadDirectories(ctx.handle.db, ctx.clock, next, 'again', { force: true })).toEqual({ loaded: false, version: shipped.version + 30, previousVersion: shipped.version + 30 });
+      expect(await ctx.handle.db.selectFrom('directory_versions').selectAll().executeTakeFirstOrThrow()).toEqual(before);
+    } finally {
+      expect((await loadDirectories(ctx.handle.db, ctx.clock, shipped, 'shipped', { force: true })).loaded).toBe(true);
+    }
+  });
+
+  it('takes a file of exactly 4 MiB, read or given, and refuses one byte more', async () => {
+    const text = JSON.stringify(shipped);
+    const exact = text + ' '.repeat(MAX_FILE_BYTES - Buffer.byteLength(text, 'utf8'));
+    expect(Buffer.byteLength(exact, 'utf8')).toBe(MAX_FILE_BYTES);
+    expect(parseDirectoryFile(exact).version).toBe(shipped.version);
+    expect(() => parseDirectoryFile(`${exact} `)).toThrow(/larger than/);
+    const dir = await mkdtemp(join(tmpdir(), 'directories-'));
+    try {
+      await writeFile(join(dir, 'exact.json'), exact);
+      expect((await readDirectoryFile(join(dir, 'exact.json'))).version).toBe(shipped.version);
+      await writeFile(join(dir, 'over.json'), `${exact} `);
+      await expect(readDirectoryFile(join(dir, 'over.json'))).rejects.toThrow(/larger than/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a bad file before touching the database, naming every problem', () => {

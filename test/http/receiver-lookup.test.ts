@@ -88,6 +88,19 @@ describe('GET /receiver/external-account/{accountId}', () => {
     expect((response.json() as Lookup).supportedCurrencies[0]).toMatchObject({ min: max, max });
   });
 
+  it('offers at least 1 and never a most below the least, when the converted limits round down to nothing', async () => {
+    // MXN limits of 1 and 10 centavos are 0.05 and 0.5 US cents: both round down to 0.
+    const p = await ctx.newPlatform();
+    expect((await call(p, 'PATCH', '/config', { supportedCurrencies: [currency('MXN', 1, 10)] })).statusCode).toBe(200);
+    const sender = await call(p, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: 'rcv-small', fullName: 'Ann Lee' });
+    expect(sender.statusCode, sender.body).toBe(201);
+    const account = await call(p, 'POST', '/platform/external-accounts', validSamples(ctx.clock.now()).USD_ACCOUNT);
+    expect(account.statusCode, account.body).toBe(201);
+    const response = await lookup((account.json() as { id: string }).id, `?customerId=${(sender.json() as { id: string }).id}`, p);
+    expect(response.statusCode, response.body).toBe(200);
+    expect((response.json() as Lookup).supportedCurrencies[0]).toMatchObject({ currency: { code: 'USD' }, min: 1, max: 1 });
+  });
+
   it('refuses what does not name a sender, or names one wrongly', async () => {
     const none = expectEnvelope(await lookup(mxnAccount, ''), 400, 'INVALID_INPUT');
     expect((none.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual(['customerId', 'senderUmaAddress']);

@@ -164,6 +164,8 @@ describe('contact verification and SCA, which no provider of Corridor requires',
       if (op.kind === 'customer') {
         expect(conflict.message, name).toMatch(/^Corridor's payment providers do not require contact verification/);
         expect(conflict.details, name).toEqual({ reason: 'CONTACT_VERIFICATION_NOT_REQUIRED', contact: name.includes('email') ? 'EMAIL' : 'PHONE', customerId: mine.customerId });
+        // The message names the contact asked about, not the other one.
+        expect(conflict.message, name).toContain(name.includes('email') ? "the customer's e-mail address" : "the customer's phone number");
       } else {
         expect(conflict.message, name).toMatch(/^Corridor's payment providers do not require strong customer authentication: .*quotes never wait for authorization/);
         const named =
@@ -199,6 +201,9 @@ describe('contact verification and SCA, which no provider of Corridor requires',
         expectEnvelope(response, 404, NOT_FOUND[op.kind]);
       }
     }
+    // An unknown query parameter is refused, as everywhere.
+    const extra = await call(ctx, p, 'GET', `/sca/factors?customerId=${mine.customerId}&factor=TOTP`);
+    expect(expectEnvelope(extra, 400, 'INVALID_INPUT').details!.errors).toEqual([expect.objectContaining({ field: 'factor' })]);
     const withoutCustomer = await call(ctx, p, 'GET', '/sca/factors');
     expect(expectEnvelope(withoutCustomer, 400, 'INVALID_INPUT').details!.errors).toEqual([expect.objectContaining({ field: 'customerId', message: 'is required' })]);
   });

@@ -3,6 +3,7 @@ import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPla
 import { validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { eventCatalogue } from '../../src/app.js';
+import { parseId } from '../../src/platform/ids.js';
 import { drainJobs, eventTypes } from '../helpers/payments.js';
 
 type Body = Record<string, unknown>;
@@ -74,6 +75,14 @@ describe('POST /transfer-out (deprecated)', () => {
     expect(transaction.quoteId).toMatch(/^Quote:/);
     const quote = (await call(p, 'GET', `/quotes/${transaction.quoteId}`)).json() as Body;
     expect(quote).toMatchObject({ transactionId: transaction.id, totalSendingAmount: 12_550, status: 'PROCESSING' });
+    // The payment carries what the request said of it, as POST /quotes keeps it: the rail is sent the remittance information.
+    const stored = await ctx.handle.db
+      .selectFrom('transactions')
+      .select(['remittance_information', 'purpose_of_payment'])
+      .where('platform_id', '=', p.uuid)
+      .where('id', '=', parseId('Transaction', transaction.id)!)
+      .executeTakeFirstOrThrow();
+    expect(stored).toEqual({ remittance_information: 'INV-12', purpose_of_payment: 'GOODS_OR_SERVICES' });
     expect(await balance(p, customerId)).toEqual({ available: 100_000 - 12_550, total: 100_000 });
 
     const replay = await call(p, 'POST', '/transfer-out', body, { 'idempotency-key': 'out-1' });
@@ -125,6 +134,9 @@ describe('POST /transfer-out (deprecated)', () => {
 
   it('at the edges of the fee: an amount the fee takes whole is INVALID_AMOUNT naming `amount`; one minor unit more sends one', async () => {
     const { p, customerId, usd, usdOut } = await world(10_000);
+    // Nothing is no amount: 0 is the request's own 400, before the quote path is asked.
+    const zero = expectEnvelope(await call(p, 'POST', '/transfer-out', { source: { accountId: usd }, destination: { accountId: usdOut }, amount: 0 }), 400, 'INVALID_INPUT');
+    expect((zero.details as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual(['amount']);
     // USD on ACH (the account's first rail) costs 25.
     for (const amount of [1, 25]) {
       const refused = await call(p, 'POST', '/transfer-out', { source: { accountId: usd }, destination: { accountId: usdOut }, amount });
