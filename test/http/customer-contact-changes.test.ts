@@ -112,6 +112,14 @@ describe('e-mail change', () => {
     expect(plain.statusCode, plain.body).toBe(200);
     expect(plain.json()).toMatchObject({ email: 'untied@example.com' });
   });
+
+  it('sending the e-mail already on file is no change: 200 at once, no challenge, the credential stays', async () => {
+    const wallet = await sandbox.newWallet();
+    const same = await sandbox.call('PATCH', `/customers/${wallet.customerId}`, { customerType: 'INDIVIDUAL', email: wallet.email });
+    expect(same.statusCode, same.body).toBe(200);
+    expect(same.json()).toMatchObject({ email: wallet.email });
+    expect(await credentialsOf(sandbox, wallet)).toEqual([expect.objectContaining({ type: 'EMAIL_OTP', nickname: wallet.email })]);
+  });
 });
 
 describe('phone change', () => {
