@@ -50,5 +50,12 @@ describe('webhook signing keys kept per process', () => {
     }
     expect(kept().opened.size).toBeLessThanOrEqual(KEPT_PLATFORMS);
     expect(kept().cache.entries.size).toBeLessThanOrEqual(KEPT_PLATFORMS);
+    // The platform used longest ago goes first: one signing again counts as used now, so a
+    // platform that comes back drops the next oldest, not the one that just signed.
+    await ctx.app.webhooks.keys.sign(ids[50]!, '{}');
+    await ctx.app.webhooks.keys.sign(ids[0]!, '{}');
+    expect(kept().opened.has(ids[50]!)).toBe(true);
+    expect(kept().opened.has(ids[51]!)).toBe(false);
+    expect(kept().opened.has(ids[0]!)).toBe(true);
   });
 });
