@@ -94,6 +94,19 @@ describe('PATCH /config', () => {
     expect(tests).toEqual([{ type: 'TEST', data: null }]);
   });
 
+  it('refuses a password without a user name as credentials too, in webhookEndpoint, a JWKS and a passkey origin', async () => {
+    for (const environment of ['sandbox', 'production'] as const) {
+      const p = await ctx.newPlatform(environment);
+      const before = (await getConfig(p)).json();
+      const refused = async (payload: unknown) =>
+        (expectEnvelope(await patch(p, payload), 400, 'INVALID_INPUT').details!.errors as Array<{ field: string }>).map((e) => e.field).sort();
+      expect(await refused({ webhookEndpoint: 'https://:secret@hooks.example.com/in' }), environment).toEqual(['webhookEndpoint']);
+      const wallet = { oidcIssuers: [{ issuer: 'https://id.example.com', jwksUri: 'https://:secret@id.example.com/jwks' }], passkeyOrigins: ['https://:secret@wallet.example.com'] };
+      expect(await refused({ embeddedWalletConfig: wallet }), environment).toEqual(['embeddedWalletConfig.oidcIssuers.0.jwksUri', 'embeddedWalletConfig.passkeyOrigins.0']);
+      expect((await getConfig(p)).json()).toEqual(before);
+    }
+  });
+
   it('merges embeddedWalletConfig and cardTokenization2faConfig field by field', async () => {
     const p = await ctx.newPlatform();
     await patch(p, { embeddedWalletConfig: { appName: 'Acme', otpLength: 8 }, cardTokenization2faConfig: { email: { subject: 'Code' } } });

@@ -1,12 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger, openInternalLedgerAccount, systemAccountId, verifyLedger, type LedgerAccountRef, type VerifyReport } from '../../src/modules/ledger/index.js';
-import { createPlatform } from '../../src/modules/platforms/index.js';
-import { systemClock } from '../../src/platform/clock.js';
-import type { Db, DbHandle, Tx } from '../../src/platform/db/database.js';
+import { systemAccountId, verifyLedger, type LedgerAccountRef, type VerifyReport } from '../../src/modules/ledger/index.js';
+import type { Db } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { uuidv7 } from '../../src/platform/ids.js';
-import { openTestDatabase } from '../helpers/context.js';
+import { ACH, FEES, FUNDING, healthyBooks, ledger, openLedgerTestDatabase } from '../helpers/ledger-books.js';
 
 /**
  * `verifyLedger` (`corridor ledger verify`) against rows corrupted behind the ledger's back: each
@@ -14,46 +12,13 @@ import { openTestDatabase } from '../helpers/context.js';
  * Each test corrupts the books of a platform of its own and verifies that platform only.
  */
 describe('ledger verify finds every class of breach', () => {
-  let handle: DbHandle;
-  let drop: () => Promise<void>;
   let db: Db;
-  const ledger = new Ledger({ clock: systemClock, hotAccountShards: 4, onInternalBalancesChanged: async () => {} });
-
-  beforeAll(async () => {
-    ({ handle, drop } = await openTestDatabase());
-    db = handle.db;
-  });
+  let drop: () => Promise<void>;
+  beforeAll(async () => ({ db, drop } = await openLedgerTestDatabase()));
   afterAll(() => drop());
 
-  const FEES: LedgerAccountRef = { kind: 'PLATFORM_FEES', currency: 'USD' };
-  const FUNDING: LedgerAccountRef = { kind: 'SANDBOX_FUNDING', currency: 'USD' };
-  const ACH: LedgerAccountRef = { kind: 'SETTLEMENT', rail: 'ACH', currency: 'USD' };
 
-  /**
-   * A platform's books with one of everything: A funded 10 000, a transfer A → B of 1 000 with a
-   * fee of 25, a hold of 500 posted, a hold of 300 voided, a hold of 200 open, the transfer reversed.
-   */
-  async function books() {
-    const platformId = await withTx(db, async (trx) => (await createPlatform(trx, systemClock, { name: 'verify', environment: 'sandbox' })).platformUuid);
-    const [a, b] = [uuidv7(), uuidv7()];
-    for (const id of [a, b]) await withTx(db, (trx) => openInternalLedgerAccount(trx, { id, platformId, currency: 'USD', now: new Date() }));
-    const A: LedgerAccountRef = { kind: 'INTERNAL_ACCOUNT', id: a };
-    const B: LedgerAccountRef = { kind: 'INTERNAL_ACCOUNT', id: b };
-    const usd = (from: LedgerAccountRef, to: LedgerAccountRef, amount: bigint) => ({ from, to, amount, currency: 'USD' });
-    const run = <T>(work: (trx: Tx) => Promise<T>) => withTx(db, work);
-    const funding = await run((trx) => ledger.transfer(trx, { platformId, reference: 'fund', postings: [usd(FUNDING, A, 10_000n)] }));
-    const transfer = await run((trx) => ledger.transfer(trx, { platformId, reference: 'transfer', postings: [usd(A, B, 1_000n), usd(A, FEES, 25n)] }));
-    const posted = await run((trx) => ledger.hold(trx, { platformId, reference: 'hold-1', postings: [usd(A, ACH, 500n)] }));
-    const post = await run((trx) => ledger.postHold(trx, { platformId, holdId: posted.id, reference: 'post-1' }));
-    const voided = await run((trx) => ledger.hold(trx, { platformId, reference: 'hold-2', postings: [usd(A, ACH, 300n)] }));
-    await run((trx) => ledger.voidHold(trx, { platformId, holdId: voided.id, reference: 'void-2' }));
-    const open = await run((trx) => ledger.hold(trx, { platformId, reference: 'hold-3', postings: [usd(A, ACH, 200n)] }));
-    const reversal = await run((trx) => ledger.reverse(trx, { platformId, transactionId: transfer.id, reference: 'refund' }));
-    const report = await verify(platformId);
-    expect(report.breaches).toEqual([]);
-    expect(report.holds).toEqual({ open: 1, posted: 1, voided: 1 });
-    return { platformId, a, b, funding: funding.id, transfer: transfer.id, posted: posted.id, post: post.id, voided: voided.id, open: open.id, reversal: reversal.id };
-  }
+  const books = () => healthyBooks(db, { name: 'verify', batchSize: 3 });
 
   const verify = (platformId: string, batchSize = 3): Promise<VerifyReport> => verifyLedger(db, { platformId, batchSize });
   const shardsOf = async (platformId: string, ref: Exclude<LedgerAccountRef, { kind: 'INTERNAL_ACCOUNT' }>) =>

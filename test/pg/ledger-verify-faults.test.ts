@@ -1,12 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger, openInternalLedgerAccount, systemAccountId, verifyLedger, type LedgerAccountRef, type VerifyReport } from '../../src/modules/ledger/index.js';
-import { createPlatform } from '../../src/modules/platforms/index.js';
-import { systemClock } from '../../src/platform/clock.js';
-import type { Db, DbHandle, Tx } from '../../src/platform/db/database.js';
+import { systemAccountId, verifyLedger, type LedgerAccountRef, type VerifyReport } from '../../src/modules/ledger/index.js';
+import type { Db, Tx } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { uuidv7 } from '../../src/platform/ids.js';
-import { onPostgres, openTestDatabase } from '../helpers/context.js';
+import { onPostgres } from '../helpers/context.js';
+import { ACH, FEES, FUNDING, ledger, openLedgerTestDatabase, platformWithAccounts, usd } from '../helpers/ledger-books.js';
 
 /**
  * Fault injection: healthy books, then one corruption at a time by direct SQL, written as a broken
@@ -15,32 +14,20 @@ import { onPostgres, openTestDatabase } from '../helpers/context.js';
  * and nothing on the healthy books around it.
  */
 describe.runIf(onPostgres)('ledger verify under fault injection (PostgreSQL)', () => {
-  let handle: DbHandle;
-  let drop: () => Promise<void>;
   let db: Db;
-  const ledger = new Ledger({ clock: systemClock, hotAccountShards: 4, onInternalBalancesChanged: async () => {} });
-
-  beforeAll(async () => {
-    ({ handle, drop } = await openTestDatabase());
-    db = handle.db;
-  });
+  let drop: () => Promise<void>;
+  beforeAll(async () => ({ db, drop } = await openLedgerTestDatabase()));
   afterAll(() => drop());
 
-  const FEES: LedgerAccountRef = { kind: 'PLATFORM_FEES', currency: 'USD' };
-  const FUNDING: LedgerAccountRef = { kind: 'SANDBOX_FUNDING', currency: 'USD' };
-  const ACH: LedgerAccountRef = { kind: 'SETTLEMENT', rail: 'ACH', currency: 'USD' };
   const FX_USD: LedgerAccountRef = { kind: 'FX', currency: 'USD' };
   const FX_EUR: LedgerAccountRef = { kind: 'FX', currency: 'EUR' };
   const SEPA: LedgerAccountRef = { kind: 'SETTLEMENT', rail: 'SEPA_INSTANT', currency: 'EUR' };
 
   /** Books of one platform: funding, transfers with fees, holds posted, voided and open, a refund, a cross-currency payment. */
   async function books() {
-    const platformId = await withTx(db, async (trx) => (await createPlatform(trx, systemClock, { name: 'faults', environment: 'sandbox' })).platformUuid);
-    const [a, b, c] = [uuidv7(), uuidv7(), uuidv7()];
-    for (const id of [a, b, c]) await withTx(db, (trx) => openInternalLedgerAccount(trx, { id, platformId, currency: 'USD', now: new Date() }));
-    const A: LedgerAccountRef = { kind: 'INTERNAL_ACCOUNT', id: a };
-    const B: LedgerAccountRef = { kind: 'INTERNAL_ACCOUNT', id: b };
-    const usd = (from: LedgerAccountRef, to: LedgerAccountRef, amount: bigint) => ({ from, to, amount, currency: 'USD' });
+    const { platformId, ids, refs } = await platformWithAccounts(db, 'faults', 3);
+    const [a, b, c] = ids as [string, string, string];
+    const [A, B] = refs as [LedgerAccountRef, LedgerAccountRef];
     const run = <T>(work: (trx: Tx) => Promise<T>) => withTx(db, work);
     await run((trx) => ledger.transfer(trx, { platformId, reference: 'fund', postings: [usd(FUNDING, A, 10_000n)] }));
     const transfer = await run((trx) => ledger.transfer(trx, { platformId, reference: 'transfer', postings: [usd(A, B, 1_000n), usd(A, FEES, 25n)] }));
