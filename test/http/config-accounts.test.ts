@@ -98,6 +98,16 @@ describe('configuration takes effect for customers approved before it', () => {
     expect((await accountEvents(p)).length).toBe(eventsBefore + 4);
   });
 
+  it('a currency added to the configuration opens the platform’s own account by the job, before anything reads it', async () => {
+    const p = await ctx.newPlatform();
+    const patched = await call(p, 'PATCH', '/config', { supportedCurrencies: [currency('USD'), currency('EUR')] });
+    expect(patched.statusCode, patched.body).toBe(200);
+    while ((await ctx.jobs.runDue()) > 0);
+    // Read from the table: GET /platform/internal-accounts would open them itself.
+    const own = await ctx.handle.db.selectFrom('internal_accounts').select('currency').where('platform_id', '=', p.uuid).where('customer_id', 'is', null).execute();
+    expect(own.map((a) => a.currency).sort()).toEqual(['EUR', 'USD']);
+  });
+
   it('a job that died after a checkpoint resumes after the last customer it saved', async () => {
     const p = await ctx.newPlatform();
     const customers = [];

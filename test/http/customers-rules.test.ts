@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESEAL_JOB } from '../../src/modules/customers/index.js';
+import { RESEAL_BATCH, RESEAL_JOB } from '../../src/modules/customers/index.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { enqueueJob } from '../../src/platform/jobs/index.js';
-import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { postCsvImport } from '../helpers/multipart.js';
+import { call } from '../helpers/payments.js';
 
 /**
  * Boundaries of the customer rules (src/modules/customers/README.md) that the broader suites
@@ -17,9 +19,6 @@ afterAll(() => ctx.close());
 
 type Body = Record<string, unknown>;
 type FieldErrors = Array<{ field: string; constraint?: Record<string, unknown>; message?: string }>;
-
-const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown) =>
-  ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
 const errorsOf = (body: { details?: Record<string, unknown> }) => body.details!.errors as FieldErrors;
 
@@ -36,7 +35,7 @@ const individual = (extra: Body = {}): Body => ({
 const businessInfo = (extra: Body = {}): Body => ({ legalName: 'Acme LLC', country: 'US', incorporatedOn: '2015-03-01', taxId: '12-3456789', entityType: 'LLC', ...extra });
 
 async function create(p: TestPlatform, body: Body): Promise<Body> {
-  const response = await call(p, 'POST', '/customers', body);
+  const response = await call(ctx, p, 'POST', '/customers', body);
   expect(response.statusCode, response.body).toBe(201);
   return response.json() as Body;
 }
@@ -45,21 +44,21 @@ describe('customer rules at their boundaries', () => {
   it('takes dates from 1900-01-01 on and refuses the day before, for birth and incorporation dates', async () => {
     const p = ctx.platform;
     await create(p, individual({ birthDate: '1900-01-01' }));
-    const born = expectEnvelope(await call(p, 'POST', '/customers', individual({ birthDate: '1899-12-31' })), 400, 'INVALID_INPUT');
+    const born = expectEnvelope(await call(ctx, p, 'POST', '/customers', individual({ birthDate: '1899-12-31' })), 400, 'INVALID_INPUT');
     expect(errorsOf(born)).toEqual([{ field: 'birthDate', constraint: { format: 'date' }, message: 'must not be before 1900-01-01' }]);
     await create(p, { customerType: 'BUSINESS', businessInfo: businessInfo({ incorporatedOn: '1900-01-01' }) });
-    const incorporated = expectEnvelope(await call(p, 'POST', '/customers', { customerType: 'BUSINESS', businessInfo: businessInfo({ incorporatedOn: '1899-12-31' }) }), 400, 'INVALID_INPUT');
+    const incorporated = expectEnvelope(await call(ctx, p, 'POST', '/customers', { customerType: 'BUSINESS', businessInfo: businessInfo({ incorporatedOn: '1899-12-31' }) }), 400, 'INVALID_INPUT');
     expect(errorsOf(incorporated)).toEqual([{ field: 'businessInfo.incorporatedOn', constraint: { format: 'date' }, message: 'must not be before 1900-01-01' }]);
   });
 
   it('on PATCH, takes the idType on file again without an identifier, but not another idType', async () => {
     const p = ctx.platform;
     const jane = await create(p, individual());
-    const same = await call(p, 'PATCH', `/customers/${String(jane.id)}`, { customerType: 'INDIVIDUAL', idType: 'SSN' });
+    const same = await call(ctx, p, 'PATCH', `/customers/${String(jane.id)}`, { customerType: 'INDIVIDUAL', idType: 'SSN' });
     expect(same.statusCode, same.body).toBe(200);
-    const other = expectEnvelope(await call(p, 'PATCH', `/customers/${String(jane.id)}`, { customerType: 'INDIVIDUAL', idType: 'ITIN' }), 400, 'INVALID_INPUT');
+    const other = expectEnvelope(await call(ctx, p, 'PATCH', `/customers/${String(jane.id)}`, { customerType: 'INDIVIDUAL', idType: 'ITIN' }), 400, 'INVALID_INPUT');
     expect(errorsOf(other).map((e) => e.field)).toEqual(['identifier']);
-    expect(((await call(p, 'GET', `/customers/${String(jane.id)}`)).json() as Body).idType).toBe('SSN');
+    expect(((await call(ctx, p, 'GET', `/customers/${String(jane.id)}`)).json() as Body).idType).toBe('SSN');
   });
 
   it('takes line breaks in a business’s sourceOfFunds (its own words), as in the descriptions, and nowhere else', async () => {
@@ -67,52 +66,34 @@ describe('customer rules at their boundaries', () => {
     const words = 'Revenue from consulting\nand a 2019 seed round';
     const biz = await create(p, { customerType: 'BUSINESS', businessInfo: businessInfo({ sourceOfFunds: words }) });
     expect((biz.businessInfo as Body).sourceOfFunds).toBe(words);
-    const named = expectEnvelope(await call(p, 'POST', '/customers', { customerType: 'BUSINESS', businessInfo: businessInfo({ doingBusinessAs: 'Acme\nTrading' }) }), 400, 'INVALID_INPUT');
+    const named = expectEnvelope(await call(ctx, p, 'POST', '/customers', { customerType: 'BUSINESS', businessInfo: businessInfo({ doingBusinessAs: 'Acme\nTrading' }) }), 400, 'INVALID_INPUT');
     expect(errorsOf(named).map((e) => e.field)).toEqual(['businessInfo.doingBusinessAs']);
   });
 
   it('names an unknown field once, not again for the blank text inside it', async () => {
-    const response = await call(ctx.platform, 'POST', '/customers', individual({ favourites: { colour: '   ', food: 'x\u0007' } }));
+    const response = await call(ctx, ctx.platform, 'POST', '/customers', individual({ favourites: { colour: '   ', food: 'x\u0007' } }));
     const body = expectEnvelope(response, 400, 'INVALID_INPUT');
     expect(errorsOf(body).map((e) => e.field)).toEqual(['favourites']);
   });
 
   it('a BUSINESS row imported beside individuals on an auto-approving sandbox starts UNVERIFIED; only the individual is approved', async () => {
     const p = await ctx.newPlatform();
-    const boundary = '----corridor-rules-boundary';
     const csv = [
       'platformCustomerId,customerType,fullName,addressLine1,city,state,postalCode,country,businessLegalName,businessTaxId,businessIncorporatedOn',
       'mixed-person,INDIVIDUAL,John Doe,,,,,,,,',
       'mixed-business,BUSINESS,,400 Commerce Way,Austin,TX,78701,US,Acme Inc.,12-3456789,2010-06-01',
     ].join('\r\n');
-    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="customers.csv"\r\nContent-Type: text/csv\r\n\r\n`;
-    const accepted = await ctx.app.inject({
-      method: 'POST',
-      url: `${BASE}/customers/bulk/csv`,
-      headers: { authorization: p.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
-      payload: Buffer.from(`${head}${csv}\r\n--${boundary}--\r\n`),
-    });
+    const accepted = await postCsvImport(ctx.app, p, csv);
     expect(accepted.statusCode, accepted.body).toBe(202);
     while ((await ctx.jobs.runDue()) > 0);
-    const named = async (id: string) => ((await call(p, 'GET', `/customers?platformCustomerId=${id}`)).json() as { data: Body[] }).data;
+    const named = async (id: string) => ((await call(ctx, p, 'GET', `/customers?platformCustomerId=${id}`)).json() as { data: Body[] }).data;
     expect(await named('mixed-person')).toEqual([expect.objectContaining({ kycStatus: 'APPROVED' })]);
     expect(await named('mixed-business')).toEqual([expect.objectContaining({ customerType: 'BUSINESS', kybStatus: 'UNVERIFIED' })]);
   });
 
-  it('a currency added to the configuration opens the platform’s own account by the job, before anything reads it', async () => {
+  it('re-seals every customer after a key rotation, over more than one batch', async () => {
     const p = await ctx.newPlatform();
-    const currency = (code: string) => ({ currencyCode: code, minAmount: 1, maxAmount: 1000, requiredCounterpartyFields: [], enabledTransactionTypes: ['OUTGOING'] });
-    const patched = await call(p, 'PATCH', '/config', { supportedCurrencies: [currency('USD'), currency('EUR')] });
-    expect(patched.statusCode, patched.body).toBe(200);
-    while ((await ctx.jobs.runDue()) > 0);
-    // Read from the table: GET /platform/internal-accounts would open them itself.
-    const own = await ctx.handle.db.selectFrom('internal_accounts').select('currency').where('platform_id', '=', p.uuid).where('customer_id', 'is', null).execute();
-    expect(own.map((a) => a.currency).sort()).toEqual(['EUR', 'USD']);
-  });
-
-  it('re-seals every customer after a key rotation, over more than one batch (RESEAL_BATCH = 200)', async () => {
-    const p = await ctx.newPlatform();
-    const total = 205;
+    const total = RESEAL_BATCH + 5;
     for (let i = 0; i < total; i += 25) {
       await Promise.all(
         Array.from({ length: Math.min(25, total - i) }, (_, k) =>
