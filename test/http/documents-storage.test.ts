@@ -164,6 +164,29 @@ describe('an external screening provider', () => {
     });
   });
 
+  it('receives the side and the issuing authority too, when the upload names them', async () => {
+    received = [];
+    answer = { status: 200, body: '{"precheckErrors":[]}' };
+    const data = await cardPhotoJpeg();
+    const response = await sendDocumentForm(ctx.app, production, 'POST', '/documents', [
+      ...textParts({ documentHolder: holder, documentType: 'DRIVERS_LICENSE', side: 'FRONT', country: 'US', issuingAuthority: 'Illinois SOS' }),
+      { name: 'file', filename: 'licence-front.jpg', contentType: 'image/jpeg', data },
+    ]);
+    expect(response.statusCode, response.body).toBe(201);
+    expect(received).toHaveLength(1);
+    const { content: _content, ...described } = received[0]!.body;
+    expect(described).toEqual({
+      contentType: 'image/jpeg',
+      sizeBytes: data.length,
+      sha256: createHash('sha256').update(data).digest('hex'),
+      fileName: 'licence-front.jpg',
+      documentType: 'DRIVERS_LICENSE',
+      side: 'FRONT',
+      country: 'US',
+      issuingAuthority: 'Illinois SOS',
+    });
+  });
+
   it('passes its precheck errors through verbatim and stores nothing', async () => {
     answer = { status: 200, body: '{"precheckErrors":["documentExpired","vendorSpecificFinding"]}' };
     const before = await storedRows(ctx);
@@ -176,6 +199,9 @@ describe('an external screening provider', () => {
     ['fails', { status: 500, body: '{}' }],
     ['answers outside the contract', { status: 200, body: '{"precheckErrors":"no"}' }],
     ['answers something that is not JSON', { status: 200, body: '<html>' }],
+    ['answers more than 20 precheck errors', { status: 200, body: JSON.stringify({ precheckErrors: Array.from({ length: 21 }, (_, i) => `finding${i}`) }) }],
+    ['answers an empty precheck error', { status: 200, body: '{"precheckErrors":[""]}' }],
+    ['answers a precheck error over 100 characters', { status: 200, body: JSON.stringify({ precheckErrors: ['x'.repeat(101)] }) }],
     ['is too slow', { status: 200, body: '{"precheckErrors":[]}', delayMs: 1500 }],
   ])('answers 503 and stores nothing when the provider %s', async (_name, next) => {
     answer = next;

@@ -192,6 +192,12 @@ describe('POST /documents', () => {
       404,
       'REFERENCE_NOT_FOUND',
     );
+    // The holder is checked before any screening: a file screening would refuse is still 404.
+    expectEnvelope(
+      await upload({ documentHolder: foreignCustomer, documentType: 'PASSPORT', country: 'US' }, filePart(await cardPhotoJpeg(), 'image/jpeg', 'passport.precheck-glare.jpg')),
+      404,
+      'USER_NOT_FOUND',
+    );
     expect(await stored()).toEqual(before);
   });
 
@@ -314,6 +320,28 @@ describe('upload validation', () => {
     expect(expectEnvelope(response, 400, 'INVALID_INPUT').details!.errors).toEqual([
       { field: 'documentNumber', message: 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)' },
       { field: 'issuingAuthority', message: 'must not be blank' },
+    ]);
+    expect(await stored()).toEqual(before);
+  });
+
+  it('takes at most 10 text parts of at most 1 KiB each, and one file part, named file; storing nothing otherwise', async () => {
+    const before = await stored();
+    const base = { documentHolder: customerId, documentType: 'PASSPORT', country: 'US' };
+    const photo = filePart(await cardPhotoJpeg(), 'image/jpeg');
+    const extras = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`extra${i}`, 'x']));
+    expect(expectEnvelope(await upload({ ...base, ...extras }, photo), 400, 'INVALID_INPUT').details!.errors).toEqual([
+      { field: 'body', message: 'at most 10 text parts may be sent' },
+    ]);
+    expect(expectEnvelope(await upload({ ...base, issuingAuthority: 'a'.repeat(1025) }, photo), 400, 'INVALID_INPUT').details!.errors).toEqual([
+      { field: 'issuingAuthority', message: 'must be at most 1024 bytes' },
+    ]);
+    const twoFiles = await sendDocumentForm(ctx.app, p, 'POST', '/documents', [...textParts(base), photo, filePart(await cardPhotoJpeg(), 'image/jpeg', 'second.jpg')]);
+    expect(expectEnvelope(twoFiles, 400, 'INVALID_INPUT').details!.errors).toEqual([{ field: 'file', message: 'at most 1 file part(s) may be sent' }]);
+    // A file under another part's name is named as unknown, beside the missing file part.
+    const misnamed = await sendDocumentForm(ctx.app, p, 'POST', '/documents', [...textParts(base), { ...photo, name: 'photo' }]);
+    expect(expectEnvelope(misnamed, 400, 'INVALID_INPUT').details!.errors).toEqual([
+      { field: 'file', message: 'is required' },
+      { field: 'photo', message: 'is not a known part; the file goes in the part named file' },
     ]);
     expect(await stored()).toEqual(before);
   });

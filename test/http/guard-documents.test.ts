@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideManualReview } from '../../src/modules/verifications/service.js';
 import { withTx } from '../../src/platform/db/tx.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { cardPhotoJpeg } from '../helpers/document-files.js';
+import { cardPhotoJpeg, grayscaleJpeg } from '../helpers/document-files.js';
 import { sendDocumentForm, textParts } from '../helpers/multipart.js';
 import { startVerification, uploadPdf } from '../helpers/verifications.js';
 
@@ -53,6 +53,12 @@ describe('PUT /documents/{documentId} on a document the review accepted', () => 
       { name: 'file', filename: 'passport.jpg', contentType: 'image/jpeg', data: await cardPhotoJpeg() },
     ]);
     expect(expectEnvelope(replaced, 409, 'CONFLICT').details).toEqual({ reason: 'ACCEPTED_IN_REVIEW' });
+    // Checked before screening: a file screening would refuse (grayscale) is still 409, not 422.
+    const grey = await sendDocumentForm(ctx.app, p, 'PUT', `/documents/${String(passport.id)}`, [
+      ...textParts({ documentType: 'PASSPORT', country: 'US' }),
+      { name: 'file', filename: 'passport.jpg', contentType: 'image/jpeg', data: await grayscaleJpeg() },
+    ]);
+    expect(expectEnvelope(grey, 409, 'CONFLICT').details).toEqual({ reason: 'ACCEPTED_IN_REVIEW' });
     expect((await call('GET', `/documents/${String(passport.id)}`)).json()).toEqual(before);
   });
 });

@@ -136,6 +136,22 @@ describe('POST /invitations', () => {
     expect(await count()).toBe(start + 3);
   });
 
+  it('refuses an expiresAt of this very instant: it must be in the future', async () => {
+    const now = ctx.clock.now().toISOString();
+    const refused = expectEnvelope(await call(inviting, 'POST', '/invitations', { inviterUma: '$alice@a.example.com', expiresAt: now }), 400, 'INVALID_INPUT');
+    expect(refused.details).toMatchObject({ errors: [{ field: 'expiresAt' }] });
+    const later = new Date(ctx.clock.now().getTime() + 1).toISOString();
+    expect((await invite({ expiresAt: later })).expiresAt).toBe(later);
+  });
+
+  it('draws codes from all 32 letters of lower-case Crockford base32 (50 random bits)', async () => {
+    const codes = await Promise.all(Array.from({ length: 12 }, async () => (await invite()).code));
+    for (const code of codes) expect(code).toMatch(/^[0-9a-hjkmnp-tv-z]{10}$/);
+    expect(new Set(codes).size).toBe(codes.length);
+    // 120 letters drawn from 32: all but a handful appear (at most 16 is below one in 10^20).
+    expect(new Set(codes.join('')).size).toBeGreaterThan(24);
+  });
+
   it('needs the TRANSACT permission', async () => {
     const viewer = await ctx.newToken(inviting, ['VIEW']);
     expectEnvelope(await call(viewer, 'POST', '/invitations', { inviterUma: '$alice@a.example.com' }), 403, 'FORBIDDEN');
@@ -260,6 +276,21 @@ describe('an inviter deleted since', () => {
     expect((await eventsOf(invitation.code)).map((e) => e.type)).toEqual(['INVITATION.CREATED']);
     const stored = await ctx.handle.db.selectFrom('invitations').select(['status', 'invitee_uma']).where('code', '=', invitation.code).executeTakeFirstOrThrow();
     expect(stored).toEqual({ status: 'PENDING', invitee_uma: null });
+  });
+
+  it('reads as CANCELLED rather than EXPIRED once past its expiry too, and claim and cancel say so alike (INVITER_DELETED)', async () => {
+    const created = await call(inviting, 'POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `inv-${++seq}`, fullName: 'Eve Lee', umaAddress: '$eve@a.example.com' });
+    expect(created.statusCode, created.body).toBe(201);
+    const invitation = await invite({ inviterUma: '$eve@a.example.com', expiresAt: new Date(ctx.clock.now().getTime() + 60_000).toISOString() });
+    expect((await call(inviting, 'DELETE', `/customers/${(created.json() as { id: string }).id}`)).statusCode).toBe(200);
+    ctx.clock.advance(120_000);
+
+    expect((await call(claiming, 'GET', `/invitations/${invitation.code}`)).json()).toEqual({ ...invitation, status: 'CANCELLED' });
+    const claimed = expectEnvelope(await call(claiming, 'POST', `/invitations/${invitation.code}/claim`, { inviteeUma: '$zoe@b.example.com' }), 400, 'INVITATION_CANCELLED');
+    expect(claimed.details).toEqual({ reason: 'INVITER_DELETED' });
+    const cancelled = expectEnvelope(await call(inviting, 'POST', `/invitations/${invitation.code}/cancel`), 400, 'INVITATION_CANCELLED');
+    expect(cancelled.details).toEqual({ reason: 'INVITER_DELETED' });
+    expect((await eventsOf(invitation.code)).map((e) => e.type)).toEqual(['INVITATION.CREATED']);
   });
 });
 

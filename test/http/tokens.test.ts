@@ -1,5 +1,11 @@
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findLiveToken, listLiveTokens } from '../../src/modules/tokens/repo.js';
+import { buildApp } from '../../src/app.js';
+import { findLiveToken, listLiveTokens, TOKEN_DELETED_CHANNEL } from '../../src/modules/tokens/repo.js';
+import { createToken } from '../../src/modules/tokens/service.js';
+import type { DbHandle } from '../../src/platform/db/database.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { JobWorker } from '../../src/platform/jobs/index.js';
 import { BASE, basic, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 
 let ctx: TestContext;
@@ -104,6 +110,14 @@ describe('POST /tokens', () => {
   });
 });
 
+describe('createToken for the command line', () => {
+  it('stores each permission once, though `corridor tokens create --permissions` may repeat one', async () => {
+    const created = await withTx(ctx.handle.db, (trx) => createToken(trx, ctx.clock, ctx.platform.uuid, { name: 'CLI repeated', permissions: ['VIEW', 'MANAGE', 'VIEW'] }));
+    expect(created.token.permissions).toEqual(['VIEW', 'MANAGE']);
+    expect(((await call('GET', `/tokens/${created.token.id}`)).json() as Token).permissions).toEqual(['VIEW', 'MANAGE']);
+  });
+});
+
 describe('GET /tokens', () => {
   it('pages newest first with an opaque cursor, without repeats, stable under inserts', async () => {
     const other = await ctx.newPlatform();
@@ -195,6 +209,26 @@ describe('GET and DELETE /tokens/{tokenId}', () => {
     expect(list.data.some((t) => t.id === token.id)).toBe(false);
     const events = await ctx.handle.db.selectFrom('events').select('type').where('resource_id', '=', token.id).execute();
     expect(events.map((e) => e.type).sort()).toEqual(['API_TOKEN.CREATED', 'API_TOKEN.DELETED']);
+  });
+
+  it('stops a deleted token at once in the deleting process, without waiting for the notification', async () => {
+    // A process whose LISTEN has not heard the delete yet (notifications arrive when they do): its own delete evicts the token.
+    const silent = pino({ level: 'silent' });
+    const deaf: DbHandle = {
+      ...ctx.handle,
+      listen: (channel, onMessage, onReset, onListening) => ctx.handle.listen(channel, channel === TOKEN_DELETED_CHANNEL ? () => {} : onMessage, onReset, onListening),
+    };
+    const other = await buildApp({ db: ctx.handle.db, handle: deaf, clock: ctx.clock, config: ctx.config, jobs: new JobWorker(ctx.handle.db, ctx.clock, silent), logger: silent });
+    try {
+      const doomed = await ctx.newToken(ctx.platform, ['VIEW']);
+      const readConfig = () => other.inject({ method: 'GET', url: `${BASE}/config`, headers: { authorization: doomed.auth } });
+      expect((await readConfig()).statusCode).toBe(200); // now in that process's token cache
+      const deleted = await other.inject({ method: 'DELETE', url: `${BASE}/tokens/${doomed.tokenId}`, headers: { authorization: ctx.platform.auth } });
+      expect(deleted.statusCode, deleted.body).toBe(204);
+      expectEnvelope(await readConfig(), 401, 'UNAUTHORIZED');
+    } finally {
+      await other.close();
+    }
   });
 
   it('answers 404 for a well-formed unknown id and for another platform’s token', async () => {
