@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { setReviewStatus } from '../../src/modules/customers/index.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { parseId } from '../../src/platform/ids.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
 import { startFakeVasp, type FakeVasp } from '../helpers/uma.js';
@@ -44,8 +47,11 @@ afterAll(async () => {
 
 let seq = 0;
 
-/** A ready USD sender, funded, and its quote to carol at the fake VASP (looked up first) for a SENDING lock of `amount`, in `currency` (null: none named). */
-async function quoteToCarol(amount: number, currency: string | null = 'PHP') {
+/**
+ * A ready USD sender, funded, and its quote to carol at the fake VASP (looked up first) for a SENDING lock of `amount`, in `currency` (null: none named);
+ * `afterLookup` runs between the lookup and the quote.
+ */
+async function quoteToCarol(amount: number, currency: string | null = 'PHP', afterLookup?: (customerId: string) => Promise<void>) {
   const consent = { acceptedAt: ctx.clock.now().toISOString(), ipAddress: '203.0.113.7', termsVersion: 'V1', acceptanceMethod: 'CHECKBOX' };
   const created = await call('POST', '/customers', { customerType: 'INDIVIDUAL', platformCustomerId: `sam-${++seq}`, fullName: 'Sam Sender', endUserTermsConsent: consent });
   expect(created.statusCode, created.body).toBe(201);
@@ -55,6 +61,7 @@ async function quoteToCarol(amount: number, currency: string | null = 'PHP') {
   const address = `$carol@${fake.domain}`;
   const looked = await call('GET', `/receiver/uma/${encodeURIComponent(address)}?customerId=${customerId}`);
   expect(looked.statusCode, looked.body).toBe(200);
+  await afterLookup?.(customerId);
   return call('POST', '/quotes', {
     lookupId: (looked.json() as { lookupId: string }).lookupId,
     source: { sourceType: 'ACCOUNT', accountId },
@@ -97,6 +104,14 @@ describe('a UMA quote whose SENDING amount Corridor refuses anyway', () => {
     const before = payRequests;
     const refused = expectEnvelope(await quoteToCarol(3_200, null), 400, 'TRANSACTION_SIZE_LIMIT_EXCEEDED');
     expect(refused.details).toMatchObject({ totalSendingAmount: 3_200, limit: 3_000, currency: 'USD', corridor: 'USD:PHP' });
+    expect(payRequests).toBe(before);
+    expect(await ctx.handle.db.selectFrom('quotes').select('id').where('platform_id', '=', sender.uuid).execute()).toEqual([]);
+  });
+
+  it('a sender no longer approved since the lookup: 403 USER_NOT_READY, and no pay request goes to the receiver’s VASP', async () => {
+    const before = payRequests;
+    const onHold = (customerId: string) => withTx(ctx.handle.db, (trx) => setReviewStatus(trx, ctx.clock, sender.uuid, parseId('Customer', customerId)!, 'HOLD')).then(() => undefined);
+    expect(expectEnvelope(await quoteToCarol(1_000, 'PHP', onHold), 403, 'USER_NOT_READY').details).toMatchObject({ status: 'HOLD' });
     expect(payRequests).toBe(before);
     expect(await ctx.handle.db.selectFrom('quotes').select('id').where('platform_id', '=', sender.uuid).execute()).toEqual([]);
   });
