@@ -136,4 +136,22 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
     expect([ownAfter.balance.amount, ownAfter.totalBalance.amount]).toEqual([50_000, 50_000]);
     await expectLedgerConsistent(ctx.handle.db);
   });
+
+  it('DELETE first, the platform pulling from the customer’s external account: the execution is refused 410, nothing moves', async () => {
+    // The quote's sender is the customer, but its re-check reads without a lock: the pull source's owner, read FOR SHARE, is what waits for the DELETE.
+    const p = await ctx.newPlatform();
+    const own = await platformAccount(p);
+    const c = await sender(p, 0);
+    const pullable = await customerUsdAccount(ctx, p, c.customerId, '98765432101', { ownershipType: 'FIRST_PARTY' });
+    const quoteId = await pendingQuote(p, pullable, own);
+
+    const { deleted, execution } = await deletionBeforeExecution(p, c.customerId, quoteId);
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(expectEnvelope(execution, 410, 'CUSTOMER_DELETED').details).toMatchObject({ customerId: c.customerId });
+    await drainJobs(ctx);
+    expect(await transactionsOf(quoteId)).toEqual([]);
+    const ownAfter = ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
+    expect([ownAfter.balance.amount, ownAfter.totalBalance.amount]).toEqual([0, 0]);
+    await expectLedgerConsistent(ctx.handle.db);
+  });
 });
