@@ -18,6 +18,7 @@ const ENGINE_FREE = [
   'test/unit/error-codes.test.ts',
   'test/unit/guarded-request.test.ts',
   'test/unit/ids-money.test.ts',
+  'test/unit/json-depth.test.ts',
   'test/unit/jwks-fetch.test.ts',
   'test/unit/log-backpressure.test.ts',
   'test/unit/logger.test.ts',

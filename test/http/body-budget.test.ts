@@ -3,6 +3,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import multipart from '@fastify/multipart';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BodyBudget } from '../../src/platform/http/body-budget.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 
 /**
@@ -231,6 +232,27 @@ describe('the request-body budget', () => {
     expect(held()).toBe(0);
   });
 
+  it('knows a multipart body by its media type in any case', async () => {
+    const upload = multipartBody(1000);
+    const type = upload.type.replace('multipart/form-data', 'Multipart/Form-Data');
+    const admittedUpload = once(admitted, 'upload-cased');
+    const inMemory = start('/budget/in-memory', { 'content-type': type, 'content-length': String(upload.body.length), 'x-test-id': 'upload-cased' }, upload.body.subarray(0, 10));
+    try {
+      await admittedUpload;
+      expect(held()).toBe(upload.body.length);
+      inMemory.send(upload.body.subarray(10));
+      expect((await inMemory.answer).body).toEqual({ bytes: 1000 });
+      expect(held()).toBe(0);
+    } finally {
+      inMemory.socket.destroy();
+    }
+  });
+
+  it('is a positive whole number of bytes', () => {
+    for (const capacity of [0, -1, 1.5, Number.NaN]) expect(() => new BodyBudget(capacity)).toThrow(RangeError);
+    expect(new BodyBudget(1).tryReserve(1)).toBe(true);
+  });
+
   it('reserves a customer CSV import its declared length: the route reads the file into memory', async () => {
     const upload = multipartBody(1000);
     const csv = start('/customers/bulk/csv', { 'content-type': upload.type, 'content-length': String(upload.body.length) }, upload.body.subarray(0, 10));
@@ -248,6 +270,11 @@ describe('the request-body budget', () => {
       const response = await app.app.inject({ method: 'POST', url: `${BASE}/budget/in-memory`, headers: { authorization: app.platform.auth, 'content-type': upload.type }, payload: upload.body });
       expect(expectEnvelope(response, 400, 'INVALID_INPUT').message).toBe('The request body is larger than this endpoint accepts.');
       expect(app.app.bodyBudget.heldBytes).toBe(0);
+      // A body the size of the whole budget fits it, alone.
+      const exact = multipartBody(BODY_LIMIT - multipartBody(0).body.length);
+      expect(exact.body.length).toBe(BODY_LIMIT);
+      const fits = await app.app.inject({ method: 'POST', url: `${BASE}/budget/in-memory`, headers: { authorization: app.platform.auth, 'content-type': exact.type }, payload: exact.body });
+      expect(fits.json()).toEqual({ bytes: BODY_LIMIT - multipartBody(0).body.length });
     } finally {
       await app.close();
     }

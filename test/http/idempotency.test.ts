@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { canonicalJson, sha256Hex } from '../../src/platform/crypto/encoding.js';
 import { sendWrite } from '../../src/platform/http/write.js';
-import { RequestFingerprints } from '../../src/platform/idempotency.js';
+import type { Db } from '../../src/platform/db/database.js';
+import { withTx } from '../../src/platform/db/tx.js';
+import { CLAIM_ABANDONED_AFTER_MS, claimKey, releaseKey, RequestFingerprints, storeAnswer, type HeldKey, type IdempotencyScope } from '../../src/platform/idempotency.js';
+import { AppError } from '../../src/platform/errors.js';
 import { newId } from '../../src/platform/ids.js';
 import { recordEvent } from '../../src/platform/outbox.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
@@ -143,5 +146,98 @@ describe('Idempotency-Key', () => {
     });
     const body = expectEnvelope(response, 400, 'INVALID_INPUT');
     expect((body.details!.errors as Array<{ field: string }>)[0]!.field).toBe('Idempotency-Key');
+  });
+});
+
+describe('a key’s row is (platform, key), and a claim is its claim time', () => {
+  const scope = (platformId: string, key: string): IdempotencyScope => ({ platformId, key, ...fingerprints.of('POST', '/direct', { key }) });
+  const row = (platformId: string, key: string) =>
+    ctx.handle.db.selectFrom('idempotency_keys').select(['status_code', 'response_body']).where('platform_id', '=', platformId).where('key', '=', key).executeTakeFirst();
+
+  it('storing one platform’s answer and giving up one platform’s claim touch only that platform’s row', async () => {
+    // Both claimed at the same instant (the clock stands still): only the platform tells the rows apart.
+    const other = await ctx.newPlatform();
+    const mine = scope(ctx.platform.uuid, 'direct-shared');
+    const theirs = scope(other.uuid, 'direct-shared');
+    const myClaim = (await claimKey(ctx.handle.db, ctx.clock, mine)) as HeldKey;
+    const theirClaim = (await claimKey(ctx.handle.db, ctx.clock, theirs)) as HeldKey;
+    expect(myClaim.since).toEqual(theirClaim.since);
+
+    await withTx(ctx.handle.db, (trx) => storeAnswer(trx, mine, myClaim, { statusCode: 201, body: { mine: true } }));
+    expect(await row(ctx.platform.uuid, 'direct-shared')).toEqual({ status_code: 201, response_body: { mine: true } });
+    expect(await row(other.uuid, 'direct-shared')).toEqual({ status_code: null, response_body: null });
+
+    // An answered claim is never given up, even by the claim that answered it.
+    await releaseKey(ctx.handle.db, mine, myClaim);
+    expect(await row(ctx.platform.uuid, 'direct-shared')).toEqual({ status_code: 201, response_body: { mine: true } });
+
+    // Two claims in progress: giving up one platform's leaves the other's.
+    const mineToo = scope(ctx.platform.uuid, 'direct-shared-released');
+    const theirsToo = scope(other.uuid, 'direct-shared-released');
+    await claimKey(ctx.handle.db, ctx.clock, mineToo);
+    await releaseKey(ctx.handle.db, theirsToo, (await claimKey(ctx.handle.db, ctx.clock, theirsToo)) as HeldKey);
+    expect(await row(other.uuid, 'direct-shared-released')).toBeUndefined();
+    expect(await row(ctx.platform.uuid, 'direct-shared-released')).toEqual({ status_code: null, response_body: null });
+  });
+
+  /** `db`, but `work` runs (once) just before the first statement begun with `db[start]` (`selectFrom`: the read of a key's row after the claim's INSERT). */
+  function withWorkBefore(start: 'selectFrom' | 'updateTable', db: Db, work: () => Promise<void>): Db {
+    let ran = false;
+    const wrap = <T extends object>(builder: T): T =>
+      new Proxy(builder, {
+        get(target, property) {
+          const value: unknown = Reflect.get(target, property, target);
+          if (typeof value !== 'function') return value;
+          if (property === 'executeTakeFirst') {
+            return async () => {
+              if (!ran) {
+                ran = true;
+                await work();
+              }
+              return (value as () => Promise<unknown>).call(target);
+            };
+          }
+          return (...args: unknown[]) => {
+            const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
+            return typeof result === 'object' && result !== null ? wrap(result) : result;
+          };
+        },
+      });
+    return new Proxy(db, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (property === start) return (...args: unknown[]) => wrap((value as (...a: unknown[]) => object).apply(target, args));
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+
+  it('claims a key again when the claim it conflicted with was given up before it could be read', async () => {
+    // Between the claim's INSERT (a conflict) and its read of the row, the request holding the
+    // key fails and gives it up: the claim is tried again, not answered as still in progress.
+    const mine = scope(ctx.platform.uuid, 'direct-vanishing');
+    const first = (await claimKey(ctx.handle.db, ctx.clock, mine)) as HeldKey;
+    ctx.clock.advance(1);
+    const second = await claimKey(withWorkBefore('selectFrom', ctx.handle.db, () => releaseKey(ctx.handle.db, mine, first)), ctx.clock, mine);
+    expect(second).toEqual({ claimed: true, since: ctx.clock.now() });
+    expect(await row(ctx.platform.uuid, 'direct-vanishing')).toEqual({ status_code: null, response_body: null });
+  });
+
+  it('takes over an abandoned claim only if no other request took it over between its read and its update', async () => {
+    const mine = scope(ctx.platform.uuid, 'direct-taken-meanwhile');
+    await claimKey(ctx.handle.db, ctx.clock, mine);
+    ctx.clock.advance(CLAIM_ABANDONED_AFTER_MS);
+    let meanwhile: unknown;
+    const late = claimKey(
+      withWorkBefore('updateTable', ctx.handle.db, async () => {
+        meanwhile = await claimKey(ctx.handle.db, ctx.clock, mine);
+      }),
+      ctx.clock,
+      mine,
+    );
+    const refused = await late.then(() => undefined, (error: unknown) => error);
+    expect(meanwhile).toEqual({ claimed: true, since: ctx.clock.now() });
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: 'CONFLICT', retryable: true });
   });
 });

@@ -378,6 +378,13 @@ describe('time filters', () => {
         expect(await ids(`createdBefore=${previous}`), `${path} before its millisecond`).not.toContain(id);
       }
     }
+    // An item updated after it was created is found by its updatedAt, not its createdAt.
+    await sql`update customers set updated_at = updated_at + interval '1 second' where id = ${uuidOf(customerId)}`.execute(ctx.handle.db);
+    const customer = (await request(p, 'GET', `/customers/${customerId}`)).json() as { createdAt: string; updatedAt: string };
+    const customerIds = async (query: string) => (await list(p, `/customers?${query}`)).data.map((i) => i.id);
+    expect(await customerIds(`updatedAfter=${customer.updatedAt}`)).toContain(customerId);
+    expect(await customerIds(`createdAfter=${customer.updatedAt}`)).not.toContain(customerId);
+    expect(await customerIds(`updatedBefore=${customer.createdAt}`)).not.toContain(customerId);
   });
 
   it('GET /transactions: startDate and endDate at a payment’s own createdAt include it, whatever microseconds the database holds', async () => {

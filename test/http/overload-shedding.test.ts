@@ -32,6 +32,8 @@ const get = (path: string) => ctx.app.inject({ method: 'GET', url: `${BASE}${pat
 
 describe('a process whose database queue is too far behind', () => {
   it('refuses new requests with 503 OVERLOADED and Retry-After, finishes those admitted, and writes nothing for the refused', async () => {
+    // The loop caught up with the set-up first (PGlite's migrations run on it; on a loaded machine past the bound), so the admitted request is admitted.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const released = new Promise<void>((resolve) => (release = resolve));
     const holders = Array.from({ length: CONNECTIONS }, () => ctx.handle.db.connection().execute(() => released));
     try {
@@ -85,6 +87,21 @@ describe('a process whose database queue is too far behind', () => {
     // The loop caught up (its ticks on time again): admitted.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await create('On time')).statusCode).toBe(201);
+  });
+
+  it('says Retry-After as the bound in seconds rounded up', async () => {
+    const other = await createTestContext({ env: { CORRIDOR_OVERLOAD_WAIT_MS: '1200' } });
+    try {
+      const started = performance.now();
+      while (performance.now() - started < 1_200 + 300);
+      const late = await other.app.inject({ method: 'POST', url: `${BASE}/customers`, headers: { authorization: other.platform.auth }, payload: { customerType: 'INDIVIDUAL', fullName: 'Late' } });
+      expect(expectEnvelope(late, 503, 'SERVICE_UNAVAILABLE').details).toEqual({ reason: 'OVERLOADED' });
+      expect(late.headers['retry-after']).toBe('2');
+    } finally {
+      await other.close();
+    }
+    // The busy loop was this process's too: the shared context's loop catches up before the next test.
+    await new Promise((resolve) => setTimeout(resolve, 300));
   });
 
   // The point reads and list pages go on the pipelined read connections, not the pool

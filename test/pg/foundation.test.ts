@@ -110,6 +110,36 @@ describe.runIf(onPostgres)('on PostgreSQL', () => {
     expect(runs.size).toBe(60);
   });
 
+  it('a claim passes over a due job another transaction holds locked, without waiting for it (SKIP LOCKED)', async () => {
+    const logger = pino({ level: 'silent' });
+    const worker = new JobWorker(ctx.handle.db, ctx.clock, logger);
+    const ran: string[] = [];
+    worker.register('pg.skip', async (job) => void ran.push(job.id));
+    const locked = await enqueueJob(ctx.handle.db, ctx.clock, { kind: 'pg.skip', payload: null });
+    const free = await enqueueJob(ctx.handle.db, ctx.clock, { kind: 'pg.skip', payload: null });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let isLocked = () => {};
+    const lockTaken = new Promise<void>((resolve) => (isLocked = resolve));
+    const holder = ctx.handle.db.transaction().execute(async (trx) => {
+      await sql`select id from jobs where id = ${locked} for update`.execute(trx);
+      isLocked();
+      await released;
+    });
+    try {
+      await lockTaken;
+      const claimed = worker.runDue();
+      const answer = await Promise.race([claimed, new Promise((resolve) => setTimeout(() => resolve('waited for the lock'), 3_000))]);
+      expect(answer).toBe(1);
+      expect(ran).toEqual([free]);
+    } finally {
+      release();
+      await holder;
+    }
+    expect(await worker.runDue()).toBe(1);
+    expect(ran).toEqual([free, locked]);
+  });
+
   it('withTx retries a real serialization failure until both writers commit', async () => {
     await sql`create table counters (id int primary key, n int not null)`.execute(ctx.handle.db);
     await sql`insert into counters values (1, 0)`.execute(ctx.handle.db);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatId, idPattern, newId, parseId, uuidv7 } from '../../src/platform/ids.js';
 import { currency, isCurrency, minorUnits } from '../../src/platform/currencies.js';
 import { amountFromWire, amountToWire, AmountOutOfRangeError, applyBasisPoints, formatAmount } from '../../src/platform/money.js';
-import { decodeCursor, encodeCursor } from '../../src/platform/pagination.js';
+import { decodeCursor, encodeCursor, toPage } from '../../src/platform/pagination.js';
 import { CUSTOM_FORMATS } from '../../src/platform/http/validation.js';
 import { AppError } from '../../src/platform/errors.js';
 
@@ -69,9 +69,19 @@ describe('cursors', () => {
   it('round-trips and rejects anything it did not make', () => {
     const uuid = uuidv7();
     expect(decodeCursor(encodeCursor(uuid))).toBe(uuid);
-    for (const bad of ['', 'abc', Buffer.from('{"k":1}').toString('base64url'), Buffer.from('{"k":"x"}').toString('base64url')]) {
+    const wrapped = (k: unknown) => Buffer.from(JSON.stringify({ k })).toString('base64url');
+    // A uuid with more around it, or one in an array (whose text is the uuid), is no cursor of a uuid list.
+    for (const bad of ['', 'abc', Buffer.from('{"k":1}').toString('base64url'), Buffer.from('{"k":"x"}').toString('base64url'), wrapped(`${uuid}0`), wrapped(`x${uuid}`), wrapped([uuid])]) {
       expect(() => decodeCursor(bad)).toThrow(AppError);
     }
+  });
+});
+
+describe('pages', () => {
+  it('say hasMore, with the cursor of their last row, only when a row beyond the limit was fetched', () => {
+    const rows = Array.from({ length: 4 }, () => ({ id: uuidv7() }));
+    expect(toPage(rows.slice(0, 3), { limit: 3 }, (r) => r.id)).toEqual({ data: rows.slice(0, 3).map((r) => r.id), hasMore: false });
+    expect(toPage(rows, { limit: 3 }, (r) => r.id)).toEqual({ data: rows.slice(0, 3).map((r) => r.id), hasMore: true, nextCursor: encodeCursor(rows[2]!.id) });
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
-import { ManualClock } from '../../src/platform/clock.js';
+import { ManualClock, systemClock } from '../../src/platform/clock.js';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { enqueueJob, JobWorker } from '../../src/platform/jobs/index.js';
 import { openTestDatabase } from '../helpers/context.js';
@@ -168,5 +168,42 @@ describe('job leases between processes', () => {
     stuck.finish();
     await stopped;
     expect(await job(id)).toMatchObject({ status: 'done', attempts: 2, last_error: null });
+  });
+
+  it('a started worker renews its leases a quarter of a lease apart unless told otherwise', async () => {
+    const slow = gated();
+    // A lease of 1 s: renewed every 250 ms (real time).
+    const worker = new JobWorker(handle.db, clock, logger, { leaseMs: 1_000 });
+    worker.register('test.default-renewal', slow.handler);
+    const id = await enqueueJob(handle.db, clock, { kind: 'test.default-renewal', payload: null });
+    await worker.start(600_000);
+    try {
+      await slow.started;
+      const claimedUntil = (await job(id)).locked_until!.getTime();
+      clock.advance(900);
+      await vi.waitFor(async () => expect((await job(id)).locked_until!.getTime()).toBe(clock.now().getTime() + 1_000), { timeout: 1_500, interval: 10 });
+      expect(claimedUntil).toBe(clock.now().getTime() - 900 + 1_000);
+      slow.finish();
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('writes a lease on the database’s clock: a host clock 10 s ahead of it writes its leases 10 s earlier', async () => {
+    const now = systemClock.now;
+    const ahead = vi.spyOn(systemClock, 'now').mockImplementation(() => new Date(now().getTime() + 10_000));
+    const stuck = gated();
+    const worker = new JobWorker(handle.db, clock, logger, { leaseMs: LEASE_MS });
+    worker.register('test.skewed-lease', stuck.handler);
+    const id = await enqueueJob(handle.db, clock, { kind: 'test.skewed-lease', payload: null });
+    try {
+      const claimed = worker.runDue();
+      await stuck.started;
+      expect((await job(id)).locked_until!.getTime()).toBe(clock.now().getTime() + LEASE_MS - 10_000);
+      stuck.finish();
+      await claimed;
+    } finally {
+      ahead.mockRestore();
+    }
   });
 });

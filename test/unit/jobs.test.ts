@@ -88,7 +88,10 @@ describe('durable jobs', () => {
     // Simulate a worker that claimed the job and vanished.
     await handle.db.updateTable('jobs').set({ status: 'running', attempts: 1, locked_until: new Date(clock.now().getTime() + 60_000) }).where('id', '=', id).execute();
     expect(await worker.runDue()).toBe(0);
-    clock.advance(60_001);
+    // Not a moment before it ends: at its last millisecond the lease still holds.
+    clock.advance(60_000);
+    expect(await worker.runDue()).toBe(0);
+    clock.advance(1);
     expect(await worker.runDue()).toBe(1);
     expect(ran).toBe(1);
     expect(await job(id)).toMatchObject({ status: 'done', attempts: 2 });
@@ -255,5 +258,94 @@ describe('durable jobs', () => {
     const other = await enqueueJob(handle.db, clock, { kind: 'test.someone-else', payload: null });
     await worker.runDue();
     expect((await job(other)).status).toBe('queued');
+  });
+
+  it('a checkpoint renews the lease from the time it is written', async () => {
+    const worker = new JobWorker(handle.db, clock, logger, { leaseMs: 60_000 });
+    let renewed: Date | null = null;
+    worker.register('test.checkpoint-lease', async (j, checkpoint) => {
+      clock.advance(50_000);
+      await withTx(handle.db, (trx) => checkpoint(trx, { step: 1 }));
+      renewed = (await job(j.id)).locked_until;
+    });
+    await enqueueJob(handle.db, clock, { kind: 'test.checkpoint-lease', payload: null });
+    expect(await worker.runDue()).toBe(1);
+    expect(renewed!.getTime()).toBe(clock.now().getTime() + 60_000);
+  });
+
+  it('a job handed on in a later attempt starts the new kind at its first attempt', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    worker.register('test.first-late', async (j, checkpoint) => {
+      if (j.attempts === 1) throw new Error('not yet');
+      await withTx(handle.db, (trx) => checkpoint(trx, { step: 2 }, { kind: 'test.second-late', maxAttempts: 5 }));
+      throw new RetryJobAt(new Date(clock.now().getTime() + 60_000), 'later');
+    });
+    const id = await enqueueJob(handle.db, clock, { kind: 'test.first-late', payload: { step: 1 }, maxAttempts: 3 });
+    expect(await worker.runDue()).toBe(1);
+    clock.advance((await job(id)).run_at.getTime() - clock.now().getTime());
+    expect(await worker.runDue()).toBe(1);
+    expect(await job(id)).toMatchObject({ kind: 'test.second-late', status: 'queued', attempts: 1, max_attempts: 5, payload: { step: 2 } });
+  });
+
+  it('keeps the first 2000 characters of a failure’s message', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    worker.register('test.long-error', async () => {
+      throw new Error(`${'x'.repeat(1_999)}yz`);
+    });
+    const id = await enqueueJob(handle.db, clock, { kind: 'test.long-error', payload: null, maxAttempts: 1 });
+    expect(await worker.runDue()).toBe(1);
+    expect((await job(id)).last_error).toBe(`${'x'.repeat(1_999)}y`);
+  });
+
+  it('runDue(limit) runs at most `limit` jobs, due and reclaimed together', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    const ran: string[] = [];
+    worker.register('test.limited', async (j) => void ran.push(j.id));
+    const due = await enqueueJob(handle.db, clock, { kind: 'test.limited', payload: null });
+    const expired = await enqueueJob(handle.db, clock, { kind: 'test.limited', payload: null });
+    await handle.db.updateTable('jobs').set({ status: 'running', attempts: 1, locked_until: new Date(clock.now().getTime() - 1) }).where('id', '=', expired).execute();
+    expect(await worker.runDue(1)).toBe(1);
+    expect(ran).toEqual([due]);
+    expect(await worker.runDue(1)).toBe(1);
+    expect(ran).toEqual([due, expired]);
+  });
+
+  it('a started worker runs at most `concurrency` jobs at once and takes the rest as slots free, without waiting for the poll', async () => {
+    const worker = new JobWorker(handle.db, clock, logger, { concurrency: 2 });
+    let running = 0;
+    let most = 0;
+    worker.register('test.concurrent', async (j) => {
+      most = Math.max(most, ++running);
+      // Of different lengths, so that slots free one at a time while another job still runs.
+      await new Promise((resolve) => setTimeout(resolve, 30 * (1 + (j.payload as { n: number }).n)));
+      running--;
+    });
+    await worker.start(600_000);
+    try {
+      // One statement, one wake-up: every claim after the first must come from a freed slot.
+      await enqueueJobs(handle.db, clock, Array.from({ length: 6 }, (_, n) => ({ kind: 'test.concurrent', payload: { n } })));
+      await vi.waitFor(
+        async () => expect(await handle.db.selectFrom('jobs').select('id').where('kind', '=', 'test.concurrent').where('status', '=', 'done').execute()).toHaveLength(6),
+        { timeout: 15_000, interval: 50 },
+      );
+      expect(most).toBe(2);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a started worker runs a job enqueued due now at once, woken by its commit rather than the poll', async () => {
+    const worker = new JobWorker(handle.db, clock, logger);
+    let ran = 0;
+    worker.register('test.woken', async () => void ran++);
+    await worker.start(600_000);
+    try {
+      // Past the start's first claim: only a wake-up can find the job now.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await enqueueJob(handle.db, clock, { kind: 'test.woken', payload: null });
+      await vi.waitFor(() => expect(ran).toBe(1), { timeout: 10_000, interval: 20 });
+    } finally {
+      await worker.stop();
+    }
   });
 });
