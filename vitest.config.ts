@@ -25,6 +25,7 @@ const ENGINE_FREE = [
   'test/unit/oidc-key-sets.test.ts',
   'test/unit/pricing.test.ts',
   'test/unit/pricing-fee-split.test.ts',
+  'test/unit/rails-catalogue.test.ts',
   'test/unit/regex-safety.test.ts',
   'test/unit/uma-address.test.ts',
   'test/unit/uma-amounts.test.ts',

@@ -96,7 +96,7 @@ describe('GET /exchange-rates', () => {
     expect(patched.statusCode, patched.body).toBe(200);
     const response = await rates(ctx, p, '?sourceCurrency=USD&destinationCurrency=MXN&destinationCurrency=USD&sendingAmount=100000');
     const data = (response.json() as { data: Rate[] }).data;
-    expect(data.map((r) => `${r.destinationCurrency.code}/${r.destinationPaymentRail}`).sort()).toEqual(['MXN/BANK_TRANSFER', 'MXN/RTGS', 'MXN/SPEI', 'MXN/SWIFT', 'USD/ACH', 'USD/BANK_TRANSFER', 'USD/FEDNOW', 'USD/RTGS', 'USD/RTP', 'USD/SWIFT', 'USD/WIRE']);
+    expect(data.map((r) => `${r.destinationCurrency.code}/${r.destinationPaymentRail}`).sort()).toEqual(['MXN/BANK_TRANSFER', 'MXN/RTGS', 'MXN/SPEI', 'MXN/SWIFT', 'USD/ACH', 'USD/BANK_TRANSFER', 'USD/FEDNOW', 'USD/MOBILE_MONEY', 'USD/RTGS', 'USD/RTP', 'USD/SWIFT', 'USD/WIRE']);
     const spei = data.find((r) => r.destinationPaymentRail === 'SPEI')!;
     expect(spei).toMatchObject({ sendingAmount: 100000, minSendingAmount: 100, maxSendingAmount: 5_000_000 });
     // SPEI 30 + 10 bps, platform 50 + 100 bps, of what is sent.

@@ -275,6 +275,25 @@ describe('the answer', () => {
   });
 });
 
+describe('every account type a platform can create', () => {
+  it('can be quoted to, on each rail its account lists (DKK on SEPA, mobile money in BDT, BWP, COP, HTG, USD, …)', async () => {
+    const p = await ctx.newPlatform();
+    const own = ((await call(p, 'GET', '/platform/internal-accounts')).json() as { data: Json[] }).data.find((a) => a.balance.currency.code === 'USD')!.id as string;
+    const refused: string[] = [];
+    for (const [type, sample] of Object.entries(validSamples(ctx.clock.now()))) {
+      const created = await call(p, 'POST', '/platform/external-accounts', sample);
+      expect(created.statusCode, `${type}: ${created.body}`).toBe(201);
+      const account = created.json() as Json;
+      const rails = (account.accountInfo.paymentRails as string[] | undefined) ?? [undefined];
+      for (const rail of rails) {
+        const quoted = await call(p, 'POST', '/quotes', sending(own, toAccount(account.id as string, rail), 15_000));
+        if (quoted.statusCode !== 201) refused.push(`${type} on ${rail ?? 'its network'}: ${quoted.body}`);
+      }
+    }
+    expect(refused).toEqual([]);
+  });
+});
+
 describe('to a UMA address (the sandbox’s test VASP)', () => {
   // The SDK stamps what it signs with the system time; the manual clock that judges it follows.
   beforeEach(() => ctx.clock.set(new Date()));

@@ -139,8 +139,8 @@ describe('GET /exchange-rates at the edge of what the answer carries', () => {
       supportedCurrencies: [{ currencyCode: 'USD', minAmount: 1, maxAmount: Number.MAX_SAFE_INTEGER, requiredCounterpartyFields: [], enabledTransactionTypes: ['OUTGOING'] }],
       feeConfigs: [],
     } as unknown as PlatformConfig;
-    // USD → DKK: this amount buys exactly 2^53 − 1 øre on the rail with the smallest fees.
-    const amount = 1_398_496_683_561_692;
+    // USD → DKK: this amount buys exactly 2^53 − 1 øre on the rail with the smallest fees (SEPA).
+    const amount = 1_398_496_683_561_612;
     const listed = listExchangeRates(snapshot, config, { destinationCurrency: ['DKK'], sendingAmount: amount });
     expect(Math.max(...listed.map((r) => r.receivingAmount))).toBe(Number.MAX_SAFE_INTEGER);
     expect(() => listExchangeRates(snapshot, config, { destinationCurrency: ['DKK'], sendingAmount: amount + 1 })).toThrow(expect.objectContaining({ code: 'AMOUNT_OUT_OF_RANGE' }));
