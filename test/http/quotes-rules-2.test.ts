@@ -292,6 +292,23 @@ describe('every account type a platform can create', () => {
     }
     expect(refused).toEqual([]);
   });
+
+  it('is paid through to COMPLETED: a DKK account on SEPA_INSTANT, a BWP mobile-money account, an El Salvador USD one by mobile money', async () => {
+    const p = await ctx.newPlatform();
+    const sender = await readySender(ctx, p, 100_000);
+    const transactions: string[] = [];
+    for (const [type, rail] of [['DKK_ACCOUNT', 'SEPA_INSTANT'], ['BWP_ACCOUNT', 'MOBILE_MONEY'], ['SLV_ACCOUNT', 'MOBILE_MONEY']] as const) {
+      const sample = validSamples(ctx.clock.now())[type]!;
+      const mobile = type === 'SLV_ACCOUNT' ? { accountInfo: { ...sample.accountInfo, phoneNumber: '+50371234567' } } : {};
+      const created = await call(p, 'POST', '/quotes', sending(sender.accountId, toAccount(await payee(p, type, mobile), rail), 10_000, { immediatelyExecute: true }));
+      expect(created.statusCode, `${type}: ${created.body}`).toBe(201);
+      transactions.push((created.json() as Json).transactionId as string);
+    }
+    expect((await call(p, 'POST', '/sandbox/clock/advance', { seconds: 3_600 })).statusCode).toBe(200);
+    await drainJobs(ctx);
+    for (const id of transactions) expect(((await call(p, 'GET', `/transactions/${id}`)).json() as Json).status).toBe('COMPLETED');
+    await expectLedgerConsistent(ctx.handle.db);
+  });
 });
 
 describe('to a UMA address (the sandbox’s test VASP)', () => {
