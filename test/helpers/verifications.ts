@@ -18,6 +18,27 @@ export async function uploadPdf(app: App, platform: TestPlatform, holder: unknow
   return response.json() as Body;
 }
 
+/** An INDIVIDUAL with every field a KYC review asks for (so a verification opens on it), created over HTTP; 201 expected. */
+export async function createReviewableIndividual(app: App, platform: TestPlatform, platformCustomerId: string): Promise<Body> {
+  const response = await app.inject({
+    method: 'POST',
+    url: `${BASE}/customers`,
+    headers: { authorization: platform.auth },
+    payload: {
+      customerType: 'INDIVIDUAL',
+      platformCustomerId,
+      fullName: 'Jane Doe',
+      birthDate: '1990-01-15',
+      nationality: 'US',
+      address: { line1: '1 Main St', postalCode: '62701', country: 'US' },
+      idType: 'SSN',
+      identifier: '123-45-6789',
+    },
+  });
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json() as Body;
+}
+
 /** POST /verifications for the customer; 200 expected. */
 export async function startVerification(app: App, platform: TestPlatform, customerId: unknown): Promise<Verification> {
   const response = await app.inject({ method: 'POST', url: `${BASE}/verifications`, headers: { authorization: platform.auth }, payload: { customerId } as object });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { cardPhotoJpeg } from '../helpers/document-files.js';
 import { sendDocumentForm, textParts } from '../helpers/multipart.js';
-import { startVerification, uploadPdf } from '../helpers/verifications.js';
+import { createReviewableIndividual, startVerification, uploadPdf } from '../helpers/verifications.js';
 
 /**
  * Rules of documents/README.md a mutation audit found no test reaching: a replace is checked
@@ -45,23 +45,7 @@ const get = (path: string) => ctx.app.inject({ method: 'GET', url: `${BASE}${pat
 
 describe('PUT /documents/{documentId} while a review opens during its screening', () => {
   it('is 409 CONFLICT REVIEW_UNDERWAY, checked again when storing, and changes nothing', async () => {
-    const created = await ctx.app.inject({
-      method: 'POST',
-      url: `${BASE}/customers`,
-      headers: { authorization: p.auth },
-      payload: {
-        customerType: 'INDIVIDUAL',
-        platformCustomerId: 'rules-review-opens',
-        fullName: 'Jane Doe',
-        birthDate: '1990-01-15',
-        nationality: 'US',
-        address: { line1: '1 Main St', postalCode: '62701', country: 'US' },
-        idType: 'SSN',
-        identifier: '123-45-6789',
-      },
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    const customer = created.json() as Body;
+    const customer = await createReviewableIndividual(ctx.app, p, 'rules-review-opens');
     const passport = await uploadPdf(ctx.app, p, customer.id, 'PASSPORT');
     const before = (await get(`/documents/${String(passport.id)}`)).json() as Body;
 

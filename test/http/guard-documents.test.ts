@@ -4,7 +4,7 @@ import { withTx } from '../../src/platform/db/tx.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { cardPhotoJpeg, grayscaleJpeg } from '../helpers/document-files.js';
 import { sendDocumentForm, textParts } from '../helpers/multipart.js';
-import { startVerification, uploadPdf } from '../helpers/verifications.js';
+import { createReviewableIndividual, startVerification, uploadPdf } from '../helpers/verifications.js';
 
 /**
  * PUT /documents/{documentId} replaces a document a review rejected, or one no review has judged
@@ -28,18 +28,7 @@ const call = (method: 'GET' | 'POST', path: string, payload?: object) =>
 
 describe('PUT /documents/{documentId} on a document the review accepted', () => {
   it('is 409 CONFLICT ACCEPTED_IN_REVIEW and leaves the document as it was', async () => {
-    const created = await call('POST', '/customers', {
-      customerType: 'INDIVIDUAL',
-      platformCustomerId: 'guard-accepted',
-      fullName: 'Jane Doe',
-      birthDate: '1990-01-15',
-      nationality: 'US',
-      address: { line1: '1 Main St', postalCode: '62701', country: 'US' },
-      idType: 'SSN',
-      identifier: '123-45-6789',
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    const customer = created.json() as Body;
+    const customer = await createReviewableIndividual(ctx.app, p, 'guard-accepted');
     const passport = await uploadPdf(ctx.app, p, customer.id, 'PASSPORT');
     const verification = await startVerification(ctx.app, p, customer.id);
     await ctx.jobs.runDue();
