@@ -22,6 +22,14 @@ async function job(id: string) {
   return handle.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
 
+/** Waits (up to 15 s) until `count` jobs of `kind` are done. */
+function allDone(kind: string, count: number) {
+  return vi.waitFor(async () => expect(await handle.db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', 'done').execute()).toHaveLength(count), {
+    timeout: 15_000,
+    interval: 50,
+  });
+}
+
 describe('durable jobs', () => {
   it('runs a due job once and marks it done', async () => {
     const worker = new JobWorker(handle.db, clock, logger);
@@ -239,13 +247,7 @@ describe('durable jobs', () => {
     await worker.start(600_000);
     try {
       await withTx(handle.db, (trx) => enqueueJobs(trx, clock, Array.from({ length: 6 }, (_, n) => ({ kind: 'test.shared', platformId, payload: { n } }))));
-      await vi.waitFor(
-        async () => {
-          const done = await handle.db.selectFrom('jobs').select('id').where('kind', '=', 'test.shared').where('status', '=', 'done').execute();
-          expect(done).toHaveLength(6);
-        },
-        { timeout: 15_000, interval: 50 },
-      );
+      await allDone('test.shared', 6);
       expect(most).toBe(2);
     } finally {
       await worker.stop();
@@ -324,10 +326,7 @@ describe('durable jobs', () => {
     try {
       // One statement, one wake-up: every claim after the first must come from a freed slot.
       await enqueueJobs(handle.db, clock, Array.from({ length: 6 }, (_, n) => ({ kind: 'test.concurrent', payload: { n } })));
-      await vi.waitFor(
-        async () => expect(await handle.db.selectFrom('jobs').select('id').where('kind', '=', 'test.concurrent').where('status', '=', 'done').execute()).toHaveLength(6),
-        { timeout: 15_000, interval: 50 },
-      );
+      await allDone('test.concurrent', 6);
       expect(most).toBe(2);
     } finally {
       await worker.stop();
