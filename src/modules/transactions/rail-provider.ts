@@ -7,8 +7,10 @@ import type { ReportedDeposit } from './deposits.js';
  */
 
 /**
- * What a rail can answer about a payout. `REJECTED` comes at submission, before any money left
- * (the hold is released); `FAILED` after it was sent (the debit is refunded).
+ * What a rail can answer about a payout. `REJECTED` comes at submission, `FAILED` after the rail
+ * took it. Either way the hold was already posted (the payment is PROCESSING before the rail is
+ * asked: settlement.ts, onSubmit), so both end in a reversal of the debit (`:refund`), never in a
+ * released hold.
  */
 export const RAIL_FAILURE_REASONS = ['QUOTE_EXECUTION_FAILED', 'PAYOUT_RETURNED', 'LIMIT_EXCEEDED', 'ACCOUNT_CANNOT_RECEIVE', 'ACCOUNT_INVALID', 'COMPLIANCE_REJECTED'] as const;
 export type RailFailureReason = (typeof RAIL_FAILURE_REASONS)[number];
