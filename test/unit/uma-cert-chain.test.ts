@@ -1,27 +1,9 @@
-import { ecdsaWithSHA256 } from '@peculiar/asn1-ecc';
-import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
-import {
-  AttributeTypeAndValue,
-  AttributeValue,
-  BasicConstraints,
-  Certificate,
-  Extension,
-  Extensions,
-  id_ce_basicConstraints,
-  id_ce_keyUsage,
-  KeyUsage,
-  KeyUsageFlags,
-  Name,
-  RelativeDistinguishedName,
-  SubjectPublicKeyInfo,
-  TBSCertificate,
-  Validity,
-  Version,
-} from '@peculiar/asn1-x509';
-import { randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { KeyUsageFlags } from '@peculiar/asn1-x509';
+import { X509Certificate, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { newSecp256k1Key, selfSignedChains, verifyChain } from '../../src/modules/uma/certificates.js';
 import { certificatesFromPem } from '../../src/platform/crypto/pem.js';
+import { testCertificate } from '../helpers/x509.js';
 
 /**
  * A counterparty's certificate chain (verifyChain) at the edges uma-crypto.test.ts does not
@@ -31,26 +13,9 @@ import { certificatesFromPem } from '../../src/platform/crypto/pem.js';
 
 const now = new Date('2026-06-01T12:00:00Z');
 
-function name(commonName: string): Name {
-  return new Name([new RelativeDistinguishedName([new AttributeTypeAndValue({ type: '2.5.4.3', value: new AttributeValue({ utf8String: commonName }) })])]);
-}
-
 function certificate(subject: string, subjectKey: KeyObject, issuer: string, issuerKey: KeyObject, ca: boolean, keyUsage: number): X509Certificate {
-  const tbs = new TBSCertificate({
-    version: Version.v3,
-    serialNumber: Uint8Array.from([0x01, ...randomBytes(15)]).buffer,
-    signature: ecdsaWithSHA256,
-    issuer: name(issuer),
-    validity: new Validity({ notBefore: new Date(now.getTime() - 86_400_000), notAfter: new Date(now.getTime() + 86_400_000) }),
-    subject: name(subject),
-    subjectPublicKeyInfo: AsnConvert.parse(subjectKey.export({ type: 'spki', format: 'der' }), SubjectPublicKeyInfo),
-    extensions: new Extensions([
-      new Extension({ extnID: id_ce_basicConstraints, critical: true, extnValue: new OctetString(AsnConvert.serialize(new BasicConstraints({ cA: ca }))) }),
-      new Extension({ extnID: id_ce_keyUsage, critical: true, extnValue: new OctetString(AsnConvert.serialize(new KeyUsage(keyUsage))) }),
-    ]),
-  });
-  const signature = sign('sha256', Buffer.from(AsnConvert.serialize(tbs)), issuerKey);
-  return new X509Certificate(Buffer.from(AsnConvert.serialize(new Certificate({ tbsCertificate: tbs, signatureAlgorithm: ecdsaWithSHA256, signatureValue: Uint8Array.from(signature).buffer }))));
+  const validity = { notBefore: new Date(now.getTime() - 86_400_000), notAfter: new Date(now.getTime() + 86_400_000) };
+  return new X509Certificate(testCertificate({ subject, subjectKey, issuer, issuerKey, ca, keyUsage, ...validity }));
 }
 
 const ISSUING = KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign;

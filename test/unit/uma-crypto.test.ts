@@ -1,24 +1,5 @@
-import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
-import { ecdsaWithSHA256 } from '@peculiar/asn1-ecc';
-import {
-  AttributeTypeAndValue,
-  AttributeValue,
-  BasicConstraints,
-  Certificate,
-  Extension,
-  Extensions,
-  id_ce_basicConstraints,
-  id_ce_keyUsage,
-  KeyUsage,
-  KeyUsageFlags,
-  Name,
-  RelativeDistinguishedName,
-  SubjectPublicKeyInfo,
-  TBSCertificate,
-  Validity,
-  Version,
-} from '@peculiar/asn1-x509';
-import { randomBytes, sign, type KeyObject } from 'node:crypto';
+import { KeyUsageFlags } from '@peculiar/asn1-x509';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { UmaConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/platform/clock.js';
@@ -28,6 +9,7 @@ import { newSecp256k1Key, type Secp256k1Key } from '../../src/modules/uma/certif
 import type { VaspExchange } from '../../src/modules/uma/transport.js';
 import { checkTimestamp, NonceCheck } from '../../src/modules/uma/verification.js';
 import type { Db } from '../../src/platform/db/database.js';
+import { testCertificate } from '../helpers/x509.js';
 
 /**
  * A counterparty's /.well-known/lnurlpubkey, read by `counterpartyKeys` over a stub transport:
@@ -37,27 +19,9 @@ const now = new Date('2026-06-01T12:00:00Z');
 const notBefore = new Date(now.getTime() - 86_400_000);
 const notAfter = new Date(now.getTime() + 86_400_000);
 
-function name(commonName: string): Name {
-  return new Name([new RelativeDistinguishedName([new AttributeTypeAndValue({ type: '2.5.4.3', value: new AttributeValue({ utf8String: commonName }) })])]);
-}
-
-/** A certificate with the key usage the test names (undefined: no keyUsage extension). */
+/** A certificate with the key usage the test names (undefined: no keyUsage extension), as hex DER. */
 function certificate(subject: string, subjectKey: KeyObject, issuer: string, issuerKey: KeyObject, ca: boolean, keyUsage: number | undefined): string {
-  const extensions = [new Extension({ extnID: id_ce_basicConstraints, critical: true, extnValue: new OctetString(AsnConvert.serialize(new BasicConstraints({ cA: ca }))) })];
-  if (keyUsage !== undefined) extensions.push(new Extension({ extnID: id_ce_keyUsage, critical: true, extnValue: new OctetString(AsnConvert.serialize(new KeyUsage(keyUsage))) }));
-  const tbs = new TBSCertificate({
-    version: Version.v3,
-    serialNumber: Uint8Array.from([0x01, ...randomBytes(15)]).buffer,
-    signature: ecdsaWithSHA256,
-    issuer: name(issuer),
-    validity: new Validity({ notBefore, notAfter }),
-    subject: name(subject),
-    subjectPublicKeyInfo: AsnConvert.parse(subjectKey.export({ type: 'spki', format: 'der' }), SubjectPublicKeyInfo),
-    extensions: new Extensions(extensions),
-  });
-  const signature = sign('sha256', Buffer.from(AsnConvert.serialize(tbs)), issuerKey);
-  const der = AsnConvert.serialize(new Certificate({ tbsCertificate: tbs, signatureAlgorithm: ecdsaWithSHA256, signatureValue: Uint8Array.from(signature).buffer }));
-  return Buffer.from(der).toString('hex');
+  return testCertificate({ subject, subjectKey, issuer, issuerKey, ca, keyUsage, notBefore, notAfter }).toString('hex');
 }
 
 interface ChainSpec {
