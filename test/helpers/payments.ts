@@ -52,6 +52,31 @@ export async function balances(ctx: TestContext, p: TestPlatform, customerId: st
   return { available: accounts.data[0]!.balance.amount as number, total: accounts.data[0]!.totalBalance.amount as number };
 }
 
+/**
+ * A production customer has no accounts before KYC, and ownership of the source is the quote's
+ * rule: payments handed straight to payments (startPayment) come from the platform's own USD
+ * account, funded here through the ledger from the WIRE settlement account.
+ */
+export async function platformFundedSender(ctx: TestContext, p: TestPlatform, amount: number): Promise<{ customerId: string; platformCustomerId: string; accountId: string }> {
+  const customer = await fundedCustomer(ctx, p, 0);
+  const own = ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
+  const accountId = own.id as string;
+  await withTx(ctx.handle.db, (trx) =>
+    ctx.ledger.transfer(trx, {
+      platformId: p.uuid,
+      reference: `deposit:${accountId}`,
+      postings: [{ from: { kind: 'SETTLEMENT', rail: 'WIRE', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: accountId.slice('InternalAccount:'.length) }, amount: BigInt(amount), currency: 'USD' }],
+    }),
+  );
+  return { ...customer, accountId };
+}
+
+/** The platform's own USD account's balances. */
+export async function platformUsdBalances(ctx: TestContext, p: TestPlatform): Promise<{ available: number; total: number }> {
+  const own = ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
+  return { available: own.balance.amount as number, total: own.totalBalance.amount as number };
+}
+
 /** What a quote's execution hands to payments: a USD payment, same currency unless `receivingCurrency` says otherwise. */
 export function paymentInput(p: TestPlatform, customer: { customerId: string; accountId: string }, overrides: Partial<OutgoingPaymentInput> = {}): OutgoingPaymentInput {
   const sentAmount = overrides.sentAmount ?? 10_000n;

@@ -6,7 +6,7 @@ import { enqueueJob } from '../../src/platform/jobs/index.js';
 import { createTestContext, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { validSamples } from '../helpers/external-accounts.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { call, drainJobs, eventTypes, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
+import { call, drainJobs, eventTypes, fundedCustomer, paymentInput, platformFundedSender, platformUsdBalances, startPayment, type Json } from '../helpers/payments.js';
 import { stubRailProvider } from '../helpers/rail-stub.js';
 
 /**
@@ -50,33 +50,13 @@ afterEach(async () => {
   await expectLedgerConsistent(ctx.handle.db);
 });
 
-/** The platform's own USD account (a production customer has none before KYC), funded through the ledger. */
-async function platformSender(p: TestPlatform, amount: number) {
-  const customer = await fundedCustomer(ctx, p, 0);
-  const own = ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
-  const accountId = own.id as string;
-  await withTx(ctx.handle.db, (trx) =>
-    ctx.ledger.transfer(trx, {
-      platformId: p.uuid,
-      reference: `deposit:${accountId}`,
-      postings: [{ from: { kind: 'SETTLEMENT', rail: 'WIRE', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: accountId.slice('InternalAccount:'.length) }, amount: BigInt(amount), currency: 'USD' }],
-    }),
-  );
-  return { ...customer, accountId };
-}
-
-async function platformBalance(p: TestPlatform) {
-  const own = ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
-  return { available: own.balance.amount as number, total: own.totalBalance.amount as number };
-}
-
 const transaction = async (p: TestPlatform, id: string) => (await call(ctx, p, 'GET', `/transactions/${id}`)).json() as Json;
 const asked = (path: string, transactionId: string) => stub.seen.filter((s) => s.path === path && s.body.transactionId === transactionId);
 
 describe('a production payout the provider accepted', () => {
   it('is handed over once, however many times its status is asked, also when its settlement time had passed at the hand-over', async () => {
     const p = await ctx.newPlatform('production');
-    const sender = await platformSender(p, 50_000);
+    const sender = await platformFundedSender(ctx, p, 50_000);
     const input = paymentInput(p, sender);
     await startPayment(ctx, input);
     // The jobs run late: the rail's settlement time has passed when the payout is handed over, so Corridor asks its status at once.
@@ -96,12 +76,12 @@ describe('a production payout the provider accepted', () => {
     expect(await transaction(p, input.transactionId)).toMatchObject({ status: 'COMPLETED' });
     expect(asked(HAND_OVER, input.transactionId)).toHaveLength(1);
     expect((await eventTypes(ctx, input.transactionId)).filter((t) => t === 'OUTGOING_PAYMENT.COMPLETED')).toHaveLength(1);
-    expect(await platformBalance(p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
   });
 
   it('on time too: accepted, PENDING at its settlement time and after, then COMPLETED — one hand-over', async () => {
     const p = await ctx.newPlatform('production');
-    const sender = await platformSender(p, 50_000);
+    const sender = await platformFundedSender(ctx, p, 50_000);
     const input = paymentInput(p, sender);
     await startPayment(ctx, input);
     await drainJobs(ctx);
@@ -123,14 +103,14 @@ describe('a production payout the provider accepted', () => {
     expect(asked(HAND_OVER, input.transactionId)).toHaveLength(1);
     expect(asked(STATUS, input.transactionId)).toHaveLength(statusAsks);
     expect((await eventTypes(ctx, input.transactionId)).filter((t) => t === 'OUTGOING_PAYMENT.COMPLETED')).toHaveLength(1);
-    expect(await platformBalance(p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
   });
 });
 
 describe('every failureReason of the rail-provider contract', () => {
   it('REJECTED at the hand-over with any of them: FAILED with that reason, the debit refunded', async () => {
     const p = await ctx.newPlatform('production');
-    const sender = await platformSender(p, 100_000);
+    const sender = await platformFundedSender(ctx, p, 100_000);
     const ids: string[] = [];
     for (const reason of CONTRACT_REASONS) {
       const input = paymentInput(p, sender);
@@ -144,12 +124,12 @@ describe('every failureReason of the rail-provider contract', () => {
     for (const [i, reason] of CONTRACT_REASONS.entries()) {
       expect(await transaction(p, ids[i]!), reason).toMatchObject({ status: 'FAILED', failureReason: reason, refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' } });
     }
-    expect(await platformBalance(p)).toEqual({ available: 100_000, total: 100_000 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 100_000, total: 100_000 });
   });
 
   it('FAILED at the status with any of them: FAILED with that reason, the debit refunded', async () => {
     const p = await ctx.newPlatform('production');
-    const sender = await platformSender(p, 100_000);
+    const sender = await platformFundedSender(ctx, p, 100_000);
     const ids: string[] = [];
     for (const reason of CONTRACT_REASONS) {
       const input = paymentInput(p, sender);
@@ -163,7 +143,7 @@ describe('every failureReason of the rail-provider contract', () => {
     for (const [i, reason] of CONTRACT_REASONS.entries()) {
       expect(await transaction(p, ids[i]!), reason).toMatchObject({ status: 'FAILED', failureReason: reason, refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' } });
     }
-    expect(await platformBalance(p)).toEqual({ available: 100_000, total: 100_000 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 100_000, total: 100_000 });
   });
 });
 
@@ -216,7 +196,7 @@ const crossCurrency = (sentAmount: bigint, receivedAmount: bigint) => ({
 describe('across currencies', () => {
   it('the production hand-over carries amount (received, EUR) and sentAmount (sent, USD) as the contract names them', async () => {
     const p = await ctx.newPlatform('production');
-    const sender = await platformSender(p, 50_000);
+    const sender = await platformFundedSender(ctx, p, 50_000);
     // Started as POST /transfer-out starts it: `requestedAs` is the sandbox's business, never sent to the provider.
     const input = paymentInput(p, sender, { ...crossCurrency(10_000n, 9_200n), requestedAs: 'TRANSFER' });
     payoutStatus[input.transactionId] = { status: 'COMPLETED' };
@@ -328,7 +308,7 @@ describe('the jobs of a payment that has ended', () => {
 
   it('a submit job run again after the payment completed (a crash lost its completion) ends done: the hold is not posted again, the rail not asked', async () => {
     const p = await ctx.newPlatform('production');
-    const sender = await platformSender(p, 50_000);
+    const sender = await platformFundedSender(ctx, p, 50_000);
     const input = paymentInput(p, sender);
     payoutStatus[input.transactionId] = { status: 'COMPLETED' };
     await startPayment(ctx, input);
@@ -341,23 +321,23 @@ describe('the jobs of a payment that has ended', () => {
     expect((await jobsOf(p)).every((j) => j.status === 'done' && j.last_error === null), JSON.stringify(await jobsOf(p))).toBe(true);
     expect(asked(HAND_OVER, input.transactionId)).toHaveLength(1);
     expect(await transaction(p, input.transactionId)).toMatchObject({ status: 'COMPLETED' });
-    expect(await platformBalance(p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
   });
 });
 
 describe('a production payment from an internal account', () => {
   it('is cancellable while PENDING (only a pull from an external account is not): the hold released, the rail never asked', async () => {
     const p = await ctx.newPlatform('production');
-    const sender = await platformSender(p, 50_000);
+    const sender = await platformFundedSender(ctx, p, 50_000);
     const input = paymentInput(p, sender);
     await startPayment(ctx, input);
-    expect(await platformBalance(p)).toEqual({ available: 50_000 - 10_075, total: 50_000 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 50_000 - 10_075, total: 50_000 });
     const cancelled = await call(ctx, p, 'POST', `/transactions/${input.transactionId}/cancel`);
     expect(cancelled.statusCode, cancelled.body).toBe(200);
     expect(cancelled.json()).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', refund: { status: 'COMPLETED', reason: 'USER_CANCELLATION' } });
     await drainJobs(ctx);
     expect(asked(HAND_OVER, input.transactionId)).toEqual([]);
-    expect(await platformBalance(p)).toEqual({ available: 50_000, total: 50_000 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 50_000, total: 50_000 });
   });
 });
 

@@ -3,10 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventCatalogue } from '../../src/app.js';
 import { accountBalance } from '../../src/modules/ledger/index.js';
-import { withTx } from '../../src/platform/db/tx.js';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { balances, call, drainJobs, eventTypes, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
+import { balances, call, drainJobs, eventTypes, fundedCustomer, paymentInput, platformFundedSender, platformUsdBalances, startPayment, type Json } from '../helpers/payments.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -162,11 +161,11 @@ describe('webhook payloads', () => {
 describe('production rails', () => {
   it('refuses a production payment when no rail provider is configured, and moves nothing', async () => {
     const p = await ctx.newPlatform('production');
-    const customer = await fundedCustomerDirect(ctx, p, 50_000);
+    const customer = await platformFundedSender(ctx, p, 50_000);
     const input = paymentInput(p, customer);
     await expect(startPayment(ctx, input)).rejects.toMatchObject({ code: 'NOT_IMPLEMENTED' });
     expectEnvelope(await call(ctx, p, 'GET', `/transactions/${input.transactionId}`), 404, 'TRANSACTION_NOT_FOUND');
-    expect(await platformBalances(ctx, p)).toEqual({ available: 50_000, total: 50_000 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 50_000, total: 50_000 });
     await expectLedgerConsistent(ctx.handle.db);
   });
 
@@ -185,7 +184,7 @@ describe('production rails', () => {
     const prod = await createTestContext({ env: { CORRIDOR_RAILS_URL: url, CORRIDOR_RAILS_TOKEN: 'rail-secret' } });
     try {
       const p = await prod.newPlatform('production');
-      const customer = await fundedCustomerDirect(prod, p, 50_000);
+      const customer = await platformFundedSender(prod, p, 50_000);
       // A production amount is never a sandbox trigger: …905 settles like any other.
       const input = paymentInput(p, customer, { sentAmount: 10_905n, receivedAmount: 10_905n });
       await startPayment(prod, input);
@@ -207,7 +206,7 @@ describe('production rails', () => {
       prod.clock.advance(5_000);
       await drainJobs(prod);
       expect((await call(prod, p, 'GET', `/transactions/${returned.transactionId}`)).json()).toMatchObject({ status: 'FAILED', failureReason: 'PAYOUT_RETURNED', refund: { status: 'COMPLETED' } });
-      expect(await platformBalances(prod, p)).toEqual({ available: 50_000 - 10_980, total: 50_000 - 10_980 });
+      expect(await platformUsdBalances(prod, p)).toEqual({ available: 50_000 - 10_980, total: 50_000 - 10_980 });
       await expectLedgerConsistent(prod.handle.db);
     } finally {
       await prod.close();
@@ -216,26 +215,3 @@ describe('production rails', () => {
     // A second application (and database) of its own: slow to start on the embedded engine.
   }, 120_000);
 });
-
-/**
- * A production customer has no accounts before KYC; ownership of the source is the quote's rule,
- * so these payments come from the platform's own USD account, funded through the ledger directly.
- */
-async function fundedCustomerDirect(c: TestContext, p: Parameters<typeof call>[1], amount: number) {
-  const customer = await fundedCustomer(c, p, 0);
-  const own = ((await call(c, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
-  const accountId = own.id as string;
-  await withTx(c.handle.db, (trx) =>
-    c.ledger.transfer(trx, {
-      platformId: p.uuid,
-      reference: `deposit:${accountId}`,
-      postings: [{ from: { kind: 'SETTLEMENT', rail: 'WIRE', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: accountId.slice('InternalAccount:'.length) }, amount: BigInt(amount), currency: 'USD' }],
-    }),
-  );
-  return { ...customer, accountId };
-}
-
-async function platformBalances(c: TestContext, p: Parameters<typeof call>[1]) {
-  const own = ((await call(c, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
-  return { available: own.balance.amount as number, total: own.totalBalance.amount as number };
-}

@@ -1,10 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { withTx } from '../../src/platform/db/tx.js';
-import { createTestContext, type TestContext, type TestPlatform } from '../helpers/context.js';
+import { createTestContext, type TestContext } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { call, drainJobs, eventTypes, fundedCustomer, paymentInput, startPayment, type Json } from '../helpers/payments.js';
+import { call, drainJobs, eventTypes, paymentInput, platformFundedSender, platformUsdBalances, startPayment, type Json } from '../helpers/payments.js';
 
 /**
  * The production rail provider's answers are money: ACCEPTED/REJECTED to a payout's hand-over,
@@ -37,26 +36,6 @@ afterEach(async () => {
   await expectLedgerConsistent(ctx.handle.db);
 });
 
-/** The platform's own USD account (a production customer has none before KYC), funded through the ledger. */
-async function platformSender(p: TestPlatform, amount: number) {
-  const customer = await fundedCustomer(ctx, p, 0);
-  const own = ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
-  const accountId = own.id as string;
-  await withTx(ctx.handle.db, (trx) =>
-    ctx.ledger.transfer(trx, {
-      platformId: p.uuid,
-      reference: `deposit:${accountId}`,
-      postings: [{ from: { kind: 'SETTLEMENT', rail: 'WIRE', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: accountId.slice('InternalAccount:'.length) }, amount: BigInt(amount), currency: 'USD' }],
-    }),
-  );
-  return { ...customer, accountId };
-}
-
-async function platformBalance(p: TestPlatform) {
-  const own = ((await call(ctx, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
-  return { available: own.balance.amount as number, total: own.totalBalance.amount as number };
-}
-
 /** Runs the payment's jobs through a few retries (each an hour apart on the clock). */
 async function retryForHours(hours: number) {
   for (let i = 0; i < hours; i++) {
@@ -79,7 +58,7 @@ const offContract: Array<[string, string, string]> = [
 describe('a production rail provider answering outside its contract', () => {
   it.each(offContract)('%s: the payment stays PROCESSING with its debit, until an answer within the contract settles it', async (_why, path, odd) => {
     const p = await ctx.newPlatform('production');
-    const sender = await platformSender(p, 50_000);
+    const sender = await platformFundedSender(ctx, p, 50_000);
     answers[HAND_OVER] = JSON.stringify({ status: 'ACCEPTED' });
     answers[STATUS] = JSON.stringify({ status: 'PENDING' });
     answers[path] = odd;
@@ -90,14 +69,14 @@ describe('a production rail provider answering outside its contract', () => {
     const stuck = (await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json() as Json;
     expect(stuck.status).toBe('PROCESSING');
     expect(stuck.refund).toBeUndefined();
-    expect(await platformBalance(p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
 
     // Within the contract again: the payment completes once, from the same debit.
     answers[HAND_OVER] = JSON.stringify({ status: 'ACCEPTED' });
     answers[STATUS] = JSON.stringify({ status: 'COMPLETED' });
     await retryForHours(2);
     expect(((await call(ctx, p, 'GET', `/transactions/${input.transactionId}`)).json() as Json).status).toBe('COMPLETED');
-    expect(await platformBalance(p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
+    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 50_000 - 10_075, total: 50_000 - 10_075 });
     const events = await eventTypes(ctx, input.transactionId);
     expect(events.filter((t) => t === 'OUTGOING_PAYMENT.COMPLETED')).toHaveLength(1);
     expect(events).not.toContain('OUTGOING_PAYMENT.FAILED');
