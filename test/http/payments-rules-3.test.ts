@@ -108,37 +108,22 @@ describe('a production payout the provider accepted', () => {
 });
 
 describe('every failureReason of the rail-provider contract', () => {
-  it('REJECTED at the hand-over with any of them: FAILED with that reason, the debit refunded', async () => {
+  const ends = [
+    { when: 'REJECTED at the hand-over', answers: handOver, status: 'REJECTED', wait: 60_000 },
+    { when: 'FAILED at the status', answers: payoutStatus, status: 'FAILED', wait: 3_600_000 },
+  ];
+  it.each(ends)('$when with any of them: FAILED with that reason, the debit refunded', async ({ answers, status, wait }) => {
     const p = await ctx.newPlatform('production');
     const sender = await platformFundedSender(ctx, p, 100_000);
     const ids: string[] = [];
     for (const reason of CONTRACT_REASONS) {
       const input = paymentInput(p, sender);
-      handOver[input.transactionId] = { status: 'REJECTED', failureReason: reason };
+      answers[input.transactionId] = { status, failureReason: reason };
       await startPayment(ctx, input);
       ids.push(input.transactionId);
     }
     await drainJobs(ctx);
-    ctx.clock.advance(60_000);
-    await drainJobs(ctx);
-    for (const [i, reason] of CONTRACT_REASONS.entries()) {
-      expect(await transaction(p, ids[i]!), reason).toMatchObject({ status: 'FAILED', failureReason: reason, refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' } });
-    }
-    expect(await platformUsdBalances(ctx, p)).toEqual({ available: 100_000, total: 100_000 });
-  });
-
-  it('FAILED at the status with any of them: FAILED with that reason, the debit refunded', async () => {
-    const p = await ctx.newPlatform('production');
-    const sender = await platformFundedSender(ctx, p, 100_000);
-    const ids: string[] = [];
-    for (const reason of CONTRACT_REASONS) {
-      const input = paymentInput(p, sender);
-      payoutStatus[input.transactionId] = { status: 'FAILED', failureReason: reason };
-      await startPayment(ctx, input);
-      ids.push(input.transactionId);
-    }
-    await drainJobs(ctx);
-    ctx.clock.advance(3_600_000);
+    ctx.clock.advance(wait);
     await drainJobs(ctx);
     for (const [i, reason] of CONTRACT_REASONS.entries()) {
       expect(await transaction(p, ids[i]!), reason).toMatchObject({ status: 'FAILED', failureReason: reason, refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' } });
