@@ -353,17 +353,7 @@ describe('a payment that ends while its settlement job waits for the rail', () =
     const other = await createTestContext({ railProvider: provider });
     try {
       const p = await other.newPlatform('production');
-      const own = ((await call(other, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
-      const accountId = own.id as string;
-      await withTx(other.handle.db, (trx) =>
-        other.ledger.transfer(trx, {
-          platformId: p.uuid,
-          reference: `deposit:${accountId}`,
-          postings: [{ from: { kind: 'SETTLEMENT', rail: 'WIRE', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: accountId.slice('InternalAccount:'.length) }, amount: 50_000n, currency: 'USD' }],
-        }),
-      );
-      const customer = await fundedCustomer(other, p, 0);
-      const input = paymentInput(p, { ...customer, accountId });
+      const input = paymentInput(p, await platformFundedSender(other, p, 50_000));
       await startPayment(other, input);
       const uuid = input.transactionId.slice('Transaction:'.length);
       const read = () => other.handle.db.selectFrom('transactions').select(['status', 'expected_settlement_at', 'updated_at']).where('id', '=', uuid).executeTakeFirstOrThrow();
@@ -447,17 +437,7 @@ describe('a rail’s estimate of its settlement time (ACCEPTED.settlesAt)', () =
     other = await createTestContext({ railProvider: provider });
     try {
       const p = await other.newPlatform('production');
-      const own = ((await call(other, p, 'GET', '/platform/internal-accounts?currency=USD')).json() as { data: Json[] }).data[0]!;
-      const accountId = own.id as string;
-      await withTx(other.handle.db, (trx) =>
-        other!.ledger.transfer(trx, {
-          platformId: p.uuid,
-          reference: `deposit:${accountId}`,
-          postings: [{ from: { kind: 'SETTLEMENT', rail: 'WIRE', currency: 'USD' }, to: { kind: 'INTERNAL_ACCOUNT', id: accountId.slice('InternalAccount:'.length) }, amount: 50_000n, currency: 'USD' }],
-        }),
-      );
-      const customer = await fundedCustomer(other, p, 0);
-      const input = paymentInput(p, { ...customer, accountId });
+      const input = paymentInput(p, await platformFundedSender(other, p, 50_000));
       await startPayment(other, input);
       const handedOver = other.clock.now();
       await drainJobs(other);
