@@ -16,6 +16,7 @@ import bolt11 from 'bolt11';
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { INVOICE_EXPIRY_JOB } from '../../src/modules/uma/lightning.js';
+import { insertNonce, nonceSeen } from '../../src/modules/uma/repo.js';
 import { APPROVAL_WINDOW_MS } from '../../src/modules/webhooks/index.js';
 import { expectEnvelope } from '../helpers/context.js';
 import { signedLnurlpAnswer, startFakeVasp, type FakeVasp } from '../helpers/uma.js';
@@ -229,6 +230,14 @@ describe("nonces are each sending VASP's own", () => {
     } finally {
       await new Promise((resolve) => other.server.close(resolve));
     }
+  });
+
+  it('are kept under the domain in any letter case: the same nonce from VASP.example again is a replay', async () => {
+    const nonce = `case-${Date.now()}`;
+    const expiresAt = new Date(world.b.clock.now().getTime() + 300_000);
+    expect(await insertNonce(world.b.handle.db, 'Case-VASP.example', nonce, expiresAt)).toBe(true);
+    expect(await nonceSeen(world.b.handle.db, 'case-vasp.EXAMPLE', nonce)).toBe(true);
+    expect(await insertNonce(world.b.handle.db, 'case-vasp.example', nonce, expiresAt)).toBe(false);
   });
 });
 

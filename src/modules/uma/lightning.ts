@@ -126,7 +126,7 @@ export async function receivePostTransactionCallback(deps: NodeDeps, paymentId: 
     unreachable: 'INVALID_SIGNATURE',
     explain: false,
   });
-  const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, row.sender_vasp_domain.toLowerCase());
+  const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, row.sender_vasp_domain);
   await verifySigned(nonces, (validator) => verifyPostTransactionCallbackSignature(callback, keys, validator), 'post-transaction callback');
   await markSenderConfirmed(deps.db, row.platform_id, row.id, deps.clock.now());
   return {};

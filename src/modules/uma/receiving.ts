@@ -174,7 +174,7 @@ export async function answerLnurlp(deps: ReceivingDeps, url: URL): Promise<Recor
   // A stale request is refused before the receiver is priced and the sender's keys are fetched for it.
   const receiver = await resolveReceiver(deps, url.host, userPart, { domain: query.vaspDomain, signedAtSeconds: query.timestamp.getTime() / 1000 });
 
-  const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, query.vaspDomain.toLowerCase());
+  const nonces = new NonceCheck(deps.db, deps.clock, deps.config.uma.timestampWindowSeconds, query.vaspDomain);
   const senderKeys = await counterpartyKeys(
     { clock: deps.clock, config: deps.config.uma, send: httpSend(deps.config.uma, deps.resolver, receiver.environment) },
     query.vaspDomain,

@@ -91,8 +91,12 @@ export async function insertVaspKeys(db: DbOrTx, row: VaspKeysRow): Promise<void
   await db.insertInto('uma_vasp_keys').values(row).onConflict((oc) => oc.column('id').doNothing()).execute();
 }
 
+/**
+ * Nonces are kept per sending VASP under its domain lower-cased (DNS names are case-insensitive):
+ * the same nonce again under `VASP.example` is the replay it is.
+ */
 export async function nonceSeen(db: DbOrTx, vaspDomain: string, nonce: string): Promise<boolean> {
-  const row = await db.selectFrom('uma_nonces').select('nonce').where('vasp_domain', '=', vaspDomain).where('nonce', '=', nonce).executeTakeFirst();
+  const row = await db.selectFrom('uma_nonces').select('nonce').where('vasp_domain', '=', vaspDomain.toLowerCase()).where('nonce', '=', nonce).executeTakeFirst();
   return row !== undefined;
 }
 
@@ -105,7 +109,7 @@ export async function nonceSeen(db: DbOrTx, vaspDomain: string, nonce: string): 
 export async function insertNonce(db: DbOrTx, vaspDomain: string, nonce: string, expiresAt: Date): Promise<boolean> {
   const inserted = await db
     .insertInto('uma_nonces')
-    .values({ vasp_domain: vaspDomain, nonce, expires_at: expiresAt })
+    .values({ vasp_domain: vaspDomain.toLowerCase(), nonce, expires_at: expiresAt })
     .onConflict((oc) => oc.columns(['vasp_domain', 'nonce']).doNothing())
     .returning('nonce')
     .executeTakeFirst();
