@@ -24,6 +24,11 @@ describe('holder name matching', () => {
     ['Acme', 'ACME LLC', 'BUSINESS', 'MATCHED'],
     ['Acme Ltd', 'ACME INC', 'BUSINESS', 'PARTIAL_MATCH'],
     ['Jon Doe', 'JOHN DOE', 'INDIVIDUAL', 'PARTIAL_MATCH'],
+    // A typo in a first letter sorts the words apart (token sort ratio 53): compared in the closest order, 93.
+    ['Catherine Jones', 'KATHERINE JONES', 'INDIVIDUAL', 'PARTIAL_MATCH'],
+    ['Catherine Jones', 'JONES KATHERINE', 'INDIVIDUAL', 'PARTIAL_MATCH'],
+    ['Katherine Jones', 'JONES KATHERINE', 'INDIVIDUAL', 'MATCHED'],
+    ['Jon Smith', 'SMYTH JOHN', 'INDIVIDUAL', 'NOT_MATCHED'],
     ['John Doe', 'John Michael Doe', 'INDIVIDUAL', 'PARTIAL_MATCH'],
     ['Doe', 'John Doe', 'INDIVIDUAL', 'NOT_MATCHED'],
     ['Jane Roe', 'John Doe', 'INDIVIDUAL', 'NOT_MATCHED'],

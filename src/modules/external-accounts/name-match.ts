@@ -1,5 +1,5 @@
 import anyAscii from 'any-ascii';
-import { token_set_ratio, token_sort_ratio } from 'fuzzball';
+import { ratio, token_set_ratio, token_sort_ratio } from 'fuzzball';
 
 /**
  * How close the name a platform gave is to the holder name the receiving institution has on
@@ -17,9 +17,10 @@ import { token_set_ratio, token_sort_ratio } from 'fuzzball';
  *   marks a company on the record side ("MARK LEE CORP", "… LTD", "… LLC", "… GMBH": a company's
  *   name; short forms that are also name particles, "Ab Rahman", do not count).
  * - PARTIAL_MATCH: the same words otherwise ("John Smith Jr" ~ "JOHN SMITH SR": maybe the
- *   father; "Acme Ltd" ~ "ACME INC": maybe another company), token sort ratio ≥ 85 (a typo: "Jon
- *   Doe"), or the words of one name, at least two, all inside the other's (token set ratio 100: a
- *   missing middle name, "John Doe" ~ "John Michael Doe").
+ *   father; "Acme Ltd" ~ "ACME INC": maybe another company), a typo ("Jon Doe"; "Catherine Jones"
+ *   ~ "JONES KATHERINE"): the record's words, in the order closest to the given name's, at a ratio
+ *   ≥ 85 (`closeness`), or the words of one name, at least two, all inside the other's (token set
+ *   ratio 100: a missing middle name, "John Doe" ~ "John Michael Doe").
  * - NOT_MATCHED: anything else.
  */
 export const PARTIAL_MATCH_THRESHOLD = 85;
@@ -87,6 +88,26 @@ export function normaliseName(name: string, holder: HolderType = 'INDIVIDUAL'): 
 
 const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
+/** Names of more words are compared in sorted order only: 4! orders is the most tried. */
+const MAX_ORDERED_WORDS = 4;
+
+function orders(words: string[]): string[][] {
+  if (words.length <= 1) return [words];
+  return words.flatMap((word, i) => orders([...words.slice(0, i), ...words.slice(i + 1)]).map((rest) => [word, ...rest]));
+}
+
+/**
+ * How close two names' words are, in whatever order: the ratio of the given name to the record's
+ * words in their closest order. The token sort ratio alone sorts each side's words first, so a
+ * typo in a first letter ("Catherine" / "KATHERINE") sorts the words apart and scores 53.
+ */
+function closeness(given: string, onRecord: string, options: { full_process: boolean }): number {
+  const sorted = token_sort_ratio(given, onRecord, options);
+  const words = onRecord.split(' ');
+  if (words.length > MAX_ORDERED_WORDS || given.split(' ').length > MAX_ORDERED_WORDS) return sorted;
+  return Math.max(sorted, ...orders(words).map((order) => ratio(given, order.join(' '), options)));
+}
+
 export function matchNames(given: string, onRecord: string, holder: HolderType): NameMatch {
   const a = parseName(given, holder);
   const b = parseName(onRecord, holder);
@@ -98,7 +119,7 @@ export function matchNames(given: string, onRecord: string, holder: HolderType):
     const companyOnRecord = holder === 'INDIVIDUAL' && b.companyMarked;
     return sameSet(a.generations, b.generations) && !differingForms && !companyOnRecord ? 'MATCHED' : 'PARTIAL_MATCH';
   }
-  if (sorted >= PARTIAL_MATCH_THRESHOLD) return 'PARTIAL_MATCH';
+  if (closeness(a.words, b.words, options) >= PARTIAL_MATCH_THRESHOLD) return 'PARTIAL_MATCH';
   // One name inside the other counts only when the shorter has two words: "Doe" alone names no one.
   const shorter = Math.min(a.words.split(' ').length, b.words.split(' ').length);
   if (shorter >= 2 && token_set_ratio(a.words, b.words, options) === 100) return 'PARTIAL_MATCH';
