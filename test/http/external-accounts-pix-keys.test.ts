@@ -40,16 +40,20 @@ describe('PIX keys of every type', () => {
     expectEnvelope(await post(p, pix('PHONE', '+551133334444')), 400, 'INVALID_BANK_ACCOUNT');
   });
 
-  it('CPF, CNPJ and RANDOM keys: check digits verified, digits only; a RANDOM key is one account in either case', async () => {
+  it('CPF, CNPJ and RANDOM keys: check digits verified, no punctuation (a CNPJ may be alphanumeric, in capitals); a RANDOM key is one account in either case', async () => {
     const p = await ctx.newPlatform();
     expect((await post(p, pix('CPF', '52998224725'))).statusCode).toBe(201);
     expectEnvelope(await post(p, pix('CPF', '529.982.247-25')), 400, 'INVALID_BANK_ACCOUNT');
     expectEnvelope(await post(p, pix('CPF', '52998224726')), 400, 'INVALID_BANK_ACCOUNT');
     expect((await post(p, pix('CNPJ', '11222333000181'))).statusCode).toBe(201);
     expectEnvelope(await post(p, pix('CNPJ', '11.222.333/0001-81')), 400, 'INVALID_BANK_ACCOUNT');
+    // An alphanumeric CNPJ (issued since July 2026; the Receita Federal's example), in capitals only, as issued.
+    expect((await post(p, pix('CNPJ', '12ABC34501DE35'))).statusCode).toBe(201);
+    expectEnvelope(await post(p, pix('CNPJ', '12abc34501de35')), 400, 'INVALID_BANK_ACCOUNT');
+    expectEnvelope(await post(p, pix('CNPJ', '12ABC34501DE36')), 400, 'INVALID_BANK_ACCOUNT');
     expectEnvelope(await post(p, pix('RANDOM', '123e4567-e89b-12d3-a456-426614174000')), 400, 'INVALID_BANK_ACCOUNT');
     expect((await post(p, pix('RANDOM', '123e4567-e89b-42d3-a456-426614174000'))).statusCode).toBe(201);
     expectEnvelope(await post(p, pix('RANDOM', '123E4567-E89B-42D3-A456-426614174000')), 409, 'CONFLICT');
-    expect((await list(p)).totalCount).toBe(3);
+    expect((await list(p)).totalCount).toBe(4);
   });
 });

@@ -138,7 +138,8 @@ export function checkPixKey(value: string, keyType: unknown): Problem {
     case 'CPF':
       return /^\d{11}$/.test(value) && cpf.isValid(value) ? undefined : 'is not a valid CPF key (11 digits with valid check digits)';
     case 'CNPJ':
-      return cnpj.isValid(value) && value.length === 14 ? undefined : 'is not a valid CNPJ key (14 characters with valid check digits)';
+      // Since July 2026 a CNPJ may be alphanumeric: twelve digits or capital letters, then two check digits.
+      return /^[0-9A-Z]{12}\d{2}$/.test(value) && cnpj.isValid(value) ? undefined : 'is not a valid CNPJ key (12 digits or capital letters and 2 check digits)';
     case 'PHONE':
       return PIX_PHONE_KEY.test(value) ? checkPhone(value, 'BR', { mobile: true }) : 'is not a PIX phone key (+55 and the digits of a Brazilian mobile, nothing else)';
     case 'EMAIL':
