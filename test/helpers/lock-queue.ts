@@ -1,11 +1,20 @@
 import { sql } from 'kysely';
-import type { Db } from '../../src/platform/db/database.js';
+import { openDatabase, type Db, type DbHandle } from '../../src/platform/db/database.js';
 import { withTx } from '../../src/platform/db/tx.js';
 
 /**
  * Lock-ordering tests on PostgreSQL: a side connection's transaction holds rows while requests
  * queue behind it in a known order (seen through pg_blocking_pids), then all are released at once.
  */
+
+/**
+ * The test's own connections to the database `db` works on (TEST_DATABASE_URL, the test file's
+ * schema): the app's pool is the app's, so the side that holds locks needs its own.
+ */
+export async function openSide(db: Db, poolSize: number): Promise<DbHandle> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL!, schema: rows[0]!.schema, poolSize });
+}
 
 /** Opens a transaction on `side`, runs `lock` in it and keeps it open until `release`. */
 export async function holdLocks(side: Db, lock: (trx: Db) => Promise<unknown>): Promise<{ pid: number; release: () => Promise<void> }> {

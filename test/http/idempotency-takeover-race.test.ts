@@ -1,12 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { sql } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/platform/db/database.js';
 import { sendWrite } from '../../src/platform/http/write.js';
 import { CLAIM_ABANDONED_AFTER_MS, RequestFingerprints } from '../../src/platform/idempotency.js';
 import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext } from '../helpers/context.js';
-import { holdLocks, waiterBehind } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, waiterBehind } from '../helpers/lock-queue.js';
 
 /**
  * An abandoned claim (its request died holding the key) taken over by many requests with the key
@@ -90,8 +88,7 @@ describe('an abandoned Idempotency-Key claim taken over by many requests at once
     await abandonedClaim(key);
     prepared = 0;
     held = Promise.resolve();
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(ctx.handle.db);
-    const side = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL!, schema: rows[0]!.schema, poolSize: 2 });
+    const side = await openSide(ctx.handle.db, 2);
     const claimRow = await holdLocks(side.db, (trx) => trx.selectFrom('idempotency_keys').select('key').where('platform_id', '=', ctx.platform.uuid).where('key', '=', key).forUpdate().execute());
     try {
       const first = post(key);

@@ -1,8 +1,6 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/platform/db/database.js';
 import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { holdLocks, waiterBehind } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, waiterBehind } from '../helpers/lock-queue.js';
 
 /**
  * A platform keeps a token that can manage tokens: deleting its last MANAGE token would leave
@@ -61,8 +59,7 @@ describe('DELETE /tokens/{tokenId}: the last MANAGE token', () => {
     // saw before either deleted (which would let each delete the other's, leaving none).
     const p = await ctx.newPlatform();
     const second = await ctx.newToken(p, ['VIEW', 'MANAGE']);
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(ctx.handle.db);
-    const side = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL!, schema: rows[0]!.schema, poolSize: 2 });
+    const side = await openSide(ctx.handle.db, 2);
     const held = await holdLocks(side.db, (trx) => trx.selectFrom('api_tokens').select('id').where('platform_id', '=', p.uuid).forUpdate().execute());
     try {
       const first = del(p, second.tokenId);

@@ -1,9 +1,8 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type DbHandle } from '../../src/platform/db/database.js';
+import type { DbHandle } from '../../src/platform/db/database.js';
 import { parseId } from '../../src/platform/ids.js';
 import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { holdLocks, waiterBehind } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, waiterBehind } from '../helpers/lock-queue.js';
 
 /**
  * Two owner writes racing on one business (beneficial-owners/README: the customer row is locked
@@ -16,8 +15,7 @@ describe.runIf(onPostgres)('concurrent beneficial-owner writes on one business',
   let side: DbHandle;
   beforeAll(async () => {
     ctx = await createTestContext();
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(ctx.handle.db);
-    side = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL!, schema: rows[0]!.schema, poolSize: 3 });
+    side = await openSide(ctx.handle.db, 3);
   });
   afterAll(async () => {
     await side?.close();

@@ -1,10 +1,9 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db, type DbHandle } from '../../src/platform/db/database.js';
+import type { Db, DbHandle } from '../../src/platform/db/database.js';
 import { parseId } from '../../src/platform/ids.js';
 import { createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { holdLocks, waiterBehind } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, waiterBehind } from '../helpers/lock-queue.js';
 import { balances, call, customerUsdAccount, drainJobs, readySender, type Json } from '../helpers/payments.js';
 
 /**
@@ -19,8 +18,7 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
   let side: DbHandle;
   beforeAll(async () => {
     ctx = await createTestContext();
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(ctx.handle.db);
-    side = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL!, schema: rows[0]!.schema, poolSize: 3 });
+    side = await openSide(ctx.handle.db, 3);
   });
   afterAll(async () => {
     await side?.close();
