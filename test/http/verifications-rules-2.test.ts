@@ -101,7 +101,6 @@ describe('verification requirements', () => {
     expect(v.verificationStatus).toBe('RESOLVE_ERRORS');
     expect(v.errors).toEqual([{ resourceId: without.id, type: 'MISSING_IDENTITY_DOCUMENT', acceptedDocumentTypes: ['PASSPORT', 'DRIVERS_LICENSE', 'NATIONAL_ID'], reason: expect.any(String) }]);
   });
-
 });
 
 describe('document review', () => {
@@ -122,7 +121,6 @@ describe('document review', () => {
     });
     expect((await read(p, `/customers/${String(c.id)}`)).kycStatus).toBe('UNVERIFIED');
   });
-
 });
 
 describe('verdicts', () => {
@@ -176,7 +174,6 @@ describe('verdicts', () => {
     expect(await verify(c.id)).toEqual(rejected);
     expect(((await read(p, `/verifications?customerId=${String(c.id)}`)).data as Body[]).map((x) => x.id)).toEqual([v.id]);
   });
-
 });
 
 describe('a person\'s decision on a manual review', () => {
