@@ -98,11 +98,11 @@ function orders(words: string[]): string[][] {
 
 /**
  * How close two names' words are, in whatever order: the ratio of the given name to the record's
- * words in their closest order. The token sort ratio alone sorts each side's words first, so a
- * typo in a first letter ("Catherine" / "KATHERINE") sorts the words apart and scores 53.
+ * words in their closest order, at least their token sort ratio (`sorted`). That ratio alone
+ * sorts each side's words first, so a typo in a first letter ("Catherine" / "KATHERINE") sorts
+ * the words apart and scores 53.
  */
-function closeness(given: string, onRecord: string, options: { full_process: boolean }): number {
-  const sorted = token_sort_ratio(given, onRecord, options);
+function closeness(given: string, onRecord: string, sorted: number, options: { full_process: boolean }): number {
   const words = onRecord.split(' ');
   if (words.length > MAX_ORDERED_WORDS || given.split(' ').length > MAX_ORDERED_WORDS) return sorted;
   return Math.max(sorted, ...orders(words).map((order) => ratio(given, order.join(' '), options)));
@@ -119,7 +119,7 @@ export function matchNames(given: string, onRecord: string, holder: HolderType):
     const companyOnRecord = holder === 'INDIVIDUAL' && b.companyMarked;
     return sameSet(a.generations, b.generations) && !differingForms && !companyOnRecord ? 'MATCHED' : 'PARTIAL_MATCH';
   }
-  if (closeness(a.words, b.words, options) >= PARTIAL_MATCH_THRESHOLD) return 'PARTIAL_MATCH';
+  if (closeness(a.words, b.words, sorted, options) >= PARTIAL_MATCH_THRESHOLD) return 'PARTIAL_MATCH';
   // One name inside the other counts only when the shorter has two words: "Doe" alone names no one.
   const shorter = Math.min(a.words.split(' ').length, b.words.split(' ').length);
   if (shorter >= 2 && token_set_ratio(a.words, b.words, options) === 100) return 'PARTIAL_MATCH';
