@@ -59,3 +59,18 @@ export async function waiterBehind(
   }
   throw new Error(`no backend came to wait for ${holders.join(', ')}`);
 }
+
+/**
+ * A request under way, and its answer once it has come: what waiterBehind's `answered` reads to
+ * tell a request that never waited from one still queued.
+ */
+export interface Started<Answer> {
+  request: Promise<Answer>;
+  answered: () => Answer | undefined;
+}
+
+export function started<Answer extends { statusCode: number; body: string }>(request: Promise<Answer>): Started<Answer> {
+  const state: { answer?: Answer } = {};
+  void request.then((answer) => (state.answer = answer));
+  return { request, answered: () => state.answer };
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { parseId } from '../../src/platform/ids.js';
 import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { holdLocks, openSide, waiterBehind } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, started, waiterBehind, type Started } from '../helpers/lock-queue.js';
 
 /**
  * Two owner writes racing on one business (beneficial-owners/README: the customer row is locked
@@ -33,12 +33,6 @@ describe.runIf(onPostgres)('concurrent beneficial-owner writes on one business',
     personalInfo: { firstName: 'Ann', lastName: 'Lee', birthDate: '1975-07-07', nationality: 'US', address: { line1: '2 Elm St', postalCode: '78702', country: 'US' }, idType: 'SSN', identifier: '123-45-6789' },
   });
 
-  function started(request: Promise<Answer>) {
-    const state: { answer?: Answer } = {};
-    void request.then((answer) => (state.answer = answer));
-    return { request, answered: () => state.answer };
-  }
-
   async function business(p: TestPlatform): Promise<string> {
     const created = await call(p, 'POST', '/customers', { customerType: 'BUSINESS', platformCustomerId: `race-${Math.random().toString(36).slice(2)}`, businessInfo: { legalName: 'Acme LLC', country: 'US', incorporatedOn: '2015-03-01', taxId: '12-3456789' } });
     expect(created.statusCode, created.body).toBe(201);
@@ -49,7 +43,7 @@ describe.runIf(onPostgres)('concurrent beneficial-owner writes on one business',
   async function queued(customerId: string, first: () => Promise<Answer>, second: () => Promise<Answer>): Promise<[Answer, Answer]> {
     const held = await holdLocks(side.db, (trx) => trx.selectFrom('customers').select('id').where('id', '=', parseId('Customer', customerId)!).forUpdate().execute());
     const a = started(first());
-    let b: ReturnType<typeof started>;
+    let b: Started<Answer>;
     try {
       const waiting = await waiterBehind(side.db, [held.pid], { answered: a.answered });
       b = started(second());

@@ -3,7 +3,7 @@ import type { Db, DbHandle } from '../../src/platform/db/database.js';
 import { parseId } from '../../src/platform/ids.js';
 import { createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { holdLocks, openSide, waiterBehind } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, started, waiterBehind, type Started } from '../helpers/lock-queue.js';
 import { balances, call, customerUsdAccount, drainJobs, readySender, type Json } from '../helpers/payments.js';
 
 /**
@@ -28,15 +28,8 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
   const hold = (lock: (trx: Db) => Promise<unknown>) => holdLocks(side.db, lock);
 
   type Answer = Awaited<ReturnType<typeof call>>;
-  /** A request under way, and its answer once it has come. */
-  function started(request: Promise<Answer>) {
-    const state: { answer?: Answer } = {};
-    void request.then((answer) => (state.answer = answer));
-    return { request, answered: () => state.answer };
-  }
-
   /** The backend (other than `besides`) waiting for one of `holders`: `request`'s, which must wait, not answer. */
-  const waitingFor = (holders: number[], request: ReturnType<typeof started>, besides: number[] = []) => waiterBehind(side.db, holders, { besides, answered: request.answered });
+  const waitingFor = (holders: number[], request: Started<Answer>, besides: number[] = []) => waiterBehind(side.db, holders, { besides, answered: request.answered });
 
   /**
    * The customer's row held FOR UPDATE, its DELETE queued behind the hold, then the quote's
@@ -45,7 +38,7 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
   async function deletionBeforeExecution(p: TestPlatform, customerId: string, quoteId: string) {
     const held = await hold((trx) => trx.selectFrom('customers').select('id').where('id', '=', parseId('Customer', customerId)!).forUpdate().execute());
     const deletion = started(call(ctx, p, 'DELETE', `/customers/${customerId}`));
-    let execution: ReturnType<typeof started>;
+    let execution: Started<Answer>;
     try {
       const deleting = await waitingFor([held.pid], deletion);
       execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
@@ -81,7 +74,7 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
 
     const held = await hold((trx) => trx.selectFrom('daily_volumes').select('amount').where('platform_id', '=', p.uuid).where('customer_id', '=', parseId('Customer', payer.customerId)!).forUpdate().execute());
     const execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
-    let deletion: ReturnType<typeof started>;
+    let deletion: Started<Answer>;
     try {
       const executing = await waitingFor([held.pid], execution);
       deletion = started(call(ctx, p, 'DELETE', `/customers/${c.customerId}`));
