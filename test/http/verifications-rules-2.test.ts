@@ -28,12 +28,12 @@ const verify = (customerId: unknown) => startVerification(ctx.app, p, customerId
 let seq = 0;
 const ADDRESS = { line1: '1 Main St', postalCode: '62701', country: 'US' };
 
-async function business(): Promise<Body> {
+async function business(registrationNumber = 'DE-1234567'): Promise<Body> {
   const created = await call(p, 'POST', '/customers', {
     customerType: 'BUSINESS',
     platformCustomerId: `vr2-b-${++seq}`,
     address: { line1: '400 Commerce Way', postalCode: '78701', country: 'US' },
-    businessInfo: { legalName: 'Acme LLC', country: 'US', incorporatedOn: '2015-03-01', taxId: '12-3456789', registrationNumber: 'DE-1234567' },
+    businessInfo: { legalName: 'Acme LLC', country: 'US', incorporatedOn: '2015-03-01', taxId: '12-3456789', registrationNumber },
   });
   expect(created.statusCode, created.body).toBe(201);
   return created.json() as Body;
@@ -65,8 +65,8 @@ async function addOwner(customerId: unknown, roles: string[], ownershipPercentag
 }
 
 /** The four business documents a review requires. */
-async function businessDocuments(b: Body): Promise<void> {
-  await doc(b.id, 'CERTIFICATE_OF_INCORPORATION', { documentNumber: 'DE-1234567' });
+async function businessDocuments(b: Body, certificateNumber = 'DE-1234567'): Promise<void> {
+  await doc(b.id, 'CERTIFICATE_OF_INCORPORATION', { documentNumber: certificateNumber });
   await doc(b.id, 'DIRECTOR_REGISTRY');
   await doc(b.id, 'SHAREHOLDER_REGISTER');
   await doc(b.id, 'BANK_STATEMENT');
@@ -126,19 +126,9 @@ describe('document review', () => {
 describe('verdicts', () => {
   // rules.ts sandboxSuffixOutcome: a business's registration number ending 001 is reviewed like any other (mutant: the individual's table, 001 → PENDING_MANUAL_REVIEW).
   it('approves a complete sandbox business whose registration number ends in 001, after the review job', async () => {
-    const created = await call(p, 'POST', '/customers', {
-      customerType: 'BUSINESS',
-      platformCustomerId: `vr2-b-${++seq}`,
-      address: { line1: '400 Commerce Way', postalCode: '78701', country: 'US' },
-      businessInfo: { legalName: 'Acme LLC', country: 'US', incorporatedOn: '2015-03-01', taxId: '12-3456789', registrationNumber: 'DE-1234001' },
-    });
-    expect(created.statusCode, created.body).toBe(201);
-    const b = created.json() as Body;
+    const b = await business('DE-1234001');
     const owner = await addOwner(b.id, ['UBO', 'DIRECTOR'], 60);
-    await doc(b.id, 'CERTIFICATE_OF_INCORPORATION', { documentNumber: 'DE-1234001' });
-    await doc(b.id, 'DIRECTOR_REGISTRY');
-    await doc(b.id, 'SHAREHOLDER_REGISTER');
-    await doc(b.id, 'BANK_STATEMENT');
+    await businessDocuments(b, 'DE-1234001');
     await doc(owner.id, 'PASSPORT');
     const v = await verify(b.id);
     expect(v).toMatchObject({ verificationStatus: 'IN_PROGRESS', errors: [] });
