@@ -14,6 +14,7 @@ const ENGINE_FREE = [
   'test/unit/config-readme.test.ts',
   'test/unit/csv.test.ts',
   'test/unit/data-dir-lock.test.ts',
+  'test/unit/document-screening-edges.test.ts',
   'test/unit/document-screening.test.ts',
   'test/unit/error-codes.test.ts',
   'test/unit/guarded-request.test.ts',
