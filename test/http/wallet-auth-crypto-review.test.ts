@@ -121,6 +121,7 @@ describe('passkey registration: the credential public key (COSE_Key)', () => {
       ['ES256 on P-384', coseOf(p384, -7, 2)],
       ['ES384 on P-384', coseOf(p384, -35, 2)],
       ['ES256 labelled P-256 with P-384 coordinates', new Map(coseOf(p384, -7, 2)).set(-1, 1)],
+      ['ES256 with P-256 coordinates labelled P-384', new Map(valid).set(-1, 2)],
       ['secp256k1 (ES256K)', coseOf(generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).publicKey, -47, 8)],
       ['ES256 key without y', new Map([...valid].filter(([label]) => label !== -3))],
       ['RSA key of 1024 bits', coseOf(generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey, -257, 0)],
