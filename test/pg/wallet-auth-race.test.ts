@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseId } from '../../src/platform/ids.js';
 import { createTestContext, expectEnvelope, onPostgres, type TestContext } from '../helpers/context.js';
+import { SoftwareAuthenticator } from '../helpers/authenticator.js';
 import { holdLocks, openSide, started, waiterBehind } from '../helpers/lock-queue.js';
 import { newClientKey, WalletClient } from '../helpers/wallet.js';
 
@@ -38,6 +39,54 @@ describe.runIf(onPostgres)('an OTP verify while another wrong code of the creden
       expect(wrong.details).toEqual({ reason: 'OTP_INVALID', attemptsRemaining: 3 });
       const stored = await ctx.handle.db.selectFrom('auth_credentials').select('otp_failures').where('id', '=', uuid).executeTakeFirstOrThrow();
       expect(stored.otp_failures).toBe(2);
+    } finally {
+      await held.release();
+      await side.close();
+    }
+  });
+});
+
+describe.runIf(onPostgres)('a passkey login settling while another assertion of the same counter settles', () => {
+  const RP = { rpId: 'wallet.example.com', origin: 'https://wallet.example.com' };
+  let ctx: TestContext;
+  let client: WalletClient;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    client = new WalletClient(ctx, ctx.platform);
+    await client.enableWallets();
+    const configured = await client.call('PATCH', '/config', { embeddedWalletConfig: { passkeyRpId: RP.rpId, passkeyOrigins: [RP.origin] } });
+    expect(configured.statusCode, configured.body).toBe(200);
+  });
+  afterAll(() => ctx.close());
+
+  it('waits for it on the credential row, then reads the counter it stored: 401 counter, no session', async () => {
+    const wallet = await client.newWallet();
+    const { key } = await client.login(wallet.credentialId);
+    const authenticator = new SoftwareAuthenticator();
+    const registration = Buffer.from('registration-race').toString('base64url');
+    const body = { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Laptop', challenge: registration, attestation: authenticator.create({ ...RP, challenge: registration }) };
+    const added = await client.signed('POST', '/auth/credentials', body, key);
+    expect(added.statusCode, added.body).toBe(201);
+    const credentialId = (added.json() as { id: string }).id;
+    const uuid = parseId('AuthMethod', credentialId)!;
+    const issued = (await client.call('POST', `/auth/credentials/${credentialId}/challenge`, { clientPublicKey: newClientKey().publicKey })).json() as { challenge: string; requestId: string };
+    const counter = authenticator.counter + 1;
+    const assertion = authenticator.get({ ...RP, challenge: Buffer.from(issued.challenge, 'utf8'), counter });
+    const sessions = () => ctx.handle.db.selectFrom('auth_sessions').select('id').where('credential_id', '=', uuid).execute();
+    const before = await sessions();
+
+    // The side does what a clone's assertion of the same counter does as it settles: the credential row, its new counter.
+    const side = await openSide(ctx.handle.db, 2);
+    const held = await holdLocks(side.db, async (trx) => {
+      const row = await trx.selectFrom('auth_credentials').select('details').where('id', '=', uuid).forUpdate().executeTakeFirstOrThrow();
+      await trx.updateTable('auth_credentials').set({ details: JSON.stringify({ ...(row.details as object), counter }) as never }).where('id', '=', uuid).execute();
+    });
+    try {
+      const verify = started(client.call('POST', `/auth/credentials/${credentialId}/verify`, { type: 'PASSKEY', assertion }, { 'request-id': issued.requestId }));
+      await waiterBehind(side.db, [held.pid], { answered: verify.answered });
+      await held.release();
+      expect(expectEnvelope(await verify.request, 401, 'UNAUTHORIZED').details).toEqual({ check: 'counter' });
+      expect(await sessions()).toEqual(before);
     } finally {
       await held.release();
       await side.close();
