@@ -1,15 +1,18 @@
 /**
- * Wallet-auth logins racing on PostgreSQL (wallet-auth README, Lock order: a login takes the
- * credential it logs in with FOR UPDATE). A side transaction holds the credential row as a
- * concurrent login would, the request queues behind it, then the side commits.
+ * Wallet-auth operations racing on PostgreSQL, in the order the README's Lock order gives: a
+ * login takes the credential it logs in with FOR UPDATE; a signed operation that writes existing
+ * credentials takes them FOR UPDATE (step 3) before any signer check or customer row. A side
+ * transaction holds a row as a concurrent operation would, the requests queue behind it, then
+ * the side commits.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseId } from '../../src/platform/ids.js';
 import { createTestContext, expectEnvelope, onPostgres, type TestContext } from '../helpers/context.js';
 import { SoftwareAuthenticator } from '../helpers/authenticator.js';
+import { deadlocksDetected } from '../helpers/deadlocks.js';
 import { holdLocks, openSide, started, waiterBehind } from '../helpers/lock-queue.js';
-import { newClientKey, WalletClient } from '../helpers/wallet.js';
+import { newClientKey, uniquePhoneNumber, WalletClient } from '../helpers/wallet.js';
 
 describe.runIf(onPostgres)('an OTP verify while another wrong code of the credential is being counted', () => {
   let ctx: TestContext;
@@ -91,5 +94,44 @@ describe.runIf(onPostgres)('a passkey login settling while another assertion of 
       await held.release();
       await side.close();
     }
+  });
+});
+
+describe.runIf(onPostgres)('a contact change and an add signed by one session, the change first at the customer row', () => {
+  let ctx: TestContext;
+  let client: WalletClient;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    client = new WalletClient(ctx, ctx.platform);
+    await client.enableWallets();
+  });
+  afterAll(() => ctx.close());
+
+  it('the add waits at the credential the change moves, not at the customer row: both complete, no deadlock (README, Lock order step 3)', async () => {
+    const wallet = await client.newWallet({ phoneNumber: uniquePhoneNumber() });
+    const { key } = await client.login(wallet.credentialId);
+    const path = `/customers/${wallet.customerId}`;
+    const change = { customerType: 'INDIVIDUAL', email: `moved-${wallet.email}` };
+    const add = { type: 'SMS_OTP', accountId: wallet.accountId };
+    const changeChallenge = await client.firstLeg('PATCH', path, change);
+    const addChallenge = await client.firstLeg('POST', '/auth/credentials', add);
+    const before = await deadlocksDetected(ctx.handle.db);
+
+    const side = await openSide(ctx.handle.db, 2);
+    const held = await holdLocks(side.db, (trx) => trx.selectFrom('customers').select('id').where('id', '=', parseId('Customer', wallet.customerId)!).forUpdate().execute());
+    try {
+      const changing = started(client.signedRetry('PATCH', path, change, changeChallenge, key));
+      const changer = await waiterBehind(side.db, [held.pid], { answered: changing.answered });
+      const adding = started(client.signedRetry('POST', '/auth/credentials', add, addChallenge, key));
+      await waiterBehind(side.db, [held.pid, changer], { besides: [changer], answered: adding.answered });
+      await held.release();
+      const [changed, added] = [await changing.request, await adding.request];
+      expect(changed.statusCode, changed.body).toBe(200);
+      expect(added.statusCode, added.body).toBe(201);
+    } finally {
+      await held.release();
+      await side.close();
+    }
+    expect((await deadlocksDetected(ctx.handle.db)) - before).toBe(0);
   });
 });
