@@ -2,7 +2,9 @@
  * Hostile and malformed uploads (documents audit): every one is refused with a clear 400 or
  * 422 in the spec's envelope, never a 500 or a hang, stores nothing, and leaves the process
  * answering other requests; an external screening provider cannot make Corridor read an answer
- * of any size.
+ * of any size. The documented bounds are held at their edges (documents/README.md, spec §8): the
+ * longest document number and issuing authority, and a provider's answer of 64 KiB in all with
+ * 20 precheck errors of 100 characters.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +17,7 @@ import { cardPhotoJpeg, validPdf } from '../helpers/document-files.js';
 import { BASE, createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { sendDocumentForm, textParts, type Part } from '../helpers/multipart.js';
 
-type FieldErrors = { field: string; message?: string }[];
+type FieldErrors = { field: string; constraint?: Record<string, unknown>; message?: string }[];
 
 let seq = 0;
 async function newCustomer(ctx: TestContext, platform: TestPlatform): Promise<string> {
@@ -37,7 +39,7 @@ async function storedRows(ctx: TestContext) {
 
 const fileOf = (data: Buffer, filename: string, contentType = 'image/jpeg'): Part => ({ name: 'file', filename, data, contentType });
 
-describe('the file part', () => {
+describe('the parts of an upload', () => {
   let ctx: TestContext;
   let uploadRoot: string;
   let holder: string;
@@ -70,6 +72,21 @@ describe('the file part', () => {
       fileOf(Buffer.alloc(0), 'passport.pdf', 'application/pdf'),
     ]);
     expect((expectEnvelope(replaced, 400, 'INVALID_INPUT').details!.errors as FieldErrors)).toEqual([{ field: 'file', message: 'must not be empty' }]);
+  });
+
+  it('takes a document number of 64 characters and an issuing authority of 255, and refuses one more of either, storing nothing', async () => {
+    const photo = fileOf(await cardPhotoJpeg(), 'passport.jpg');
+    const longest = await upload(photo, { documentNumber: 'N'.repeat(64), issuingAuthority: 'A'.repeat(255) });
+    expect(longest.statusCode, longest.body).toBe(201);
+    expect(longest.json()).toMatchObject({ documentNumber: 'N'.repeat(64), issuingAuthority: 'A'.repeat(255) });
+
+    const before = await storedRows(ctx);
+    const errors = expectEnvelope(await upload(photo, { documentNumber: 'N'.repeat(65), issuingAuthority: 'A'.repeat(256) }), 400, 'INVALID_INPUT').details!.errors as FieldErrors;
+    expect(errors.map((e) => [e.field, e.constraint])).toEqual([
+      ['documentNumber', { maxLength: 64 }],
+      ['issuingAuthority', { maxLength: 255 }],
+    ]);
+    expect(await storedRows(ctx)).toEqual(before);
   });
 
   it('refuses a file name with control characters, however they are encoded, storing nothing', async () => {
@@ -241,8 +258,9 @@ describe('a replace and a delete of one document at once', () => {
 
 describe("an external screening provider's answer", () => {
   let provider: Server;
-  /** What the provider does with the next request. */
-  let behaviour: 'hugeAnswer' | 'stalledAnswer' = 'hugeAnswer';
+  /** What the provider does with the next request: `givenAnswer` answers `answer`. */
+  let behaviour: 'hugeAnswer' | 'stalledAnswer' | 'givenAnswer' = 'hugeAnswer';
+  let answer = '';
   let written = 0;
   let closedEarly = false;
   const HUGE = 64 * 1024 * 1024;
@@ -255,6 +273,7 @@ describe("an external screening provider's answer", () => {
       request.resume();
       request.on('end', () => {
         response.writeHead(200, { 'content-type': 'application/json' });
+        if (behaviour === 'givenAnswer') return void response.end(answer);
         if (behaviour === 'stalledAnswer') {
           // The head and the start of a body, then nothing more.
           response.write('{"precheckErrors":');
@@ -304,6 +323,36 @@ describe("an external screening provider's answer", () => {
     expect(await storedRows(ctx)).toEqual(before);
     await expect.poll(() => closedEarly).toBe(true);
     expect(written).toBeLessThan(HUGE);
+  });
+
+  /** A contract-following answer padded with an ignored field to exactly `bytes` bytes. */
+  function paddedAnswer(errors: string[], bytes: number): string {
+    const bare = JSON.stringify({ precheckErrors: errors, padding: '' });
+    const padded = JSON.stringify({ precheckErrors: errors, padding: 'p'.repeat(bytes - Buffer.byteLength(bare)) });
+    expect(Buffer.byteLength(padded)).toBe(bytes);
+    return padded;
+  }
+
+  // The bound is written out, not MAX_ANSWER_BYTES, so a changed bound fails rather than follows.
+  it('is read whole up to 64 KiB; one byte more is 503 and stores nothing', async () => {
+    behaviour = 'givenAnswer';
+    answer = paddedAnswer(['glare'], 64 * 1024);
+    expect(expectEnvelope(await upload(), 422, 'DOCUMENT_REJECTED')).toMatchObject({ precheckErrors: ['glare'] });
+
+    answer = paddedAnswer(['glare'], 64 * 1024 + 1);
+    const before = await storedRows(ctx);
+    expect(expectEnvelope(await upload(), 503, 'SERVICE_UNAVAILABLE').message).toContain('the answer is larger than 65536 bytes');
+    expect(await storedRows(ctx)).toEqual(before);
+  });
+
+  it('passes 20 precheck errors of up to 100 characters through verbatim', async () => {
+    behaviour = 'givenAnswer';
+    const errors = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(2, '0')}${'e'.repeat(98)}`);
+    expect(errors.every((e) => e.length === 100)).toBe(true);
+    answer = JSON.stringify({ precheckErrors: errors });
+    const before = await storedRows(ctx);
+    expect(expectEnvelope(await upload(), 422, 'DOCUMENT_REJECTED')).toMatchObject({ precheckErrors: errors });
+    expect(await storedRows(ctx)).toEqual(before);
   });
 
   it('must arrive whole within the timeout: a body that stalls is 503', async () => {
