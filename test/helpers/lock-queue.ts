@@ -74,3 +74,11 @@ export function started<Answer extends { statusCode: number; body: string }>(req
   void request.then((answer) => (state.answer = answer));
   return { request, answered: () => state.answer };
 }
+
+/**
+ * The backend of `request` (other than `besides`), which must come to wait for one of `holders`
+ * on `side`, not answer: waiterBehind for a request started with `started`.
+ */
+export function waitingFor<Answer extends { statusCode: number; body: string }>(side: Db, holders: number[], request: Started<Answer>, besides: number[] = []): Promise<number> {
+  return waiterBehind(side, holders, { besides, answered: request.answered });
+}

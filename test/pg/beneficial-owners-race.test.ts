@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbHandle } from '../../src/platform/db/database.js';
 import { parseId } from '../../src/platform/ids.js';
 import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { holdLocks, openSide, started, waiterBehind, type Started } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, started, waitingFor, type Started } from '../helpers/lock-queue.js';
 
 /**
  * Two owner writes racing on one business (beneficial-owners/README: the customer row is locked
@@ -45,9 +45,9 @@ describe.runIf(onPostgres)('concurrent beneficial-owner writes on one business',
     const a = started(first());
     let b: Started<Answer>;
     try {
-      const waiting = await waiterBehind(side.db, [held.pid], { answered: a.answered });
+      const waiting = await waitingFor(side.db, [held.pid], a);
       b = started(second());
-      await waiterBehind(side.db, [held.pid, waiting], { besides: [waiting], answered: b.answered });
+      await waitingFor(side.db, [held.pid, waiting], b, [waiting]);
     } finally {
       await held.release();
     }

@@ -5,7 +5,7 @@ import { parseId } from '../../src/platform/ids.js';
 import { setReviewStatus } from '../../src/modules/customers/index.js';
 import { lockOtpContact, moveCredentialContact } from '../../src/modules/wallet-auth/repo.js';
 import { BASE, createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
-import { holdLocks, openSide, started, waiterBehind, type Started } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, started, waitingFor, type Started } from '../helpers/lock-queue.js';
 import { uploadPdf, type Verification } from '../helpers/verifications.js';
 import { WalletClient } from '../helpers/wallet.js';
 
@@ -33,7 +33,6 @@ describe.runIf(onPostgres)('customers and their platform configuration racing on
   const hold = (lock: (trx: Db) => Promise<unknown>) => holdLocks(side.db, lock);
   const call = (p: TestPlatform, method: 'GET' | 'POST' | 'PATCH', path: string, payload?: object) =>
     ctx.app.inject({ method, url: `${BASE}${path}`, headers: { authorization: p.auth }, ...(payload === undefined ? {} : { payload }) });
-  const waitingFor = (holders: number[], request: Started<Answer>, besides: number[] = []) => waiterBehind(side.db, holders, { besides, answered: request.answered });
 
   it('an e-mail change’s signed retry queues on the new address’s contact lock: a credential tied to it meanwhile makes it 409, nothing changed', async () => {
     const wallet = await wallets.newWallet();
@@ -51,7 +50,7 @@ describe.runIf(onPostgres)('customers and their platform configuration racing on
     let retry: Started<Answer>;
     try {
       retry = started(wallets.signedRetry('PATCH', path, body, challenge, key));
-      await waitingFor([held.pid], retry);
+      await waitingFor(side.db, [held.pid], retry);
     } finally {
       await held.release();
     }
@@ -85,7 +84,7 @@ describe.runIf(onPostgres)('customers and their platform configuration racing on
     let review: Started<Answer>;
     try {
       review = started(call(p, 'POST', '/verifications', { customerId }));
-      await waitingFor([held.pid], review);
+      await waitingFor(side.db, [held.pid], review);
     } finally {
       await held.release();
     }
@@ -112,7 +111,7 @@ describe.runIf(onPostgres)('customers and their platform configuration racing on
           ],
         }),
       );
-      await waitingFor([approval.pid], configured);
+      await waitingFor(side.db, [approval.pid], configured);
     } finally {
       await approval.release();
     }
@@ -138,7 +137,7 @@ describe.runIf(onPostgres)('customers and their platform configuration racing on
     let merged: Started<Answer>;
     try {
       merged = started(call(p, 'PATCH', '/config', { embeddedWalletConfig: { otpLength: 8 } }));
-      await waitingFor([held.pid], merged);
+      await waitingFor(side.db, [held.pid], merged);
     } finally {
       await held.release();
     }

@@ -3,7 +3,7 @@ import type { Db, DbHandle } from '../../src/platform/db/database.js';
 import { parseId } from '../../src/platform/ids.js';
 import { createTestContext, expectEnvelope, onPostgres, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { holdLocks, openSide, started, waiterBehind, type Started } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, started, waitingFor, type Started } from '../helpers/lock-queue.js';
 import { balances, call, customerUsdAccount, drainJobs, readySender, type Json } from '../helpers/payments.js';
 
 /**
@@ -28,8 +28,6 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
   const hold = (lock: (trx: Db) => Promise<unknown>) => holdLocks(side.db, lock);
 
   type Answer = Awaited<ReturnType<typeof call>>;
-  /** The backend (other than `besides`) waiting for one of `holders`: `request`'s, which must wait, not answer. */
-  const waitingFor = (holders: number[], request: Started<Answer>, besides: number[] = []) => waiterBehind(side.db, holders, { besides, answered: request.answered });
 
   /**
    * The customer's row held FOR UPDATE, its DELETE queued behind the hold, then the quote's
@@ -40,9 +38,9 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
     const deletion = started(call(ctx, p, 'DELETE', `/customers/${customerId}`));
     let execution: Started<Answer>;
     try {
-      const deleting = await waitingFor([held.pid], deletion);
+      const deleting = await waitingFor(side.db, [held.pid], deletion);
       execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
-      await waitingFor([held.pid, deleting], execution, [deleting]);
+      await waitingFor(side.db, [held.pid, deleting], execution, [deleting]);
     } finally {
       await held.release();
     }
@@ -76,9 +74,9 @@ describe.runIf(onPostgres)('a customer DELETE racing an execution that pays the 
     const execution = started(call(ctx, p, 'POST', `/quotes/${quoteId}/execute`));
     let deletion: Started<Answer>;
     try {
-      const executing = await waitingFor([held.pid], execution);
+      const executing = await waitingFor(side.db, [held.pid], execution);
       deletion = started(call(ctx, p, 'DELETE', `/customers/${c.customerId}`));
-      await waitingFor([executing], deletion, [held.pid]);
+      await waitingFor(side.db, [executing], deletion, [held.pid]);
     } finally {
       await held.release();
     }

@@ -7,41 +7,21 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardPhotoJpeg } from '../helpers/document-files.js';
-import { BASE, createTestContext, onPostgres, type TestContext } from '../helpers/context.js';
-import { holdLocks, openSide, started, waiterBehind } from '../helpers/lock-queue.js';
-import { sendDocumentForm, textParts, type Part } from '../helpers/multipart.js';
-
-type Body = Record<string, unknown>;
-
-async function newCustomer(ctx: TestContext): Promise<string> {
-  const response = await ctx.app.inject({
-    method: 'POST',
-    url: `${BASE}/customers`,
-    headers: { authorization: ctx.platform.auth },
-    payload: { customerType: 'INDIVIDUAL', platformCustomerId: 'replace-race-1', fullName: 'Jane Doe', birthDate: '1990-01-15', nationality: 'US' },
-  });
-  expect(response.statusCode, response.body).toBe(201);
-  return (response.json() as Body).id as string;
-}
-
-const photoPart = async (): Promise<Part> => ({ name: 'file', filename: 'passport.jpg', contentType: 'image/jpeg', data: await cardPhotoJpeg() });
+import { createTestContext, onPostgres, type TestContext } from '../helpers/context.js';
+import { holdLocks, openSide, started, waitingFor } from '../helpers/lock-queue.js';
+import { sendDocumentForm, textParts } from '../helpers/multipart.js';
+import { createReviewableIndividual, uploadPdf } from '../helpers/verifications.js';
 
 describe.runIf(onPostgres)('a replace while another replace of the same document is storing', () => {
   let ctx: TestContext;
-  let holder: string;
   beforeAll(async () => {
     ctx = await createTestContext();
-    holder = await newCustomer(ctx);
   });
   afterAll(() => ctx.close());
 
   it('waits for it on the document row and ends with one active file, its own', async () => {
-    const uploaded = await sendDocumentForm(ctx.app, ctx.platform, 'POST', '/documents', [
-      ...textParts({ documentHolder: holder, documentType: 'PASSPORT', country: 'US' }),
-      await photoPart(),
-    ]);
-    expect(uploaded.statusCode, uploaded.body).toBe(201);
-    const documentId = (uploaded.json() as Body).id as string;
+    const holder = await createReviewableIndividual(ctx.app, ctx.platform, 'replace-race-1');
+    const documentId = String((await uploadPdf(ctx.app, ctx.platform, holder.id, 'PASSPORT')).id);
     const uuid = documentId.slice('Document:'.length);
     const [current] = await ctx.handle.db.selectFrom('document_files').selectAll().where('document_id', '=', uuid).execute();
 
@@ -56,10 +36,10 @@ describe.runIf(onPostgres)('a replace while another replace of the same document
       const replace = started(
         sendDocumentForm(ctx.app, ctx.platform, 'PUT', `/documents/${documentId}`, [
           ...textParts({ documentType: 'PASSPORT', country: 'US' }),
-          { ...(await photoPart()), filename: 'request.jpg' },
+          { name: 'file', filename: 'request.jpg', contentType: 'image/jpeg', data: await cardPhotoJpeg() },
         ]),
       );
-      await waiterBehind(side.db, [held.pid], { answered: replace.answered });
+      await waitingFor(side.db, [held.pid], replace);
       await held.release();
       const answer = await replace.request;
       expect(answer.statusCode, answer.body).toBe(200);

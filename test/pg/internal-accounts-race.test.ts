@@ -3,7 +3,7 @@ import type { DbHandle } from '../../src/platform/db/database.js';
 import { parseId } from '../../src/platform/ids.js';
 import { createTestContext, expectEnvelope, onPostgres, type TestContext } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { holdLocks, openSide, started, waiterBehind, type Started } from '../helpers/lock-queue.js';
+import { holdLocks, openSide, started, waitingFor, type Started } from '../helpers/lock-queue.js';
 import { call, fundedCustomer } from '../helpers/payments.js';
 
 /**
@@ -29,7 +29,6 @@ describe.runIf(onPostgres)('internal-accounts races on PostgreSQL', () => {
   /** How many events of `type` the platform recorded for the resource. */
   const eventCount = async (platformId: string, resourceId: string, type: string) =>
     (await ctx.handle.db.selectFrom('events').select('type').where('platform_id', '=', platformId).where('resource_id', '=', resourceId).where('type', '=', type).execute()).length;
-  const waitingFor = (holders: number[], request: Started<Answer>, besides: number[] = []) => waiterBehind(side.db, holders, { besides, answered: request.answered });
 
   it('DELETE first (the customer row held FOR UPDATE, the DELETE queued, then the funding): the funding waits and is refused 409 CUSTOMER_DELETED, nothing credited', async () => {
     const p = await ctx.newPlatform();
@@ -38,9 +37,9 @@ describe.runIf(onPostgres)('internal-accounts races on PostgreSQL', () => {
     const deletion = started(call(ctx, p, 'DELETE', `/customers/${c.customerId}`));
     let funding: Started<Answer>;
     try {
-      const deleting = await waitingFor([held.pid], deletion);
+      const deleting = await waitingFor(side.db, [held.pid], deletion);
       funding = started(call(ctx, p, 'POST', `/sandbox/internal-accounts/${c.accountId}/fund`, { amount: 5_000 }));
-      await waitingFor([held.pid, deleting], funding, [deleting]);
+      await waitingFor(side.db, [held.pid, deleting], funding, [deleting]);
     } finally {
       await held.release();
     }
@@ -64,8 +63,8 @@ describe.runIf(onPostgres)('internal-accounts races on PostgreSQL', () => {
     const held = await holdLocks(side.db, (trx) => trx.selectFrom('internal_accounts').select('id').where('id', '=', parseId('InternalAccount', account.id)!).forUpdate().execute());
     const reads = [started(call(ctx, p, 'GET', path)), started(call(ctx, p, 'GET', path))];
     try {
-      const first = await waitingFor([held.pid], reads[0]!);
-      await waitingFor([held.pid, first], reads[1]!, [first]);
+      const first = await waitingFor(side.db, [held.pid], reads[0]!);
+      await waitingFor(side.db, [held.pid, first], reads[1]!, [first]);
     } finally {
       await held.release();
     }
