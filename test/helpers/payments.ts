@@ -30,6 +30,14 @@ export async function fundedCustomer(ctx: TestContext, p: TestPlatform, amount: 
   return { customerId, platformCustomerId, accountId };
 }
 
+/** A new customer with an empty USD internal account, and the reference that ties a deposit to it (its first funding instruction's). */
+export async function depositableCustomer(ctx: TestContext, p: TestPlatform): Promise<{ customerId: string; platformCustomerId: string; accountId: string; reference: string }> {
+  const customer = await fundedCustomer(ctx, p, 0);
+  const account = ((await call(ctx, p, 'GET', `/customers/internal-accounts?customerId=${customer.customerId}&currency=USD`)).json() as { data: Json[] }).data[0]!;
+  const instructions = account.fundingPaymentInstructions as Array<{ accountOrWalletInfo: Json }>;
+  return { ...customer, reference: instructions[0]!.accountOrWalletInfo.reference as string };
+}
+
 /** A funded customer that may send: its end-user terms consent is on file (quotes refuse a sender without it). */
 export async function readySender(ctx: TestContext, p: TestPlatform, amount: number): Promise<{ customerId: string; platformCustomerId: string; accountId: string }> {
   const customer = await fundedCustomer(ctx, p, amount);

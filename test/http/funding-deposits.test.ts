@@ -7,7 +7,7 @@ import { DepositFeed, DEPOSIT_POLL_INTERVAL_MS, DEPOSIT_POLL_JOB, FundingDeposit
 import { OffsetPlatformClock } from '../../src/platform/platform-clock.js';
 import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { balances, call, drainJobs, eventTypes, fundedCustomer, type Json } from '../helpers/payments.js';
+import { balances, call, depositableCustomer, drainJobs, eventTypes, type Json } from '../helpers/payments.js';
 
 /**
  * Deposits to internal accounts' funding instructions: POST /sandbox/deposits, and the
@@ -25,19 +25,12 @@ afterEach(async () => {
 
 type Instruction = { accountOrWalletInfo: Record<string, unknown> };
 
-async function customerAccount(p: TestPlatform) {
-  const customer = await fundedCustomer(ctx, p, 0);
-  const account = ((await call(ctx, p, 'GET', `/customers/internal-accounts?customerId=${customer.customerId}&currency=USD`)).json() as { data: Json[] }).data[0]!;
-  const instructions = account.fundingPaymentInstructions as Instruction[];
-  return { ...customer, reference: instructions[0]!.accountOrWalletInfo.reference as string };
-}
-
 const deposit = (p: TestPlatform, body: Json) => call(ctx, p, 'POST', '/sandbox/deposits', body);
 
 describe('POST /sandbox/deposits', () => {
   it('credits the account of the reference: an INCOMING transaction, COMPLETED, with its events and the balance update', async () => {
     const p = await ctx.newPlatform();
-    const ann = await customerAccount(p);
+    const ann = await depositableCustomer(ctx, p);
     const response = await deposit(p, {
       reference: ann.reference,
       amount: 25_000,
@@ -74,7 +67,7 @@ describe('POST /sandbox/deposits', () => {
 
   it('credits once per deposit id: the same id answers the same transaction; with another amount 409', async () => {
     const p = await ctx.newPlatform();
-    const ann = await customerAccount(p);
+    const ann = await depositableCustomer(ctx, p);
     const first = (await deposit(p, { reference: ann.reference, amount: 700, depositId: 'wire-7', rail: 'WIRE' })).json() as Json;
     const again = await deposit(p, { reference: ann.reference, amount: 700, depositId: 'wire-7', rail: 'WIRE' });
     expect(again.statusCode, again.body).toBe(200);
@@ -95,7 +88,7 @@ describe('POST /sandbox/deposits', () => {
     expect(await eventTypes(ctx, first.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
     // Another platform may use the same deposit id for its own deposit.
     const q = await ctx.newPlatform();
-    const bob = await customerAccount(q);
+    const bob = await depositableCustomer(ctx, q);
     const theirs = await deposit(q, { reference: bob.reference, amount: 50, depositId: 'wire-7' });
     expect(theirs.statusCode).toBe(200);
     // Reported again there, it answers that platform's own credit, whatever the other platform holds under the id.
@@ -107,7 +100,7 @@ describe('POST /sandbox/deposits', () => {
 
   it('an account no longer ACTIVE takes no new deposit (409, nothing credited), while a deposit it took before is still answered', async () => {
     const p = await ctx.newPlatform();
-    const ann = await customerAccount(p);
+    const ann = await depositableCustomer(ctx, p);
     const first = (await deposit(p, { reference: ann.reference, amount: 600, depositId: 'before-freeze' })).json() as Json;
     const accountUuid = ann.accountId.slice(ann.accountId.indexOf(':') + 1);
     // No route freezes an account yet: the provider's state, written as its sync would.
@@ -124,7 +117,7 @@ describe('POST /sandbox/deposits', () => {
 
   it('a bank deposit shows its rail, never an on-chain transaction, whatever the sender tells', async () => {
     const p = await ctx.newPlatform();
-    const ann = await customerAccount(p);
+    const ann = await depositableCustomer(ctx, p);
     const response = await deposit(p, { reference: ann.reference, amount: 200, rail: 'ACH', sender: { transactionHash: '0xabc123', bankName: 'First Example Bank' } });
     expect(response.statusCode, response.body).toBe(200);
     const source = (response.json() as Json).source as Json;
@@ -134,7 +127,7 @@ describe('POST /sandbox/deposits', () => {
 
   it('the same deposit reported five times at once credits once', async () => {
     const p = await ctx.newPlatform();
-    const ann = await customerAccount(p);
+    const ann = await depositableCustomer(ctx, p);
     const answers = await Promise.all(Array.from({ length: 5 }, () => deposit(p, { reference: ann.reference, amount: 400, depositId: 'rtp-race' })));
     for (const answer of answers) expect(answer.statusCode, answer.body).toBe(200);
     expect(new Set(answers.map((a) => (a.json() as Json).id)).size).toBe(1);
@@ -143,7 +136,7 @@ describe('POST /sandbox/deposits', () => {
 
   it('takes Idempotency-Key, and declares it in the OpenAPI document as every write that takes one does (docs/conventions.md)', async () => {
     const p = await ctx.newPlatform();
-    const ann = await customerAccount(p);
+    const ann = await depositableCustomer(ctx, p);
     const first = await call(ctx, p, 'POST', '/sandbox/deposits', { reference: ann.reference, amount: 250 }, { 'idempotency-key': 'deposit-once' });
     const replay = await call(ctx, p, 'POST', '/sandbox/deposits', { reference: ann.reference, amount: 250 }, { 'idempotency-key': 'deposit-once' });
     expect(replay.headers['idempotent-replayed']).toBe('true');
@@ -193,7 +186,7 @@ describe('POST /sandbox/deposits', () => {
 
   it('refuses what credits nothing: unknown reference 404, another platform’s 404, another currency, bad input, production', async () => {
     const p = await ctx.newPlatform();
-    const ann = await customerAccount(p);
+    const ann = await depositableCustomer(ctx, p);
     expectEnvelope(await deposit(p, { reference: 'CDR0000000000000', amount: 100 }), 404, 'REFERENCE_NOT_FOUND');
     const q = await ctx.newPlatform();
     expectEnvelope(await deposit(q, { reference: ann.reference, amount: 100 }), 404, 'REFERENCE_NOT_FOUND');

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext, type TestPlatform } from '../helpers/context.js';
 import { expectLedgerConsistent } from '../helpers/ledger.js';
-import { balances, call, fundedCustomer, readySender, type Json } from '../helpers/payments.js';
+import { balances, call, depositableCustomer, fundedCustomer, readySender, type Json } from '../helpers/payments.js';
 
 /**
  * Rules of the sandbox simulations that their other tests leave open: deposits without an id,
@@ -17,21 +17,13 @@ afterEach(async () => {
   await expectLedgerConsistent(ctx.handle.db);
 });
 
-type Instruction = { accountOrWalletInfo: Record<string, unknown> };
-
-async function customerAccount(p: TestPlatform) {
-  const customer = await fundedCustomer(ctx, p, 0);
-  const account = ((await call(ctx, p, 'GET', `/customers/internal-accounts?customerId=${customer.customerId}&currency=USD`)).json() as { data: Json[] }).data[0]!;
-  return { ...customer, reference: (account.fundingPaymentInstructions as Instruction[])[0]!.accountOrWalletInfo.reference as string };
-}
-
 const deposit = (p: TestPlatform, body: Json) => call(ctx, p, 'POST', '/sandbox/deposits', body);
 const incoming = async (p: TestPlatform) => (await ctx.handle.db.selectFrom('transactions').select('id').where('platform_id', '=', p.uuid).execute()).length;
 
 describe('POST /sandbox/deposits without a deposit id', () => {
   it('is a deposit of its own each time: the same deposit sent twice credits twice, as two transactions', async () => {
     const p = await ctx.newPlatform();
-    const ann = await customerAccount(p);
+    const ann = await depositableCustomer(ctx, p);
     const [first, second] = [await deposit(p, { reference: ann.reference, amount: 400 }), await deposit(p, { reference: ann.reference, amount: 400 })];
     expect([first.statusCode, second.statusCode], second.body).toEqual([200, 200]);
     expect((second.json() as Json).id).not.toBe((first.json() as Json).id);
@@ -43,7 +35,7 @@ describe('POST /sandbox/deposits without a deposit id', () => {
 describe('POST /sandbox/deposits with a deposit id already credited', () => {
   it('in another currency is 409 naming the first transaction, and credits nothing', async () => {
     const p = await ctx.newPlatform();
-    const ann = await customerAccount(p);
+    const ann = await depositableCustomer(ctx, p);
     const first = await deposit(p, { reference: ann.reference, amount: 700, depositId: 'wire-1' });
     expect(first.statusCode, first.body).toBe(200);
     const refused = expectEnvelope(await deposit(p, { reference: ann.reference, amount: 700, currency: 'EUR', depositId: 'wire-1' }), 409, 'CONFLICT');
@@ -54,7 +46,7 @@ describe('POST /sandbox/deposits with a deposit id already credited', () => {
 
   it('for another account of the platform is 409 naming the first transaction, and credits neither again', async () => {
     const p = await ctx.newPlatform();
-    const [ann, bob] = [await customerAccount(p), await customerAccount(p)];
+    const [ann, bob] = [await depositableCustomer(ctx, p), await depositableCustomer(ctx, p)];
     const first = await deposit(p, { reference: ann.reference, amount: 700, depositId: 'wire-2' });
     expect(first.statusCode, first.body).toBe(200);
     const refused = expectEnvelope(await deposit(p, { reference: bob.reference, amount: 700, depositId: 'wire-2' }), 409, 'CONFLICT');
