@@ -55,6 +55,23 @@ async function freshSchema(url: string, poolSize: number): Promise<TestDatabase>
 }
 
 /**
+ * The migrated template as PGlite reads it, by `arrayBuffer()` alone: a Blob built from the bytes
+ * hands them back through 64 KiB chunks joined together, about 0.2 s for this one at each start.
+ */
+class TemplateDump extends Blob {
+  constructor(private readonly contents: Uint8Array) {
+    super();
+  }
+
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return Promise.resolve(this.contents.slice().buffer);
+  }
+}
+
+/** The template, read once per worker: test files share a worker's modules (vitest.config.ts, isolate: false). */
+let templateDump: Promise<Blob> | undefined;
+
+/**
  * A private database for one test file: a fresh PGlite from the migrated template, or on
  * PostgreSQL (TEST_DATABASE_URL) a fresh schema that is dropped afterwards.
  */
@@ -65,8 +82,8 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     await migrate(database.handle.db);
     return database;
   }
-  const template = await readFile(inject('pgliteTemplate'));
-  const handle = await openDatabase({ loadDataDir: new Blob([template]) });
+  templateDump ??= readFile(inject('pgliteTemplate')).then((bytes) => new TemplateDump(bytes));
+  const handle = await openDatabase({ loadDataDir: await templateDump });
   return { handle, drop: () => handle.close() };
 }
 

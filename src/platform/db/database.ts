@@ -323,6 +323,13 @@ async function startPglite(options: OpenOptions, unlock: () => Promise<void>): P
   const startup = new StartupLog();
   const pglite = new PGlite({
     onStderr: startup.onStderr,
+    // An in-memory database (a test's, a throwaway) holds little, and each test file starts one:
+    // PostgreSQL's default 128 MB buffer pool cost about 0.6 s of CPU to set up at every start, a
+    // 16 MB one does not; WAL segments of 1 MB instead of 16 make the dump a test database starts
+    // from 10 MB smaller (0.25 s less to unpack). A data directory keeps PostgreSQL's defaults.
+    ...(options.dataDir
+      ? {}
+      : { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'], initDbStartParams: ['--wal-segsize=1'] }),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
     parsers: {
