@@ -143,6 +143,9 @@ describe('incoming-payment approval round trip', () => {
         { status: 422, body: JSON.stringify({ requiredFields: Array.from({ length: 60 }, (_, i) => `FIELD_${i}`) }) },
         { status: 'INFO_REQUIRED', requiredFields: Array.from({ length: 50 }, (_, i) => `FIELD_${i}`) },
       ],
+      // And each of them: a reason's first 255 characters, a field's first 100.
+      [{ status: 403, body: JSON.stringify({ reason: 'R'.repeat(300) }) }, { status: 'REJECTED', reason: 'R'.repeat(255) }],
+      [{ status: 422, body: JSON.stringify({ requiredFields: ['F'.repeat(150)] }) }, { status: 'INFO_REQUIRED', requiredFields: ['F'.repeat(100)] }],
       [{ status: 500, body: 'oops' }, { status: 'WEBHOOK_ERROR', error: 'the endpoint answered HTTP 500' }],
     ];
     for (const [answer, expected] of answers) {
@@ -154,7 +157,14 @@ describe('incoming-payment approval round trip', () => {
     await receiver.close();
     const unreachable = await ctx.app.webhooks.approvals.request(question(p));
     expect(unreachable.decision).toEqual({ status: 'WEBHOOK_ERROR', error: 'connection refused' });
-    expect(applied.map((a) => a.decision.status)).toEqual(['REJECTED', 'REJECTED', 'INFO_REQUIRED', 'INFO_REQUIRED', 'WEBHOOK_ERROR', 'WEBHOOK_ERROR']);
+    expect(applied.map((a) => a.decision.status)).toEqual(['REJECTED', 'REJECTED', 'INFO_REQUIRED', 'INFO_REQUIRED', 'REJECTED', 'INFO_REQUIRED', 'WEBHOOK_ERROR', 'WEBHOOK_ERROR']);
+    // In the delivery log, a question answered 403 or 422 was delivered (the answer decided it); one answered otherwise, or not at all, failed.
+    const log = (await call(p, 'GET', '/webhooks/deliveries?eventType=INCOMING_PAYMENT.PENDING')).json() as { data: Array<{ status: string; lastResponseStatus?: number }> };
+    expect(log.data.map((d) => [d.lastResponseStatus ?? null, d.status])).toEqual([
+      [null, 'FAILED'],
+      [500, 'FAILED'],
+      ...[422, 403, 422, 422, 403, 403].map((status) => [status, 'SUCCEEDED']),
+    ]);
   });
 
   it('202 lets the platform decide through the API within the window', async () => {
@@ -293,6 +303,55 @@ describe('incoming-payment approval round trip', () => {
     expect(applied).toEqual([expect.objectContaining({ transactionId: asked.transactionId, via: 'DEADLINE', decision: { status: 'TIMED_OUT' } })]);
     expect((await waiting).via).toBe('DEADLINE');
     expect(applied).toHaveLength(1);
+  });
+
+  it('with two questions open on one platform, the API decides the one about its transaction only', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 202 });
+    const first = question(p);
+    const second = question(p);
+    const firstWaiting = ctx.app.webhooks.approvals.request(first);
+    const secondWaiting = ctx.app.webhooks.approvals.request(second);
+    await untilApprovalWindowOpen(ctx.handle.db, first.transactionId, APPROVAL_WINDOW_MS);
+    await untilApprovalWindowOpen(ctx.handle.db, second.transactionId, APPROVAL_WINDOW_MS);
+    expect((await call(p, 'POST', `/test/transactions/${second.transactionId}/approve`, {})).json()).toEqual({ status: 'APPROVED', via: 'API' });
+    expect(await secondWaiting).toMatchObject({ transactionId: second.transactionId, via: 'API', decision: { status: 'APPROVED' } });
+    // The first is still open, and its own decision is its own.
+    expect((await call(p, 'POST', `/test/transactions/${first.transactionId}/reject`, { reason: 'MINE' })).json()).toEqual({ status: 'REJECTED', via: 'API' });
+    expect(await firstWaiting).toMatchObject({ transactionId: first.transactionId, via: 'API', decision: { status: 'REJECTED', reason: 'MINE' } });
+    expect(applied.map((a) => [a.transactionId, a.decision.status])).toEqual([
+      [second.transactionId, 'APPROVED'],
+      [first.transactionId, 'REJECTED'],
+    ]);
+  });
+
+  it('a platform whose sandbox clock is ahead has the whole window on its own time', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    expect((await call(p, 'POST', '/sandbox/clock/advance', { seconds: 3600 })).statusCode).toBe(200);
+    receiver.answer = () => ({ status: 202 });
+    const asked = question(p);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await untilApprovalWindowOpen(ctx.handle.db, asked.transactionId, APPROVAL_WINDOW_MS);
+    expect((await call(p, 'POST', `/test/transactions/${asked.transactionId}/approve`, {})).json()).toEqual({ status: 'APPROVED', via: 'API' });
+    expect(await waiting).toMatchObject({ via: 'API', decision: { status: 'APPROVED' } });
+  });
+
+  it('a platform that moves its clock past the latest deadline while its 202 is on the way times the question out: the window never opens later', async () => {
+    receiver = await WebhookReceiver.start();
+    const p = await connectedPlatform();
+    receiver.answer = () => ({ status: 202, delayMs: 1500 });
+    const asked = question(p);
+    const waiting = ctx.app.webhooks.approvals.request(asked);
+    await expect.poll(() => approvalWebhooks().length).toBe(1);
+    const seconds = Math.ceil((ctx.config.webhooks.timeoutMs + APPROVAL_WINDOW_MS) / 1000) + 1;
+    expect((await call(p, 'POST', '/sandbox/clock/advance', { seconds })).statusCode).toBe(200);
+    const decided = await Promise.race([waiting, new Promise((resolve) => setTimeout(() => resolve('still open'), 10_000))]);
+    expect(decided).toMatchObject({ via: 'DEADLINE', decision: { status: 'TIMED_OUT' } });
+    expectEnvelope(await call(p, 'POST', `/test/transactions/${asked.transactionId}/approve`, {}), 409, 'TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL');
+    // Decided once.
+    expect(applied.map((a) => a.via)).toEqual(['DEADLINE']);
   });
 
   it('refuses a payload that does not match the catalogue, and an unknown consumer', async () => {

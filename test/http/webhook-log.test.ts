@@ -109,7 +109,12 @@ describe('webhook signing keys', () => {
   it('switches at once with overlapSeconds 0, even during a rotation, and validates the body', async () => {
     const p = await ctx.newPlatform();
     const [first] = await keys(p);
-    await call(p, 'POST', '/webhooks/signing-keys/rotate', {});
+    // Without overlapSeconds, the next key signs in one day.
+    const rotated = (await call(p, 'POST', '/webhooks/signing-keys/rotate', {})).json() as { data: Key[] };
+    expect(rotated.data.map((k) => [k.status, k.activatesAt])).toEqual([
+      ['ACTIVE', first!.activatesAt],
+      ['NEXT', new Date(ctx.clock.now().getTime() + 86_400_000).toISOString()],
+    ]);
     const emergency = await call(p, 'POST', '/webhooks/signing-keys/rotate', { overlapSeconds: 0 });
     expect(emergency.statusCode).toBe(200);
     const now = (emergency.json() as { data: Key[] }).data;
@@ -118,9 +123,34 @@ describe('webhook signing keys', () => {
     expect(now[0]!.id).not.toBe(first!.id);
     const bad = expectEnvelope(await call(p, 'POST', '/webhooks/signing-keys/rotate', { overlapSeconds: -1, extra: true }), 400, 'INVALID_INPUT');
     expect((bad.details!.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['extra', 'overlapSeconds']);
+    // At most 30 days of overlap.
+    expectEnvelope(await call(p, 'POST', '/webhooks/signing-keys/rotate', { overlapSeconds: 30 * 86_400 + 1 }), 400, 'INVALID_INPUT');
     const viewer = await ctx.newToken(p, ['VIEW']);
     expectEnvelope(await call(viewer, 'POST', '/webhooks/signing-keys/rotate', {}), 403, 'FORBIDDEN');
     expect((await call(viewer, 'GET', '/webhooks/signing-keys')).statusCode).toBe(200);
+  });
+
+  it('a rotation after an immediate switch publishes the signing key and the next one only: a retired key stays retired, and other platforms keep theirs', async () => {
+    const p = await ctx.newPlatform();
+    const other = await ctx.newPlatform();
+    const [otherKey] = await keys(other);
+    const [first] = await keys(p);
+    const switched = (await call(p, 'POST', '/webhooks/signing-keys/rotate', { overlapSeconds: 0 })).json() as { data: Key[] };
+    expect(switched.data.map((k) => k.id)).not.toContain(first!.id);
+    ctx.clock.advance(1000);
+    const rotated = await call(p, 'POST', '/webhooks/signing-keys/rotate', { overlapSeconds: 3600 });
+    expect(rotated.statusCode).toBe(200);
+    const during = (rotated.json() as { data: Key[] }).data;
+    expect(during.map((k) => [k.id === switched.data[0]!.id, k.status])).toEqual([
+      [true, 'ACTIVE'],
+      [false, 'NEXT'],
+    ]);
+    expect(await keys(p)).toEqual(during);
+    // Another platform's key is neither retired nor replaced by p's rotations.
+    expect(await keys(other)).toEqual([otherKey]);
+    expect(otherKey).not.toHaveProperty('retiresAt');
+    ctx.clock.advance(3_600_000);
+    expect(await keys(other)).toEqual([otherKey]);
   });
 });
 
@@ -167,6 +197,9 @@ describe('webhook delivery log', () => {
 
     const bad = expectEnvelope(await call(p, 'GET', '/webhooks/deliveries?status=LOST&eventType=lower.case'), 400, 'INVALID_INPUT');
     expect((bad.details!.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['eventType', 'status']);
+    // An event type longer than any, and a parameter the list does not know, are refused too.
+    const tooLong = expectEnvelope(await call(p, 'GET', `/webhooks/deliveries?eventType=${'A'.repeat(101)}&sort=oldest`), 400, 'INVALID_INPUT');
+    expect((tooLong.details!.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['eventType', 'sort']);
   });
 
   it('re-sends one webhook now with its original id: success delivers it, failure keeps its schedule', async () => {
@@ -198,7 +231,9 @@ describe('webhook delivery log', () => {
     await drain();
     expect(receiver.received).toHaveLength(sent);
     // A delivered webhook may still be re-sent (the receiver lost it).
-    expect(((await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`)).json() as Delivery).attempts).toBe(4);
+    // It stays delivered when it was first acknowledged, not when a re-send was.
+    expect(body.deliveredAt).toEqual(expect.any(String));
+    expect((await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`)).json()).toMatchObject({ status: 'SUCCEEDED', attempts: 4, deliveredAt: body.deliveredAt });
     // With no endpoint there is nowhere to send it: said so, and nothing is attempted.
     expect((await call(p, 'PATCH', '/config', { webhookEndpoint: null })).statusCode).toBe(200);
     expectEnvelope(await call(p, 'POST', `/webhooks/deliveries/${pending!.id}/resend`), 400, 'WEBHOOK_ENDPOINT_NOT_SET');
