@@ -23,10 +23,65 @@ export function cbor(value: unknown): Buffer {
 const FLAG_UP = 0x01;
 const FLAG_UV = 0x04;
 const FLAG_AT = 0x40;
+const FLAG_ED = 0x80;
 
 export interface Ceremony {
   rpId: string;
   origin: string;
+}
+
+/** The COSE_Key of a node:crypto EC, OKP or RSA public key, as an authenticator encodes it (`alg`, `crv` as labelled). */
+export function coseKeyOf(publicKey: KeyObject, alg = -7, crv = 1): Map<number, unknown> {
+  const jwk = publicKey.export({ format: 'jwk' }) as { kty: string; x: string; y?: string; n?: string; e?: string };
+  if (jwk.kty === 'OKP') return new Map<number, unknown>([[1, 1], [3, alg], [-1, crv], [-2, Buffer.from(jwk.x, 'base64url')]]);
+  if (jwk.kty === 'RSA') return new Map<number, unknown>([[1, 3], [3, alg], [-1, Buffer.from(jwk.n!, 'base64url')], [-2, Buffer.from(jwk.e!, 'base64url')]]);
+  return new Map<number, unknown>([[1, 2], [3, alg], [-1, crv], [-2, Buffer.from(jwk.x, 'base64url')], [-3, Buffer.from(jwk.y!, 'base64url')]]);
+}
+
+/**
+ * A `none` attestation (what navigator.credentials.create hands the page) whose authenticator
+ * data carries `coseKey`, whatever key that is: for registrations no real authenticator would
+ * make. `rawId` is the id the page reports (the authenticator data's own by default); `flags`
+ * user present, verified and attested data by default; counter 0.
+ */
+export function noneAttestation(
+  ceremony: Ceremony & { challenge: string },
+  coseKey: Map<number, unknown>,
+  { credentialId = randomBytes(32), rawId = credentialId, flags = FLAG_UP | FLAG_UV | FLAG_AT }: { credentialId?: Buffer; rawId?: Buffer; flags?: number } = {},
+) {
+  const idLength = Buffer.alloc(2);
+  idLength.writeUInt16BE(credentialId.length);
+  const authData = Buffer.concat([createHash('sha256').update(ceremony.rpId).digest(), Buffer.from([flags]), Buffer.alloc(4), Buffer.alloc(16), idLength, credentialId, cbor(coseKey)]);
+  const clientData = { type: 'webauthn.create', challenge: ceremony.challenge, origin: ceremony.origin, crossOrigin: false };
+  return {
+    credentialId: rawId.toString('base64url'),
+    clientDataJson: Buffer.from(JSON.stringify(clientData)).toString('base64url'),
+    attestationObject: cbor(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]])).toString('base64url'),
+  };
+}
+
+/**
+ * A get-ceremony assertion by `privateKey` (EC, RSA or Ed25519) over `challenge` (raw bytes), with
+ * the authenticator-data `flags` given (user present and verified by default) and `extensions`
+ * appended (the ED flag set): for assertions SoftwareAuthenticator does not make.
+ */
+export function signedAssertion(
+  privateKey: KeyObject,
+  ceremony: Ceremony & { challenge: Buffer; credentialId: Buffer; counter: number; flags?: number; extensions?: Buffer },
+) {
+  const count = Buffer.alloc(4);
+  count.writeUInt32BE(ceremony.counter);
+  const flags = (ceremony.flags ?? FLAG_UP | FLAG_UV) | (ceremony.extensions ? FLAG_ED : 0);
+  const authenticatorData = Buffer.concat([createHash('sha256').update(ceremony.rpId).digest(), Buffer.from([flags]), count, ...(ceremony.extensions ? [ceremony.extensions] : [])]);
+  const clientDataJson = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: ceremony.challenge.toString('base64url'), origin: ceremony.origin, crossOrigin: false }));
+  const signed = Buffer.concat([authenticatorData, createHash('sha256').update(clientDataJson).digest()]);
+  const signature = privateKey.asymmetricKeyType === 'ed25519' ? sign(null, signed, privateKey) : sign('sha256', signed, privateKey);
+  return {
+    credentialId: ceremony.credentialId.toString('base64url'),
+    clientDataJson: clientDataJson.toString('base64url'),
+    authenticatorData: authenticatorData.toString('base64url'),
+    signature: signature.toString('base64url'),
+  };
 }
 
 /**

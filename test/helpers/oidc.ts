@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import type { ManualClock } from '../../src/platform/clock.js';
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
@@ -46,4 +47,11 @@ export class TestIssuer {
   async close(): Promise<void> {
     await new Promise((resolve) => this.server?.close(resolve));
   }
+}
+
+/** Moves `clock` forward to the next whole second (a JWT's times are whole seconds) and answers it, in seconds. */
+export function nextWholeSecond(clock: ManualClock): number {
+  const seconds = Math.ceil(clock.now().getTime() / 1000) + 1;
+  clock.set(new Date(seconds * 1000));
+  return seconds;
 }

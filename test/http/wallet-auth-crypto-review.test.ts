@@ -1,9 +1,9 @@
-import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
 import { exportJWK, FlattenedSign, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OidcVerifier } from '../../src/modules/wallet-auth/oidc.js';
 import { AppError } from '../../src/platform/errors.js';
-import { cbor } from '../helpers/authenticator.js';
+import { cbor, coseKeyOf, noneAttestation, signedAssertion } from '../helpers/authenticator.js';
 import { highS, splitDer } from '../helpers/der.js';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
 import { newClientKey, openSessionKey, WalletClient } from '../helpers/wallet.js';
@@ -29,44 +29,14 @@ afterAll(() => ctx.close());
 type Body = Record<string, unknown>;
 type CoseKey = Map<number, unknown>;
 
-const FLAGS_UP_UV_AT = 0x01 | 0x04 | 0x40;
-
-/** COSE_Key of a node:crypto EC, OKP or RSA public key, as an authenticator encodes it. */
-function coseOf(publicKey: KeyObject, alg: number, crv: number): CoseKey {
-  const jwk = publicKey.export({ format: 'jwk' }) as { kty: string; x: string; y?: string; n?: string; e?: string };
-  if (jwk.kty === 'OKP') return new Map<number, unknown>([[1, 1], [3, alg], [-1, crv], [-2, Buffer.from(jwk.x, 'base64url')]]);
-  if (jwk.kty === 'RSA') return new Map<number, unknown>([[1, 3], [3, alg], [-1, Buffer.from(jwk.n!, 'base64url')], [-2, Buffer.from(jwk.e!, 'base64url')]]);
-  return new Map<number, unknown>([[1, 2], [3, alg], [-1, crv], [-2, Buffer.from(jwk.x, 'base64url')], [-3, Buffer.from(jwk.y!, 'base64url')]]);
-}
-
-/** A `none` attestation carrying `coseKey` for `credentialId` (what navigator.credentials.create hands the page). */
-function attestationWith(coseKey: CoseKey, challenge: string, credentialId = randomBytes(32), rawId = credentialId, flags = FLAGS_UP_UV_AT) {
-  const idLength = Buffer.alloc(2);
-  idLength.writeUInt16BE(credentialId.length);
-  const authData = Buffer.concat([createHash('sha256').update(RP.rpId).digest(), Buffer.from([flags]), Buffer.alloc(4), Buffer.alloc(16), idLength, credentialId, cbor(coseKey)]);
-  const clientData = { type: 'webauthn.create', challenge, origin: RP.origin, crossOrigin: false };
-  return {
-    credentialId: rawId.toString('base64url'),
-    clientDataJson: Buffer.from(JSON.stringify(clientData)).toString('base64url'),
-    attestationObject: cbor(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]])).toString('base64url'),
-  };
+/** A `none` attestation carrying `coseKey` for `credentialId`, on this file's relying party. */
+function attestationWith(coseKey: CoseKey, challenge: string, credentialId = randomBytes(32), rawId = credentialId, flags?: number) {
+  return noneAttestation({ ...RP, challenge }, coseKey, { credentialId, rawId, ...(flags === undefined ? {} : { flags }) });
 }
 
 /** An assertion by `privateKey` over `challenge` (the UTF-8 bytes of the challenge string); `extensions` sets the ED flag. */
 function assertionBy(privateKey: KeyObject, credentialId: Buffer, challenge: string, counter: number, extensions?: Buffer) {
-  const count = Buffer.alloc(4);
-  count.writeUInt32BE(counter);
-  const flags = extensions ? 0x85 : 0x05;
-  const authenticatorData = Buffer.concat([createHash('sha256').update(RP.rpId).digest(), Buffer.from([flags]), count, ...(extensions ? [extensions] : [])]);
-  const clientDataJson = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: Buffer.from(challenge, 'utf8').toString('base64url'), origin: RP.origin, crossOrigin: false }));
-  const signed = Buffer.concat([authenticatorData, createHash('sha256').update(clientDataJson).digest()]);
-  const signature = privateKey.asymmetricKeyType === 'ed25519' ? sign(null, signed, privateKey) : sign('sha256', signed, privateKey);
-  return {
-    credentialId: credentialId.toString('base64url'),
-    clientDataJson: clientDataJson.toString('base64url'),
-    authenticatorData: authenticatorData.toString('base64url'),
-    signature: signature.toString('base64url'),
-  };
+  return signedAssertion(privateKey, { ...RP, challenge: Buffer.from(challenge, 'utf8'), credentialId, counter, ...(extensions ? { extensions } : {}) });
 }
 
 const registrationChallenge = () => randomBytes(16).toString('base64url');
@@ -95,7 +65,7 @@ async function passkeyToLogIn(pair: { publicKey: KeyObject }, alg: number, crv: 
   const added = await client.signed(
     'POST',
     '/auth/credentials',
-    { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation: attestationWith(coseOf(pair.publicKey, alg, crv), challenge, credentialId) },
+    { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation: attestationWith(coseKeyOf(pair.publicKey, alg, crv), challenge, credentialId) },
     key,
   );
   expect(added.statusCode, added.body).toBe(201);
@@ -109,7 +79,7 @@ describe('passkey registration: the credential public key (COSE_Key)', () => {
   it('refuses EC2 keys that are no P-256 point, on another curve, oversized or of another algorithm, with 400 naming attestation', async () => {
     const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
     const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey;
-    const valid = coseOf(p256, -7, 1);
+    const valid = coseKeyOf(p256, -7, 1);
     const withCoordinates = (x: Buffer, y: Buffer) => new Map(valid).set(-2, x).set(-3, y);
     const x = valid.get(-2) as Buffer;
     const y = valid.get(-3) as Buffer;
@@ -118,13 +88,13 @@ describe('passkey registration: the credential public key (COSE_Key)', () => {
       ['the point at infinity as (0, 0)', withCoordinates(Buffer.alloc(32), Buffer.alloc(32))],
       ['y of another point', withCoordinates(x, Buffer.from(y).fill(0x22, 0, 1))],
       ['x with a leading zero byte (33 bytes)', withCoordinates(Buffer.concat([Buffer.alloc(1), x]), y)],
-      ['ES256 on P-384', coseOf(p384, -7, 2)],
-      ['ES384 on P-384', coseOf(p384, -35, 2)],
-      ['ES256 labelled P-256 with P-384 coordinates', new Map(coseOf(p384, -7, 2)).set(-1, 1)],
+      ['ES256 on P-384', coseKeyOf(p384, -7, 2)],
+      ['ES384 on P-384', coseKeyOf(p384, -35, 2)],
+      ['ES256 labelled P-256 with P-384 coordinates', new Map(coseKeyOf(p384, -7, 2)).set(-1, 1)],
       ['ES256 with P-256 coordinates labelled P-384', new Map(valid).set(-1, 2)],
-      ['secp256k1 (ES256K)', coseOf(generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).publicKey, -47, 8)],
+      ['secp256k1 (ES256K)', coseKeyOf(generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).publicKey, -47, 8)],
       ['ES256 key without y', new Map([...valid].filter(([label]) => label !== -3))],
-      ['RSA key of 1024 bits', coseOf(generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey, -257, 0)],
+      ['RSA key of 1024 bits', coseKeyOf(generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey, -257, 0)],
     ];
     for (const [name, coseKey] of cases) {
       const challenge = registrationChallenge();
@@ -136,7 +106,7 @@ describe('passkey registration: the credential public key (COSE_Key)', () => {
 
   it('refuses a registration whose credentialId is not the one the authenticator data names', async () => {
     const challenge = registrationChallenge();
-    const coseKey = coseOf(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey, -7, 1);
+    const coseKey = coseKeyOf(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey, -7, 1);
     refusedAttestation(await registerFirstLeg(attestationWith(coseKey, challenge, randomBytes(32), randomBytes(32)), challenge), 'credentialId mismatch');
     // An id longer than WebAuthn allows (1023 bytes) could never be named by an assertion.
     const long = randomBytes(1024);
@@ -219,7 +189,7 @@ describe('passkeys: what held (user presence, hostile CBOR)', () => {
   const nestedCbor = (depth: number) => Buffer.concat([Buffer.alloc(depth, 0x81), Buffer.from([0x00])]);
 
   it('refuses a registration without user presence, and a deeply nested attestationObject with 400, never a 500', async () => {
-    const coseKey = coseOf(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey, -7, 1);
+    const coseKey = coseKeyOf(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey, -7, 1);
     const challenge = registrationChallenge();
     const absent = await registerFirstLeg(attestationWith(coseKey, challenge, randomBytes(32), undefined, 0x40), challenge);
     refusedAttestation(absent, 'user not present');

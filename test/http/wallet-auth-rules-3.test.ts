@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
-import { SoftwareAuthenticator } from '../helpers/authenticator.js';
-import { TestIssuer } from '../helpers/oidc.js';
+import { coseKeyOf, noneAttestation, signedAssertion, SoftwareAuthenticator } from '../helpers/authenticator.js';
+import { nextWholeSecond, TestIssuer } from '../helpers/oidc.js';
 import { CapturingMessages, newClientKey, uniquePhoneNumber, WalletClient, type WalletFixture } from '../helpers/wallet.js';
 import type { OutgoingMessage } from '../../src/platform/messages.js';
 
@@ -86,6 +86,23 @@ describe('OAUTH credentials', () => {
   });
 });
 
+describe('OIDC token times: 5 seconds of clock skew, no more', () => {
+  it('takes iat and nbf 5 seconds ahead and refuses 6 (401 naming the check); takes exp 24 hours and 5 seconds ahead and refuses one second more', async () => {
+    const wallet = await client.newWallet();
+    let subjects = 0;
+    const add = async (claims: Body, options: { iat: number; expiresIn?: number }) =>
+      client.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: await issuer.token({ sub: `rules-3-skew-${++subjects}`, aud: 'acme-web', ...claims }, options) });
+    const refused = async (claims: Body, options: { iat: number; expiresIn?: number }) => expectEnvelope(await add(claims, options), 401, 'UNAUTHORIZED').details;
+    const now = nextWholeSecond(ctx.clock);
+    expect((await add({}, { iat: now + 5 })).statusCode).toBe(202);
+    expect(await refused({}, { iat: now + 6 })).toEqual({ check: 'iat' });
+    expect((await add({ nbf: now + 5 }, { iat: now })).statusCode).toBe(202);
+    expect(await refused({ nbf: now + 6 }, { iat: now })).toEqual({ check: 'nbf' });
+    expect((await add({}, { iat: now, expiresIn: 24 * 3600 + 5 })).statusCode).toBe(202);
+    expect(await refused({}, { iat: now, expiresIn: 24 * 3600 + 6 })).toEqual({ check: 'exp' });
+  });
+});
+
 describe('PASSKEY logins', () => {
   it('opens a session each time for an authenticator without a signature counter (always 0)', async () => {
     const wallet = await client.newWallet();
@@ -104,6 +121,121 @@ describe('PASSKEY logins', () => {
       expect(verified.statusCode, verified.body).toBe(200);
       expect(verified.json()).toMatchObject({ type: 'PASSKEY', encryptedSessionSigningKey: expect.any(String) });
     }
+  });
+
+  /** A passkey added by signed retry to a new wallet; `issue` asks for a login challenge, `verify` answers one. */
+  async function passkeyOf(attestation: (challenge: string) => unknown) {
+    const wallet = await client.newWallet();
+    const { key } = await client.login(wallet.credentialId);
+    const challenge = randomBytes(16).toString('base64url');
+    const added = await client.signed('POST', '/auth/credentials', { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation: attestation(challenge) }, key);
+    expect(added.statusCode, added.body).toBe(201);
+    const credentialId = (added.json() as { id: string }).id;
+    const issue = async () => (await client.call('POST', `/auth/credentials/${credentialId}/challenge`, { clientPublicKey: newClientKey().publicKey })).json() as { challenge: string; requestId: string };
+    const verify = (assertion: unknown, requestId: string, headers: Record<string, string> = {}) =>
+      client.call('POST', `/auth/credentials/${credentialId}/verify`, { type: 'PASSKEY', assertion }, { 'request-id': requestId, ...headers });
+    return { issue, verify };
+  }
+
+  it('refuses an assertion of counter 0 that settles after one of a higher counter (401 counter): a counter once used cannot fall back to none', async () => {
+    const authenticator = new SoftwareAuthenticator();
+    const { issue, verify } = await passkeyOf((challenge) => authenticator.create({ ...RP, challenge }));
+    const [first, second] = [await issue(), await issue()];
+    // Both are checked against the stored counter 0 when claimed; the one of counter 5 settles first.
+    const none = authenticator.get({ ...RP, challenge: Buffer.from(first.challenge, 'utf8'), counter: 0 });
+    const five = authenticator.get({ ...RP, challenge: Buffer.from(second.challenge, 'utf8'), counter: 5 });
+    expect((await verify(none, first.requestId, { 'sandbox-settle-delay': '60' })).json()).toEqual({ status: 'PROCESSING' });
+    const counted = await verify(five, second.requestId);
+    expect(counted.statusCode, counted.body).toBe(200);
+    ctx.clock.advance(60_000);
+    expect(expectEnvelope(await verify(none, first.requestId), 401, 'UNAUTHORIZED').details).toEqual({ check: 'counter' });
+  });
+
+  it('refuses an assertion from a create ceremony (401), and takes the get ceremony of the same challenge', async () => {
+    const authenticator = new SoftwareAuthenticator();
+    const { issue, verify } = await passkeyOf((challenge) => authenticator.create({ ...RP, challenge }));
+    const issued = await issue();
+    const bytes = Buffer.from(issued.challenge, 'utf8');
+    expectEnvelope(await verify(authenticator.get({ ...RP, challenge: bytes, type: 'webauthn.create' }), issued.requestId), 401, 'UNAUTHORIZED');
+    expect((await verify(authenticator.get({ ...RP, challenge: bytes }), issued.requestId)).statusCode).toBe(200);
+  });
+
+  it('refuses a registration from a get ceremony: 400 naming attestation', async () => {
+    const wallet = await client.newWallet();
+    const challenge = randomBytes(16).toString('base64url');
+    const attestation = new SoftwareAuthenticator().create({ ...RP, challenge, type: 'webauthn.get' });
+    const refused = expectEnvelope(await client.call('POST', '/auth/credentials', { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation }), 400, 'INVALID_INPUT');
+    expect(refused.details).toMatchObject({ errors: [{ field: 'attestation' }] });
+  });
+
+  it('opens a session for an assertion with user presence but no user verification (README: presence is required, verification is not)', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const credentialId = randomBytes(32);
+    const { issue, verify } = await passkeyOf((challenge) => noneAttestation({ ...RP, challenge }, coseKeyOf(publicKey), { credentialId }));
+    const issued = await issue();
+    const assertion = signedAssertion(privateKey, { ...RP, challenge: Buffer.from(issued.challenge, 'utf8'), credentialId, counter: 1, flags: 0x01 });
+    const verified = await verify(assertion, issued.requestId);
+    expect(verified.statusCode, verified.body).toBe(200);
+    expect(verified.json()).toMatchObject({ type: 'PASSKEY', encryptedSessionSigningKey: expect.any(String) });
+  });
+});
+
+describe('PASSKEY registration: the key the attestation carries', () => {
+  /** An RSA COSE_Key: `n` a random odd modulus of `bytes` bytes, top bit set (import checks no primes). */
+  const rsa = (bytes: number, changes: { alg?: number; e?: Buffer; n?: (n: Buffer) => Buffer } = {}) => {
+    const n = randomBytes(bytes);
+    n[0]! |= 0x80;
+    n[bytes - 1]! |= 1;
+    return new Map<number, unknown>([[1, 3], [3, changes.alg ?? -257], [-1, changes.n ? changes.n(n) : n], [-2, changes.e ?? Buffer.from([1, 0, 1])]]);
+  };
+  /** The same 64 bytes of x ‖ y, cut one byte early. */
+  const splitPoint = (coseKey: Map<number, unknown>) => {
+    const xy = Buffer.concat([coseKey.get(-2) as Buffer, coseKey.get(-3) as Buffer]);
+    return coseKey.set(-2, xy.subarray(0, 31)).set(-3, xy.subarray(31));
+  };
+  const register = async (coseKey: Map<number, unknown>) => {
+    const wallet = await client.newWallet();
+    const challenge = randomBytes(16).toString('base64url');
+    return client.call('POST', '/auth/credentials', { type: 'PASSKEY', accountId: wallet.accountId, nickname: 'Key', challenge, attestation: noneAttestation({ ...RP, challenge }, coseKey) });
+  };
+
+  it('takes RS256 moduli of 2048 to 4096 bits, odd, exponent 65537; refuses any other RSA key, an OKP key off Ed25519, an EC2 key of another algorithm and a key type of none of them (400 publicKey)', async () => {
+    for (const [name, coseKey] of [
+      ['2048 bits', rsa(256)],
+      ['4096 bits', rsa(512)],
+    ] as const) {
+      expect((await register(coseKey)).statusCode, name).toBe(202);
+    }
+    const ed25519 = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) as { x: string };
+    const refusals: Array<[string, Map<number, unknown>]> = [
+      ['2040 bits', rsa(255)],
+      ['4104 bits', rsa(513)],
+      ['an even modulus', rsa(256, { n: (n) => Buffer.from(n).fill(n[255]! & 0xfe, 255) })],
+      ['a 2048-bit modulus behind a zero byte', rsa(257, { n: (n) => Buffer.concat([Buffer.alloc(1), n.subarray(1)]) })],
+      ['exponent 3', rsa(256, { e: Buffer.from([3]) })],
+      ['an RSA key labelled EdDSA', rsa(256, { alg: -8 })],
+      ['EdDSA labelled X25519 (crv 4)', new Map<number, unknown>([[1, 1], [3, -8], [-1, 4], [-2, Buffer.from(ed25519.x, 'base64url')]])],
+      ['key type 4 (symmetric)', new Map<number, unknown>([[1, 4], [3, -7], [-1, randomBytes(32)]])],
+      ['a P-256 key labelled RS256', coseKeyOf(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey).set(3, -257)],
+      ['a P-256 point split into a 31-byte x and a 33-byte y', splitPoint(coseKeyOf(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey))],
+    ];
+    for (const [name, coseKey] of refusals) {
+      const refused = expectEnvelope(await register(coseKey), 400, 'INVALID_INPUT');
+      expect(refused.details, name).toMatchObject({ check: 'publicKey', errors: [{ field: 'attestation' }] });
+    }
+  });
+});
+
+describe('signed retries of another wallet', () => {
+  it("are refused when signed by a session of another account of the platform: 401 WALLET_SIGNATURE_INVALID, the session not revoked", async () => {
+    const [mine, theirs] = [await client.newWallet(), await client.newWallet()];
+    const { key: myKey } = await client.login(mine.credentialId);
+    const { session } = await client.login(theirs.credentialId);
+    const path = `/auth/sessions/${session.id}`;
+    const refused = await client.signed('DELETE', path, undefined, myKey);
+    expectEnvelope(refused, 401, 'WALLET_SIGNATURE_INVALID');
+    const listed = (await client.call('GET', `/auth/sessions?accountId=${theirs.accountId}`)).json() as { data: Body[] };
+    expect(listed.data.map((s) => s.id)).toContain(session.id);
   });
 });
 
@@ -218,12 +350,20 @@ describe('one-time codes', () => {
     const path = `/auth/credentials/${wallet.credentialId}/challenge`;
     const pending = await client.call('POST', path, {}, { 'sandbox-settle-delay': '30' });
     expect(pending.json()).toEqual({ status: 'PROCESSING' });
-    // Never asked for again until the code's 300 seconds are over.
-    ctx.clock.advance(301_000);
+    // Never asked for again until the code's 300 seconds are over: at the 300th, it is expired.
+    ctx.clock.advance(300_000);
     const bundle = await client.challenge(wallet.credentialId);
     const encryptedOtpBundle = await client.encryptOtp(bundle, '000000', newClientKey());
     const verified = await client.call('POST', `/auth/credentials/${wallet.credentialId}/verify`, { type: 'EMAIL_OTP', encryptedOtpBundle });
     expect(verified.statusCode, verified.body).toBe(202);
+  });
+
+  it('keeps a code 300 seconds when the platform sets no expirationSeconds: verify at the 300th second is OTP_EXPIRED', async () => {
+    const wallet = await client.newWallet();
+    const bundle = await client.challenge(wallet.credentialId);
+    const body = { type: 'EMAIL_OTP', encryptedOtpBundle: await client.encryptOtp(bundle, '000000', newClientKey()) };
+    ctx.clock.advance(300_000);
+    expect(expectEnvelope(await client.call('POST', `/auth/credentials/${wallet.credentialId}/verify`, body), 401, 'UNAUTHORIZED').details).toEqual({ reason: 'OTP_EXPIRED' });
   });
 
   it('adds an OTP credential whose first code cannot be sent with a 201 without otpEncryptionTargetBundle; challenge then sends one', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, expectEnvelope, type TestContext } from '../helpers/context.js';
+import { nextWholeSecond } from '../helpers/oidc.js';
 import { WalletClient } from '../helpers/wallet.js';
 
 /**
@@ -55,13 +56,6 @@ describe('OIDC token claims at an OAUTH add', () => {
 // token is fresh, the instant it expires, and an audience the platform did not configure; each
 // checked as an OAUTH credential is added (the first leg).
 
-/** Moves the clock to the next whole second (a JWT's times are whole seconds) and answers it, in seconds. */
-function wholeSecond(): number {
-  const seconds = Math.ceil(ctx.clock.now().getTime() / 1000) + 1;
-  ctx.clock.set(new Date(seconds * 1000));
-  return seconds;
-}
-
 async function addOauth(claims: Record<string, unknown>) {
   const wallet = await client.newWallet();
   return client.call('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsigned(claims) });
@@ -71,13 +65,13 @@ const identity = (n: number) => ({ iss: ISSUER, sub: `edge-subject-${n}`, aud: '
 
 describe('OIDC token age (§8: iat at most 60 seconds before the request)', () => {
   it('accepts a token issued exactly 60 seconds before the request', async () => {
-    const now = wholeSecond();
+    const now = nextWholeSecond(ctx.clock);
     const added = await addOauth({ ...identity(1), iat: now - 60, exp: now + 600 });
     expect(added.statusCode, added.body).toBe(202);
   });
 
   it('refuses the same token one millisecond later: 401 naming iat', async () => {
-    const now = wholeSecond();
+    const now = nextWholeSecond(ctx.clock);
     ctx.clock.set(new Date(now * 1000 + 1));
     const refused = expectEnvelope(await addOauth({ ...identity(2), iat: now - 60, exp: now + 600 }), 401, 'UNAUTHORIZED');
     expect(refused.details).toEqual({ check: 'iat' });
@@ -86,7 +80,7 @@ describe('OIDC token age (§8: iat at most 60 seconds before the request)', () =
 
 describe('OIDC token expiry', () => {
   it('refuses a token at its exp exactly (401 naming exp), and takes it a second before', async () => {
-    const now = wholeSecond();
+    const now = nextWholeSecond(ctx.clock);
     const expired = expectEnvelope(await addOauth({ ...identity(3), iat: now - 10, exp: now }), 401, 'UNAUTHORIZED');
     expect(expired.details).toEqual({ check: 'exp' });
     const fresh = await addOauth({ ...identity(4), iat: now - 10, exp: now + 1 });
@@ -96,7 +90,7 @@ describe('OIDC token expiry', () => {
 
 describe('OIDC token audience', () => {
   it("refuses to register a token whose single aud is not one of the issuer's configured audiences (400 on oidcToken), and takes a configured one", async () => {
-    const now = wholeSecond();
+    const now = nextWholeSecond(ctx.clock);
     const refused = expectEnvelope(await addOauth({ ...identity(5), aud: 'another-client', iat: now, exp: now + 600 }), 400, 'INVALID_INPUT');
     expect(refused.details).toEqual({ errors: [{ field: 'oidcToken', message: 'audience is not a client id of this platform' }] });
     const taken = await addOauth({ ...identity(6), iat: now, exp: now + 600 });
